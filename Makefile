@@ -1,0 +1,125 @@
+# Checkers proof system - top-level Makefile (plain make, no generator).
+#
+#   make                      build bin/checkers and one static library per module
+#   make run                  the main job (for now: perft 10 from the start)
+#   make test                 unit suites (release build), the same suites under
+#                             AddressSanitizer+UBSan, and the end-to-end checks
+#   make bench                benchmarks (bench/), each against a same-run baseline
+#   make format               clang-format every source file
+#   make SANITIZE=address,undefined ...   sanitized build (objects in build-san/)
+#
+# Missing Debian packages are installed first by scripts/install-deps.sh.
+
+# ---- variables -----------------------------------------------------------
+
+CC       ?= cc
+ARCH     ?= -march=native
+OPT      ?= -O3
+SANITIZE ?=
+
+DEPS_PKGS := libevent lmdb libxxhash cmocka
+
+WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+        -Wmissing-prototypes -Wpointer-arith -Wformat=2 -Wvla
+
+ifeq ($(SANITIZE),)
+  BUILD   := build
+  SANFLAG :=
+else
+  BUILD   := build-san
+  SANFLAG := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+  OPT     := -O1 -g
+endif
+
+BIN := bin
+# pkg-config is queried lazily: on a fresh machine it only exists after the
+# dependency step has run.
+PKG_CFLAGS = $(shell pkg-config --cflags $(DEPS_PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(DEPS_PKGS) 2>/dev/null)
+
+CPPFLAGS := -I. -D_GNU_SOURCE
+CFLAGS   := $(WARN) $(OPT) $(ARCH) -g $(SANFLAG) -MMD -MP
+LDFLAGS  := $(SANFLAG)
+LDLIBS    = $(PKG_LIBS) -lpthread -lm
+
+# Modules, in dependency order (a module may use those before it).
+MODULES := engine egdb prover manager
+MOD_SRCS = $(wildcard $(1)/*.c)
+LIBS := $(foreach m,$(MODULES),$(if $(call MOD_SRCS,$(m)),$(BUILD)/lib$(m).a))
+# Link order: users before what they use.
+LINKLIBS := $(foreach m,manager prover egdb engine,$(filter $(BUILD)/lib$(m).a,$(LIBS)))
+
+CLI_SRCS   := $(wildcard cli/*.c)
+TEST_SRCS  := $(wildcard tests/test_*.c)
+TEST_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+
+ALL_SRCS := $(foreach m,$(MODULES),$(call MOD_SRCS,$(m))) $(CLI_SRCS) $(TEST_SRCS) $(BENCH_SRCS)
+OBJS := $(patsubst %.c,$(BUILD)/%.o,$(ALL_SRCS))
+
+CHECKERS := $(if $(SANITIZE),$(BUILD)/checkers,$(BIN)/checkers)
+
+# ---- targets -------------------------------------------------------------
+
+.PHONY: all deps run test test-unit test-san test-e2e bench format clean
+.DEFAULT_GOAL := all
+
+all: deps $(CHECKERS) $(LIBS)
+
+deps:
+	@./scripts/install-deps.sh
+
+# The main job (the README's first command).
+run: all
+	./$(BIN)/checkers perft 10
+
+$(BUILD)/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -c $< -o $@
+
+define MODULE_LIB
+$(BUILD)/lib$(1).a: $(patsubst %.c,$(BUILD)/%.o,$(call MOD_SRCS,$(1)))
+	@mkdir -p $$(dir $$@)
+	rm -f $$@ && ar rcs $$@ $$^
+endef
+$(foreach m,$(MODULES),$(if $(call MOD_SRCS,$(m)),$(eval $(call MODULE_LIB,$(m)))))
+
+$(CHECKERS): $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRCS)) $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LINKLIBS) $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(LINKLIBS) $(LDLIBS)
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(LINKLIBS) $(LDLIBS)
+
+# The whole test command: release suites, sanitized suites, end-to-end.
+test: deps
+	$(MAKE) --no-print-directory test-unit
+	$(MAKE) --no-print-directory SANITIZE=address,undefined test-san
+	$(MAKE) --no-print-directory test-e2e
+
+test-unit: $(TEST_BINS)
+	@set -e; for t in $(TEST_BINS); do echo "== $$t"; ./$$t; done
+
+# Under the sanitizers the slowest checks are scaled down by the suites
+# themselves (they read CHECKERS_SANITIZED).
+test-san: $(TEST_BINS) $(CHECKERS)
+	@set -e; for t in $(TEST_BINS); do echo "== $$t (sanitized)"; CHECKERS_SANITIZED=1 ./$$t; done
+
+test-e2e: all
+	@set -e; for t in tests/e2e_*.sh; do [ -f "$$t" ] || continue; \
+	    echo "== $$t"; CHECKERS=$(CURDIR)/$(BIN)/checkers sh $$t; done
+
+bench: all $(BENCH_BINS)
+	@set -e; for b in $(BENCH_BINS); do echo "== $$b"; ./$$b; done
+
+format:
+	clang-format -i $(ALL_SRCS) $(wildcard */*.h)
+
+clean:
+	rm -rf build build-san $(BIN)
+
+-include $(OBJS:.o=.d)

@@ -1,0 +1,44 @@
+/*
+ * bench_util.h - what every benchmark prints around its figures: the
+ * machine it ran on and a monotonic clock. Header-only so each bench/
+ * program stays a single file.
+ */
+#ifndef BENCH_BENCH_UTIL_H
+#define BENCH_BENCH_UTIL_H
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static inline double
+bench_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* One line naming the CPU model and the number of online cores. */
+static inline void
+bench_machine(void)
+{
+    char model[256] = "unknown CPU";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f) {
+        char line[512];
+        while (fgets(line, sizeof line, f))
+            if (!strncmp(line, "model name", 10)) {
+                char *c = strchr(line, ':');
+                if (c) {
+                    snprintf(model, sizeof model, "%s", c + 2);
+                    model[strcspn(model, "\n")] = '\0';
+                }
+                break;
+            }
+        fclose(f);
+    }
+    printf("machine: %s, %ld cores online\n", model, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+#endif /* BENCH_BENCH_UTIL_H */

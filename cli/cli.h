@@ -1,0 +1,32 @@
+/*
+ * cli.h - subcommands of the `checkers` program. Each takes the argument
+ * vector starting at its own name (argv[0] is "perft", "show", ...) and
+ * returns the process exit status.
+ */
+#ifndef CLI_CLI_H
+#define CLI_CLI_H
+
+#include "engine/engine.h"
+
+enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
+
+int cli_perft(int argc, char **argv);
+int cli_show(int argc, char **argv);
+int cli_moves(int argc, char **argv);
+
+/* Seconds from a monotonic clock. */
+double cli_now(void);
+
+/* Nonzero when argv[i] is --help or -h. */
+int cli_is_help(const char *arg);
+
+/*
+ * cli_parse_uint - reads a decimal unsigned number in [lo, hi] from s;
+ * on error prints "checkers <cmd>: bad <what> '<s>'..." and returns -1.
+ */
+long cli_parse_uint(const char *cmd, const char *what, const char *s, long lo, long hi);
+
+/* Parses a FEN or prints the parser's message naming the problem. */
+int cli_parse_fen(const char *cmd, const char *fen, eng_pos *out);
+
+#endif /* CLI_CLI_H */

@@ -1,0 +1,61 @@
+/*
+ * main.c - the `checkers` command: git-style subcommands over the
+ * project's libraries.
+ *
+ * Exit codes (stable, for scripts):
+ *   0  success
+ *   1  the work failed (I/O error, a check that did not pass)
+ *   2  bad usage or bad input (unknown option, malformed FEN or move)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+/* ---- static data ------------------------------------------------------ */
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"perft", cli_perft, "count the leaves of the move tree (rules check, speed)"},
+    {"show", cli_show, "print a position as a board with its legal moves"},
+    {"moves", cli_moves, "list the legal moves of a position and the FEN after each"},
+};
+
+/* ---- functions -------------------------------------------------------- */
+
+static void
+usage(FILE *f)
+{
+    fprintf(f, "usage: checkers <command> [options] [arguments]\n\n"
+               "A system that proves English checkers (8x8, American checkers).\n\n"
+               "Commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-7s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n'checkers <command> --help' describes a command, with examples.\n"
+               "Exit status: 0 success, 1 the work failed, 2 bad usage or input.\n");
+}
+
+int
+main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "checkers: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return CLI_EXIT_USAGE;
+}
