@@ -228,12 +228,16 @@ int eng_format_move(const eng_move *m, char *buf, size_t buflen);
  * "11-15" names a plain move; "15x24x31" a capture by its route; any
  * shorter list of its squares in order ("15x31", the origin and the
  * destination) names it too when it is unambiguous, i.e. every matching
- * route captures the same pieces.
+ * route captures the same pieces. A text that spells out one complete
+ * route exactly names that route, even if a longer route passes through
+ * the same squares (so eng_format_move's output always parses back).
+ * Only lowercase 'x'; whitespace only around the whole text.
  * RETURN
  *   0 and *out, or ENG_EMOVE (malformed text: the message names the
  *   offset), ENG_EILLEGAL (no legal move matches: the message lists the
- *   legal moves) or ENG_EAMBIG (several different moves match: the
- *   message lists them).
+ *   legal moves), ENG_EAMBIG (several different moves match: the
+ *   message lists them) or ENG_EOVERFLOW (more legal routes than
+ *   ENG_MAX_MOVES; not seen in any reachable position).
  */
 int eng_parse_move(const eng_pos *p, const char *s, eng_move *out, char *err, size_t errlen);
 
