@@ -51,11 +51,14 @@ main(void)
     double tm = bench_now() - t0;
 
     double rb = (double)base / tb, rk = (double)keep / tk, rm = (double)merge / tm;
-    printf("baseline  perft 11 (list + make at every node): %" PRIu64 " leaves, %.3f s, %.1f M leaves/s\n",
+    printf("baseline  perft 11 (list + make at every node): %" PRIu64
+           " leaves, %.3f s, %.1f M leaves/s\n",
            base, tb, rb / 1e6);
-    printf("perft 12, routes kept   (bulk last ply): %" PRIu64 " leaves, %.3f s, %.1f M leaves/s, %.2fx baseline\n",
+    printf("perft 12, routes kept   (bulk last ply): %" PRIu64
+           " leaves, %.3f s, %.1f M leaves/s, %.2fx baseline\n",
            keep, tk, rk / 1e6, rk / rb);
-    printf("perft 12, routes merged (bulk last ply): %" PRIu64 " leaves, %.3f s, %.1f M leaves/s, %.2fx baseline\n",
+    printf("perft 12, routes merged (bulk last ply): %" PRIu64
+           " leaves, %.3f s, %.1f M leaves/s, %.2fx baseline\n",
            merge, tm, rm / 1e6, rm / rb);
     printf("target: 200 M leaves/s -> %s\n", rk >= 200e6 ? "met" : "NOT met");
 

@@ -201,7 +201,11 @@ cli_show(int argc, char **argv)
             }
             int s = r * 4 + c / 2;
             uint32_t b = 1u << s;
-            char ch = (p.bm & b) ? 'b' : (p.wm & b) ? 'w' : (p.bk & b) ? 'B' : (p.wk & b) ? 'W' : '.';
+            char ch = (p.bm & b)   ? 'b'
+                      : (p.wm & b) ? 'w'
+                      : (p.bk & b) ? 'B'
+                      : (p.wk & b) ? 'W'
+                                   : '.';
             lp += snprintf(line + lp, sizeof line - (size_t)lp, " %c", ch);
             np += snprintf(nums + np, sizeof nums - (size_t)np, " %2d", s + 1);
         }
@@ -220,7 +224,8 @@ cli_show(int argc, char **argv)
         printf("no legal move: %s loses\n", p.stm == ENG_BLACK ? "Black" : "White");
         return CLI_EXIT_OK;
     }
-    printf("%d legal move%s%s:", n, n == 1 ? "" : "s", l.m[0].njumps ? " (capture compulsory)" : "");
+    printf("%d legal move%s%s:", n, n == 1 ? "" : "s",
+           l.m[0].njumps ? " (capture compulsory)" : "");
     for (int i = 0; i < n; i++) {
         char mv[ENG_MOVE_STR_MAX];
         eng_format_move(&l.m[i], mv, sizeof mv);

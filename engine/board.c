@@ -69,8 +69,7 @@ eng_key(const eng_pos *p)
 int
 eng_equal(const eng_pos *a, const eng_pos *b)
 {
-    return a->bm == b->bm && a->wm == b->wm && a->bk == b->bk && a->wk == b->wk &&
-           a->stm == b->stm;
+    return a->bm == b->bm && a->wm == b->wm && a->bk == b->bk && a->wk == b->wk && a->stm == b->stm;
 }
 
 int
@@ -104,8 +103,9 @@ eng_validate(const eng_pos *p, char *err, size_t errlen)
     }
     int nb = bits_popcount(p->bm | p->bk), nw = bits_popcount(p->wm | p->wk);
     if (nb > ENG_MAX_PIECES || nw > ENG_MAX_PIECES) {
-        snprintf(err, errlen, "%s has %d pieces; at most %d", nb > ENG_MAX_PIECES ? "black" : "white",
-                 nb > ENG_MAX_PIECES ? nb : nw, ENG_MAX_PIECES);
+        snprintf(err, errlen, "%s has %d pieces; at most %d",
+                 nb > ENG_MAX_PIECES ? "black" : "white", nb > ENG_MAX_PIECES ? nb : nw,
+                 ENG_MAX_PIECES);
         return ENG_EFEN;
     }
     return 0;

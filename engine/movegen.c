@@ -39,10 +39,10 @@ typedef struct capture_key {
 
 /* State of the depth-first search over one piece's jump sequences. */
 typedef struct jump_ctx {
-    uint32_t opp;     /* opponent pieces not captured so far          */
-    uint32_t empty;   /* empty squares (the mover's origin included)  */
-    uint32_t promo;   /* the mover's crowning row (0 for a king)      */
-    int dir_lo;       /* allowed directions dir_lo..dir_hi            */
+    uint32_t opp;   /* opponent pieces not captured so far          */
+    uint32_t empty; /* empty squares (the mover's origin included)  */
+    uint32_t promo; /* the mover's crowning row (0 for a king)      */
+    int dir_lo;     /* allowed directions dir_lo..dir_hi            */
     int dir_hi;
     int from;
     int dups;
@@ -50,7 +50,7 @@ typedef struct jump_ctx {
     int first;          /* list index of this piece's first capture */
     uint64_t count;
     int overflow;
-    int nkeys;          /* merged counting of a king's routes       */
+    int nkeys; /* merged counting of a king's routes       */
     uint8_t path[ENG_MAX_JUMPS];
     capture_key keys[ENG_MAX_MOVES];
 } jump_ctx;
@@ -148,7 +148,8 @@ jumpers(uint32_t men, uint32_t kings, uint32_t opp, uint32_t empty, int side)
     if (side == ENG_BLACK) {
         r = (men | kings) & (bits_up1(opp & bits_up1(empty)) | bits_up2(opp & bits_up2(empty)));
         if (kings)
-            r |= kings & (bits_down1(opp & bits_down1(empty)) | bits_down2(opp & bits_down2(empty)));
+            r |=
+                kings & (bits_down1(opp & bits_down1(empty)) | bits_down2(opp & bits_down2(empty)));
     } else {
         r = (men | kings) &
             (bits_down1(opp & bits_down1(empty)) | bits_down2(opp & bits_down2(empty)));
@@ -264,7 +265,8 @@ count_man_first(uint32_t at, uint32_t opp, uint32_t empty, int side)
         }
         uint32_t rest = opp & ~over;
         if (side == ENG_BLACK)
-            more = (bits_down1(bits_down1(land) & rest) | bits_down2(bits_down2(land) & rest)) & empty;
+            more =
+                (bits_down1(bits_down1(land) & rest) | bits_down2(bits_down2(land) & rest)) & empty;
         else
             more = (bits_up1(bits_up1(land) & rest) | bits_up2(bits_up2(land) & rest)) & empty;
         n += more ? count_man_jumps(land, rest, empty, side) : 1;
