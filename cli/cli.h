@@ -13,6 +13,7 @@ enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
 int cli_perft(int argc, char **argv);
 int cli_show(int argc, char **argv);
 int cli_moves(int argc, char **argv);
+int cli_egdb(int argc, char **argv);
 
 /* Seconds from a monotonic clock. */
 double cli_now(void);

@@ -25,6 +25,7 @@ static const command commands[] = {
     {"perft", cli_perft, "count the leaves of the move tree (rules check, speed)"},
     {"show", cli_show, "print a position as a board with its legal moves"},
     {"moves", cli_moves, "list the legal moves of a position and the FEN after each"},
+    {"egdb", cli_egdb, "endgame databases: build, probe, stats, verify, count"},
 };
 
 /* ---- functions -------------------------------------------------------- */

@@ -1,0 +1,424 @@
+/*
+ * egdb_cmds.c - `checkers egdb ...`: build, probe, stats, verify, count.
+ */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "egdb/egdb.h"
+#include "egdb/index.h"
+
+/* ---- static data ------------------------------------------------------ */
+
+static const char egdb_help[] =
+    "usage: checkers egdb <build|probe|stats|verify|count> [options]\n"
+    "\n"
+    "Endgame databases: the exact value (win, loss, draw for the side to move)\n"
+    "of every position with few pieces, built by retrograde analysis.\n"
+    "\n"
+    "  build  --pieces N --dir DIR [--threads T]\n"
+    "         build every database with up to N pieces into DIR. Ctrl-C or a\n"
+    "         kill stops it; run it again to resume (finished slices are kept).\n"
+    "  probe  --db DIR [--moves] FEN...\n"
+    "         print FEN<TAB>win|loss|draw for the side to move; --moves adds the\n"
+    "         value of each legal move (for the side that makes it)\n"
+    "  stats  --db DIR [--json]\n"
+    "         positions, wins, losses, draws, build time and file size by material\n"
+    "  verify --db DIR [--threads T]\n"
+    "         check every file's checksum and every position against its moves;\n"
+    "         exit status 1 names the first bad slice and position\n"
+    "  count  --pieces N\n"
+    "         the number of positions by piece split, from the index itself\n"
+    "\n"
+    "Examples:\n"
+    "  checkers egdb build --pieces 5 --dir egdb-data\n"
+    "  checkers egdb probe --db egdb-data 'W:WK3:BK10,K14'\n"
+    "  checkers egdb verify --db egdb-data\n"
+    "  checkers egdb count --pieces 8\n";
+
+/* Set by SIGINT/SIGTERM: the build stops after the slice pair in hand. */
+static volatile sig_atomic_t stop_requested;
+static volatile int stop_flag;
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static void
+on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+    stop_flag = 1;
+    /* A second signal kills at once: the default action comes back. */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+}
+
+static void
+human_count(uint64_t n, char *buf, size_t len)
+{
+    if (n >= 1000000000ull)
+        snprintf(buf, len, "%.2fG", (double)n / 1e9);
+    else if (n >= 1000000ull)
+        snprintf(buf, len, "%.1fM", (double)n / 1e6);
+    else if (n >= 1000ull)
+        snprintf(buf, len, "%.1fk", (double)n / 1e3);
+    else
+        snprintf(buf, len, "%" PRIu64, n);
+}
+
+typedef struct progress_state {
+    int tty;
+    int last_len;
+} progress_state;
+
+/* Progress on a terminal: one line rewritten in place. Otherwise: one log
+ * line per finished slice pair. */
+static void
+on_progress(const egdb_progress *p, void *arg)
+{
+    progress_state *ps = arg;
+    double frac = p->todo_total ? (double)p->done_total / (double)p->todo_total : 0.0;
+    double rate = p->elapsed > 0 ? (double)p->done_total / p->elapsed : 0.0;
+    double eta = rate > 0 ? (double)(p->todo_total - p->done_total) / rate : 0.0;
+    char res[32], pos[32], r[32];
+    human_count(p->resolved, res, sizeof res);
+    human_count(p->positions, pos, sizeof pos);
+    human_count((uint64_t)rate, r, sizeof r);
+    if (ps->tty) {
+        char line[256], ph[64];
+        if (p->pass)
+            snprintf(ph, sizeof ph, "%s pass %" PRIu64, p->phase, p->pass);
+        else
+            snprintf(ph, sizeof ph, "%s", p->phase);
+        int n = snprintf(line, sizeof line,
+                         "\r%d pieces  pair %zu/%zu  %s  %s  %s/%s resolved  %5.1f%%  %s pos/s  "
+                         "ETA %.0fs",
+                         p->npieces, p->pair_no, p->pair_count, p->slice, ph, res, pos,
+                         100.0 * frac, r, eta);
+        fprintf(stderr, "%s%*s", line, ps->last_len > n ? ps->last_len - n : 0, "");
+        ps->last_len = n;
+        fflush(stderr);
+    } else if (!strcmp(p->phase, "write") || !strcmp(p->phase, "verify")) {
+        fprintf(stderr, "%s %s pair %zu/%zu: %" PRIu64 " positions; total %.1f%%, %.1fs elapsed\n",
+                p->phase, p->slice, p->pair_no, p->pair_count, p->positions, 100.0 * frac,
+                p->elapsed);
+    }
+}
+
+/* Option parsing shared by the subcommands. */
+typedef struct egdb_args {
+    const char *dir;
+    long pieces, threads;
+    int moves, json;
+    char **rest;
+    int nrest;
+} egdb_args;
+
+static int
+parse_args(const char *sub, int argc, char **argv, egdb_args *a, int *help)
+{
+    memset(a, 0, sizeof *a);
+    a->pieces = -1;
+    a->threads = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+    a->rest = argv;
+    *help = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (cli_is_help(o)) {
+            *help = 1;
+            return 0;
+        } else if ((!strcmp(o, "--dir") || !strcmp(o, "--db")) && i + 1 < argc) {
+            a->dir = argv[++i];
+        } else if (!strcmp(o, "--pieces") && i + 1 < argc) {
+            if ((a->pieces = cli_parse_uint(sub, "--pieces", argv[++i], 1, EGDB_MAX_PIECES)) < 0)
+                return -1;
+        } else if (!strcmp(o, "--threads") && i + 1 < argc) {
+            if ((a->threads = cli_parse_uint(sub, "--threads", argv[++i], 1, 64)) < 0)
+                return -1;
+        } else if (!strcmp(o, "--moves")) {
+            a->moves = 1;
+        } else if (!strcmp(o, "--json")) {
+            a->json = 1;
+        } else if (o[0] == '-' && o[1] != '\0' && !(o[1] >= '0' && o[1] <= '9')) {
+            fprintf(stderr, "checkers egdb %s: unknown or incomplete option '%s'\n", sub, o);
+            return -1;
+        } else {
+            a->rest[a->nrest++] = argv[i];
+        }
+    }
+    return 0;
+}
+
+/* ---- subcommands -------------------------------------------------------- */
+
+static int
+egdb_build_cmd(const egdb_args *a)
+{
+    if (a->pieces < 1 || !a->dir) {
+        fprintf(stderr, "checkers egdb build: needs --pieces N and --dir DIR\n");
+        return CLI_EXIT_USAGE;
+    }
+    char err[512];
+    uint64_t todo;
+    size_t pair_bytes, resident, slices;
+    int rc = egdb_plan(a->dir, (int)a->pieces, &todo, &pair_bytes, &resident, &slices, err,
+                       sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "checkers egdb build: %s\n", err);
+        return CLI_EXIT_FAIL;
+    }
+    if (todo == 0) {
+        printf("%s: the 1-%ld piece databases are complete; nothing to do\n", a->dir, a->pieces);
+        return CLI_EXIT_OK;
+    }
+    fprintf(stderr,
+            "building 1-%ld pieces into %s: %zu slices, %" PRIu64 " positions to compute; "
+            "memory: %.1f MB for the largest slice pair + %.1f MB of finished databases "
+            "(2 bits a position)\n",
+            a->pieces, a->dir, slices, todo, (double)pair_bytes / 1e6, (double)resident / 1e6);
+    progress_state ps = {isatty(2), 0};
+    egdb_build_opts o = {(int)a->pieces, (int)a->threads, on_progress, &ps, &stop_flag};
+    egdb_build_stats st;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    rc = egdb_build(a->dir, &o, &st, err, sizeof err);
+    if (ps.tty)
+        fprintf(stderr, "\n");
+    if (rc == EGDB_EINTERRUPT) {
+        fprintf(stderr, "checkers egdb build: %s\n", err);
+        return CLI_EXIT_FAIL;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "checkers egdb build: %s (%s)\n", err, egdb_strerror(rc));
+        return CLI_EXIT_FAIL;
+    }
+    double pc = st.seconds_phase1 > 0 ? (double)st.positions / st.seconds_phase1 : 0;
+    double pn = st.seconds_phase2 > 0 ? (double)st.by_propagation / st.seconds_phase2 : 0;
+    printf("built %zu slices (%zu kept from an earlier run), %" PRIu64 " positions in %.1f s "
+           "on %d threads\n"
+           "  captures+lookups: %.1f s, %" PRIu64 " by captures, %" PRIu64 " by lookups, "
+           "%.2f M positions/s per thread\n"
+           "  non-captures:     %.1f s, %" PRIu64 " resolved, %.2f M/s per thread\n"
+           "  write:            %.1f s; largest pair used %.1f MB\n",
+           st.slices_built, st.slices_kept, st.positions, st.seconds_total, st.threads,
+           st.seconds_phase1, st.by_capture, st.by_lookup, pc / 1e6 / st.threads,
+           st.seconds_phase2, st.by_propagation, pn / 1e6 / st.threads, st.seconds_write,
+           (double)st.peak_pair_bytes / 1e6);
+    return CLI_EXIT_OK;
+}
+
+static const char *
+value_word(int v)
+{
+    return v == EGDB_WIN ? "win" : v == EGDB_LOSS ? "loss" : v == EGDB_DRAW ? "draw" : "?";
+}
+
+static int
+egdb_probe_cmd(const egdb_args *a)
+{
+    if (!a->dir || a->nrest == 0) {
+        fprintf(stderr, "checkers egdb probe: needs --db DIR and at least one FEN\n");
+        return CLI_EXIT_USAGE;
+    }
+    char err[512];
+    egdb *db;
+    int rc = egdb_open(a->dir, 0, &db, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "checkers egdb probe: %s\n", err);
+        return CLI_EXIT_FAIL;
+    }
+    int status = CLI_EXIT_OK;
+    for (int i = 0; i < a->nrest; i++) {
+        eng_pos p;
+        if (cli_parse_fen("egdb probe", a->rest[i], &p) != 0) {
+            status = CLI_EXIT_USAGE;
+            continue;
+        }
+        int v = egdb_probe(db, &p);
+        if (v < 0) {
+            fprintf(stderr, "checkers egdb probe: %s: %s (database has up to %d pieces)\n",
+                    a->rest[i], egdb_strerror(v), egdb_max_pieces(db));
+            status = CLI_EXIT_FAIL;
+            continue;
+        }
+        printf("%s\t%s", a->rest[i], value_word(v));
+        if (a->moves) {
+            eng_movelist l;
+            int n = eng_generate(&p, &l, ENG_DUPS_MERGE);
+            for (int k = 0; k < n; k++) {
+                eng_pos c;
+                char mv[ENG_MOVE_STR_MAX];
+                eng_make(&p, &l.m[k], &c);
+                eng_format_move(&l.m[k], mv, sizeof mv);
+                int cv = egdb_probe(db, &c);
+                /* The child's value is for the opponent; the mover's is its
+                 * negation. */
+                int mvv = cv == EGDB_WIN ? EGDB_LOSS : cv == EGDB_LOSS ? EGDB_WIN : cv;
+                printf("\t%s=%s", mv, cv < 0 ? egdb_strerror(cv) : value_word(mvv));
+            }
+        }
+        printf("\n");
+    }
+    egdb_close(db);
+    return status;
+}
+
+static int
+egdb_stats_cmd(const egdb_args *a)
+{
+    if (!a->dir) {
+        fprintf(stderr, "checkers egdb stats: needs --db DIR\n");
+        return CLI_EXIT_USAGE;
+    }
+    char err[512];
+    egdb_slice_stats *st;
+    size_t n;
+    if (egdb_stats(a->dir, &st, &n, err, sizeof err) != 0) {
+        fprintf(stderr, "checkers egdb stats: %s\n", err);
+        return CLI_EXIT_FAIL;
+    }
+    /* Aggregate slices by material (the leading ranks summed). */
+    typedef struct agg {
+        int nbk, nwk, nbm, nwm, slices;
+        uint64_t pos, w, l, d, bytes;
+        double sec;
+    } agg;
+    agg *m = calloc(n ? n : 1, sizeof *m), tot;
+    size_t nm = 0;
+    memset(&tot, 0, sizeof tot);
+    for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        while (j < nm && !(m[j].nbk == st[i].nbk && m[j].nwk == st[i].nwk &&
+                           m[j].nbm == st[i].nbm && m[j].nwm == st[i].nwm))
+            j++;
+        if (j == nm) {
+            m[nm].nbk = st[i].nbk;
+            m[nm].nwk = st[i].nwk;
+            m[nm].nbm = st[i].nbm;
+            m[nm].nwm = st[i].nwm;
+            nm++;
+        }
+        m[j].slices++;
+        m[j].pos += st[i].positions;
+        m[j].w += st[i].wins;
+        m[j].l += st[i].losses;
+        m[j].d += st[i].draws;
+        m[j].bytes += st[i].file_bytes;
+        m[j].sec += st[i].build_seconds;
+        tot.slices++;
+        tot.pos += st[i].positions;
+        tot.w += st[i].wins;
+        tot.l += st[i].losses;
+        tot.d += st[i].draws;
+        tot.bytes += st[i].file_bytes;
+        tot.sec += st[i].build_seconds;
+    }
+    if (a->json) {
+        printf("{\"materials\":[");
+        for (size_t j = 0; j < nm; j++)
+            printf("%s{\"bk\":%d,\"wk\":%d,\"bm\":%d,\"wm\":%d,\"slices\":%d,\"positions\":%" PRIu64
+                   ",\"wins\":%" PRIu64 ",\"losses\":%" PRIu64 ",\"draws\":%" PRIu64
+                   ",\"seconds\":%.3f,\"bytes\":%" PRIu64 "}",
+                   j ? "," : "", m[j].nbk, m[j].nwk, m[j].nbm, m[j].nwm, m[j].slices, m[j].pos,
+                   m[j].w, m[j].l, m[j].d, m[j].sec, m[j].bytes);
+        printf("],\"total\":{\"slices\":%d,\"positions\":%" PRIu64 ",\"wins\":%" PRIu64
+               ",\"losses\":%" PRIu64 ",\"draws\":%" PRIu64 ",\"seconds\":%.3f,\"bytes\":%" PRIu64
+               "}}\n",
+               tot.slices, tot.pos, tot.w, tot.l, tot.d, tot.sec, tot.bytes);
+    } else {
+        printf("%-6s %6s %14s %14s %14s %14s %9s %12s\n", "bkwkbmwm", "slices", "positions",
+               "wins", "losses", "draws", "seconds", "bytes");
+        for (size_t j = 0; j < nm; j++)
+            printf("%d%d%d%d     %6d %14" PRIu64 " %14" PRIu64 " %14" PRIu64 " %14" PRIu64
+                   " %9.2f %12" PRIu64 "\n",
+                   m[j].nbk, m[j].nwk, m[j].nbm, m[j].nwm, m[j].slices, m[j].pos, m[j].w, m[j].l,
+                   m[j].d, m[j].sec, m[j].bytes);
+        printf("total    %6d %14" PRIu64 " %14" PRIu64 " %14" PRIu64 " %14" PRIu64
+               " %9.2f %12" PRIu64 "\n",
+               tot.slices, tot.pos, tot.w, tot.l, tot.d, tot.sec, tot.bytes);
+        printf("(values for the side to move, Black to move stored; materials are bk wk bm wm)\n");
+    }
+    free(m);
+    free(st);
+    return CLI_EXIT_OK;
+}
+
+static int
+egdb_verify_cmd(const egdb_args *a)
+{
+    if (!a->dir) {
+        fprintf(stderr, "checkers egdb verify: needs --db DIR\n");
+        return CLI_EXIT_USAGE;
+    }
+    char err[1024];
+    progress_state ps = {isatty(2), 0};
+    double t0 = cli_now();
+    int rc = egdb_verify(a->dir, (int)a->threads, ps.tty ? on_progress : NULL, &ps, err,
+                         sizeof err);
+    if (ps.tty)
+        fprintf(stderr, "\n");
+    if (rc != 0) {
+        fprintf(stderr, "checkers egdb verify: FAILED: %s (%s)\n", err, egdb_strerror(rc));
+        return CLI_EXIT_FAIL;
+    }
+    printf("%s: every file's checksum and every position's value verified (%.1f s)\n", a->dir,
+           cli_now() - t0);
+    return CLI_EXIT_OK;
+}
+
+static int
+egdb_count_cmd(const egdb_args *a)
+{
+    if (a->pieces < 1) {
+        fprintf(stderr, "checkers egdb count: needs --pieces N\n");
+        return CLI_EXIT_USAGE;
+    }
+    printf("%-7s %-6s %20s\n", "pieces", "split", "positions");
+    for (int n = 1; n <= a->pieces; n++) {
+        for (int x = n; x >= (n + 1) / 2; x--) {
+            uint64_t c;
+            if (egix_count(n, x, n - x, &c) != 0)
+                return CLI_EXIT_FAIL;
+            printf("%-7d %d-%-4d %20" PRIu64 "\n", n, x, n - x, c);
+        }
+        uint64_t t;
+        if (egix_count(n, -1, -1, &t) != 0)
+            return CLI_EXIT_FAIL;
+        printf("%-7d %-6s %20" PRIu64 "\n", n, "all", t);
+    }
+    return CLI_EXIT_OK;
+}
+
+int
+cli_egdb(int argc, char **argv)
+{
+    if (argc < 2 || cli_is_help(argv[1])) {
+        fputs(egdb_help, argc < 2 ? stderr : stdout);
+        return argc < 2 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+    }
+    const char *sub = argv[1];
+    egdb_args a;
+    int help;
+    if (parse_args(sub, argc - 1, argv + 1, &a, &help) != 0)
+        return CLI_EXIT_USAGE;
+    if (help) {
+        fputs(egdb_help, stdout);
+        return CLI_EXIT_OK;
+    }
+    if (!strcmp(sub, "build"))
+        return egdb_build_cmd(&a);
+    if (!strcmp(sub, "probe"))
+        return egdb_probe_cmd(&a);
+    if (!strcmp(sub, "stats"))
+        return egdb_stats_cmd(&a);
+    if (!strcmp(sub, "verify"))
+        return egdb_verify_cmd(&a);
+    if (!strcmp(sub, "count"))
+        return egdb_count_cmd(&a);
+    fprintf(stderr, "checkers egdb: unknown subcommand '%s'\n%s", sub, egdb_help);
+    return CLI_EXIT_USAGE;
+}

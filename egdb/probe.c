@@ -1,0 +1,232 @@
+/*
+ * probe.c - opening a database directory and probing it; statistics from
+ * the slice headers; error names.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "egdb/egdb.h"
+#include "egdb/index.h"
+#include "egdb/store.h"
+
+/* ---- types ------------------------------------------------------------ */
+
+struct egdb {
+    egst_registry reg;
+    int max_pieces; /* every slice of 1..max_pieces is loaded */
+};
+
+/* ---- functions -------------------------------------------------------- */
+
+const char *
+egdb_strerror(int code)
+{
+    switch (code) {
+    case EGDB_OK:
+        return "success";
+    case EGDB_ENOTFOUND:
+        return "position not in the database";
+    case EGDB_EIO:
+        return "input/output error";
+    case EGDB_ECORRUPT:
+        return "database file is damaged";
+    case EGDB_ENOMEM:
+        return "out of memory";
+    case EGDB_EINVAL:
+        return "invalid argument";
+    case EGDB_EMISSING:
+        return "database file missing";
+    case EGDB_EINTERRUPT:
+        return "stopped before the end";
+    case EGDB_EVERIFY:
+        return "a stored value contradicts its successors";
+    default:
+        return "unknown error";
+    }
+}
+
+/* The slices of n pieces (malloc'ed), without pair numbers. */
+static int
+slices_of(int n, egix_slice **out, size_t *count)
+{
+    size_t k;
+    if (egix_slices(n, NULL, NULL, 0, &k) != 0)
+        return EGDB_EINVAL;
+    *out = malloc((k ? k : 1) * sizeof **out);
+    if (!*out)
+        return EGDB_ENOMEM;
+    if (egix_slices(n, *out, NULL, k, count) != 0) {
+        free(*out);
+        return EGDB_EINVAL;
+    }
+    return 0;
+}
+
+int
+egdb_open(const char *dir, int max_pieces, egdb **out, char *err, size_t errlen)
+{
+    egdb *db = calloc(1, sizeof *db);
+    if (!db || egst_registry_init(&db->reg) != 0) {
+        free(db);
+        return EGDB_ENOMEM;
+    }
+    int rc = 0, limit = max_pieces > 0 ? max_pieces : EGDB_MAX_PIECES;
+    for (int n = 1; n <= limit && rc == 0; n++) {
+        egix_slice *sl;
+        size_t k, present = 0;
+        if ((rc = slices_of(n, &sl, &k)) != 0)
+            break;
+        for (size_t i = 0; i < k && rc == 0; i++) {
+            int r = egst_add_mapped(&db->reg, dir, &sl[i], 0, err, errlen);
+            if (r == 0)
+                present++;
+            else if (r != EGDB_EMISSING)
+                rc = r; /* a damaged file is an error, never a silent gap */
+        }
+        free(sl);
+        if (rc != 0)
+            break;
+        if (present == k && db->max_pieces == n - 1)
+            db->max_pieces = n;
+        if (present == 0)
+            break;
+    }
+    if (rc == 0 && max_pieces > 0 && db->max_pieces < max_pieces) {
+        snprintf(err, errlen, "%s holds complete databases up to %d pieces only, not %d", dir,
+                 db->max_pieces, max_pieces);
+        rc = EGDB_EMISSING;
+    }
+    if (rc == 0 && db->max_pieces == 0) {
+        snprintf(err, errlen, "%s holds no complete database (build one with: checkers egdb build)",
+                 dir);
+        rc = EGDB_EMISSING;
+    }
+    if (rc != 0) {
+        egdb_close(db);
+        return rc;
+    }
+    *out = db;
+    return 0;
+}
+
+void
+egdb_close(egdb *db)
+{
+    if (!db)
+        return;
+    egst_registry_free(&db->reg);
+    free(db);
+}
+
+int
+egdb_max_pieces(const egdb *db)
+{
+    return db->max_pieces;
+}
+
+int
+egdb_probe(const egdb *db, const eng_pos *p)
+{
+    if (eng_validate(p, NULL, 0) != 0)
+        return EGDB_EINVAL;
+    return egst_probe(&db->reg, p);
+}
+
+static int
+stats_cmp(const void *a, const void *b)
+{
+    const egdb_slice_stats *x = a, *y = b;
+    int px = x->nbk + x->nwk + x->nbm + x->nwm, py = y->nbk + y->nwk + y->nbm + y->nwm;
+    if (px != py)
+        return px - py;
+    return strcmp(x->name, y->name);
+}
+
+/* Reads build-log.tsv and fills build_seconds of matching slices (the last
+ * line of a slice wins: a rebuilt slice's time replaces the old one). */
+static void
+stats_times(const char *dir, egdb_slice_stats *st, size_t n)
+{
+    char path[4096], line[256];
+    snprintf(path, sizeof path, "%s/build-log.tsv", dir);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        char name[16];
+        unsigned long long pos;
+        double sec;
+        if (sscanf(line, "%15s %llu %lf", name, &pos, &sec) != 3)
+            continue;
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(st[i].name, name))
+                st[i].build_seconds = sec;
+    }
+    fclose(f);
+}
+
+int
+egdb_stats(const char *dir, egdb_slice_stats **out, size_t *n, char *err, size_t errlen)
+{
+    size_t cap = 256, cnt = 0;
+    egdb_slice_stats *st = malloc(cap * sizeof *st);
+    if (!st)
+        return EGDB_ENOMEM;
+    int rc = 0;
+    for (int np = 1; np <= EGDB_MAX_PIECES && rc == 0; np++) {
+        egix_slice *sl;
+        size_t k, present = 0;
+        if ((rc = slices_of(np, &sl, &k)) != 0)
+            break;
+        for (size_t i = 0; i < k; i++) {
+            char path[4096];
+            egst_header h;
+            uint64_t bytes;
+            egst_path(dir, &sl[i], path, sizeof path);
+            int r = egst_read_header(path, &h, &bytes, err, errlen);
+            if (r == EGDB_EMISSING)
+                continue;
+            if (r != 0) {
+                rc = r;
+                break;
+            }
+            if (cnt == cap) {
+                egdb_slice_stats *ns = realloc(st, 2 * cap * sizeof *st);
+                if (!ns) {
+                    rc = EGDB_ENOMEM;
+                    break;
+                }
+                st = ns;
+                cap *= 2;
+            }
+            egdb_slice_stats *s = &st[cnt++];
+            memset(s, 0, sizeof *s);
+            egix_slice_name(&sl[i], s->name, sizeof s->name);
+            s->nbk = sl[i].nbk;
+            s->nwk = sl[i].nwk;
+            s->nbm = sl[i].nbm;
+            s->nwm = sl[i].nwm;
+            s->rb = sl[i].rb;
+            s->rw = sl[i].rw;
+            s->positions = h.positions;
+            s->wins = h.wins;
+            s->losses = h.losses;
+            s->draws = h.draws;
+            s->file_bytes = bytes;
+            present++;
+        }
+        free(sl);
+        if (present == 0)
+            break;
+    }
+    if (rc != 0) {
+        free(st);
+        return rc;
+    }
+    stats_times(dir, st, cnt);
+    qsort(st, cnt, sizeof *st, stats_cmp);
+    *out = st;
+    *n = cnt;
+    return 0;
+}

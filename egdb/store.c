@@ -1,0 +1,343 @@
+/*
+ * store.c - slice files (format in store.h) and the registry of loaded
+ * slices.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "egdb/store.h"
+
+/* ---- constants -------------------------------------------------------- */
+
+static const unsigned char file_magic[8] = {'C', 'K', 'W', 'L', 'D', 0, 0, EGST_VERSION};
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static void
+put64(unsigned char *b, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t
+get64(const unsigned char *b)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | b[i];
+    return v;
+}
+
+static void
+header_encode(const egst_header *h, unsigned char *b)
+{
+    memset(b, 0, EGST_HEADER_BYTES);
+    memcpy(b, file_magic, sizeof file_magic);
+    b[8] = (unsigned char)h->slice.nbk;
+    b[9] = (unsigned char)h->slice.nwk;
+    b[10] = (unsigned char)h->slice.nbm;
+    b[11] = (unsigned char)h->slice.nwm;
+    b[12] = (unsigned char)(int8_t)h->slice.rb;
+    b[13] = (unsigned char)(int8_t)h->slice.rw;
+    put64(b + 16, h->positions);
+    put64(b + 24, h->wins);
+    put64(b + 32, h->losses);
+    put64(b + 40, h->draws);
+    put64(b + 48, h->payload_hash);
+    put64(b + 56, XXH3_64bits(b, 56));
+}
+
+uint64_t
+egst_payload_hash(const uint8_t *packed, uint64_t positions)
+{
+    return XXH3_64bits(packed, (size_t)((positions + 3) / 4));
+}
+
+int
+egst_path(const char *dir, const egix_slice *s, char *buf, size_t buflen)
+{
+    char name[EGIX_NAME_MAX];
+    if (egix_slice_name(s, name, sizeof name) != 0)
+        return EGDB_EINVAL;
+    int n = snprintf(buf, buflen, "%s/%s.wld", dir, name);
+    return (n < 0 || (size_t)n >= buflen) ? EGDB_EINVAL : 0;
+}
+
+/* ---- reading ---------------------------------------------------------- */
+
+int
+egst_read_header(const char *path, egst_header *h, uint64_t *file_bytes, char *err, size_t errlen)
+{
+    unsigned char b[EGST_HEADER_BYTES];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return errno == ENOENT ? EGDB_EMISSING : EGDB_EIO;
+    }
+    struct stat st;
+    int rc = 0;
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        rc = EGDB_EIO;
+        goto out;
+    }
+    ssize_t got = pread(fd, b, sizeof b, 0);
+    if (got != (ssize_t)sizeof b) {
+        snprintf(err, errlen, "%s: file too short for a header (%lld bytes)", path,
+                 (long long)st.st_size);
+        rc = EGDB_ECORRUPT;
+        goto out;
+    }
+    if (memcmp(b, file_magic, 7) != 0) {
+        snprintf(err, errlen, "%s: not a slice file (bad magic)", path);
+        rc = EGDB_ECORRUPT;
+        goto out;
+    }
+    if (b[7] != EGST_VERSION) {
+        snprintf(err, errlen, "%s: format version %d, this program reads version %d", path, b[7],
+                 EGST_VERSION);
+        rc = EGDB_ECORRUPT;
+        goto out;
+    }
+    if (get64(b + 56) != XXH3_64bits(b, 56)) {
+        snprintf(err, errlen, "%s: header checksum mismatch", path);
+        rc = EGDB_ECORRUPT;
+        goto out;
+    }
+    h->slice.nbk = (int8_t)b[8];
+    h->slice.nwk = (int8_t)b[9];
+    h->slice.nbm = (int8_t)b[10];
+    h->slice.nwm = (int8_t)b[11];
+    h->slice.rb = (int8_t)b[12];
+    h->slice.rw = (int8_t)b[13];
+    h->positions = get64(b + 16);
+    h->wins = get64(b + 24);
+    h->losses = get64(b + 32);
+    h->draws = get64(b + 40);
+    h->payload_hash = get64(b + 48);
+    uint64_t size;
+    if (egix_slice_check(&h->slice) != 0 || egix_size(&h->slice, &size) != 0 ||
+        size != h->positions || h->wins + h->losses + h->draws != h->positions) {
+        snprintf(err, errlen, "%s: header describes an impossible slice or counts", path);
+        rc = EGDB_ECORRUPT;
+        goto out;
+    }
+    uint64_t want = EGST_HEADER_BYTES + (h->positions + 3) / 4;
+    if ((uint64_t)st.st_size != want) {
+        snprintf(err, errlen, "%s: %lld bytes, expected %llu (truncated or padded)", path,
+                 (long long)st.st_size, (unsigned long long)want);
+        rc = EGDB_ECORRUPT;
+        goto out;
+    }
+    if (file_bytes)
+        *file_bytes = (uint64_t)st.st_size;
+out:
+    close(fd);
+    return rc;
+}
+
+/* ---- registry --------------------------------------------------------- */
+
+int
+egst_registry_init(egst_registry *r)
+{
+    memset(r, 0, sizeof *r);
+    r->by_key = calloc(EGST_NKEYS, sizeof *r->by_key);
+    return r->by_key ? 0 : EGDB_ENOMEM;
+}
+
+void
+egst_registry_free(egst_registry *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        egst_slice *e = r->list[i];
+        if (e->map)
+            munmap(e->map, e->map_len);
+        egix_table_destroy(e->table);
+        free(e);
+    }
+    free(r->list);
+    free(r->by_key);
+    memset(r, 0, sizeof *r);
+}
+
+static int
+registry_push(egst_registry *r, egst_slice *e)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 256;
+        egst_slice **l = realloc(r->list, cap * sizeof *l);
+        if (!l)
+            return EGDB_ENOMEM;
+        r->list = l;
+        r->cap = cap;
+    }
+    r->list[r->n++] = e;
+    r->by_key[egst_key(&e->slice)] = e;
+    return 0;
+}
+
+int
+egst_add_mapped(egst_registry *r, const char *dir, const egix_slice *s, int check_payload,
+                char *err, size_t errlen)
+{
+    char path[4096];
+    egst_header h;
+    uint64_t bytes;
+    if (egst_path(dir, s, path, sizeof path) != 0) {
+        snprintf(err, errlen, "database path too long: %s", dir);
+        return EGDB_EINVAL;
+    }
+    int rc = egst_read_header(path, &h, &bytes, err, errlen);
+    if (rc != 0)
+        return rc;
+    if (!egix_slice_equal(&h.slice, s)) {
+        snprintf(err, errlen, "%s: header names another slice", path);
+        return EGDB_ECORRUPT;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return EGDB_EIO;
+    }
+    void *map = mmap(NULL, (size_t)bytes, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) {
+        snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
+        return EGDB_EIO;
+    }
+    const uint8_t *data = (const uint8_t *)map + EGST_HEADER_BYTES;
+    if (check_payload && egst_payload_hash(data, h.positions) != h.payload_hash) {
+        snprintf(err, errlen, "%s: payload checksum mismatch", path);
+        munmap(map, (size_t)bytes);
+        return EGDB_ECORRUPT;
+    }
+    egst_slice *e = calloc(1, sizeof *e);
+    if (!e || egix_table_create(s, &e->table) != 0) {
+        free(e);
+        munmap(map, (size_t)bytes);
+        return EGDB_ENOMEM;
+    }
+    e->slice = *s;
+    e->size = h.positions;
+    e->data = data;
+    e->map = map;
+    e->map_len = (size_t)bytes;
+    rc = registry_push(r, e);
+    if (rc != 0) {
+        egix_table_destroy(e->table);
+        munmap(map, (size_t)bytes);
+        free(e);
+    }
+    return rc;
+}
+
+int
+egst_probe(const egst_registry *r, const eng_pos *p)
+{
+    eng_pos c = eng_canonical(p);
+    /* A side without pieces: the rules answer, no file needed. These are
+     * also the only positions of the one-sided materials' files. */
+    if ((c.bm | c.bk) == 0)
+        return EGDB_LOSS;
+    egix_slice s;
+    if (egix_slice_of(&c, &s) != 0)
+        return EGDB_EINVAL;
+    const egst_slice *e = egst_find(r, &s);
+    if (!e)
+        return EGDB_ENOTFOUND;
+    return egst_value(e, egix_index(e->table, &c));
+}
+
+/* ---- writing ---------------------------------------------------------- */
+
+static int
+write_all(int fd, const void *buf, size_t len)
+{
+    const unsigned char *b = buf;
+    while (len > 0) {
+        ssize_t w = write(fd, b, len);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        b += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+int
+egst_write(const char *dir, const egst_header *h, const uint8_t *packed, char *err, size_t errlen)
+{
+    char path[4096], tmp[4200];
+    if (egst_path(dir, &h->slice, path, sizeof path) != 0) {
+        snprintf(err, errlen, "database path too long: %s", dir);
+        return EGDB_EINVAL;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    unsigned char hb[EGST_HEADER_BYTES];
+    egst_header hh = *h;
+    hh.payload_hash = egst_payload_hash(packed, h->positions);
+    header_encode(&hh, hb);
+    size_t plen = (size_t)((h->positions + 3) / 4);
+
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        return EGDB_EIO;
+    }
+    if (write_all(fd, hb, sizeof hb) != 0 || write_all(fd, packed, plen) != 0 || fsync(fd) != 0) {
+        snprintf(err, errlen, "%s: write: %s", tmp, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        return EGDB_EIO;
+    }
+    close(fd);
+
+    /* Read the temporary file back and check it before it gets the final
+     * name: a file with the final name is complete and correct. */
+    egst_header back;
+    int rc = egst_read_header(tmp, &back, NULL, err, errlen);
+    if (rc == 0) {
+        fd = open(tmp, O_RDONLY | O_CLOEXEC);
+        void *m = fd >= 0 ? mmap(NULL, sizeof hb + plen, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+        if (fd >= 0)
+            close(fd);
+        if (m == MAP_FAILED) {
+            snprintf(err, errlen, "%s: read back: %s", tmp, strerror(errno));
+            rc = EGDB_EIO;
+        } else {
+            if (egst_payload_hash((const uint8_t *)m + sizeof hb, h->positions) != hh.payload_hash) {
+                snprintf(err, errlen, "%s: read back differs from what was written", tmp);
+                rc = EGDB_ECORRUPT;
+            }
+            munmap(m, sizeof hb + plen);
+        }
+    }
+    if (rc != 0) {
+        unlink(tmp);
+        return rc;
+    }
+    if (rename(tmp, path) != 0) {
+        snprintf(err, errlen, "rename %s: %s", tmp, strerror(errno));
+        unlink(tmp);
+        return EGDB_EIO;
+    }
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    return 0;
+}

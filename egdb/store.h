@@ -1,0 +1,159 @@
+/*
+ * store.h - slice files and the registry of loaded slices (egst_).
+ *
+ * Internal layer of the egdb module, shared by the builder (build.c), the
+ * verifier (verify.c) and the prober (probe.c).
+ *
+ * SLICE FILE FORMAT ("<dir>/<slice name>.wld", e.g. "2110.40.wld")
+ *   A 64-byte header, then the payload: one 2-bit value per position in
+ *   index order (index.h), four to a byte, position i in bits 2(i%4)..
+ *   2(i%4)+1 of byte i/4; values as enum egdb_value (1 win, 2 loss,
+ *   3 draw; 0 never appears in a finished file). All integers little
+ *   endian:
+ *     0  magic "CKWLD\0\0\1" (8 bytes; the last byte is the version)
+ *     8  nbk, nwk, nbm, nwm (1 byte each), rb, rw (signed, 1 byte each)
+ *    14  two zero bytes
+ *    16  positions (u64)
+ *    24  wins, 32 losses, 40 draws (u64 each)
+ *    48  XXH3-64 of the payload (u64)
+ *    56  XXH3-64 of header bytes 0..55 (u64)
+ *   Nothing in a file depends on when or how fast it was built, so a
+ *   resumed build writes byte-identical files; timings go to the build
+ *   log "<dir>/build-log.tsv" instead.
+ *
+ *   Why 2 bits and no compression here: this is the working form the
+ *   builder needs at random access speed (seed 002's 2-bit format);
+ *   compressed files are a separate, later form.
+ *
+ * WRITING
+ *   egst_write writes "<name>.wld.tmp", fsyncs it, reads it back and
+ *   checks its checksum, then renames it into place and fsyncs the
+ *   directory: a file with the final name is always complete.
+ *
+ * REGISTRY
+ *   An egst_registry maps each slice to its loaded data (a read-only
+ *   memory map of its file, or a buffer being built) and its index
+ *   table, in O(1) by a dense key of the slice. After it is filled it is
+ *   read-only and may be used from any number of threads.
+ */
+#ifndef EGDB_STORE_H
+#define EGDB_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "egdb/egdb.h"
+#include "egdb/index.h"
+#include "engine/engine.h"
+
+/* ---- constants ------------------------------------------------------ */
+
+#define EGST_HEADER_BYTES 64
+#define EGST_VERSION 1
+/* Dense slice key: counts 0..12 (13 values), ranks -1..6 (8 values). */
+#define EGST_NKEYS (13u * 13u * 13u * 13u * 8u * 8u)
+
+/* ---- types ---------------------------------------------------------- */
+
+typedef struct egst_header {
+    egix_slice slice;
+    uint64_t positions;
+    uint64_t wins, losses, draws;
+    uint64_t payload_hash;
+} egst_header;
+
+/* One slice with its values. */
+typedef struct egst_slice {
+    egix_slice slice;
+    egix_table *table;   /* owned by the registry                   */
+    uint64_t size;       /* positions                               */
+    const uint8_t *data; /* 2-bit packed values                     */
+    void *map;           /* the file mapping (NULL if not mapped)    */
+    size_t map_len;
+} egst_slice;
+
+typedef struct egst_registry {
+    egst_slice **by_key; /* EGST_NKEYS entries, NULL when absent     */
+    egst_slice **list;   /* every slice added, for cleanup           */
+    size_t n, cap;
+} egst_registry;
+
+/* ---- registry ------------------------------------------------------- */
+
+/* Dense key of a well-formed slice. */
+static inline size_t
+egst_key(const egix_slice *s)
+{
+    return ((((((size_t)s->nbk * 13 + (size_t)s->nwk) * 13 + (size_t)s->nbm) * 13 +
+              (size_t)s->nwm) *
+                 8 +
+             (size_t)(s->rb + 1)) *
+                8 +
+            (size_t)(s->rw + 1));
+}
+
+/* Initialises an empty registry. RETURN 0 or EGDB_ENOMEM. */
+int egst_registry_init(egst_registry *r);
+
+/* Unmaps and frees every slice and the registry's arrays. */
+void egst_registry_free(egst_registry *r);
+
+/* The loaded slice s, or NULL. */
+static inline const egst_slice *
+egst_find(const egst_registry *r, const egix_slice *s)
+{
+    return r->by_key[egst_key(s)];
+}
+
+/*
+ * egst_add_mapped - maps the file of slice s in dir and adds it.
+ * check_payload nonzero also checks the payload checksum (reads it all).
+ * RETURN 0, EGDB_EMISSING (no file), EGDB_EIO, EGDB_ECORRUPT (err says
+ * what), EGDB_ENOMEM.
+ */
+int egst_add_mapped(egst_registry *r, const char *dir, const egix_slice *s, int check_payload,
+                    char *err, size_t errlen);
+
+/* The value of index i of a loaded slice. */
+static inline int
+egst_value(const egst_slice *e, uint64_t i)
+{
+    return (e->data[i >> 2] >> ((i & 3) * 2)) & 3;
+}
+
+/*
+ * egst_probe - the value of any position from the loaded slices: the
+ * position is turned to Black to move, its slice found and its value
+ * read. A side with no pieces is answered from the rules.
+ * RETURN EGDB_WIN / EGDB_LOSS / EGDB_DRAW, or EGDB_ENOTFOUND when the
+ * slice is not loaded. Thread-safe on a filled registry.
+ */
+int egst_probe(const egst_registry *r, const eng_pos *p);
+
+/* ---- files ---------------------------------------------------------- */
+
+/* "<dir>/<name>.wld" into buf. RETURN 0 or EGDB_EINVAL (too long). */
+int egst_path(const char *dir, const egix_slice *s, char *buf, size_t buflen);
+
+/*
+ * egst_read_header - reads and checks the header of a slice file (magic,
+ * version, header checksum, file size against the position count, slice
+ * against egix_size).
+ * RETURN 0, EGDB_EMISSING, EGDB_EIO or EGDB_ECORRUPT (err says what).
+ */
+int egst_read_header(const char *path, egst_header *h, uint64_t *file_bytes, char *err,
+                     size_t errlen);
+
+/*
+ * egst_write - writes a finished slice (see WRITING).
+ * PARAMETERS
+ *   packed: the 2-bit payload, (positions + 3) / 4 bytes.
+ * RETURN 0, EGDB_EIO or EGDB_ECORRUPT (the read-back did not match).
+ */
+int egst_write(const char *dir, const egst_header *h, const uint8_t *packed, char *err,
+               size_t errlen);
+
+/* XXH3-64 of the payload of n positions. */
+uint64_t egst_payload_hash(const uint8_t *packed, uint64_t positions);
+
+#endif /* EGDB_STORE_H */
