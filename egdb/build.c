@@ -62,7 +62,9 @@
 
 #define VALUE_MASK 3u
 #define FLAG_ROUND(r) ((uint8_t)(4u << ((r) & 1)))
-#define CHUNK 8192 /* positions per work item handed to a thread */
+#define CHUNK_MAX 8192 /* positions per work item handed to a thread */
+#define CHUNK_MIN 256
+#define PAR_MIN 4096 /* smaller pairs run on the calling thread alone */
 
 /* ---- types ------------------------------------------------------------ */
 
@@ -77,6 +79,7 @@ typedef struct pair_work {
     const egst_registry *reg;
     /* statistics, updated atomically */
     _Atomic uint64_t by_capture, by_lookup, by_propagation, changed;
+    _Atomic int missing; /* a successor's slice was not loaded: a bug */
     int round;
 } pair_work;
 
@@ -87,7 +90,7 @@ typedef struct par_ctx {
     pair_work *w;
     range_fn fn;
     _Atomic uint64_t next; /* next chunk number */
-    uint64_t chunks0, chunks_total;
+    uint64_t chunk, chunks0, chunks_total;
 } par_ctx;
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -116,7 +119,7 @@ par_worker(void *arg)
             break;
         int m = k < c->chunks0 ? 0 : 1;
         uint64_t ck = m ? k - c->chunks0 : k;
-        uint64_t b = ck * CHUNK, e = b + CHUNK;
+        uint64_t b = ck * c->chunk, e = b + c->chunk;
         if (e > c->w->size[m])
             e = c->w->size[m];
         c->fn(c->w, m, b, e);
@@ -133,8 +136,15 @@ par_for(pair_work *w, range_fn fn, int threads)
     c.w = w;
     c.fn = fn;
     atomic_init(&c.next, 0);
-    c.chunks0 = (w->size[0] + CHUNK - 1) / CHUNK;
-    c.chunks_total = c.chunks0 + (w->nmem == 2 ? (w->size[1] + CHUNK - 1) / CHUNK : 0);
+    /* Chunks small enough that both threads stay busy to the end of a
+     * small pair, large enough to keep the shared counter cold. */
+    uint64_t total = w->size[0] + (w->nmem == 2 ? w->size[1] : 0);
+    c.chunk = total / ((uint64_t)threads * 32);
+    c.chunk = c.chunk < CHUNK_MIN ? CHUNK_MIN : c.chunk > CHUNK_MAX ? CHUNK_MAX : c.chunk;
+    c.chunks0 = (w->size[0] + c.chunk - 1) / c.chunk;
+    c.chunks_total = c.chunks0 + (w->nmem == 2 ? (w->size[1] + c.chunk - 1) / c.chunk : 0);
+    if (total < PAR_MIN)
+        threads = 1;
     if (threads > (int)c.chunks_total)
         threads = (int)c.chunks_total;
     pthread_t tid[64];
@@ -152,8 +162,7 @@ par_for(pair_work *w, range_fn fn, int threads)
 static void
 phase1_range(pair_work *w, int m, uint64_t begin, uint64_t end)
 {
-    const int partner = w->nmem == 2 ? 1 - m : 0;
-    const size_t partner_key = egst_key(&w->slice[partner]);
+    const int lead_row = w->slice[m].rb; /* -1 without black men */
     uint64_t n_capture = 0, n_lookup = 0;
     for (uint64_t i = begin; i < end; i++) {
         eng_pos p;
@@ -174,27 +183,36 @@ phase1_range(pair_work *w, int m, uint64_t begin, uint64_t end)
                 int cv = egst_probe(w->reg, &c);
                 if (cv == EGDB_LOSS)
                     any_loss = 1;
+                else if (cv == EGDB_DRAW)
+                    all_win = 0;
                 else if (cv != EGDB_WIN)
-                    all_win = 0; /* draw (or a missing slice: never, the
-                                    build order guarantees it) */
+                    atomic_store(&w->missing, 1); /* a smaller slice is absent */
             }
             v = any_loss ? EGDB_WIN : all_win ? EGDB_LOSS : EGDB_DRAW;
             n_capture++;
         } else {
             int win = 0;
             for (int k = 0; k < n && !win; k++) {
+                /* A king move, or a man move that neither crowns nor goes
+                 * past Black's leading row, stays in the pair: count it
+                 * without looking at the successor. */
+                uint32_t fb = 1u << l.m[k].from;
+                int to_row = l.m[k].to >> 2;
+                if ((p.bk & fb) || (to_row < 7 && to_row <= lead_row)) {
+                    count++;
+                    continue;
+                }
                 eng_pos c, cc;
                 egix_slice s;
                 eng_make(&p, &l.m[k], &c);
                 cc = eng_flip(&c);
                 egix_slice_of(&cc, &s);
-                size_t key = egst_key(&s);
-                if (key == partner_key) {
-                    count++;
+                const egst_slice *e = egst_find(w->reg, &s);
+                if (!e) {
+                    atomic_store(&w->missing, 1); /* the build order was broken */
                     continue;
                 }
-                const egst_slice *e = w->reg->by_key[key];
-                int cv = e ? egst_value(e, egix_index(e->table, &cc)) : EGDB_DRAW;
+                int cv = egst_value(e, egix_index(e->table, &cc));
                 if (cv == EGDB_LOSS)
                     win = 1;
                 else if (cv == EGDB_DRAW)
@@ -258,38 +276,42 @@ phase2_range(pair_work *w, int m, uint64_t begin, uint64_t end)
         int v = b & VALUE_MASK;
         eng_pos x;
         egix_unindex(w->tab[m], i, &x);
-        /* White moved last. Un-move each white piece to an empty square. */
-        const uint32_t empty = ~(x.bm | x.wm | x.bk | x.wk);
-        const uint32_t wmen = x.wm;
-        const int lead_row = wmen ? bits_lsb(wmen) >> 2 : -1;
-        for (uint32_t ks = x.wk; ks; ks &= ks - 1) {
+        /* White moved last in x. Work on its twin xf = flip(x) instead,
+         * where the same pieces are Black's and White is to move: a
+         * predecessor's stored form flip(P) is then xf with one black
+         * piece moved back, Black to move - no flip per predecessor. */
+        const eng_pos xf = eng_flip(&x);
+        const uint32_t empty = ~(xf.bm | xf.wm | xf.bk | xf.wk);
+        const uint32_t bmen = xf.bm;
+        const int lead_row = bmen ? (31 - __builtin_clz(bmen)) >> 2 : -1;
+        for (uint32_t ks = xf.bk; ks; ks &= ks - 1) {
             uint32_t b1 = ks & (0u - ks);
             for (int dir = 0; dir < 4; dir++) {
                 uint32_t f = bits_step(dir, b1) & empty;
                 if (!f)
                     continue;
-                eng_pos pr = x;
-                pr.wk ^= b1 | f;
-                pr.stm = ENG_WHITE;
-                eng_pos q = eng_flip(&pr);
+                eng_pos q = xf;
+                q.bk ^= b1 | f;
+                q.stm = ENG_BLACK;
                 changed += (uint64_t)update_pred(w, pm, egix_index(w->tab[pm], &q), v, next_flag);
             }
         }
-        for (uint32_t ms = wmen; ms; ms &= ms - 1) {
+        for (uint32_t ms = bmen; ms; ms &= ms - 1) {
             uint32_t b1 = ms & (0u - ms);
-            /* A white man came from the square behind it (down = towards
-             * higher squares) and stayed a man. */
-            for (int dir = 0; dir < 2; dir++) {
+            /* A black man came from the square behind it (up = towards
+             * lower squares) and stayed a man; a king on the crowning row
+             * may have been a man a move ago, but that predecessor has
+             * another material, built later. */
+            for (int dir = 2; dir < 4; dir++) {
                 uint32_t f = bits_step(dir, b1) & empty;
                 if (!f)
                     continue;
-                uint32_t nm = wmen ^ b1 ^ f;
-                if ((bits_lsb(nm) >> 2) != lead_row)
-                    continue; /* White's leading rank was lower: other slice */
-                eng_pos pr = x;
-                pr.wm = nm;
-                pr.stm = ENG_WHITE;
-                eng_pos q = eng_flip(&pr);
+                uint32_t nm = bmen ^ b1 ^ f;
+                if (((31 - __builtin_clz(nm)) >> 2) != lead_row)
+                    continue; /* Black's leading rank was lower: other slice */
+                eng_pos q = xf;
+                q.bm = nm;
+                q.stm = ENG_BLACK;
                 changed += (uint64_t)update_pred(w, pm, egix_index(w->tab[pm], &q), v, next_flag);
             }
         }
@@ -392,6 +414,13 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
     par_for(&w, phase1_range, rs->opts->threads);
     double t2 = now_sec();
     rs->stats->seconds_phase1 += t2 - t1;
+    if (atomic_load(&w.missing)) {
+        char name[EGIX_NAME_MAX];
+        egix_slice_name(&w.slice[0], name, sizeof name);
+        snprintf(err, errlen, "slice %s: a successor lies in a slice that is not loaded", name);
+        rc = EGDB_EMISSING;
+        goto out;
+    }
 
     /* Phase 2. */
     uint64_t resolved = w.by_capture + w.by_lookup;

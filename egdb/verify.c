@@ -27,13 +27,18 @@
 
 /* ---- types ------------------------------------------------------------ */
 
+/* Work of all threads: chunks of every slice, in dependency order, so
+ * small slices do not leave a thread idle. A bad position is recorded as
+ * (slice number << 40 | index); the smallest wins, so the report does
+ * not depend on the threads' timing. */
 typedef struct verify_ctx {
     const egst_registry *reg;
-    const egst_slice *e;
-    _Atomic uint64_t next;
+    uint64_t *chunk_start; /* per slice: number of its first chunk */
+    size_t nslices;
     uint64_t nchunks;
-    _Atomic uint64_t first_bad; /* smallest bad index found, or UINT64_MAX */
-    int bad_stored, bad_expected;
+    _Atomic uint64_t next;
+    _Atomic uint64_t first_bad;
+    _Atomic uint64_t done; /* positions checked */
 } verify_ctx;
 
 /* ---- functions -------------------------------------------------------- */
@@ -63,28 +68,30 @@ static void *
 verify_worker(void *arg)
 {
     verify_ctx *c = arg;
+    size_t s = 0;
     for (;;) {
         uint64_t k = atomic_fetch_add(&c->next, 1);
         if (k >= c->nchunks)
             break;
-        uint64_t b = k * CHUNK, e = b + CHUNK;
-        if (e > c->e->size)
-            e = c->e->size;
-        if (b > atomic_load(&c->first_bad))
-            break;
-        for (uint64_t i = b; i < e; i++) {
+        while (s + 1 < c->nslices && c->chunk_start[s + 1] <= k)
+            s++;
+        const egst_slice *e = c->reg->list[s];
+        uint64_t b = (k - c->chunk_start[s]) * CHUNK, end = b + CHUNK;
+        if (end > e->size)
+            end = e->size;
+        if (((uint64_t)s << 40 | b) > atomic_load(&c->first_bad))
+            break; /* a bad position before this chunk was found already */
+        for (uint64_t i = b; i < end; i++) {
             eng_pos p;
-            egix_unindex(c->e->table, i, &p);
-            int stored = egst_value(c->e, i), want = expected_value(c->reg, &p);
-            if (stored != want) {
-                /* Keep the smallest bad index, so the report is the same
-                 * whatever the threads' timing. */
-                uint64_t cur = atomic_load(&c->first_bad);
-                while (i < cur && !atomic_compare_exchange_weak(&c->first_bad, &cur, i))
+            egix_unindex(e->table, i, &p);
+            if (egst_value(e, i) != expected_value(c->reg, &p)) {
+                uint64_t key = (uint64_t)s << 40 | i, cur = atomic_load(&c->first_bad);
+                while (key < cur && !atomic_compare_exchange_weak(&c->first_bad, &cur, key))
                     ;
                 break;
             }
         }
+        atomic_fetch_add(&c->done, end - b);
     }
     return NULL;
 }
@@ -103,7 +110,6 @@ egdb_verify(const char *dir, int threads, egdb_progress_fn progress, void *arg, 
     if (egst_registry_init(&reg) != 0)
         return EGDB_ENOMEM;
     int rc = 0;
-    uint64_t done = 0;
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     /* Load (and checksum) everything first, smallest databases first. */
@@ -139,61 +145,66 @@ egdb_verify(const char *dir, int threads, egdb_progress_fn progress, void *arg, 
         snprintf(err, errlen, "%s: no database files", dir);
         rc = EGDB_EMISSING;
     }
+    verify_ctx c;
+    memset(&c, 0, sizeof c);
+    c.reg = &reg;
+    c.nslices = reg.n;
+    c.chunk_start = malloc((reg.n + 1) * sizeof *c.chunk_start);
+    if (rc == 0 && !c.chunk_start)
+        rc = EGDB_ENOMEM;
     uint64_t total = 0;
-    for (size_t s = 0; s < reg.n; s++)
+    for (size_t s = 0; rc == 0 && s < reg.n; s++) {
+        c.chunk_start[s] = c.nchunks;
+        c.nchunks += (reg.list[s]->size + CHUNK - 1) / CHUNK;
         total += reg.list[s]->size;
-    for (size_t s = 0; s < reg.n && rc == 0; s++) {
-        const egst_slice *e = reg.list[s];
-        verify_ctx c;
-        c.reg = &reg;
-        c.e = e;
+    }
+    if (rc == 0) {
         atomic_init(&c.next, 0);
         atomic_init(&c.first_bad, UINT64_MAX);
-        c.nchunks = (e->size + CHUNK - 1) / CHUNK;
+        atomic_init(&c.done, 0);
         int nt = threads < 1 ? 1 : threads > 64 ? 64 : threads;
-        if ((uint64_t)nt > c.nchunks)
-            nt = (int)(c.nchunks ? c.nchunks : 1);
         pthread_t tid[64];
         int started = 0;
-        for (int t = 1; t < nt; t++)
+        for (int t = 0; t < nt; t++)
             if (pthread_create(&tid[started], NULL, verify_worker, &c) == 0)
                 started++;
-        verify_worker(&c);
-        for (int t = 0; t < started; t++)
-            pthread_join(tid[t], NULL);
-        char name[EGIX_NAME_MAX];
-        egix_slice_name(&e->slice, name, sizeof name);
-        uint64_t bad = atomic_load(&c.first_bad);
-        if (bad != UINT64_MAX) {
-            eng_pos p;
-            char fen[ENG_FEN_MAX];
-            egix_unindex(e->table, bad, &p);
-            eng_format_fen(&p, fen, sizeof fen);
-            snprintf(err, errlen,
-                     "slice %s, index %" PRIu64 " (%s): stored %s, successors say %s", name, bad,
-                     fen, value_name(egst_value(e, bad)), value_name(expected_value(&reg, &p)));
-            rc = EGDB_EVERIFY;
-            break;
-        }
-        done += e->size;
-        if (progress) {
-            struct timespec t;
+        if (started == 0)
+            verify_worker(&c);
+        /* The calling thread reports progress while the workers run. */
+        while (progress && atomic_load(&c.done) < total && atomic_load(&c.next) < c.nchunks) {
+            struct timespec t, nap = {0, 250000000};
+            nanosleep(&nap, NULL);
             clock_gettime(CLOCK_MONOTONIC, &t);
             egdb_progress pr;
             memset(&pr, 0, sizeof pr);
-            pr.slice = name;
+            pr.slice = "all";
             pr.phase = "verify";
-            pr.npieces = e->slice.nbk + e->slice.nwk + e->slice.nbm + e->slice.nwm;
-            pr.pair_no = s + 1;
-            pr.pair_count = reg.n;
-            pr.resolved = e->size;
-            pr.positions = e->size;
-            pr.done_total = done;
+            pr.npieces = maxn;
+            pr.resolved = atomic_load(&c.done);
+            pr.positions = total;
+            pr.done_total = pr.resolved;
             pr.todo_total = total;
             pr.elapsed = (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9;
             progress(&pr, arg);
         }
+        for (int t = 0; t < started; t++)
+            pthread_join(tid[t], NULL);
+        uint64_t bad = atomic_load(&c.first_bad);
+        if (bad != UINT64_MAX) {
+            const egst_slice *e = reg.list[bad >> 40];
+            uint64_t i = bad & ((1ull << 40) - 1);
+            eng_pos p;
+            char fen[ENG_FEN_MAX], name[EGIX_NAME_MAX];
+            egix_unindex(e->table, i, &p);
+            eng_format_fen(&p, fen, sizeof fen);
+            egix_slice_name(&e->slice, name, sizeof name);
+            snprintf(err, errlen, "slice %s, index %" PRIu64 " (%s): stored %s, successors say %s",
+                     name, i, fen, value_name(egst_value(e, i)),
+                     value_name(expected_value(&reg, &p)));
+            rc = EGDB_EVERIFY;
+        }
     }
+    free(c.chunk_start);
     egst_registry_free(&reg);
     return rc;
 }
