@@ -20,9 +20,11 @@ static const char egdb_help[] =
     "Endgame databases: the exact value (win, loss, draw for the side to move)\n"
     "of every position with few pieces, built by retrograde analysis.\n"
     "\n"
-    "  build  --pieces N --dir DIR [--threads T]\n"
+    "  build  --pieces N --dir DIR [--threads T] [--memory GB]\n"
     "         build every database with up to N pieces into DIR. Ctrl-C or a\n"
     "         kill stops it; run it again to resume (finished slices are kept).\n"
+    "         --memory: refuse to start if the largest slice pair needs more;\n"
+    "         warn if the finished databases will not stay in memory too\n"
     "  probe  --db DIR [--moves] FEN...\n"
     "         print FEN<TAB>win|loss|draw for the side to move; --moves adds the\n"
     "         value of each legal move (for the side that makes it)\n"
@@ -113,6 +115,7 @@ on_progress(const egdb_progress *p, void *arg)
 typedef struct egdb_args {
     const char *dir;
     long pieces, threads;
+    double memory_gb; /* 0: no limit */
     int moves, json;
     char **rest;
     int nrest;
@@ -139,6 +142,14 @@ parse_args(const char *sub, int argc, char **argv, egdb_args *a, int *help)
         } else if (!strcmp(o, "--threads") && i + 1 < argc) {
             if ((a->threads = cli_parse_uint(sub, "--threads", argv[++i], 1, 64)) < 0)
                 return -1;
+        } else if (!strcmp(o, "--memory") && i + 1 < argc) {
+            char *end;
+            a->memory_gb = strtod(argv[++i], &end);
+            if (*end != '\0' || !(a->memory_gb > 0) || a->memory_gb > 1e6) {
+                fprintf(stderr, "checkers egdb %s: bad --memory '%s': expected gigabytes > 0\n",
+                        sub, argv[i]);
+                return -1;
+            }
         } else if (!strcmp(o, "--moves")) {
             a->moves = 1;
         } else if (!strcmp(o, "--json")) {
@@ -180,6 +191,22 @@ egdb_build_cmd(const egdb_args *a)
             "memory: %.1f MB for the largest slice pair + %.1f MB of finished databases "
             "(2 bits a position)\n",
             a->pieces, a->dir, slices, todo, (double)pair_bytes / 1e6, (double)resident / 1e6);
+    if (a->memory_gb > 0) {
+        double budget = a->memory_gb * 1e9;
+        if ((double)pair_bytes > budget) {
+            fprintf(stderr,
+                    "checkers egdb build: the largest slice pair needs %.2f GB of working memory, "
+                    "more than --memory %.2f GB\n",
+                    (double)pair_bytes / 1e9, a->memory_gb);
+            return CLI_EXIT_FAIL;
+        }
+        if ((double)(pair_bytes + resident) > budget)
+            fprintf(stderr,
+                    "warning: the finished databases (%.2f GB) and the largest pair do not fit in "
+                    "--memory %.2f GB together; finished slices will be read back from disk as "
+                    "needed (slower)\n",
+                    (double)resident / 1e9, a->memory_gb);
+    }
     progress_state ps = {isatty(2), 0};
     egdb_build_opts o = {(int)a->pieces, (int)a->threads, on_progress, &ps, &stop_flag};
     egdb_build_stats st;
