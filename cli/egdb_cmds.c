@@ -25,7 +25,10 @@ static const char egdb_help[] =
     "         kill stops it; run it again to resume (finished slices are kept).\n"
     "         --memory: refuse to start if the largest slice pair needs more;\n"
     "         warn if the finished databases will not stay in memory too\n"
-    "  probe  --db DIR [--moves] FEN...\n"
+    "  compress --db DIR [--pieces N] [--threads T]\n"
+    "         write the compressed form (.cwl) of every built slice that lacks\n"
+    "         one (build does this at its end); probing prefers it\n"
+    "  probe  --db DIR [--moves] [--cache MB] FEN...\n"
     "         print FEN<TAB>win|loss|draw for the side to move; --moves adds the\n"
     "         value of each legal move (for the side that makes it)\n"
     "  stats  --db DIR [--json]\n"
@@ -116,6 +119,7 @@ typedef struct egdb_args {
     const char *dir;
     long pieces, threads;
     double memory_gb; /* 0: no limit */
+    size_t cache_mb;
     int moves, json;
     char **rest;
     int nrest;
@@ -126,6 +130,7 @@ parse_args(const char *sub, int argc, char **argv, egdb_args *a, int *help)
 {
     memset(a, 0, sizeof *a);
     a->pieces = -1;
+    a->cache_mb = 256;
     a->threads = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
     a->rest = argv;
     *help = 0;
@@ -150,6 +155,11 @@ parse_args(const char *sub, int argc, char **argv, egdb_args *a, int *help)
                         sub, argv[i]);
                 return -1;
             }
+        } else if (!strcmp(o, "--cache") && i + 1 < argc) {
+            long mb = cli_parse_uint(sub, "--cache (MB)", argv[++i], 1, 1000000);
+            if (mb < 0)
+                return -1;
+            a->cache_mb = (size_t)mb;
         } else if (!strcmp(o, "--moves")) {
             a->moves = 1;
         } else if (!strcmp(o, "--json")) {
@@ -238,6 +248,31 @@ egdb_build_cmd(const egdb_args *a)
     return CLI_EXIT_OK;
 }
 
+static int
+egdb_compress_cmd(const egdb_args *a)
+{
+    if (!a->dir) {
+        fprintf(stderr, "checkers egdb compress: needs --db DIR\n");
+        return CLI_EXIT_USAGE;
+    }
+    char err[512];
+    uint64_t pos, bytes;
+    double t0 = cli_now();
+    int rc = egdb_compress(a->dir, a->pieces > 0 ? (int)a->pieces : EGDB_MAX_PIECES,
+                           (int)a->threads, &pos, &bytes, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "checkers egdb compress: %s (%s)\n", err, egdb_strerror(rc));
+        return CLI_EXIT_FAIL;
+    }
+    if (pos == 0)
+        printf("%s: every slice already has its compressed file\n", a->dir);
+    else
+        printf("compressed %" PRIu64 " positions into %" PRIu64 " bytes (%.1f positions a byte) "
+               "in %.1f s\n",
+               pos, bytes, (double)pos / (double)(bytes ? bytes : 1), cli_now() - t0);
+    return CLI_EXIT_OK;
+}
+
 static const char *
 value_word(int v)
 {
@@ -253,7 +288,7 @@ egdb_probe_cmd(const egdb_args *a)
     }
     char err[512];
     egdb *db;
-    int rc = egdb_open(a->dir, 0, &db, err, sizeof err);
+    int rc = egdb_open(a->dir, 0, a->cache_mb * 1000000, &db, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "checkers egdb probe: %s\n", err);
         return CLI_EXIT_FAIL;
@@ -440,6 +475,8 @@ cli_egdb(int argc, char **argv)
         return egdb_build_cmd(&a);
     if (!strcmp(sub, "probe"))
         return egdb_probe_cmd(&a);
+    if (!strcmp(sub, "compress"))
+        return egdb_compress_cmd(&a);
     if (!strcmp(sub, "stats"))
         return egdb_stats_cmd(&a);
     if (!strcmp(sub, "verify"))

@@ -153,12 +153,21 @@ int egdb_build(const char *dir, const egdb_build_opts *opts, egdb_build_stats *s
 /* ---- probing --------------------------------------------------------- */
 
 /*
- * egdb_open - opens the database directory dir: maps every slice file
- * with up to max_pieces pieces (all when max_pieces <= 0) after checking
- * its header. Whole-file checksums are checked by egdb_verify, not here.
- * RETURN 0 and *out (close with egdb_close), or a negative code.
+ * egdb_open - opens the database directory dir: for every slice with up
+ * to max_pieces pieces (all when max_pieces <= 0), its compressed file
+ * (.cwl) if there is one, else its 2-bit build file (.wld), after
+ * checking headers and block tables. Block checksums are checked when a
+ * block is first decoded; egdb_verify checks everything.
+ * PARAMETERS
+ *   cache_bytes: memory for decoded blocks (least recently used evicted).
+ * RETURN 0 and *out (close with egdb_close), or a negative code with err
+ * naming the file and the problem.
  */
-int egdb_open(const char *dir, int max_pieces, egdb **out, char *err, size_t errlen);
+int egdb_open(const char *dir, int max_pieces, size_t cache_bytes, egdb **out, char *err,
+              size_t errlen);
+
+/* Block cache counters of an open database. */
+void egdb_cache_counts(const egdb *db, uint64_t *hits, uint64_t *misses, size_t *blocks);
 
 void egdb_close(egdb *db);
 
@@ -168,10 +177,12 @@ int egdb_max_pieces(const egdb *db);
 /*
  * egdb_probe - the value of p for its side to move.
  * RETURN
- *   EGDB_WIN, EGDB_LOSS or EGDB_DRAW; EGDB_ENOTFOUND when p has more
- *   pieces than the database or its slice is missing; EGDB_EINVAL for an
- *   invalid position. A position where a side has no pieces is answered
- *   without a file (the side to move wins if it can move, else loses).
+ *   EGDB_WIN, EGDB_LOSS or EGDB_DRAW; EGDB_ENOTFOUND when p (or a
+ *   position its captures lead to) is not in the database;
+ *   EGDB_EINVAL for an invalid position; EGDB_ECORRUPT when a block it
+ *   needs fails its checksum (never a value from a damaged block). A
+ *   capture position of a compressed slice is resolved by playing its
+ *   captures (a few more probes); the caller sees no difference.
  * THREAD SAFETY
  *   Safe from any number of threads.
  */
@@ -192,6 +203,19 @@ int egdb_probe(const egdb *db, const eng_pos *p);
  */
 int egdb_verify(const char *dir, int threads, egdb_progress_fn progress, void *arg, char *err,
                 size_t errlen);
+
+/*
+ * egdb_compress - writes the compressed file (.cwl, see codec.h) of every
+ * slice of 1..npieces in dir that has a build file and no valid
+ * compressed file yet, on `threads` threads. Each file is written to a
+ * temporary name and renamed.
+ * PARAMETERS
+ *   positions, bytes: receive the positions compressed in this call and
+ *   the bytes written.
+ * RETURN 0 or a negative code with err naming the file.
+ */
+int egdb_compress(const char *dir, int npieces, int threads, uint64_t *positions,
+                  uint64_t *bytes, char *err, size_t errlen);
 
 /* Statistics of one slice file (see egdb_stats). */
 typedef struct egdb_slice_stats {

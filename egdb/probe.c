@@ -6,16 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "egdb/cache.h"
+#include "egdb/db.h"
+#include "egdb/decompress.h"
 #include "egdb/egdb.h"
 #include "egdb/index.h"
 #include "egdb/store.h"
 
 /* ---- types ------------------------------------------------------------ */
-
-struct egdb {
-    egst_registry reg;
-    int max_pieces; /* every slice of 1..max_pieces is loaded */
-};
 
 /* ---- functions -------------------------------------------------------- */
 
@@ -63,12 +61,33 @@ slices_of(int n, egix_slice **out, size_t *count)
     return 0;
 }
 
+static int
+add_compressed(egdb *db, egdc_slice *e)
+{
+    if (db->ncmp == db->cmp_cap) {
+        size_t cap = db->cmp_cap ? 2 * db->cmp_cap : 256;
+        egdc_slice **l = realloc(db->cmp_list, cap * sizeof *l);
+        if (!l)
+            return EGDB_ENOMEM;
+        db->cmp_list = l;
+        db->cmp_cap = cap;
+    }
+    db->cmp_list[db->ncmp++] = e;
+    db->cmp_by_key[egst_key(&e->slice)] = e;
+    return 0;
+}
+
 int
-egdb_open(const char *dir, int max_pieces, egdb **out, char *err, size_t errlen)
+egdb_open(const char *dir, int max_pieces, size_t cache_bytes, egdb **out, char *err,
+          size_t errlen)
 {
     egdb *db = calloc(1, sizeof *db);
-    if (!db || egst_registry_init(&db->reg) != 0) {
-        free(db);
+    if (!db)
+        return EGDB_ENOMEM;
+    if (egst_registry_init(&db->reg) != 0 ||
+        !(db->cmp_by_key = calloc(EGST_NKEYS, sizeof *db->cmp_by_key)) ||
+        !(db->cache = egca_create(cache_bytes, (1u << EGCD_BLOCK_SHIFT) / 4))) {
+        egdb_close(db);
         return EGDB_ENOMEM;
     }
     int rc = 0, limit = max_pieces > 0 ? max_pieces : EGDB_MAX_PIECES;
@@ -78,11 +97,24 @@ egdb_open(const char *dir, int max_pieces, egdb **out, char *err, size_t errlen)
         if ((rc = slices_of(n, &sl, &k)) != 0)
             break;
         for (size_t i = 0; i < k && rc == 0; i++) {
-            int r = egst_add_mapped(&db->reg, dir, &sl[i], 0, err, errlen);
+            egdc_slice *e;
+            int r = egdc_open(dir, &sl[i], (uint32_t)db->ncmp, &e, err, errlen);
+            if (r == 0) {
+                rc = add_compressed(db, e);
+                if (rc != 0)
+                    egdc_close(e);
+                present++;
+                continue;
+            }
+            if (r != EGDB_EMISSING) {
+                rc = r; /* a damaged file is an error, never a silent gap */
+                break;
+            }
+            r = egst_add_mapped(&db->reg, dir, &sl[i], 0, err, errlen);
             if (r == 0)
                 present++;
             else if (r != EGDB_EMISSING)
-                rc = r; /* a damaged file is an error, never a silent gap */
+                rc = r;
         }
         free(sl);
         if (rc != 0)
@@ -116,6 +148,11 @@ egdb_close(egdb *db)
     if (!db)
         return;
     egst_registry_free(&db->reg);
+    for (size_t i = 0; i < db->ncmp; i++)
+        egdc_close(db->cmp_list[i]);
+    free(db->cmp_list);
+    free(db->cmp_by_key);
+    egca_destroy(db->cache);
     free(db);
 }
 
@@ -125,12 +162,58 @@ egdb_max_pieces(const egdb *db)
     return db->max_pieces;
 }
 
+void
+egdb_cache_counts(const egdb *db, uint64_t *hits, uint64_t *misses, size_t *blocks)
+{
+    egca_counts(db->cache, hits, misses, blocks);
+}
+
+/*
+ * The value of a valid position. A compressed slice has no value for a
+ * capture position (and, if its flags say so, for some threatened ones):
+ * play every move and look the results up; the mover wins if one leads to
+ * a loss for the opponent, loses if all lead to wins, else draws.
+ */
+static int
+probe_pos(const egdb *db, const eng_pos *p)
+{
+    eng_pos c = eng_canonical(p);
+    if ((c.bm | c.bk) == 0)
+        return EGDB_LOSS;
+    egix_slice s;
+    if (egix_slice_of(&c, &s) != 0)
+        return EGDB_EINVAL;
+    const egdc_slice *e = db->cmp_by_key[egst_key(&s)];
+    if (!e) {
+        const egst_slice *r = egst_find(&db->reg, &s);
+        return r ? egst_value(r, egix_index(r->table, &c)) : EGDB_ENOTFOUND;
+    }
+    if (egcd_dropped(&c, e->h.flags) == EGCD_KEPT)
+        return egdc_value(e, db->cache, egix_index(e->table, &c));
+    /* Dropped: one ply of search (see egcd_dropped for why it ends). */
+    eng_movelist l;
+    int n = eng_generate(&c, &l, ENG_DUPS_MERGE);
+    int best = EGDB_LOSS;
+    for (int k = 0; k < n; k++) {
+        eng_pos child;
+        eng_make(&c, &l.m[k], &child);
+        int v = probe_pos(db, &child);
+        if (v < 0)
+            return v;
+        if (v == EGDB_LOSS)
+            return EGDB_WIN;
+        if (v == EGDB_DRAW)
+            best = EGDB_DRAW;
+    }
+    return best;
+}
+
 int
 egdb_probe(const egdb *db, const eng_pos *p)
 {
     if (eng_validate(p, NULL, 0) != 0)
         return EGDB_EINVAL;
-    return egst_probe(&db->reg, p);
+    return probe_pos(db, p);
 }
 
 static int

@@ -1,0 +1,361 @@
+/*
+ * codec.c - prefix code construction, header coding and block decoding of
+ * the compressed slice format (format and reasons in codec.h).
+ */
+#include <string.h>
+
+#include <xxhash.h>
+
+#include "egdb/codec.h"
+
+/* ---- constants -------------------------------------------------------- */
+
+static const unsigned char cwl_magic[8] = {'C', 'K', 'C', 'W', 'L', 0, 0, EGCD_VERSION};
+
+/* ---- dropped positions ---------------------------------------------------- */
+
+/* Whether the side not to move in p would have a capture if it moved. */
+static int
+threatens(const eng_pos *p)
+{
+    eng_pos q = *p;
+    q.stm ^= 1;
+    return eng_has_capture(&q);
+}
+
+int
+egcd_dropped(const eng_pos *p, int flags)
+{
+    if (eng_has_capture(p))
+        return EGCD_CAPTURE;
+    if (!(flags & EGCD_FLAG_THREATS) || !threatens(p))
+        return EGCD_KEPT;
+    eng_movelist l;
+    int n = eng_generate(p, &l, ENG_DUPS_MERGE);
+    for (int k = 0; k < n; k++) {
+        eng_pos c;
+        eng_make(p, &l.m[k], &c);
+        if (!eng_has_capture(&c) && threatens(&c))
+            return EGCD_KEPT;
+    }
+    return EGCD_THREAT;
+}
+
+/* ---- prefix code -------------------------------------------------------- */
+
+/*
+ * Plain Huffman on at most 64 symbols (quadratic selection is fine at this
+ * size), then the length limit by the method of the JPEG standard (Annex
+ * K.3): while a code is longer than the limit, take two leaves from the
+ * deepest level, hang one under a shallower leaf, and re-give the lengths
+ * to symbols in order of frequency. The code stays complete and optimal
+ * enough (the limit is rarely reached: only lengths that occur once in a
+ * million runs are that long).
+ */
+void
+egcd_code_lengths(const uint64_t freq[EGCD_NSYM], uint8_t len[EGCD_NSYM], int max_bits)
+{
+    uint64_t w[2 * EGCD_NSYM];
+    int parent[2 * EGCD_NSYM], alive[2 * EGCD_NSYM];
+    int n = 0, used[EGCD_NSYM], nused = 0;
+    memset(len, 0, EGCD_NSYM);
+    for (int s = 0; s < EGCD_NSYM; s++)
+        if (freq[s]) {
+            used[nused++] = s;
+            w[n] = freq[s];
+            parent[n] = -1;
+            alive[n] = 1;
+            n++;
+        }
+    if (nused == 0)
+        return;
+    if (nused == 1) {
+        len[used[0]] = 1;
+        return;
+    }
+    int nodes = n;
+    for (int merges = 0; merges < nused - 1; merges++) {
+        int a = -1, b = -1;
+        for (int i = 0; i < nodes; i++) {
+            if (!alive[i])
+                continue;
+            if (a < 0 || w[i] < w[a]) {
+                b = a;
+                a = i;
+            } else if (b < 0 || w[i] < w[b]) {
+                b = i;
+            }
+        }
+        alive[a] = alive[b] = 0;
+        w[nodes] = w[a] + w[b];
+        parent[nodes] = -1;
+        alive[nodes] = 1;
+        parent[a] = parent[b] = nodes;
+        nodes++;
+    }
+    int bl_count[64] = {0};
+    int maxd = 0;
+    for (int i = 0; i < n; i++) {
+        int d = 0;
+        for (int x = i; parent[x] >= 0; x = parent[x])
+            d++;
+        bl_count[d]++;
+        if (d > maxd)
+            maxd = d;
+    }
+    for (int i = maxd; i > max_bits; i--) {
+        while (bl_count[i] > 0) {
+            int j = i - 2;
+            while (j > 0 && bl_count[j] == 0)
+                j--;
+            bl_count[i] -= 2;
+            bl_count[i - 1] += 1;
+            bl_count[j + 1] += 2;
+            bl_count[j] -= 1;
+        }
+    }
+    /* Re-give lengths: most frequent symbols get the shortest codes. */
+    int order[EGCD_NSYM];
+    for (int i = 0; i < nused; i++)
+        order[i] = i;
+    for (int i = 1; i < nused; i++) { /* insertion sort by frequency, descending */
+        int x = order[i], j = i - 1;
+        while (j >= 0 && freq[used[order[j]]] < freq[used[x]]) {
+            order[j + 1] = order[j];
+            j--;
+        }
+        order[j + 1] = x;
+    }
+    int k = 0;
+    for (int l = 1; l <= max_bits && l < 64; l++)
+        for (int c = 0; c < bl_count[l]; c++)
+            len[used[order[k++]]] = (uint8_t)l;
+}
+
+void
+egcd_codes(const uint8_t len[EGCD_NSYM], uint16_t code[EGCD_NSYM])
+{
+    int count[EGCD_MAX_BITS + 1] = {0};
+    for (int s = 0; s < EGCD_NSYM; s++)
+        count[len[s]]++;
+    count[0] = 0;
+    uint16_t next[EGCD_MAX_BITS + 2];
+    uint32_t c = 0;
+    for (int l = 1; l <= EGCD_MAX_BITS; l++) {
+        c = (c + (uint32_t)count[l - 1]) << 1;
+        next[l] = (uint16_t)c;
+    }
+    for (int s = 0; s < EGCD_NSYM; s++)
+        code[s] = len[s] ? next[len[s]]++ : 0;
+}
+
+int
+egcd_decoder_init(egcd_decoder *d, const uint8_t len[EGCD_NSYM])
+{
+    memset(d, 0, sizeof *d);
+    for (int s = 0; s < EGCD_NSYM; s++) {
+        if (len[s] > EGCD_MAX_BITS)
+            return -1;
+        d->count[len[s]]++;
+    }
+    d->count[0] = 0;
+    /* Kraft check: a damaged table must not make the decoder walk off. */
+    uint64_t kraft = 0;
+    for (int l = 1; l <= EGCD_MAX_BITS; l++)
+        kraft += (uint64_t)d->count[l] << (EGCD_MAX_BITS - l);
+    if (kraft > (1ull << EGCD_MAX_BITS))
+        return -1;
+    /* Canonical code: the first code of length l is (first(l-1) +
+     * count(l-1)) << 1, starting from 0; symbols of one length take
+     * consecutive codes in symbol order. */
+    uint32_t code = 0, index = 0;
+    for (int l = 1; l <= EGCD_MAX_BITS; l++) {
+        d->first_code[l] = (uint16_t)code;
+        d->first_index[l] = (uint16_t)index;
+        index += d->count[l];
+        code = (code + d->count[l]) << 1;
+    }
+    int k = 0;
+    for (int l = 1; l <= EGCD_MAX_BITS; l++)
+        for (int s = 0; s < EGCD_NSYM; s++)
+            if (len[s] == l)
+                d->sorted[k++] = (uint8_t)s;
+    uint16_t codes[EGCD_NSYM];
+    egcd_codes(len, codes);
+    for (int s = 0; s < EGCD_NSYM; s++) {
+        int l = len[s];
+        if (l == 0 || l > EGCD_FAST_BITS)
+            continue;
+        uint32_t base = (uint32_t)codes[s] << (EGCD_FAST_BITS - l);
+        for (uint32_t f = 0; f < (1u << (EGCD_FAST_BITS - l)); f++)
+            d->fast[base + f] = (uint16_t)(l << 8 | s);
+    }
+    return 0;
+}
+
+/* ---- header ------------------------------------------------------------- */
+
+static void
+put64(unsigned char *b, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t
+get64(const unsigned char *b)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | b[i];
+    return v;
+}
+
+void
+egcd_header_encode(const egcd_header *h, unsigned char b[EGCD_HEADER_BYTES])
+{
+    memset(b, 0, EGCD_HEADER_BYTES);
+    memcpy(b, cwl_magic, sizeof cwl_magic);
+    b[8] = (unsigned char)h->slice.nbk;
+    b[9] = (unsigned char)h->slice.nwk;
+    b[10] = (unsigned char)h->slice.nbm;
+    b[11] = (unsigned char)h->slice.nwm;
+    b[12] = (unsigned char)(int8_t)h->slice.rb;
+    b[13] = (unsigned char)(int8_t)h->slice.rw;
+    b[14] = h->flags;
+    put64(b + 16, h->positions);
+    b[24] = h->block_shift;
+    b[28] = (unsigned char)h->nblocks;
+    b[29] = (unsigned char)(h->nblocks >> 8);
+    b[30] = (unsigned char)(h->nblocks >> 16);
+    b[31] = (unsigned char)(h->nblocks >> 24);
+    put64(b + 32, h->data_bytes);
+    put64(b + 40, h->wins);
+    put64(b + 48, h->losses);
+    put64(b + 56, h->draws);
+    put64(b + 64, h->table_hash);
+    put64(b + 72, XXH3_64bits(b, 72));
+}
+
+int
+egcd_header_decode(const unsigned char b[EGCD_HEADER_BYTES], egcd_header *h)
+{
+    if (memcmp(b, cwl_magic, 7) != 0)
+        return -1;
+    if (b[7] != EGCD_VERSION)
+        return -2;
+    if (get64(b + 72) != XXH3_64bits(b, 72))
+        return -3;
+    h->slice.nbk = (int8_t)b[8];
+    h->slice.nwk = (int8_t)b[9];
+    h->slice.nbm = (int8_t)b[10];
+    h->slice.nwm = (int8_t)b[11];
+    h->slice.rb = (int8_t)b[12];
+    h->slice.rw = (int8_t)b[13];
+    h->flags = b[14];
+    h->positions = get64(b + 16);
+    h->block_shift = b[24];
+    h->nblocks = (uint32_t)b[28] | (uint32_t)b[29] << 8 | (uint32_t)b[30] << 16 |
+                 (uint32_t)b[31] << 24;
+    h->data_bytes = get64(b + 32);
+    h->wins = get64(b + 40);
+    h->losses = get64(b + 48);
+    h->draws = get64(b + 56);
+    h->table_hash = get64(b + 64);
+    return 0;
+}
+
+/* ---- block decoding ----------------------------------------------------- */
+
+/* Sets positions [start, start + len) of a 2-bit array to v. */
+static void
+fill_run(uint8_t *out, uint32_t start, uint32_t len, int v)
+{
+    uint32_t end = start + len;
+    while (start < end && (start & 3)) {
+        out[start >> 2] |= (uint8_t)(v << ((start & 3) * 2));
+        start++;
+    }
+    uint32_t whole = (end - start) >> 2;
+    if (whole) {
+        memset(out + (start >> 2), v * 0x55, whole);
+        start += whole << 2;
+    }
+    while (start < end) {
+        out[start >> 2] |= (uint8_t)(v << ((start & 3) * 2));
+        start++;
+    }
+}
+
+int
+egcd_decode_block(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t n,
+                  uint8_t *out)
+{
+    memset(out, 0, (n + 3) / 4);
+    if (len < 1)
+        return -1;
+    int cur = src[0] & 3, prev = (src[0] >> 2) & 3;
+    if (cur == 0 || prev == 0 || cur == prev)
+        return -1;
+    /* Bit reader, most significant bit first; reads past the end see
+     * zeros and are caught by the final position count check. */
+    uint64_t bitbuf = 0;
+    int bitcnt = 0;
+    size_t p = 1;
+    uint64_t bits_total = (uint64_t)(len - 1) * 8, bits_used = 0;
+    uint32_t pos = 0;
+    int first = 1;
+    while (pos < n) {
+        while (bitcnt <= 56) {
+            bitbuf |= (uint64_t)(p < len ? src[p] : 0) << (56 - bitcnt);
+            p++;
+            bitcnt += 8;
+        }
+        int sym, l;
+        uint16_t f = d->fast[bitbuf >> (64 - EGCD_FAST_BITS)];
+        if (f >> 8) {
+            l = f >> 8;
+            sym = f & 0xFF;
+        } else {
+            uint32_t code = 0;
+            sym = -1;
+            for (l = 1; l <= EGCD_MAX_BITS; l++) {
+                code = (uint32_t)(bitbuf >> (64 - l));
+                uint32_t off = code - d->first_code[l];
+                if (code >= d->first_code[l] && off < d->count[l]) {
+                    sym = d->sorted[d->first_index[l] + off];
+                    break;
+                }
+            }
+            if (sym < 0)
+                return -1;
+        }
+        bitbuf <<= l;
+        bitcnt -= l;
+        bits_used += (uint64_t)l;
+        int miss = sym >= EGCD_NLEN, eb;
+        uint32_t rl = egcd_bucket_base(sym % EGCD_NLEN, &eb);
+        if (eb) {
+            rl += (uint32_t)(bitbuf >> (64 - eb));
+            bitbuf <<= eb;
+            bitcnt -= eb;
+            bits_used += (uint64_t)eb;
+        }
+        if (bits_used > bits_total)
+            return -1;
+        int v;
+        if (first) {
+            v = cur;
+            first = 0;
+        } else {
+            v = miss ? 6 - cur - prev : prev;
+            prev = cur;
+            cur = v;
+        }
+        if (rl > n - pos)
+            return -1;
+        fill_run(out, pos, rl, v);
+        pos += rl;
+    }
+    return 0;
+}

@@ -1,0 +1,178 @@
+/*
+ * codec.h - the compressed slice format (egcd_): run symbols, the prefix
+ * code, bit I/O and the file layout shared by compress.c (writer) and
+ * decompress.c (reader).
+ *
+ * WHAT IS DROPPED
+ *   A position whose side to move has a capture keeps no value: the
+ *   prober plays its captures and looks the results up (they have fewer
+ *   pieces, so this always ends). Its slot takes whatever value continues
+ *   the current run ("don't care"), which is what makes runs long: about a
+ *   third of all positions are capture positions. (Seed 002 also drops
+ *   positions with a threatened capture; see compress.c for why this
+ *   format does not.)
+ *
+ * RUNS AND PREDICTION (seed 002, section 3.3)
+ *   A block's values are cut into maximal runs (value, length); two
+ *   neighbouring runs differ, so the next run's value is one of the two
+ *   values other than the current one. It is predicted to be the value of
+ *   the run before the current one, which is right most of the time; a
+ *   miss means the third value. Each run is then one symbol:
+ *     symbol = miss * EGCD_NLEN + bucket(length)
+ *   Lengths 1..15 are buckets 0..14 with no extra bits; bucket 15 + k
+ *   holds lengths [16 * 2^k, 32 * 2^k) and is followed by 4 + k raw bits.
+ *   (The paper codes exact lengths up to 10,000 with one global code; the
+ *   buckets keep the alphabet at 64 symbols so each slice carries its own
+ *   canonical code in 64 bytes, and decoding tables stay small.)
+ *
+ * PREFIX CODE
+ *   Canonical Huffman per slice, lengths limited to EGCD_MAX_BITS, bits
+ *   written most significant first. Decoding uses a 2^EGCD_FAST_BITS
+ *   table for short codes and the canonical first-code walk for the rest.
+ *
+ * BLOCKS
+ *   A slice's positions are cut into blocks of 2^block_shift positions.
+ *   A block starts on a byte boundary with one byte: bits 0-1 the value of
+ *   its first run, bits 2-3 the predictor's "run before" (chosen so the
+ *   second run is predicted right). Runs never cross a block. Each block
+ *   has its own checksum, so damage is found and named per block.
+ *
+ * FILE "<dir>/<slice name>.cwl" (little endian)
+ *     0  magic "CKCWL\0\0" + version byte
+ *     8  nbk nwk nbm nwm (u8), rb rw (i8), flags (u8, 0), zero byte
+ *    16  positions (u64)
+ *    24  block_shift (u8), three zero bytes, nblocks (u32)
+ *    32  data_bytes (u64): size of the data area
+ *    40  wins, 48 losses, 56 draws (u64): of all positions, as built
+ *    64  XXH3-64 of the code lengths and the block table
+ *    72  XXH3-64 of bytes 0..71
+ *    80  code lengths: EGCD_NSYM bytes
+ *   144  block table: nblocks + 1 u32 offsets into the data area, then
+ *        nblocks u32 block checksums (low 32 bits of XXH3-64 of the block)
+ *   then the data area.
+ */
+#ifndef EGDB_CODEC_H
+#define EGDB_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "egdb/index.h"
+#include "engine/engine.h"
+
+/* ---- constants ------------------------------------------------------ */
+
+#define EGCD_VERSION 1
+#define EGCD_NLEN 32
+#define EGCD_NSYM (2 * EGCD_NLEN)
+#define EGCD_MAX_BITS 15
+#define EGCD_FAST_BITS 10
+#define EGCD_HEADER_BYTES 80
+#define EGCD_CODES_OFFSET 80
+#define EGCD_TABLE_OFFSET (EGCD_CODES_OFFSET + EGCD_NSYM)
+#define EGCD_BLOCK_SHIFT 14 /* 16,384 positions a block: see compress.c */
+
+/* Header flags. */
+#define EGCD_FLAG_THREATS 1 /* threatened-capture positions dropped too */
+
+/* What egcd_dropped says of a position. */
+enum { EGCD_KEPT = 0, EGCD_CAPTURE = 1, EGCD_THREAT = 2 };
+
+/* ---- types ---------------------------------------------------------- */
+
+typedef struct egcd_header {
+    egix_slice slice;
+    uint8_t flags;
+    uint64_t positions;
+    uint8_t block_shift;
+    uint32_t nblocks;
+    uint64_t data_bytes;
+    uint64_t wins, losses, draws;
+    uint64_t table_hash;
+} egcd_header;
+
+/* Canonical decoding tables of one slice's code. */
+typedef struct egcd_decoder {
+    uint16_t fast[1 << EGCD_FAST_BITS]; /* (len << 8 | sym), len 0 = long code */
+    uint16_t first_code[EGCD_MAX_BITS + 2];
+    uint16_t first_index[EGCD_MAX_BITS + 2];
+    uint16_t count[EGCD_MAX_BITS + 2];
+    uint8_t sorted[EGCD_NSYM]; /* symbols by (length, symbol) */
+} egcd_decoder;
+
+/* ---- run lengths ----------------------------------------------------- */
+
+/* Bucket of a run length >= 1, and its extra bits. */
+static inline int
+egcd_bucket(uint32_t len, int *extra_bits, uint32_t *extra)
+{
+    if (len < 16) {
+        *extra_bits = 0;
+        *extra = 0;
+        return (int)len - 1;
+    }
+    int k = 31 - __builtin_clz(len) - 4; /* len in [16 * 2^k, 32 * 2^k) */
+    *extra_bits = 4 + k;
+    *extra = len - (16u << k);
+    return 15 + k;
+}
+
+/* Smallest length of a bucket, and its extra bit count. */
+static inline uint32_t
+egcd_bucket_base(int bucket, int *extra_bits)
+{
+    if (bucket < 15) {
+        *extra_bits = 0;
+        return (uint32_t)bucket + 1;
+    }
+    *extra_bits = 4 + (bucket - 15);
+    return 16u << (bucket - 15);
+}
+
+/* ---- functions (codec.c) -------------------------------------------- */
+
+/*
+ * egcd_dropped - whether the value of p (Black to move) is dropped from a
+ * file with the given flags, and why. A capture position (the side to
+ * move must capture) is always dropped. With EGCD_FLAG_THREATS, so is a
+ * position where the opponent threatens a capture and every move leads
+ * to a position that is either a capture position or threatens nothing:
+ * its value then comes from one ply of search whose children are capture
+ * positions (fewer pieces after the capture) or kept values, so resolving
+ * it never loops.
+ */
+int egcd_dropped(const eng_pos *p, int flags);
+
+/*
+ * egcd_code_lengths - length-limited Huffman code lengths (1..max_bits,
+ * 0 for unused symbols) for the given symbol frequencies. A single used
+ * symbol gets length 1.
+ */
+void egcd_code_lengths(const uint64_t freq[EGCD_NSYM], uint8_t len[EGCD_NSYM], int max_bits);
+
+/* Canonical codes from lengths: code[s] (right-aligned, len[s] bits). */
+void egcd_codes(const uint8_t len[EGCD_NSYM], uint16_t code[EGCD_NSYM]);
+
+/*
+ * egcd_decoder_init - decoding tables from code lengths.
+ * RETURN 0, or -1 when the lengths are not a valid prefix code (a
+ * damaged file).
+ */
+int egcd_decoder_init(egcd_decoder *d, const uint8_t len[EGCD_NSYM]);
+
+/* Encodes / decodes the fixed header (bytes 0..79). decode returns 0 or
+ * -1 (bad magic), -2 (version), -3 (header checksum). */
+void egcd_header_encode(const egcd_header *h, unsigned char b[EGCD_HEADER_BYTES]);
+int egcd_header_decode(const unsigned char b[EGCD_HEADER_BYTES], egcd_header *h);
+
+/*
+ * egcd_decode_block - decodes one block into 2-bit values.
+ * PARAMETERS
+ *   src, len: the block's bytes; n: positions in the block;
+ *   out: (n + 3) / 4 bytes, filled.
+ * RETURN 0, or -1 when the data does not decode to exactly n positions.
+ */
+int egcd_decode_block(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t n,
+                      uint8_t *out);
+
+#endif /* EGDB_CODEC_H */

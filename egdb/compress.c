@@ -1,0 +1,429 @@
+/*
+ * compress.c - turns the built 2-bit slice files (.wld) into the
+ * compressed form probed by solvers (.cwl; format in codec.h).
+ *
+ * Per slice: mark capture positions as don't-care, cut each block into
+ * runs (a don't-care position joins the run in progress, or the first
+ * real run of its block), count the run symbols, build the slice's
+ * canonical prefix code, then write every block. Slices are independent,
+ * so threads take whole slices from a shared counter.
+ *
+ * Choices and the measurements behind them are in docs/egdb-compression.md
+ * (block size, what is dropped, the symbol alphabet).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "egdb/codec.h"
+#include "egdb/egdb.h"
+#include "egdb/index.h"
+#include "egdb/store.h"
+#include "engine/engine.h"
+
+/* ---- types ------------------------------------------------------------ */
+
+typedef struct run {
+    uint32_t len;
+    uint8_t value;
+} run;
+
+typedef struct growbuf {
+    uint8_t *b;
+    size_t n, cap;
+} growbuf;
+
+typedef struct bitwriter {
+    growbuf *g;
+    uint64_t acc;
+    int nacc;
+} bitwriter;
+
+typedef struct compress_job {
+    const char *dir;
+    const egst_registry *reg;
+    int flags;
+    _Atomic size_t next;
+    _Atomic int failed;
+    _Atomic uint64_t in_positions, out_bytes;
+    pthread_mutex_t err_lock;
+    char *err;
+    size_t errlen;
+} compress_job;
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static int
+grow(growbuf *g, size_t more)
+{
+    if (g->n + more <= g->cap)
+        return 0;
+    size_t cap = g->cap ? g->cap : 4096;
+    while (cap < g->n + more)
+        cap *= 2;
+    uint8_t *nb = realloc(g->b, cap);
+    if (!nb)
+        return -1;
+    g->b = nb;
+    g->cap = cap;
+    return 0;
+}
+
+static int
+put_bits(bitwriter *w, uint32_t v, int n)
+{
+    /* Accumulates up to 32 bits at a time, most significant first. */
+    w->acc = (w->acc << n) | (v & ((n < 32 ? (1u << n) : 0u) - 1u));
+    w->nacc += n;
+    while (w->nacc >= 8) {
+        if (grow(w->g, 1) != 0)
+            return -1;
+        w->g->b[w->g->n++] = (uint8_t)(w->acc >> (w->nacc - 8));
+        w->nacc -= 8;
+    }
+    return 0;
+}
+
+static int
+flush_bits(bitwriter *w)
+{
+    if (w->nacc > 0)
+        return put_bits(w, 0, 8 - w->nacc);
+    return 0;
+}
+
+/*
+ * Cuts the values of positions [b, e) into runs, don't-care positions
+ * (drop bit set) joining the run in progress. Appends to runs; returns the
+ * number of runs of the block.
+ */
+static size_t
+block_runs(const egst_slice *e, const uint8_t *drop, uint64_t b, uint64_t end, run *runs)
+{
+    size_t n = 0;
+    uint32_t pending = 0; /* don't-cares before the first real value */
+    int cur = 0;
+    uint32_t len = 0;
+    for (uint64_t i = b; i < end; i++) {
+        if (drop[(i - b) >> 3] & (1u << ((i - b) & 7))) {
+            if (cur)
+                len++;
+            else
+                pending++;
+            continue;
+        }
+        int v = egst_value(e, i);
+        if (cur == 0) {
+            cur = v;
+            len = pending + 1;
+        } else if (v == cur) {
+            len++;
+        } else {
+            runs[n].len = len;
+            runs[n].value = (uint8_t)cur;
+            n++;
+            cur = v;
+            len = 1;
+        }
+    }
+    if (cur == 0) { /* the whole block is don't-care */
+        cur = EGDB_WIN;
+        len = pending;
+    }
+    runs[n].len = len;
+    runs[n].value = (uint8_t)cur;
+    return n + 1;
+}
+
+/* The predictor seed of a block: the value that predicts its second run. */
+static int
+block_seed(const run *r, size_t n)
+{
+    if (n >= 2)
+        return r[1].value;
+    return r[0].value == EGDB_WIN ? EGDB_LOSS : EGDB_WIN;
+}
+
+/* Symbol of run j of a block (j >= 1 uses the prediction). */
+static int
+run_symbol(const run *r, size_t j, int seed, int *eb, uint32_t *extra)
+{
+    int bucket = egcd_bucket(r[j].len, eb, extra);
+    if (j == 0)
+        return bucket;
+    int predicted = j >= 2 ? r[j - 2].value : seed;
+    return (r[j].value != predicted) * EGCD_NLEN + bucket;
+}
+
+static int
+write_file(const char *path, const unsigned char *hdr, const uint8_t *codes, const uint32_t *table,
+           size_t table_words, const growbuf *data)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    unsigned char *tb = malloc(table_words * 4 + 1);
+    int ok = tb != NULL;
+    for (size_t i = 0; ok && i < table_words; i++) {
+        tb[4 * i] = (unsigned char)table[i];
+        tb[4 * i + 1] = (unsigned char)(table[i] >> 8);
+        tb[4 * i + 2] = (unsigned char)(table[i] >> 16);
+        tb[4 * i + 3] = (unsigned char)(table[i] >> 24);
+    }
+    ok = ok && write(fd, hdr, EGCD_HEADER_BYTES) == EGCD_HEADER_BYTES &&
+         write(fd, codes, EGCD_NSYM) == EGCD_NSYM &&
+         write(fd, tb, table_words * 4) == (ssize_t)(table_words * 4) &&
+         (data->n == 0 || write(fd, data->b, data->n) == (ssize_t)data->n) && fsync(fd) == 0;
+    free(tb);
+    close(fd);
+    if (!ok || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* Compresses one loaded slice into <dir>/<name>.cwl. */
+static int
+compress_slice(const char *dir, const egst_slice *e, const egst_header *wh, int flags,
+               uint64_t *out_bytes, char *err, size_t errlen)
+{
+    const uint32_t bsize = 1u << EGCD_BLOCK_SHIFT;
+    uint32_t nblocks = (uint32_t)((e->size + bsize - 1) / bsize);
+    run *runs = malloc((size_t)bsize * sizeof *runs);
+    /* One bit a position: dropped or not (computed once, used by both
+     * passes). */
+    uint8_t *drop = calloc((size_t)nblocks * (bsize / 8) + 1, 1);
+    uint32_t *table = malloc(((size_t)2 * nblocks + 1) * sizeof *table);
+    uint64_t freq[EGCD_NSYM] = {0};
+    growbuf data = {NULL, 0, 0};
+    int rc = 0;
+    if (!runs || !drop || !table) {
+        rc = EGDB_ENOMEM;
+        goto out;
+    }
+    /* Two passes over the blocks: symbol counts, then the code. Computing
+     * the runs twice costs less than keeping them all. */
+    for (uint64_t i = 0; i < e->size; i++) {
+        eng_pos p;
+        egix_unindex(e->table, i, &p);
+        if (egcd_dropped(&p, flags) != EGCD_KEPT)
+            drop[i >> 3] |= (uint8_t)(1u << (i & 7));
+    }
+    uint8_t len[EGCD_NSYM];
+    uint16_t code[EGCD_NSYM];
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            egcd_code_lengths(freq, len, EGCD_MAX_BITS);
+            egcd_codes(len, code);
+        }
+        for (uint32_t bl = 0; bl < nblocks; bl++) {
+            uint64_t b = (uint64_t)bl * bsize, end = b + bsize;
+            if (end > e->size)
+                end = e->size;
+            size_t nr = block_runs(e, drop + b / 8, b, end, runs);
+            int seed = block_seed(runs, nr);
+            if (pass == 0) {
+                for (size_t j = 0; j < nr; j++) {
+                    int eb;
+                    uint32_t x;
+                    freq[run_symbol(runs, j, seed, &eb, &x)]++;
+                }
+                continue;
+            }
+            table[bl] = (uint32_t)data.n;
+            if (grow(&data, 1) != 0) {
+                rc = EGDB_ENOMEM;
+                goto out;
+            }
+            data.b[data.n++] = (uint8_t)(runs[0].value | seed << 2);
+            bitwriter w = {&data, 0, 0};
+            for (size_t j = 0; j < nr; j++) {
+                int eb;
+                uint32_t x;
+                int s = run_symbol(runs, j, seed, &eb, &x);
+                if (put_bits(&w, code[s], len[s]) != 0 || (eb && put_bits(&w, x, eb) != 0)) {
+                    rc = EGDB_ENOMEM;
+                    goto out;
+                }
+            }
+            if (flush_bits(&w) != 0) {
+                rc = EGDB_ENOMEM;
+                goto out;
+            }
+            table[nblocks + 1 + bl] =
+                (uint32_t)XXH3_64bits(data.b + table[bl], data.n - table[bl]);
+        }
+    }
+    table[nblocks] = (uint32_t)data.n;
+    if (data.n > UINT32_MAX) {
+        snprintf(err, errlen, "slice too large for 32-bit block offsets");
+        rc = EGDB_EINVAL;
+        goto out;
+    }
+
+    egcd_header h;
+    memset(&h, 0, sizeof h);
+    h.slice = e->slice;
+    h.positions = e->size;
+    h.block_shift = EGCD_BLOCK_SHIFT;
+    h.flags = (uint8_t)flags;
+    h.nblocks = nblocks;
+    h.data_bytes = data.n;
+    h.wins = wh->wins;
+    h.losses = wh->losses;
+    h.draws = wh->draws;
+    {
+        XXH3_state_t *st = XXH3_createState();
+        if (!st) {
+            rc = EGDB_ENOMEM;
+            goto out;
+        }
+        XXH3_64bits_reset(st);
+        XXH3_64bits_update(st, len, EGCD_NSYM);
+        for (size_t i = 0; i < (size_t)2 * nblocks + 1; i++) {
+            unsigned char b4[4] = {(unsigned char)table[i], (unsigned char)(table[i] >> 8),
+                                   (unsigned char)(table[i] >> 16),
+                                   (unsigned char)(table[i] >> 24)};
+            XXH3_64bits_update(st, b4, 4);
+        }
+        h.table_hash = XXH3_64bits_digest(st);
+        XXH3_freeState(st);
+    }
+    unsigned char hb[EGCD_HEADER_BYTES];
+    egcd_header_encode(&h, hb);
+    char path[4096], name[EGIX_NAME_MAX];
+    egix_slice_name(&e->slice, name, sizeof name);
+    snprintf(path, sizeof path, "%s/%s.cwl", dir, name);
+    if (write_file(path, hb, len, table, (size_t)2 * nblocks + 1, &data) != 0) {
+        snprintf(err, errlen, "%.300s: write: %s", path, strerror(errno));
+        rc = EGDB_EIO;
+        goto out;
+    }
+    *out_bytes = EGCD_TABLE_OFFSET + ((uint64_t)2 * nblocks + 1) * 4 + data.n;
+out:
+    free(runs);
+    free(drop);
+    free(table);
+    free(data.b);
+    return rc;
+}
+
+static void *
+compress_worker(void *arg)
+{
+    compress_job *j = arg;
+    for (;;) {
+        size_t k = atomic_fetch_add(&j->next, 1);
+        if (k >= j->reg->n || atomic_load(&j->failed))
+            break;
+        const egst_slice *e = j->reg->list[k];
+        char path[4096], err[512];
+        egst_header wh;
+        egst_path(j->dir, &e->slice, path, sizeof path);
+        int rc = egst_read_header(path, &wh, NULL, err, sizeof err);
+        uint64_t bytes = 0;
+        if (rc == 0)
+            rc = compress_slice(j->dir, e, &wh, j->flags, &bytes, err, sizeof err);
+        if (rc != 0) {
+            pthread_mutex_lock(&j->err_lock);
+            if (!atomic_exchange(&j->failed, 1))
+                snprintf(j->err, j->errlen, "%s", err);
+            pthread_mutex_unlock(&j->err_lock);
+            break;
+        }
+        atomic_fetch_add(&j->in_positions, e->size);
+        atomic_fetch_add(&j->out_bytes, bytes);
+    }
+    return NULL;
+}
+
+/* Whether <dir>/<name>.cwl exists with a valid header for slice s. */
+static int
+compressed_ok(const char *dir, const egix_slice *s)
+{
+    char path[4096], name[EGIX_NAME_MAX];
+    unsigned char hb[EGCD_HEADER_BYTES];
+    egix_slice_name(s, name, sizeof name);
+    snprintf(path, sizeof path, "%s/%s.cwl", dir, name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    egcd_header h;
+    int ok = read(fd, hb, sizeof hb) == (ssize_t)sizeof hb && egcd_header_decode(hb, &h) == 0 &&
+             egix_slice_equal(&h.slice, s);
+    close(fd);
+    return ok;
+}
+
+int
+egdb_compress(const char *dir, int npieces, int threads, uint64_t *positions, uint64_t *bytes,
+              char *err, size_t errlen)
+{
+    egst_registry reg;
+    *positions = 0;
+    *bytes = 0;
+    if (egst_registry_init(&reg) != 0)
+        return EGDB_ENOMEM;
+    int rc = 0;
+    for (int n = 1; n <= npieces && rc == 0; n++) {
+        size_t k;
+        egix_slices(n, NULL, NULL, 0, &k);
+        egix_slice *sl = malloc((k ? k : 1) * sizeof *sl);
+        if (!sl) {
+            rc = EGDB_ENOMEM;
+            break;
+        }
+        egix_slices(n, sl, NULL, k, &k);
+        size_t present = 0;
+        for (size_t i = 0; i < k && rc == 0; i++) {
+            if (compressed_ok(dir, &sl[i])) {
+                present++;
+                continue;
+            }
+            int r = egst_add_mapped(&reg, dir, &sl[i], 1, err, errlen);
+            if (r == 0)
+                present++;
+            else if (r != EGDB_EMISSING)
+                rc = r; /* damaged build file: stop, name it */
+        }
+        free(sl);
+        if (present == 0)
+            break; /* nothing built with this many pieces */
+    }
+    if (rc == 0 && reg.n > 0) {
+        compress_job j;
+        memset(&j, 0, sizeof j);
+        j.dir = dir;
+        j.reg = &reg;
+        j.flags = getenv("CHECKERS_EGDB_THREATS") ? EGCD_FLAG_THREATS : 0;
+        j.err = err;
+        j.errlen = errlen;
+        pthread_mutex_init(&j.err_lock, NULL);
+        int nt = threads < 1 ? 1 : threads > 64 ? 64 : threads;
+        pthread_t tid[64];
+        int started = 0;
+        for (int t = 1; t < nt; t++)
+            if (pthread_create(&tid[started], NULL, compress_worker, &j) == 0)
+                started++;
+        compress_worker(&j);
+        for (int t = 0; t < started; t++)
+            pthread_join(tid[t], NULL);
+        pthread_mutex_destroy(&j.err_lock);
+        if (atomic_load(&j.failed))
+            rc = EGDB_EIO;
+        *positions = j.in_positions;
+        *bytes = j.out_bytes;
+    }
+    egst_registry_free(&reg);
+    return rc;
+}

@@ -1,0 +1,154 @@
+/*
+ * decompress.c - opening compressed slices and decoding their blocks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "egdb/decompress.h"
+#include "egdb/egdb.h"
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static inline uint32_t
+le32(const uint8_t *b)
+{
+    uint32_t v;
+    memcpy(&v, b, 4); /* the file is little endian, as is every target */
+    return v;
+}
+
+typedef struct fill_ctx {
+    const egdc_slice *e;
+    uint32_t block;
+} fill_ctx;
+
+static int
+fill_block(void *ctx, uint8_t *out)
+{
+    fill_ctx *f = ctx;
+    return egdc_decode(f->e, f->block, out);
+}
+
+/* ---- functions -------------------------------------------------------- */
+
+int
+egdc_open(const char *dir, const egix_slice *s, uint32_t id, egdc_slice **out, char *err,
+          size_t errlen)
+{
+    char name[EGIX_NAME_MAX], path[4096];
+    egix_slice_name(s, name, sizeof name);
+    snprintf(path, sizeof path, "%s/%s.cwl", dir, name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return errno == ENOENT ? EGDB_EMISSING : EGDB_EIO;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size < EGCD_TABLE_OFFSET) {
+        snprintf(err, errlen, "%s: too short for a compressed slice (%lld bytes)", path,
+                 (long long)st.st_size);
+        close(fd);
+        return EGDB_ECORRUPT;
+    }
+    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) {
+        snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
+        return EGDB_EIO;
+    }
+    egdc_slice *e = calloc(1, sizeof *e);
+    if (!e) {
+        munmap(map, (size_t)st.st_size);
+        return EGDB_ENOMEM;
+    }
+    e->map = map;
+    e->map_len = (size_t)st.st_size;
+    e->id = id;
+    e->slice = *s;
+    snprintf(e->path, sizeof e->path, "%.250s", path);
+    int rc = egcd_header_decode(map, &e->h);
+    uint64_t size = 0;
+    const char *why = NULL;
+    if (rc == -1)
+        why = "not a compressed slice file (bad magic)";
+    else if (rc == -2)
+        why = "unsupported format version";
+    else if (rc == -3)
+        why = "header checksum mismatch";
+    else if (!egix_slice_equal(&e->h.slice, s) || egix_size(s, &size) != 0 ||
+             size != e->h.positions)
+        why = "header names another slice or size";
+    else if (e->h.block_shift < 6 || e->h.block_shift > 24 ||
+             e->h.nblocks != (uint32_t)((size + (1u << e->h.block_shift) - 1) >> e->h.block_shift))
+        why = "impossible block layout";
+    else if ((uint64_t)e->map_len != EGCD_TABLE_OFFSET + ((uint64_t)2 * e->h.nblocks + 1) * 4 +
+                                         e->h.data_bytes)
+        why = "file size does not match its header (truncated or padded)";
+    if (!why) {
+        const uint8_t *codes = e->map + EGCD_CODES_OFFSET;
+        e->offsets = e->map + EGCD_TABLE_OFFSET;
+        e->sums = e->offsets + ((size_t)e->h.nblocks + 1) * 4;
+        e->data = e->sums + (size_t)e->h.nblocks * 4;
+        if (XXH3_64bits(codes, (size_t)EGCD_NSYM + ((size_t)2 * e->h.nblocks + 1) * 4) !=
+            e->h.table_hash)
+            why = "block table checksum mismatch";
+        else if (egcd_decoder_init(&e->dec, codes) != 0)
+            why = "invalid prefix code";
+        else if (le32(e->offsets + (size_t)e->h.nblocks * 4) != e->h.data_bytes)
+            why = "block table does not end at the data end";
+    }
+    if (why) {
+        snprintf(err, errlen, "%s: %s", path, why);
+        egdc_close(e);
+        return EGDB_ECORRUPT;
+    }
+    if (egix_table_create(s, &e->table) != 0) {
+        egdc_close(e);
+        return EGDB_ENOMEM;
+    }
+    *out = e;
+    return 0;
+}
+
+void
+egdc_close(egdc_slice *e)
+{
+    if (!e)
+        return;
+    if (e->map)
+        munmap((void *)e->map, e->map_len);
+    egix_table_destroy(e->table);
+    free(e);
+}
+
+int
+egdc_decode(const egdc_slice *e, uint32_t b, uint8_t *out)
+{
+    uint32_t start = le32(e->offsets + (size_t)b * 4), end = le32(e->offsets + (size_t)b * 4 + 4);
+    uint64_t bsize = 1ull << e->h.block_shift, first = (uint64_t)b << e->h.block_shift;
+    uint32_t n = (uint32_t)(e->h.positions - first < bsize ? e->h.positions - first : bsize);
+    if (end < start || end > e->h.data_bytes)
+        return EGDB_ECORRUPT;
+    if ((uint32_t)XXH3_64bits(e->data + start, end - start) != le32(e->sums + (size_t)b * 4))
+        return EGDB_ECORRUPT;
+    if (egcd_decode_block(&e->dec, e->data + start, end - start, n, out) != 0)
+        return EGDB_ECORRUPT;
+    return 0;
+}
+
+int
+egdc_value(const egdc_slice *e, egca_cache *cache, uint64_t i)
+{
+    fill_ctx f = {e, (uint32_t)(i >> e->h.block_shift)};
+    uint64_t key = (uint64_t)e->id << 32 | f.block;
+    uint32_t pos = (uint32_t)(i & ((1ull << e->h.block_shift) - 1));
+    return egca_value(cache, key, pos, fill_block, &f);
+}

@@ -1,0 +1,60 @@
+/*
+ * decompress.h - compressed slices opened for probing (egdc_): mapping a
+ * .cwl file, checking it, and reading one position's value through the
+ * block cache. Format in codec.h.
+ *
+ * THREAD SAFETY: an opened slice is read-only; egdc_value may be called
+ * from any number of threads (the cache is thread-safe).
+ */
+#ifndef EGDB_DECOMPRESS_H
+#define EGDB_DECOMPRESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "egdb/cache.h"
+#include "egdb/codec.h"
+#include "egdb/index.h"
+
+typedef struct egdc_slice {
+    egix_slice slice;
+    egix_table *table;
+    egcd_header h;
+    const uint8_t *map; /* the whole file */
+    size_t map_len;
+    const uint8_t *offsets; /* nblocks + 1 little-endian u32 */
+    const uint8_t *sums;    /* nblocks little-endian u32     */
+    const uint8_t *data;
+    egcd_decoder dec;
+    uint32_t id; /* cache key space: (id << 32) | block */
+    char path[256];
+} egdc_slice;
+
+/*
+ * egdc_open - maps and checks "<dir>/<name>.cwl" of slice s: header,
+ * version, table checksum, sizes, code. Block checksums are checked
+ * when a block is decoded.
+ * RETURN 0 and *out (egdc_close), EGDB_EMISSING, EGDB_EIO or
+ * EGDB_ECORRUPT with err naming the file and the problem.
+ */
+int egdc_open(const char *dir, const egix_slice *s, uint32_t id, egdc_slice **out, char *err,
+              size_t errlen);
+
+void egdc_close(egdc_slice *e);
+
+/*
+ * egdc_value - the stored value of index i (meaningless for a position
+ * whose value was dropped: the caller resolves captures first).
+ * RETURN 1..3, or EGDB_ECORRUPT when the block fails its checksum or
+ * does not decode.
+ */
+int egdc_value(const egdc_slice *e, egca_cache *cache, uint64_t i);
+
+/*
+ * egdc_decode - decodes block b into out ((block positions + 3) / 4
+ * bytes) after checking its checksum.
+ * RETURN 0 or EGDB_ECORRUPT.
+ */
+int egdc_decode(const egdc_slice *e, uint32_t b, uint8_t *out);
+
+#endif /* EGDB_DECOMPRESS_H */
