@@ -346,7 +346,7 @@ egdb_stats_cmd(const egdb_args *a)
     /* Aggregate slices by material (the leading ranks summed). */
     typedef struct agg {
         int nbk, nwk, nbm, nwm, slices;
-        uint64_t pos, w, l, d, bytes;
+        uint64_t pos, w, l, d, bytes, cbytes;
         double sec;
     } agg;
     agg *m = calloc(n ? n : 1, sizeof *m), tot;
@@ -370,6 +370,7 @@ egdb_stats_cmd(const egdb_args *a)
         m[j].l += st[i].losses;
         m[j].d += st[i].draws;
         m[j].bytes += st[i].file_bytes;
+        m[j].cbytes += st[i].cfile_bytes;
         m[j].sec += st[i].build_seconds;
         tot.slices++;
         tot.pos += st[i].positions;
@@ -377,6 +378,7 @@ egdb_stats_cmd(const egdb_args *a)
         tot.l += st[i].losses;
         tot.d += st[i].draws;
         tot.bytes += st[i].file_bytes;
+        tot.cbytes += st[i].cfile_bytes;
         tot.sec += st[i].build_seconds;
     }
     if (a->json) {
@@ -384,24 +386,29 @@ egdb_stats_cmd(const egdb_args *a)
         for (size_t j = 0; j < nm; j++)
             printf("%s{\"bk\":%d,\"wk\":%d,\"bm\":%d,\"wm\":%d,\"slices\":%d,\"positions\":%" PRIu64
                    ",\"wins\":%" PRIu64 ",\"losses\":%" PRIu64 ",\"draws\":%" PRIu64
-                   ",\"seconds\":%.3f,\"bytes\":%" PRIu64 "}",
+                   ",\"seconds\":%.3f,\"bytes\":%" PRIu64 ",\"compressed_bytes\":%" PRIu64 "}",
                    j ? "," : "", m[j].nbk, m[j].nwk, m[j].nbm, m[j].nwm, m[j].slices, m[j].pos,
-                   m[j].w, m[j].l, m[j].d, m[j].sec, m[j].bytes);
+                   m[j].w, m[j].l, m[j].d, m[j].sec, m[j].bytes, m[j].cbytes);
         printf("],\"total\":{\"slices\":%d,\"positions\":%" PRIu64 ",\"wins\":%" PRIu64
                ",\"losses\":%" PRIu64 ",\"draws\":%" PRIu64 ",\"seconds\":%.3f,\"bytes\":%" PRIu64
-               "}}\n",
-               tot.slices, tot.pos, tot.w, tot.l, tot.d, tot.sec, tot.bytes);
+               ",\"compressed_bytes\":%" PRIu64 "}}\n",
+               tot.slices, tot.pos, tot.w, tot.l, tot.d, tot.sec, tot.bytes, tot.cbytes);
     } else {
-        printf("%-6s %6s %14s %14s %14s %14s %9s %12s\n", "bkwkbmwm", "slices", "positions",
-               "wins", "losses", "draws", "seconds", "bytes");
-        for (size_t j = 0; j < nm; j++)
-            printf("%d%d%d%d     %6d %14" PRIu64 " %14" PRIu64 " %14" PRIu64 " %14" PRIu64
-                   " %9.2f %12" PRIu64 "\n",
-                   m[j].nbk, m[j].nwk, m[j].nbm, m[j].nwm, m[j].slices, m[j].pos, m[j].w, m[j].l,
-                   m[j].d, m[j].sec, m[j].bytes);
-        printf("total    %6d %14" PRIu64 " %14" PRIu64 " %14" PRIu64 " %14" PRIu64
-               " %9.2f %12" PRIu64 "\n",
-               tot.slices, tot.pos, tot.w, tot.l, tot.d, tot.sec, tot.bytes);
+        printf("%-8s %6s %14s %14s %14s %14s %9s %12s %11s %8s\n", "bkwkbmwm", "slices",
+               "positions", "wins", "losses", "draws", "seconds", "2-bit bytes", "compressed",
+               "pos/byte");
+        for (size_t j = 0; j <= nm; j++) {
+            const agg *x = j < nm ? &m[j] : &tot;
+            char label[16];
+            if (j < nm)
+                snprintf(label, sizeof label, "%d%d%d%d", x->nbk, x->nwk, x->nbm, x->nwm);
+            else
+                snprintf(label, sizeof label, "total");
+            printf("%-8s %6d %14" PRIu64 " %14" PRIu64 " %14" PRIu64 " %14" PRIu64
+                   " %9.2f %12" PRIu64 " %11" PRIu64 " %8.1f\n",
+                   label, x->slices, x->pos, x->w, x->l, x->d, x->sec, x->bytes, x->cbytes,
+                   x->cbytes ? (double)x->pos / (double)x->cbytes : 0.0);
+        }
         printf("(values for the side to move, Black to move stored; materials are bk wk bm wm)\n");
     }
     free(m);

@@ -222,7 +222,8 @@ typedef struct egdb_slice_stats {
     char name[8];
     int nbk, nwk, nbm, nwm, rb, rw;
     uint64_t positions, wins, losses, draws;
-    uint64_t file_bytes;
+    uint64_t file_bytes;  /* the 2-bit build file (.wld), 0 if absent   */
+    uint64_t cfile_bytes; /* the compressed file (.cwl), 0 if absent    */
     double build_seconds; /* from the build log; 0 if unknown */
 } egdb_slice_stats;
 

@@ -268,6 +268,24 @@ egdb_stats(const char *dir, egdb_slice_stats **out, size_t *n, char *err, size_t
             uint64_t bytes;
             egst_path(dir, &sl[i], path, sizeof path);
             int r = egst_read_header(path, &h, &bytes, err, errlen);
+            uint64_t cbytes = 0;
+            egdc_slice *ce;
+            int cr = egdc_open(dir, &sl[i], 0, &ce, err, errlen);
+            if (cr == 0) {
+                cbytes = ce->map_len;
+                if (r == EGDB_EMISSING) { /* only the compressed file is here */
+                    h.positions = ce->h.positions;
+                    h.wins = ce->h.wins;
+                    h.losses = ce->h.losses;
+                    h.draws = ce->h.draws;
+                    bytes = 0;
+                    r = 0;
+                }
+                egdc_close(ce);
+            } else if (cr != EGDB_EMISSING) {
+                rc = cr;
+                break;
+            }
             if (r == EGDB_EMISSING)
                 continue;
             if (r != 0) {
@@ -297,6 +315,7 @@ egdb_stats(const char *dir, egdb_slice_stats **out, size_t *n, char *err, size_t
             s->losses = h.losses;
             s->draws = h.draws;
             s->file_bytes = bytes;
+            s->cfile_bytes = cbytes;
             present++;
         }
         free(sl);

@@ -408,9 +408,12 @@ eng_make(const eng_pos *p, const eng_move *m, eng_pos *out)
 {
     uint32_t fb = 1u << m->from, tb = 1u << m->to;
     eng_pos r = *p;
+    /* A king's capture can end on its own origin (a ring of captures), so
+     * the origin is cleared before the destination is set, never toggled
+     * together with it. */
     if (p->stm == ENG_BLACK) {
         if (r.bk & fb) {
-            r.bk ^= fb | tb;
+            r.bk = (r.bk & ~fb) | tb;
         } else {
             r.bm ^= fb;
             if (tb & ENG_ROW7)
@@ -422,7 +425,7 @@ eng_make(const eng_pos *p, const eng_move *m, eng_pos *out)
         r.wk &= ~m->captured;
     } else {
         if (r.wk & fb) {
-            r.wk ^= fb | tb;
+            r.wk = (r.wk & ~fb) | tb;
         } else {
             r.wm ^= fb;
             if (tb & ENG_ROW0)

@@ -241,11 +241,33 @@ test_duplicate_king_routes(void **state)
     }
     assert_int_equal((uint64_t)nk, eng_count_moves(&p, ENG_DUPS_KEEP));
     assert_int_equal((uint64_t)nm, eng_count_moves(&p, ENG_DUPS_MERGE));
-    /* The full ring: four pieces captured, back on the origin. */
+    /* The full ring: four pieces captured, back on the origin, and the
+     * king is still there after the move (a toggle of origin and
+     * destination would remove it). */
     int ring = 0;
     for (int i = 0; i < nk; i++)
-        ring += keep.m[i].captured == sq(14, 15, 22, 23, 0) && keep.m[i].to == 9;
+        if (keep.m[i].captured == sq(14, 15, 22, 23, 0) && keep.m[i].to == 9) {
+            eng_pos c;
+            eng_make(&p, &keep.m[i], &c);
+            assert_int_equal(c.bk, sq(10, 0));
+            assert_int_equal(c.wm, 0);
+            ring++;
+        }
     assert_int_equal(ring, 2);
+    /* The same for White. */
+    eng_pos w = eng_flip(&p);
+    eng_movelist wl;
+    int nw = eng_generate(&w, &wl, ENG_DUPS_MERGE);
+    int wring = 0;
+    for (int i = 0; i < nw; i++)
+        if (wl.m[i].from == wl.m[i].to) {
+            eng_pos c;
+            eng_make(&w, &wl.m[i], &c);
+            assert_int_equal(c.wk, 1u << wl.m[i].from);
+            assert_int_equal(c.bm | c.bk, 0);
+            wring++;
+        }
+    assert_int_equal(wring, 1);
 }
 
 static void

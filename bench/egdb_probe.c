@@ -1,0 +1,163 @@
+/*
+ * egdb_probe.c - size and probe speed of the compressed databases (issue
+ * 4's targets): the 2-6 piece set in at most 20 MB (130 positions a
+ * byte); random probes at most 200 ns with a cache holding the whole set,
+ * at most 2 us with a quarter of it.
+ *
+ * Uses the databases of bench/egdb ($EGDB_BENCH_DIR, default
+ * /tmp/checkers-bench-egdb; run `make bench` or bench/egdb first),
+ * compresses them if needed, then probes 2,000,000 random positions
+ * (uniform over the 2-6 piece positions, either side to move, generated
+ * before the clock starts) on one thread. Baseline in the same run: the
+ * same positions probed in the uncompressed 2-bit build files.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench_util.h"
+#include "egdb/egdb.h"
+#include "egdb/index.h"
+#include "egdb/store.h"
+
+/* ---- constants -------------------------------------------------------- */
+
+#define NPROBES 2000000
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static uint64_t
+rng(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 2685821657736338717ull;
+}
+
+static double
+run_probes(const egdb *db, const eng_pos *ps, int n, uint64_t *sum)
+{
+    double t0 = bench_now();
+    uint64_t s = 0;
+    for (int i = 0; i < n; i++)
+        s += (uint64_t)egdb_probe(db, &ps[i]);
+    *sum = s;
+    return (bench_now() - t0) / n * 1e9;
+}
+
+int
+main(void)
+{
+    const char *dir = getenv("EGDB_BENCH_DIR") ? getenv("EGDB_BENCH_DIR")
+                                               : "/tmp/checkers-bench-egdb";
+    char err[1024];
+    bench_machine();
+
+    /* Load the 2-bit files: the baseline, and the source of positions. */
+    egst_registry raw;
+    if (egst_registry_init(&raw) != 0)
+        return 1;
+    uint64_t total = 0;
+    for (int n = 2; n <= 6; n++) {
+        size_t k;
+        egix_slices(n, NULL, NULL, 0, &k);
+        egix_slice *sl = malloc(k * sizeof *sl);
+        egix_slices(n, sl, NULL, k, &k);
+        for (size_t i = 0; i < k; i++)
+            if (egst_add_mapped(&raw, dir, &sl[i], 0, err, sizeof err) != 0) {
+                fprintf(stderr, "%s\n(build the 1-6 piece databases first: build/bench/egdb)\n",
+                        err);
+                return 1;
+            }
+        free(sl);
+    }
+    for (size_t i = 0; i < raw.n; i++)
+        total += raw.list[i]->size;
+
+    /* Random positions, uniform over all 2-6 piece positions. */
+    eng_pos *ps = malloc(NPROBES * sizeof *ps);
+    int *want = malloc(NPROBES * sizeof *want);
+    uint64_t seed = 0x2545F4914F6CDD1Dull;
+    for (int i = 0; i < NPROBES; i++) {
+        uint64_t r = rng(&seed) % total;
+        size_t s = 0;
+        while (r >= raw.list[s]->size)
+            r -= raw.list[s++]->size;
+        egix_unindex(raw.list[s]->table, r, &ps[i]);
+        want[i] = egst_value(raw.list[s], r);
+        if (rng(&seed) & 1)
+            ps[i] = eng_flip(&ps[i]); /* same value, White to move */
+    }
+    double t0 = bench_now();
+    uint64_t bs = 0;
+    for (int i = 0; i < NPROBES; i++)
+        bs += (uint64_t)egst_probe(&raw, &ps[i]);
+    double base_ns = (bench_now() - t0) / NPROBES * 1e9;
+    printf("baseline: uncompressed 2-bit files, %.0f ns a probe (%.1f MB in memory)\n", base_ns,
+           (double)total / 4e6);
+
+    uint64_t cpos, cbytes;
+    double tc = bench_now();
+    if (egdb_compress(dir, 6, 2, &cpos, &cbytes, err, sizeof err) != 0) {
+        fprintf(stderr, "compress: %s\n", err);
+        return 1;
+    }
+    if (cpos)
+        printf("compressed %" PRIu64 " positions in %.1f s\n", cpos, bench_now() - tc);
+
+    egdb_slice_stats *st;
+    size_t ns;
+    if (egdb_stats(dir, &st, &ns, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    uint64_t cfile = 0, positions = 0;
+    for (size_t i = 0; i < ns; i++) {
+        int n = st[i].nbk + st[i].nwk + st[i].nbm + st[i].nwm;
+        if (n >= 2 && n <= 6) {
+            cfile += st[i].cfile_bytes;
+            positions += st[i].positions;
+        }
+    }
+    printf("size of the 2-6 piece set: %" PRIu64 " bytes = %.2f MB, %.1f positions a byte "
+           "(targets: 20 MB, 130 a byte) -> %s; %.1fx smaller than the 2-bit files\n",
+           cfile, (double)cfile / 1e6, (double)positions / (double)cfile,
+           cfile <= 20000000 ? "met" : "NOT met", (double)positions / 4.0 / (double)cfile);
+    free(st);
+
+    size_t whole = (size_t)(total / 4) + (total / 4) / 8; /* decoded blocks + overhead */
+    size_t caches[2] = {whole, whole / 4};
+    const char *names[2] = {"whole set", "a quarter"};
+    for (int c = 0; c < 2; c++) {
+        egdb *db;
+        if (egdb_open(dir, 6, caches[c], &db, err, sizeof err) != 0) {
+            fprintf(stderr, "%s\n", err);
+            return 1;
+        }
+        uint64_t sum;
+        run_probes(db, ps, NPROBES, &sum); /* warm the cache */
+        uint64_t h0, m0;
+        size_t blocks;
+        egdb_cache_counts(db, &h0, &m0, &blocks);
+        double ns_probe = run_probes(db, ps, NPROBES, &sum);
+        uint64_t h1, m1;
+        egdb_cache_counts(db, &h1, &m1, &blocks);
+        int bad = 0;
+        for (int i = 0; i < NPROBES; i++)
+            bad += egdb_probe(db, &ps[i]) != want[i];
+        double target = c == 0 ? 200.0 : 2000.0;
+        printf("cache of the %s (%.0f MB, %zu blocks): %.0f ns a probe = %.2fx the baseline, "
+               "block hit rate %.1f%% (target %.0f ns) -> %s; wrong values: %d\n",
+               names[c], (double)caches[c] / 1e6, blocks, ns_probe, ns_probe / base_ns,
+               100.0 * (double)(h1 - h0) / (double)((h1 - h0) + (m1 - m0) ? (h1 - h0) + (m1 - m0) : 1),
+               target, ns_probe <= target ? "met" : "NOT met", bad);
+        egdb_close(db);
+    }
+    (void)bs;
+    free(ps);
+    free(want);
+    egst_registry_free(&raw);
+    return 0;
+}
