@@ -98,14 +98,16 @@ main(void)
     printf("baseline: uncompressed 2-bit files, %.0f ns a probe (%.1f MB in memory)\n", base_ns,
            (double)total / 4e6);
 
-    uint64_t cpos, cbytes;
+    egdb_compress_stats cst;
+    egdb_compress_opts co = {6, 2, 1};
     double tc = bench_now();
-    if (egdb_compress(dir, 6, 2, &cpos, &cbytes, err, sizeof err) != 0) {
+    if (egdb_compress(dir, &co, &cst, err, sizeof err) != 0) {
         fprintf(stderr, "compress: %s\n", err);
         return 1;
     }
-    if (cpos)
-        printf("compressed %" PRIu64 " positions in %.1f s\n", cpos, bench_now() - tc);
+    if (cst.positions)
+        printf("compressed %" PRIu64 " positions in %.1f s (%" PRIu64 " runs)\n", cst.positions,
+               bench_now() - tc, cst.runs);
 
     egdb_slice_stats *st;
     size_t ns;

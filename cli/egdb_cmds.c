@@ -20,14 +20,17 @@ static const char egdb_help[] =
     "Endgame databases: the exact value (win, loss, draw for the side to move)\n"
     "of every position with few pieces, built by retrograde analysis.\n"
     "\n"
-    "  build  --pieces N --dir DIR [--threads T] [--memory GB]\n"
-    "         build every database with up to N pieces into DIR. Ctrl-C or a\n"
-    "         kill stops it; run it again to resume (finished slices are kept).\n"
+    "  build  --pieces N --dir DIR [--threads T] [--memory GB] [--no-threats]\n"
+    "         build every database with up to N pieces into DIR, then its\n"
+    "         compressed form (see compress). Ctrl-C or a kill stops it; run it\n"
+    "         again to resume (finished slices are kept).\n"
     "         --memory: refuse to start if the largest slice pair needs more;\n"
     "         warn if the finished databases will not stay in memory too\n"
-    "  compress --db DIR [--pieces N] [--threads T]\n"
+    "  compress --db DIR [--pieces N] [--threads T] [--no-threats]\n"
     "         write the compressed form (.cwl) of every built slice that lacks\n"
-    "         one (build does this at its end); probing prefers it\n"
+    "         one (build does this at its end); probing prefers it. Capture\n"
+    "         positions, and unless --no-threats threatened-capture positions,\n"
+    "         keep no value and are resolved by a small search when probed\n"
     "  probe  --db DIR [--moves] [--cache MB] FEN...\n"
     "         print FEN<TAB>win|loss|draw for the side to move; --moves adds the\n"
     "         value of each legal move (for the side that makes it)\n"
@@ -120,6 +123,7 @@ typedef struct egdb_args {
     long pieces, threads;
     double memory_gb; /* 0: no limit */
     size_t cache_mb;
+    int no_threats;
     int moves, json;
     char **rest;
     int nrest;
@@ -160,6 +164,8 @@ parse_args(const char *sub, int argc, char **argv, egdb_args *a, int *help)
             if (mb < 0)
                 return -1;
             a->cache_mb = (size_t)mb;
+        } else if (!strcmp(o, "--no-threats")) {
+            a->no_threats = 1;
         } else if (!strcmp(o, "--moves")) {
             a->moves = 1;
         } else if (!strcmp(o, "--json")) {
@@ -193,7 +199,21 @@ egdb_build_cmd(const egdb_args *a)
         return CLI_EXIT_FAIL;
     }
     if (todo == 0) {
-        printf("%s: the 1-%ld piece databases are complete; nothing to do\n", a->dir, a->pieces);
+        /* Built before; a run stopped during compression resumes it here. */
+        egdb_compress_stats cst;
+        egdb_compress_opts co = {(int)a->pieces, (int)a->threads, !a->no_threats};
+        rc = egdb_compress(a->dir, &co, &cst, err, sizeof err);
+        if (rc != 0) {
+            fprintf(stderr, "checkers egdb build: compress: %s (%s)\n", err, egdb_strerror(rc));
+            return CLI_EXIT_FAIL;
+        }
+        if (cst.positions == 0)
+            printf("%s: the 1-%ld piece databases are complete; nothing to do\n", a->dir,
+                   a->pieces);
+        else
+            printf("%s: databases were complete; compressed the %" PRIu64 " slices that were "
+                   "not yet\n",
+                   a->dir, cst.slices);
         return CLI_EXIT_OK;
     }
     fprintf(stderr,
@@ -233,6 +253,16 @@ egdb_build_cmd(const egdb_args *a)
         fprintf(stderr, "checkers egdb build: %s (%s)\n", err, egdb_strerror(rc));
         return CLI_EXIT_FAIL;
     }
+    /* The compressed form is what solvers probe: write it now (slices that
+     * already have it are skipped, so this is resumable too). */
+    egdb_compress_stats cst;
+    egdb_compress_opts co = {(int)a->pieces, (int)a->threads, !a->no_threats};
+    double tc = cli_now();
+    rc = egdb_compress(a->dir, &co, &cst, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "checkers egdb build: compress: %s (%s)\n", err, egdb_strerror(rc));
+        return CLI_EXIT_FAIL;
+    }
     double pc = st.seconds_phase1 > 0 ? (double)st.positions / st.seconds_phase1 : 0;
     double pn = st.seconds_phase2 > 0 ? (double)st.by_propagation / st.seconds_phase2 : 0;
     printf("built %zu slices (%zu kept from an earlier run), %" PRIu64 " positions in %.1f s "
@@ -245,6 +275,11 @@ egdb_build_cmd(const egdb_args *a)
            st.seconds_phase1, st.by_capture, st.by_lookup, pc / 1e6 / st.threads,
            st.seconds_phase2, st.by_propagation, pn / 1e6 / st.threads, st.seconds_write,
            (double)st.peak_pair_bytes / 1e6);
+    if (cst.positions)
+        printf("  compress:         %.1f s, %" PRIu64 " positions into %" PRIu64
+               " bytes (%.1f positions a byte)\n",
+               cli_now() - tc, cst.positions, cst.bytes,
+               (double)cst.positions / (double)(cst.bytes ? cst.bytes : 1));
     return CLI_EXIT_OK;
 }
 
@@ -256,20 +291,30 @@ egdb_compress_cmd(const egdb_args *a)
         return CLI_EXIT_USAGE;
     }
     char err[512];
-    uint64_t pos, bytes;
+    egdb_compress_stats st;
+    egdb_compress_opts o = {a->pieces > 0 ? (int)a->pieces : EGDB_MAX_PIECES, (int)a->threads,
+                            !a->no_threats};
     double t0 = cli_now();
-    int rc = egdb_compress(a->dir, a->pieces > 0 ? (int)a->pieces : EGDB_MAX_PIECES,
-                           (int)a->threads, &pos, &bytes, err, sizeof err);
+    int rc = egdb_compress(a->dir, &o, &st, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "checkers egdb compress: %s (%s)\n", err, egdb_strerror(rc));
         return CLI_EXIT_FAIL;
     }
-    if (pos == 0)
+    if (st.positions == 0) {
         printf("%s: every slice already has its compressed file\n", a->dir);
-    else
-        printf("compressed %" PRIu64 " positions into %" PRIu64 " bytes (%.1f positions a byte) "
-               "in %.1f s\n",
-               pos, bytes, (double)pos / (double)(bytes ? bytes : 1), cli_now() - t0);
+        return CLI_EXIT_OK;
+    }
+    double pb = (double)st.positions / (double)(st.bytes ? st.bytes : 1);
+    printf("compressed %" PRIu64 " slices, %" PRIu64 " positions into %" PRIu64
+           " bytes (%.1f positions a byte) in %.1f s\n"
+           "  values dropped: %.1f%% capture positions, %.1f%% threatened-capture positions\n"
+           "  %" PRIu64 " runs (%.0f positions a run): %.2f MB of prefix codes, %.2f MB of "
+           "length bits, %.2f MB of headers, tables and block padding\n",
+           st.slices, st.positions, st.bytes, pb, cli_now() - t0,
+           100.0 * (double)st.dropped_capture / (double)st.positions,
+           100.0 * (double)st.dropped_threat / (double)st.positions, st.runs,
+           (double)st.positions / (double)(st.runs ? st.runs : 1), (double)st.code_bits / 8e6,
+           (double)st.extra_bits / 8e6, (double)st.overhead_bytes / 1e6);
     return CLI_EXIT_OK;
 }
 

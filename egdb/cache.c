@@ -157,8 +157,9 @@ egca_value(egca_cache *c, uint64_t key, uint32_t pos, egca_fill_fn fill, void *c
     atomic_fetch_add_explicit(&c->misses, 1, memory_order_relaxed);
 
     /* Decode outside the lock: other threads keep probing meanwhile. */
-    uint8_t stackbuf[8192];
-    uint8_t *buf = c->entry_bytes <= sizeof stackbuf ? stackbuf : malloc(c->entry_bytes);
+    uint64_t stackwords[1024]; /* 8-byte aligned, as decoders want */
+    uint8_t *stackbuf = (uint8_t *)stackwords;
+    uint8_t *buf = c->entry_bytes <= sizeof stackwords ? stackbuf : malloc(c->entry_bytes);
     if (!buf)
         return -4; /* EGDB_ENOMEM */
     int rc = fill(ctx, buf);

@@ -169,7 +169,8 @@ int egcd_header_decode(const unsigned char b[EGCD_HEADER_BYTES], egcd_header *h)
  * egcd_decode_block - decodes one block into 2-bit values.
  * PARAMETERS
  *   src, len: the block's bytes; n: positions in the block;
- *   out: (n + 3) / 4 bytes, filled.
+ *   out: 8-byte aligned, room for (n + 31) / 32 64-bit words; the first
+ *        (n + 3) / 4 bytes receive the values.
  * RETURN 0, or -1 when the data does not decode to exactly n positions.
  */
 int egcd_decode_block(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t n,

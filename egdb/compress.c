@@ -46,13 +46,19 @@ typedef struct bitwriter {
     int nacc;
 } bitwriter;
 
+/* Per-slice figures, summed into egdb_compress_stats. */
+typedef struct slice_figures {
+    uint64_t bytes, dropped_capture, dropped_threat, runs, code_bits, extra_bits, overhead_bits;
+} slice_figures;
+
 typedef struct compress_job {
     const char *dir;
     const egst_registry *reg;
     int flags;
     _Atomic size_t next;
     _Atomic int failed;
-    _Atomic uint64_t in_positions, out_bytes;
+    pthread_mutex_t sum_lock;
+    egdb_compress_stats sum;
     pthread_mutex_t err_lock;
     char *err;
     size_t errlen;
@@ -195,7 +201,7 @@ write_file(const char *path, const unsigned char *hdr, const uint8_t *codes, con
 /* Compresses one loaded slice into <dir>/<name>.cwl. */
 static int
 compress_slice(const char *dir, const egst_slice *e, const egst_header *wh, int flags,
-               uint64_t *out_bytes, char *err, size_t errlen)
+               slice_figures *fig, char *err, size_t errlen)
 {
     const uint32_t bsize = 1u << EGCD_BLOCK_SHIFT;
     uint32_t nblocks = (uint32_t)((e->size + bsize - 1) / bsize);
@@ -216,8 +222,11 @@ compress_slice(const char *dir, const egst_slice *e, const egst_header *wh, int 
     for (uint64_t i = 0; i < e->size; i++) {
         eng_pos p;
         egix_unindex(e->table, i, &p);
-        if (egcd_dropped(&p, flags) != EGCD_KEPT)
+        int why = egcd_dropped(&p, flags);
+        if (why != EGCD_KEPT)
             drop[i >> 3] |= (uint8_t)(1u << (i & 7));
+        fig->dropped_capture += why == EGCD_CAPTURE;
+        fig->dropped_threat += why == EGCD_THREAT;
     }
     uint8_t len[EGCD_NSYM];
     uint16_t code[EGCD_NSYM];
@@ -246,6 +255,9 @@ compress_slice(const char *dir, const egst_slice *e, const egst_header *wh, int 
                 goto out;
             }
             data.b[data.n++] = (uint8_t)(runs[0].value | seed << 2);
+            size_t block_start = data.n;
+            uint64_t block_bits = 0;
+            fig->runs += nr;
             bitwriter w = {&data, 0, 0};
             for (size_t j = 0; j < nr; j++) {
                 int eb;
@@ -255,11 +267,16 @@ compress_slice(const char *dir, const egst_slice *e, const egst_header *wh, int 
                     rc = EGDB_ENOMEM;
                     goto out;
                 }
+                fig->code_bits += len[s];
+                fig->extra_bits += (uint64_t)eb;
+                block_bits += (uint64_t)len[s] + (uint64_t)eb;
             }
             if (flush_bits(&w) != 0) {
                 rc = EGDB_ENOMEM;
                 goto out;
             }
+            /* The block's first byte and its padding to a whole byte. */
+            fig->overhead_bits += 8 + (data.n - block_start) * 8 - block_bits;
             table[nblocks + 1 + bl] =
                 (uint32_t)XXH3_64bits(data.b + table[bl], data.n - table[bl]);
         }
@@ -309,7 +326,8 @@ compress_slice(const char *dir, const egst_slice *e, const egst_header *wh, int 
         rc = EGDB_EIO;
         goto out;
     }
-    *out_bytes = EGCD_TABLE_OFFSET + ((uint64_t)2 * nblocks + 1) * 4 + data.n;
+    fig->bytes = EGCD_TABLE_OFFSET + ((uint64_t)2 * nblocks + 1) * 4 + data.n;
+    fig->overhead_bits += 8 * (EGCD_TABLE_OFFSET + ((uint64_t)2 * nblocks + 1) * 4);
 out:
     free(runs);
     free(drop);
@@ -331,9 +349,10 @@ compress_worker(void *arg)
         egst_header wh;
         egst_path(j->dir, &e->slice, path, sizeof path);
         int rc = egst_read_header(path, &wh, NULL, err, sizeof err);
-        uint64_t bytes = 0;
+        slice_figures fig;
+        memset(&fig, 0, sizeof fig);
         if (rc == 0)
-            rc = compress_slice(j->dir, e, &wh, j->flags, &bytes, err, sizeof err);
+            rc = compress_slice(j->dir, e, &wh, j->flags, &fig, err, sizeof err);
         if (rc != 0) {
             pthread_mutex_lock(&j->err_lock);
             if (!atomic_exchange(&j->failed, 1))
@@ -341,8 +360,17 @@ compress_worker(void *arg)
             pthread_mutex_unlock(&j->err_lock);
             break;
         }
-        atomic_fetch_add(&j->in_positions, e->size);
-        atomic_fetch_add(&j->out_bytes, bytes);
+        pthread_mutex_lock(&j->sum_lock);
+        j->sum.slices++;
+        j->sum.positions += e->size;
+        j->sum.bytes += fig.bytes;
+        j->sum.dropped_capture += fig.dropped_capture;
+        j->sum.dropped_threat += fig.dropped_threat;
+        j->sum.runs += fig.runs;
+        j->sum.code_bits += fig.code_bits;
+        j->sum.extra_bits += fig.extra_bits;
+        j->sum.overhead_bytes += fig.overhead_bits / 8;
+        pthread_mutex_unlock(&j->sum_lock);
     }
     return NULL;
 }
@@ -366,12 +394,12 @@ compressed_ok(const char *dir, const egix_slice *s)
 }
 
 int
-egdb_compress(const char *dir, int npieces, int threads, uint64_t *positions, uint64_t *bytes,
-              char *err, size_t errlen)
+egdb_compress(const char *dir, const egdb_compress_opts *o, egdb_compress_stats *st, char *err,
+              size_t errlen)
 {
     egst_registry reg;
-    *positions = 0;
-    *bytes = 0;
+    const int npieces = o->npieces, threads = o->threads;
+    memset(st, 0, sizeof *st);
     if (egst_registry_init(&reg) != 0)
         return EGDB_ENOMEM;
     int rc = 0;
@@ -405,10 +433,11 @@ egdb_compress(const char *dir, int npieces, int threads, uint64_t *positions, ui
         memset(&j, 0, sizeof j);
         j.dir = dir;
         j.reg = &reg;
-        j.flags = getenv("CHECKERS_EGDB_THREATS") ? EGCD_FLAG_THREATS : 0;
+        j.flags = o->threats ? EGCD_FLAG_THREATS : 0;
         j.err = err;
         j.errlen = errlen;
         pthread_mutex_init(&j.err_lock, NULL);
+        pthread_mutex_init(&j.sum_lock, NULL);
         int nt = threads < 1 ? 1 : threads > 64 ? 64 : threads;
         pthread_t tid[64];
         int started = 0;
@@ -419,10 +448,10 @@ egdb_compress(const char *dir, int npieces, int threads, uint64_t *positions, ui
         for (int t = 0; t < started; t++)
             pthread_join(tid[t], NULL);
         pthread_mutex_destroy(&j.err_lock);
+        pthread_mutex_destroy(&j.sum_lock);
         if (atomic_load(&j.failed))
             rc = EGDB_EIO;
-        *positions = j.in_positions;
-        *bytes = j.out_bytes;
+        *st = j.sum;
     }
     egst_registry_free(&reg);
     return rc;

@@ -204,18 +204,31 @@ int egdb_probe(const egdb *db, const eng_pos *p);
 int egdb_verify(const char *dir, int threads, egdb_progress_fn progress, void *arg, char *err,
                 size_t errlen);
 
+/* What egdb_compress writes. */
+typedef struct egdb_compress_opts {
+    int npieces; /* slices of 1..npieces                                */
+    int threads;
+    int threats; /* also drop threatened-capture positions (codec.h)    */
+} egdb_compress_opts;
+
+/* What egdb_compress did (this call only). */
+typedef struct egdb_compress_stats {
+    uint64_t slices, positions, bytes;
+    uint64_t dropped_capture, dropped_threat; /* positions without a value */
+    uint64_t runs;                            /* runs coded                */
+    uint64_t code_bits, extra_bits;           /* prefix codes, raw length bits */
+    uint64_t overhead_bytes; /* headers, code tables, block tables, block padding */
+} egdb_compress_stats;
+
 /*
  * egdb_compress - writes the compressed file (.cwl, see codec.h) of every
  * slice of 1..npieces in dir that has a build file and no valid
- * compressed file yet, on `threads` threads. Each file is written to a
+ * compressed file yet, on o->threads threads. Each file is written to a
  * temporary name and renamed.
- * PARAMETERS
- *   positions, bytes: receive the positions compressed in this call and
- *   the bytes written.
  * RETURN 0 or a negative code with err naming the file.
  */
-int egdb_compress(const char *dir, int npieces, int threads, uint64_t *positions,
-                  uint64_t *bytes, char *err, size_t errlen);
+int egdb_compress(const char *dir, const egdb_compress_opts *o, egdb_compress_stats *st,
+                  char *err, size_t errlen);
 
 /* Statistics of one slice file (see egdb_stats). */
 typedef struct egdb_slice_stats {

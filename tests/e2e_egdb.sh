@@ -90,10 +90,11 @@ check "uninterrupted build exit" 0 $?
 check "uninterrupted files" $N5 "$(nwld "$T/c")"
 check "resumed files" $N5 "$(nwld "$T/b")"
 differ=0
-for f in "$T"/c/*.wld; do
+for f in "$T"/c/*.wld "$T"/c/*.cwl; do
     cmp -s "$f" "$T/b/${f##*/}" || { differ=$((differ + 1)); echo "     differs: ${f##*/}"; }
 done
-check "resumed files identical to uninterrupted (cmp)" 0 $differ
+check "resumed files identical to uninterrupted, build and compressed (cmp)" 0 $differ
+check "compressed files" $N5 "$(ls "$T/c" | grep -c '\.cwl$')"
 rm -rf "$T/c"
 
 # ---- verify, then corrupt one byte ----------------------------------------

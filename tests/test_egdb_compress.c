@@ -1,0 +1,363 @@
+/*
+ * test_egdb_compress.c - the compressed databases against the 2-bit build
+ * files they come from, and their handling of damage.
+ *
+ *   - every position of the 1-4 piece databases (both sides to move), and
+ *     a seeded sample of 5-piece positions, probes to the same value
+ *     through the compressed files (capture and threatened-capture
+ *     positions resolved by search) as in the build files, with and
+ *     without threatened-capture dropping;
+ *   - the prefix-code builder gives a complete code within the length
+ *     limit for skewed frequencies;
+ *   - a flipped byte in a block: probes that need it return
+ *     EGDB_ECORRUPT (never a value) and egdb_verify names file and block;
+ *     a truncated file and a wrong version make egdb_open fail naming the
+ *     file.
+ * The build files come from egdb_build, itself checked against an
+ * independent solver in test_egdb_build.c.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "egdb/codec.h"
+#include "egdb/egdb.h"
+#include "egdb/index.h"
+#include "egdb/store.h"
+
+/* ---- fixture ----------------------------------------------------------- */
+
+typedef struct fixture {
+    char dir[64]; /* build files + compressed files (threats dropped)  */
+    char dir_nt[64]; /* the same without threat dropping               */
+    int pieces;
+} fixture;
+
+static int
+sanitized(void)
+{
+    return getenv("CHECKERS_SANITIZED") != NULL;
+}
+
+static uint64_t
+rng(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 2685821657736338717ull;
+}
+
+static int
+run(const char *cmd)
+{
+    return system(cmd);
+}
+
+static int
+setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    f->pieces = sanitized() ? 4 : 5;
+    snprintf(f->dir, sizeof f->dir, "/tmp/ckcmpXXXXXX");
+    snprintf(f->dir_nt, sizeof f->dir_nt, "/tmp/ckcmpntXXXXXX");
+    if (!mkdtemp(f->dir) || !mkdtemp(f->dir_nt))
+        return -1;
+    char err[512];
+    egdb_build_stats bs;
+    egdb_build_opts bo = {f->pieces, 2, NULL, NULL, NULL};
+    if (egdb_build(f->dir, &bo, &bs, err, sizeof err) != 0) {
+        fprintf(stderr, "build: %s\n", err);
+        return -1;
+    }
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "cp %s/*.wld %s/", f->dir, f->dir_nt);
+    if (run(cmd) != 0)
+        return -1;
+    egdb_compress_stats cs;
+    egdb_compress_opts co = {f->pieces, 2, 1};
+    if (egdb_compress(f->dir, &co, &cs, err, sizeof err) != 0) {
+        fprintf(stderr, "compress: %s\n", err);
+        return -1;
+    }
+    co.threats = 0;
+    if (egdb_compress(f->dir_nt, &co, &cs, err, sizeof err) != 0) {
+        fprintf(stderr, "compress: %s\n", err);
+        return -1;
+    }
+    *state = f;
+    return 0;
+}
+
+static int
+teardown(void **state)
+{
+    fixture *f = *state;
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s %s", f->dir, f->dir_nt);
+    run(cmd);
+    free(f);
+    return 0;
+}
+
+/* Loads the build files of 1..n pieces of dir into r. */
+static void
+load_raw(egst_registry *r, const char *dir, int n)
+{
+    char err[512];
+    assert_int_equal(egst_registry_init(r), 0);
+    for (int p = 1; p <= n; p++) {
+        size_t k;
+        egix_slices(p, NULL, NULL, 0, &k);
+        egix_slice *sl = malloc(k * sizeof *sl);
+        egix_slices(p, sl, NULL, k, &k);
+        for (size_t i = 0; i < k; i++)
+            assert_int_equal(egst_add_mapped(r, dir, &sl[i], 0, err, sizeof err), 0);
+        free(sl);
+    }
+}
+
+/* Every position of the slices with up to `upto` pieces, both sides to
+ * move, then `samples` random positions of the rest. */
+static void
+compare_all(const char *dir, int pieces, int upto, int samples)
+{
+    egst_registry raw;
+    load_raw(&raw, dir, pieces);
+    egdb *db;
+    char err[512];
+    assert_int_equal(egdb_open(dir, pieces, (size_t)64 << 20, &db, err, sizeof err), 0);
+    uint64_t compared = 0, big_total = 0;
+    for (size_t s = 0; s < raw.n; s++) {
+        const egst_slice *e = raw.list[s];
+        int n = e->slice.nbk + e->slice.nwk + e->slice.nbm + e->slice.nwm;
+        if (n > upto) {
+            big_total += e->size;
+            continue;
+        }
+        for (uint64_t i = 0; i < e->size; i++) {
+            eng_pos p;
+            egix_unindex(e->table, i, &p);
+            int want = egst_value(e, i);
+            assert_int_equal(egdb_probe(db, &p), want);
+            eng_pos f = eng_flip(&p);
+            assert_int_equal(egdb_probe(db, &f), want);
+            compared += 2;
+        }
+    }
+    uint64_t seed = 0x123456789ull;
+    for (int k = 0; k < samples && big_total > 0; k++) {
+        uint64_t r = rng(&seed) % big_total;
+        for (size_t s = 0; s < raw.n; s++) {
+            const egst_slice *e = raw.list[s];
+            int n = e->slice.nbk + e->slice.nwk + e->slice.nbm + e->slice.nwm;
+            if (n <= upto)
+                continue;
+            if (r >= e->size) {
+                r -= e->size;
+                continue;
+            }
+            eng_pos p;
+            egix_unindex(e->table, r, &p);
+            if (rng(&seed) & 1)
+                p = eng_flip(&p);
+            assert_int_equal(egdb_probe(db, &p), egst_value(e, r));
+            compared++;
+            break;
+        }
+    }
+    printf("  %s: %llu probes equal to the build files\n", dir, (unsigned long long)compared);
+    egdb_close(db);
+    egst_registry_free(&raw);
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+static void
+test_compressed_equals_raw(void **state)
+{
+    fixture *f = *state;
+    compare_all(f->dir, f->pieces, 4, sanitized() ? 0 : 200000);
+}
+
+static void
+test_compressed_equals_raw_no_threats(void **state)
+{
+    fixture *f = *state;
+    compare_all(f->dir_nt, f->pieces, sanitized() ? 3 : 4, sanitized() ? 0 : 50000);
+}
+
+static void
+test_small_cache_same_values(void **state)
+{
+    /* A cache of a few blocks: constant eviction, same answers. */
+    fixture *f = *state;
+    egst_registry raw;
+    load_raw(&raw, f->dir, 4);
+    egdb *db;
+    char err[512];
+    assert_int_equal(egdb_open(f->dir, 4, 64 * 4200, &db, err, sizeof err), 0);
+    uint64_t seed = 99;
+    for (int k = 0; k < 100000; k++) {
+        const egst_slice *e = raw.list[rng(&seed) % raw.n];
+        uint64_t i = rng(&seed) % e->size;
+        eng_pos p;
+        egix_unindex(e->table, i, &p);
+        assert_int_equal(egdb_probe(db, &p), egst_value(e, i));
+    }
+    uint64_t h, m;
+    size_t blocks;
+    egdb_cache_counts(db, &h, &m, &blocks);
+    assert_true(m > 1000); /* it really evicted */
+    egdb_close(db);
+    egst_registry_free(&raw);
+}
+
+static void
+test_code_lengths(void **state)
+{
+    (void)state;
+    /* Fibonacci-like frequencies force a deep Huffman tree: the limit
+     * must hold and the code stay complete (Kraft sum exactly 1). */
+    uint64_t freq[EGCD_NSYM];
+    uint64_t a = 1, b = 1;
+    for (int s = 0; s < EGCD_NSYM; s++) {
+        freq[s] = a;
+        uint64_t c = a + b;
+        a = b;
+        b = c > (1ull << 50) ? (1ull << 50) : c;
+    }
+    uint8_t len[EGCD_NSYM];
+    egcd_code_lengths(freq, len, EGCD_MAX_BITS);
+    uint64_t kraft = 0;
+    for (int s = 0; s < EGCD_NSYM; s++) {
+        assert_true(len[s] >= 1 && len[s] <= EGCD_MAX_BITS);
+        kraft += 1ull << (EGCD_MAX_BITS - len[s]);
+    }
+    assert_int_equal(kraft, 1ull << EGCD_MAX_BITS);
+    egcd_decoder d;
+    assert_int_equal(egcd_decoder_init(&d, len), 0);
+    /* An over-full code is refused. */
+    memset(len, 1, sizeof len);
+    assert_int_equal(egcd_decoder_init(&d, len), -1);
+}
+
+/* Copies the directory, returns the copy's path in out. */
+static void
+copy_dir(const char *from, char *out, size_t outlen)
+{
+    snprintf(out, outlen, "/tmp/ckcmpcopyXXXXXX");
+    assert_non_null(mkdtemp(out));
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "cp %s/* %s/", from, out);
+    assert_int_equal(run(cmd), 0);
+}
+
+static void
+test_damaged_block(void **state)
+{
+    fixture *f = *state;
+    char d[64], err[1024], path[256], cmd[512];
+    copy_dir(f->dir, d, sizeof d);
+    /* Remove the build files: the compressed ones must stand alone. */
+    snprintf(cmd, sizeof cmd, "rm -f %s/*.wld", d);
+    assert_int_equal(run(cmd), 0);
+    /* Damage the data area of 2200.00 (two kings each): flip a byte in
+     * its first block. */
+    snprintf(path, sizeof path, "%s/2200.00.cwl", d);
+    FILE *fp = fopen(path, "r+b");
+    assert_non_null(fp);
+    unsigned char hdr[EGCD_HEADER_BYTES];
+    assert_int_equal(fread(hdr, 1, sizeof hdr, fp), sizeof hdr);
+    egcd_header h;
+    assert_int_equal(egcd_header_decode(hdr, &h), 0);
+    long data_at = (long)(EGCD_TABLE_OFFSET + ((uint64_t)2 * h.nblocks + 1) * 4);
+    fseek(fp, data_at + 5, SEEK_SET);
+    int c = fgetc(fp);
+    fseek(fp, data_at + 5, SEEK_SET);
+    fputc(c ^ 0x10, fp);
+    fclose(fp);
+
+    egdb *db;
+    assert_int_equal(egdb_open(d, 4, (size_t)16 << 20, &db, err, sizeof err), 0);
+    /* Every position of block 0 that keeps its value must now fail. */
+    egix_table *t;
+    egix_slice s = h.slice;
+    assert_int_equal(egix_table_create(&s, &t), 0);
+    int corrupt = 0, values = 0;
+    for (uint64_t i = 0; i < (1u << h.block_shift) && i < h.positions; i++) {
+        eng_pos p;
+        egix_unindex(t, i, &p);
+        if (egcd_dropped(&p, h.flags) != EGCD_KEPT)
+            continue;
+        int v = egdb_probe(db, &p);
+        if (v == EGDB_ECORRUPT)
+            corrupt++;
+        else
+            values++;
+    }
+    assert_true(corrupt > 0);
+    assert_int_equal(values, 0);
+    egix_table_destroy(t);
+    egdb_close(db);
+    assert_int_equal(egdb_verify(d, 2, NULL, NULL, err, sizeof err), EGDB_ECORRUPT);
+    assert_non_null(strstr(err, "2200.00.cwl"));
+    assert_non_null(strstr(err, "block 0"));
+    snprintf(cmd, sizeof cmd, "rm -rf %s", d);
+    run(cmd);
+}
+
+static void
+test_truncated_and_version(void **state)
+{
+    fixture *f = *state;
+    char d[64], err[1024], path[256], cmd[512];
+    copy_dir(f->dir, d, sizeof d);
+    snprintf(path, sizeof path, "%s/1110.40.cwl", d);
+    assert_int_equal(truncate(path, 100), 0);
+    egdb *db;
+    assert_int_equal(egdb_open(d, 0, 1 << 20, &db, err, sizeof err), EGDB_ECORRUPT);
+    assert_non_null(strstr(err, "1110.40.cwl"));
+    /* Wrong version byte. */
+    snprintf(cmd, sizeof cmd, "cp %s/1110.40.cwl %s/", f->dir, d);
+    assert_int_equal(run(cmd), 0);
+    FILE *fp = fopen(path, "r+b");
+    assert_non_null(fp);
+    fseek(fp, 7, SEEK_SET);
+    fputc(EGCD_VERSION + 1, fp);
+    fclose(fp);
+    assert_int_equal(egdb_open(d, 0, 1 << 20, &db, err, sizeof err), EGDB_ECORRUPT);
+    assert_non_null(strstr(err, "version"));
+    snprintf(cmd, sizeof cmd, "rm -rf %s", d);
+    run(cmd);
+}
+
+static void
+test_verify_compressed(void **state)
+{
+    fixture *f = *state;
+    char err[1024];
+    assert_int_equal(egdb_verify(f->dir, 2, NULL, NULL, err, sizeof err), 0);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_code_lengths),
+        cmocka_unit_test(test_compressed_equals_raw),
+        cmocka_unit_test(test_compressed_equals_raw_no_threats),
+        cmocka_unit_test(test_small_cache_same_values),
+        cmocka_unit_test(test_verify_compressed),
+        cmocka_unit_test(test_damaged_block),
+        cmocka_unit_test(test_truncated_and_version),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
