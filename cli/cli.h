@@ -8,7 +8,7 @@
 
 #include "engine/engine.h"
 
-enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
+enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2, CLI_EXIT_DAMAGED = 3 };
 
 int cli_perft(int argc, char **argv);
 int cli_show(int argc, char **argv);

@@ -11,6 +11,8 @@
 #include "cli/cli.h"
 #include "egdb/egdb.h"
 #include "egdb/index.h"
+#include "egdb/partial.h"
+#include "engine/value.h"
 
 /* ---- static data ------------------------------------------------------ */
 
@@ -24,6 +26,11 @@ static const char egdb_help[] =
     "         build every database with up to N pieces into DIR, then its\n"
     "         compressed form (see compress). Ctrl-C or a kill stops it; run it\n"
     "         again to resume (finished slices are kept).\n"
+    "  build  --only MATERIALS --dir DIR [--threads T]\n"
+    "         build only these materials (\"KKMM\" = black kings, white kings,\n"
+    "         black men, white men, comma-separated, twins implied) as a\n"
+    "         partial-information database: moves into databases that are not\n"
+    "         in DIR count as unknown, and values are bounds (LL LD DD DW WW LW)\n"
     "         --memory: refuse to start if the largest slice pair needs more;\n"
     "         warn if the finished databases will not stay in memory too\n"
     "  compress --db DIR [--pieces N] [--threads T] [--no-threats]\n"
@@ -38,12 +45,14 @@ static const char egdb_help[] =
     "         positions, wins, losses, draws, build time and file size by material\n"
     "  verify --db DIR [--threads T]\n"
     "         check every file's checksum and every position against its moves;\n"
-    "         exit status 1 names the first bad slice and position\n"
+    "         exit status 1: a wrong value (the first bad slice and position are\n"
+    "         named), 3: a damaged or missing file (file and block named)\n"
     "  count  --pieces N\n"
     "         the number of positions by piece split, from the index itself\n"
     "\n"
     "Examples:\n"
     "  checkers egdb build --pieces 5 --dir egdb-data\n"
+    "  checkers egdb build --only 0033,1023 --dir egdb-data   # after 1-5 pieces\n"
     "  checkers egdb probe --db egdb-data 'W:WK3:BK10,K14'\n"
     "  checkers egdb verify --db egdb-data\n"
     "  checkers egdb count --pieces 8\n";
@@ -124,6 +133,7 @@ typedef struct egdb_args {
     double memory_gb; /* 0: no limit */
     size_t cache_mb;
     int no_threats;
+    const char *only; /* materials of a partial build */
     int moves, json;
     char **rest;
     int nrest;
@@ -164,6 +174,8 @@ parse_args(const char *sub, int argc, char **argv, egdb_args *a, int *help)
             if (mb < 0)
                 return -1;
             a->cache_mb = (size_t)mb;
+        } else if (!strcmp(o, "--only") && i + 1 < argc) {
+            a->only = argv[++i];
         } else if (!strcmp(o, "--no-threats")) {
             a->no_threats = 1;
         } else if (!strcmp(o, "--moves")) {
@@ -183,8 +195,46 @@ parse_args(const char *sub, int argc, char **argv, egdb_args *a, int *help)
 /* ---- subcommands -------------------------------------------------------- */
 
 static int
+egdb_partial_build_cmd(const egdb_args *a)
+{
+    char err[512];
+    egpt_material mats[EGPT_MAX_MATERIALS];
+    size_t n;
+    if (egpt_parse_materials(a->only, mats, EGPT_MAX_MATERIALS, &n, err, sizeof err) != 0) {
+        fprintf(stderr, "checkers egdb build: bad --only: %s\n", err);
+        return CLI_EXIT_USAGE;
+    }
+    progress_state ps = {isatty(2), 0};
+    egpt_opts o = {mats, n, (int)a->threads, on_progress, &ps, &stop_flag};
+    egpt_stats st;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    int rc = egpt_build(a->dir, &o, &st, err, sizeof err);
+    if (ps.tty)
+        fprintf(stderr, "\n");
+    if (rc != 0) {
+        fprintf(stderr, "checkers egdb build: %s (%s)\n", err, egdb_strerror(rc));
+        return CLI_EXIT_FAIL;
+    }
+    uint64_t exact = st.count[ENG_LL] + st.count[ENG_DD] + st.count[ENG_WW];
+    uint64_t half = st.count[ENG_LD] + st.count[ENG_DW];
+    double pos = st.positions ? (double)st.positions : 1.0;
+    printf("partial database: %" PRIu64 " positions built; exact %.1f%%, half-bounds %.1f%%, "
+           "unknown (LW) %.1f%%; %" PRIu64 " moves led into no database\n"
+           "  first pass %.1f s, later passes %.1f s (%" PRIu64 " at most for one pair), write "
+           "%.1f s\n"
+           "  'checkers egdb stats --db %s' shows the resolved share by leading ranks\n",
+           st.positions, 100.0 * (double)exact / pos, 100.0 * (double)half / pos,
+           100.0 * (double)st.count[ENG_LW] / pos, st.exits_unavailable, st.seconds_first,
+           st.seconds_passes, st.passes_max, st.seconds_write, a->dir);
+    return CLI_EXIT_OK;
+}
+
+static int
 egdb_build_cmd(const egdb_args *a)
 {
+    if (a->only && a->dir)
+        return egdb_partial_build_cmd(a);
     if (a->pieces < 1 || !a->dir) {
         fprintf(stderr, "checkers egdb build: needs --pieces N and --dir DIR\n");
         return CLI_EXIT_USAGE;
@@ -331,11 +381,20 @@ egdb_probe_cmd(const egdb_args *a)
         fprintf(stderr, "checkers egdb probe: needs --db DIR and at least one FEN\n");
         return CLI_EXIT_USAGE;
     }
-    char err[512];
+    char err[512], perr[512];
     egdb *db;
     int rc = egdb_open(a->dir, 0, a->cache_mb * 1000000, &db, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "checkers egdb probe: %s\n", err);
+        return CLI_EXIT_FAIL;
+    }
+    /* A partial-information database in the same directory answers the
+     * positions the exact ones do not have, with a bound. */
+    egpt_db *pdb = NULL;
+    int prc = egpt_open(a->dir, 0, &pdb, perr, sizeof perr);
+    if (prc != 0 && prc != EGDB_EMISSING) {
+        fprintf(stderr, "checkers egdb probe: %s\n", perr);
+        egdb_close(db);
         return CLI_EXIT_FAIL;
     }
     int status = CLI_EXIT_OK;
@@ -346,6 +405,13 @@ egdb_probe_cmd(const egdb_args *a)
             continue;
         }
         int v = egdb_probe(db, &p);
+        if (v == EGDB_ENOTFOUND && pdb) {
+            int b = egpt_probe(pdb, &p);
+            if (b >= 0) {
+                printf("%s\t%s\n", a->rest[i], eng_bound_name((eng_bound)b));
+                continue;
+            }
+        }
         if (v < 0) {
             fprintf(stderr, "checkers egdb probe: %s: %s (database has up to %d pieces)\n",
                     a->rest[i], egdb_strerror(v), egdb_max_pieces(db));
@@ -370,6 +436,7 @@ egdb_probe_cmd(const egdb_args *a)
         }
         printf("\n");
     }
+    egpt_close(pdb);
     egdb_close(db);
     return status;
 }
@@ -458,6 +525,23 @@ egdb_stats_cmd(const egdb_args *a)
     }
     free(m);
     free(st);
+    /* Partial-information slices: resolved share by leading ranks. */
+    egpt_slice_info *pi;
+    size_t np;
+    if (egpt_list(a->dir, &pi, &np, err, sizeof err) != 0) {
+        fprintf(stderr, "checkers egdb stats: %s\n", err);
+        return CLI_EXIT_FAIL;
+    }
+    free(pi);
+    if (np > 0) {
+        if (!a->json)
+            printf("\npartial-information slices: %zu\n", np);
+        if (egpt_report(a->dir, stdout, a->json ? EGPT_REPORT_JSON : EGPT_REPORT_TEXT, err,
+                        sizeof err) != 0) {
+            fprintf(stderr, "checkers egdb stats: %s\n", err);
+            return CLI_EXIT_FAIL;
+        }
+    }
     return CLI_EXIT_OK;
 }
 
@@ -477,7 +561,9 @@ egdb_verify_cmd(const egdb_args *a)
         fprintf(stderr, "\n");
     if (rc != 0) {
         fprintf(stderr, "checkers egdb verify: FAILED: %s (%s)\n", err, egdb_strerror(rc));
-        return CLI_EXIT_FAIL;
+        /* 1: a stored value is wrong; 3: a file is damaged, missing or
+         * unreadable (checksums, sizes, headers). */
+        return rc == EGDB_EVERIFY ? CLI_EXIT_FAIL : CLI_EXIT_DAMAGED;
     }
     printf("%s: every file's checksum and every position's value verified (%.1f s)\n", a->dir,
            cli_now() - t0);

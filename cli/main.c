@@ -6,6 +6,7 @@
  *   0  success
  *   1  the work failed (I/O error, a check that did not pass)
  *   2  bad usage or bad input (unknown option, malformed FEN or move)
+ *   3  a database file is damaged or missing (egdb verify)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +40,8 @@ usage(FILE *f)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-7s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n'checkers <command> --help' describes a command, with examples.\n"
-               "Exit status: 0 success, 1 the work failed, 2 bad usage or input.\n");
+               "Exit status: 0 success, 1 the work failed, 2 bad usage or input,\n"
+               "3 a damaged database file (egdb verify).\n");
 }
 
 int

@@ -1,9 +1,10 @@
 /*
  * cache.h - the block cache of the compressed databases (egca_): decoded
- * blocks, least recently used evicted first, shared by all threads.
+ * blocks, evicted least recently used first (by the CLOCK approximation
+ * of LRU), shared by all threads.
  *
- * The cache is split into shards by key, each with its own lock and LRU
- * list, so threads probing different blocks rarely wait for each other.
+ * The cache is split into shards by key, each with its own lock and CLOCK
+ * hand, so threads probing different blocks rarely wait for each other.
  * All memory is allocated at creation (a fixed number of entries of a
  * fixed size), so a probe never allocates.
  *

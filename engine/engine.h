@@ -38,6 +38,11 @@
  *   code otherwise; eng_strerror() names the code. Parsers also write a
  *   human-readable message that says what and where into a caller buffer.
  *
+ * VALUES
+ *   The game-value type shared by the databases, solvers and manager
+ *   (bounds LL..WW and LW, their negation and max, and the build-time
+ *   unknowns of seed 000) has its own header, engine/value.h.
+ *
  * THREAD SAFETY
  *   The module has no mutable global state: its only tables are built at
  *   compile time. Every function is safe to call from several threads on

@@ -109,7 +109,7 @@ new=$(((old + 1) % 256))
 printf "\\$(printf '%03o' $new)" | dd of="$f" bs=1 seek=$off conv=notrunc 2>/dev/null
 check "byte changed" $new "$(od -An -tu1 -j$off -N1 "$f" | tr -d ' ')"
 msg=$($C egdb verify --db "$T/d" 2>&1); rc=$?
-check "verify corrupt dir exit" 1 $rc
+check "verify corrupt dir exit (3: damaged file)" 3 $rc
 case "$msg" in *1111.33*) echo "ok   verify names the file";;
     *) echo "FAIL verify names the file: $msg"; fail=1;; esac
 

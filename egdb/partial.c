@@ -1,0 +1,1918 @@
+/*
+ * partial.c - partial-information endgame databases: builder, files,
+ * probing and the leading-rank report (partial.h has the manual, seed
+ * 000 the method, engine/value.h the value algebra).
+ *
+ * Working memory of a pair: one byte per position, for both members:
+ *   bits 0-3  the current build-time value (eng_pval, Table 2's codes);
+ *   bits 4-7  the max over the position's moves that LEAVE the pair of
+ *             the negated successor values (a completed eng_pval, found
+ *             once in the first pass), or EXT_CAPTURE for a capture
+ *             position (whose value is completed in the first pass; the
+ *             mark is kept for the capture counts of the file header).
+ * plus two bitmaps per member (1 bit a position): the positions to
+ * re-evaluate in the current pass and in the next. 1.25 bytes a
+ * position in all; the files hold 4 bits.
+ *
+ * Why the exits are kept in the byte: a re-evaluation then only
+ * regenerates the moves that stay in the pair and reads their current
+ * values; the lookups in other slices (index computation and a random
+ * read of another file) are done once per position, not once per pass.
+ *
+ * Why dirty bitmaps rather than a list: a position is marked by each
+ * successor that changes (up to a dozen), and a bit makes the repeats
+ * free; a pass walks the bitmap words, skipping empty ones at 64
+ * positions a load, and the threads split it by word ranges so that each
+ * position is evaluated by exactly one thread (its value byte has a
+ * single writer, which is why relaxed atomics suffice).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "egdb/partial.h"
+#include "egdb/store.h"
+#include "engine/bits.h"
+
+/* ---- constants -------------------------------------------------------- */
+
+/* First 8 bytes of a partial slice file; the last byte is the format
+ * version, so a future layout is refused by name rather than misread. */
+static const unsigned char pwl_magic[8] = {'C', 'K', 'P', 'W', 'L', 0, 0, EGPT_VERSION};
+
+/* The working byte of a position (see the file comment). */
+#define VAL_MASK 0x0Fu    /* current eng_pval                        */
+#define EXT_SHIFT 4       /* exits' max in the high nibble           */
+#define EXT_CAPTURE 0x0Fu /* exit nibble of a capture position       */
+
+/* Materials by dense key: counts 0..12 for each of the four piece kinds. */
+#define NMATKEYS (13 * 13 * 13 * 13)
+
+/* Work items handed to the threads. Chunks small enough that both cores
+ * stay busy to the end of a small pair, big enough that the shared
+ * counter stays cold; a pass item covers 8,192 positions like a first
+ * pass item, but most of its words are usually empty. */
+#define CHUNK_POS 8192  /* positions per first-pass work item      */
+#define CHUNK_WORDS 128 /* bitmap words (x64 positions) per item   */
+#define PAR_MIN 4096    /* smaller pairs run on one thread         */
+#define MAX_THREADS 64
+#define PATH_MAX_LEN 4096
+
+/* Complete-file values (enum egdb_value) as bounds; 0 never appears in a
+ * finished file and would mean nothing known. */
+static const uint8_t bound_of_egdb[4] = {ENG_LW, ENG_WW, ENG_LL, ENG_DD};
+
+/* ---- types ------------------------------------------------------------ */
+
+/* A loaded partial slice: a read-only map of its file and its index
+ * table (the same table the builder used, so index i means the same
+ * position in both). */
+typedef struct pslice {
+    egix_slice slice;
+    egix_table *table;
+    uint64_t size;
+    const uint8_t *data; /* 4-bit codes, see partial.h */
+    void *map;
+    size_t map_len;
+} pslice;
+
+/* Partial and complete slices by dense slice key (store.h egst_key).
+ * The same structure serves the builder (successor lookups) and
+ * egpt_open (probing): a slice is found in O(1) whichever kind it is. A
+ * material is never loaded as both (the builder skips the .wld files of
+ * the chosen materials, egpt_open those of materials with .pwl files). */
+struct egpt_db {
+    egst_registry reg; /* complete .wld slices */
+    pslice **by_key;   /* EGST_NKEYS entries   */
+    pslice **list;
+    size_t n, cap;
+    uint64_t positions;
+};
+
+/* The pair being built: one or two members (a self-twin slice, symmetric
+ * material with equal ranks, is a pair of one), their working bytes and
+ * dirty bitmaps, and counters the threads add to. */
+typedef struct pair_work {
+    int nmem;
+    egix_slice slice[2];
+    egix_table *tab[2];
+    uint64_t size[2], words[2];
+    _Atomic uint8_t *val[2];
+    _Atomic uint64_t *dirty[2][2]; /* [parity][member] */
+    int parity;                    /* bitmaps read by the current pass */
+    const egpt_db *db;
+    const uint8_t *chosen; /* NMATKEYS flags: materials being built */
+    _Atomic uint64_t changed, marks, evaluations, completed, captures, exits;
+    _Atomic int missing;
+} pair_work;
+
+/* Work on units [begin, end) of member m: positions (first pass) or
+ * bitmap words (later passes). */
+typedef void (*range_fn)(pair_work *w, int m, uint64_t begin, uint64_t end);
+
+/* A parallel loop: chunk numbers are handed out by one atomic counter,
+ * member 0's chunks first. */
+typedef struct par_ctx {
+    pair_work *w;
+    range_fn fn;
+    _Atomic uint64_t next;
+    uint64_t chunk, units[2], chunks0, chunks_total;
+} par_ctx;
+
+/* One build run: options, the loaded slices, the chosen materials, and
+ * progress bookkeeping. Heap-allocated (the material flags and the
+ * registry make it too big for a comfortable stack frame). */
+typedef struct run_state {
+    const char *dir;
+    const egpt_opts *opts;
+    egpt_stats *stats;
+    egpt_db db;
+    uint8_t chosen[NMATKEYS];
+    double t0, last_report;
+    size_t pair_no, pair_count;
+    uint64_t done_total, todo_total;
+} run_state;
+
+/* Sums of one report cell or group, taken from file headers: positions,
+ * positions per bound, and the capture positions among them (which the
+ * paper's tables leave out). */
+typedef struct agg {
+    uint64_t pos, count[ENG_NBOUNDS], cap, cap_exact, cap_half;
+} agg;
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static double
+now_sec(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Little-endian integers of the file header, independent of the host. */
+static void
+put64(unsigned char *b, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t
+get64(const unsigned char *b)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | b[i];
+    return v;
+}
+
+/* Dense key of a material (for the chosen-material flags). */
+static int
+mat_key(int nbk, int nwk, int nbm, int nwm)
+{
+    return ((nbk * 13 + nwk) * 13 + nbm) * 13 + nwm;
+}
+
+static int
+slice_mat_key(const egix_slice *s)
+{
+    return mat_key(s->nbk, s->nwk, s->nbm, s->nwm);
+}
+
+static int
+slice_pieces(const egix_slice *s)
+{
+    return s->nbk + s->nwk + s->nbm + s->nwm;
+}
+
+/* The 4-bit code of index i. */
+static inline int
+nibble_get(const uint8_t *data, uint64_t i)
+{
+    return (data[i >> 1] >> ((i & 1) * 4)) & 0x0F;
+}
+
+/* "<dir>/<slice name>.pwl" into buf; EGDB_EINVAL when it does not fit. */
+static int
+pwl_path(const char *dir, const egix_slice *s, char *buf, size_t buflen)
+{
+    char name[EGIX_NAME_MAX];
+    if (egix_slice_name(s, name, sizeof name) != 0)
+        return EGDB_EINVAL;
+    int n = snprintf(buf, buflen, "%s/%s.pwl", dir, name);
+    return (n < 0 || (size_t)n >= buflen) ? EGDB_EINVAL : 0;
+}
+
+/* ---- file header -------------------------------------------------------- */
+
+/* The 128-byte header of partial.h's FILE FORMAT; reserved bytes zero,
+ * the header checksum last so that it covers everything before it. */
+static void
+header_encode(const egpt_slice_info *h, unsigned char *b)
+{
+    memset(b, 0, EGPT_HEADER_BYTES);
+    memcpy(b, pwl_magic, sizeof pwl_magic);
+    b[8] = (unsigned char)h->slice.nbk;
+    b[9] = (unsigned char)h->slice.nwk;
+    b[10] = (unsigned char)h->slice.nbm;
+    b[11] = (unsigned char)h->slice.nwm;
+    b[12] = (unsigned char)(int8_t)h->slice.rb;
+    b[13] = (unsigned char)(int8_t)h->slice.rw;
+    put64(b + 16, h->positions);
+    for (int k = 0; k < ENG_NBOUNDS; k++)
+        put64(b + 24 + 8 * k, h->count[k]);
+    put64(b + 72, h->captures);
+    put64(b + 80, h->captures_exact);
+    put64(b + 88, h->captures_half);
+    put64(b + 112, h->payload_hash);
+    put64(b + 120, XXH3_64bits(b, 120));
+}
+
+/*
+ * Decodes and checks a header read from path (file_bytes: the file's
+ * size). Every inconsistency is EGDB_ECORRUPT naming the path. The checks
+ * go from cheap to specific: magic (is it ours at all), version (can we
+ * read it), header checksum (is it intact), then the slice against the
+ * index (a slice whose size the index disagrees with would be read with
+ * the wrong table), the counts against each other, and the file size
+ * against the position count (truncation).
+ */
+static int
+header_decode(const unsigned char *b, uint64_t file_bytes, const char *path, egpt_slice_info *h,
+              char *err, size_t errlen)
+{
+    memset(h, 0, sizeof *h);
+    if (memcmp(b, pwl_magic, 7) != 0) {
+        snprintf(err, errlen, "%s: not a partial slice file (bad magic)", path);
+        return EGDB_ECORRUPT;
+    }
+    if (b[7] != EGPT_VERSION) {
+        snprintf(err, errlen, "%s: format version %d, this program reads version %d", path, b[7],
+                 EGPT_VERSION);
+        return EGDB_ECORRUPT;
+    }
+    if (get64(b + 120) != XXH3_64bits(b, 120)) {
+        snprintf(err, errlen, "%s: header checksum mismatch", path);
+        return EGDB_ECORRUPT;
+    }
+    h->slice.nbk = (int8_t)b[8];
+    h->slice.nwk = (int8_t)b[9];
+    h->slice.nbm = (int8_t)b[10];
+    h->slice.nwm = (int8_t)b[11];
+    h->slice.rb = (int8_t)b[12];
+    h->slice.rw = (int8_t)b[13];
+    h->positions = get64(b + 16);
+    uint64_t sum = 0;
+    for (int k = 0; k < ENG_NBOUNDS; k++) {
+        h->count[k] = get64(b + 24 + 8 * k);
+        sum += h->count[k];
+    }
+    h->captures = get64(b + 72);
+    h->captures_exact = get64(b + 80);
+    h->captures_half = get64(b + 88);
+    h->payload_hash = get64(b + 112);
+    uint64_t size;
+    if (egix_slice_check(&h->slice) != 0 || egix_size(&h->slice, &size) != 0 ||
+        size != h->positions || sum != h->positions || h->captures > h->positions ||
+        h->captures_exact + h->captures_half > h->captures) {
+        snprintf(err, errlen, "%s: header describes an impossible slice or counts", path);
+        return EGDB_ECORRUPT;
+    }
+    uint64_t want = EGPT_HEADER_BYTES + (h->positions + 1) / 2;
+    if (file_bytes != want) {
+        snprintf(err, errlen, "%s: %" PRIu64 " bytes, expected %" PRIu64 " (truncated or padded)",
+                 path, file_bytes, want);
+        return EGDB_ECORRUPT;
+    }
+    egix_slice_name(&h->slice, h->name, sizeof h->name);
+    h->file_bytes = file_bytes;
+    return 0;
+}
+
+/* Reads and checks the header of a .pwl file (pread of 128 bytes, no
+ * mapping: egpt_list calls this for every slice of a directory). */
+static int
+read_header(const char *path, egpt_slice_info *h, char *err, size_t errlen)
+{
+    unsigned char b[EGPT_HEADER_BYTES];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return errno == ENOENT ? EGDB_EMISSING : EGDB_EIO;
+    }
+    struct stat st;
+    int rc = 0;
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        rc = EGDB_EIO;
+    } else if (pread(fd, b, sizeof b, 0) != (ssize_t)sizeof b) {
+        snprintf(err, errlen, "%s: file too short for a header (%lld bytes)", path,
+                 (long long)st.st_size);
+        rc = EGDB_ECORRUPT;
+    } else {
+        rc = header_decode(b, (uint64_t)st.st_size, path, h, err, errlen);
+    }
+    close(fd);
+    return rc;
+}
+
+/*
+ * Checks a payload against its header: checksum, every code a bound, the
+ * padding nibble zero, and the per-bound counts. The counts make a
+ * damaged file that still hashes right (it cannot, short of a collision)
+ * or a header that lies about the contents fail here.
+ */
+static int
+check_payload(const uint8_t *data, const egpt_slice_info *h, const char *path, char *err,
+              size_t errlen)
+{
+    uint64_t bytes = (h->positions + 1) / 2;
+    if (XXH3_64bits(data, (size_t)bytes) != h->payload_hash) {
+        snprintf(err, errlen, "%s: payload checksum mismatch", path);
+        return EGDB_ECORRUPT;
+    }
+    uint64_t count[16] = {0};
+    for (uint64_t i = 0; i < bytes; i++) {
+        count[data[i] & 0x0F]++;
+        count[data[i] >> 4]++;
+    }
+    if (h->positions & 1)
+        count[0]--; /* the padding nibble, which must be zero */
+    if ((h->positions & 1) && (data[bytes - 1] >> 4) != 0) {
+        snprintf(err, errlen, "%s: nonzero padding after the last position", path);
+        return EGDB_ECORRUPT;
+    }
+    for (int k = 0; k < 16; k++) {
+        uint64_t want = k < ENG_NBOUNDS ? h->count[k] : 0;
+        if (count[k] != want) {
+            snprintf(err, errlen, "%s: %" PRIu64 " positions with code %d, header says %" PRIu64,
+                     path, count[k], k, want);
+            return EGDB_ECORRUPT;
+        }
+    }
+    return 0;
+}
+
+/* ---- the registry of loaded slices -------------------------------------- */
+
+/* An empty registry. The two key arrays are about 15 MB each but calloc
+ * leaves untouched pages unbacked, so a small database costs little. */
+static int
+db_init(egpt_db *db)
+{
+    memset(db, 0, sizeof *db);
+    if (egst_registry_init(&db->reg) != 0)
+        return EGDB_ENOMEM;
+    db->by_key = calloc(EGST_NKEYS, sizeof *db->by_key);
+    if (!db->by_key) {
+        egst_registry_free(&db->reg);
+        return EGDB_ENOMEM;
+    }
+    return 0;
+}
+
+/* Unmaps and frees every slice of both kinds. */
+static void
+db_free(egpt_db *db)
+{
+    for (size_t i = 0; i < db->n; i++) {
+        pslice *e = db->list[i];
+        if (e->map)
+            munmap(e->map, e->map_len);
+        egix_table_destroy(e->table);
+        free(e);
+    }
+    free(db->list);
+    free(db->by_key);
+    egst_registry_free(&db->reg);
+    memset(db, 0, sizeof *db);
+}
+
+/* Maps the partial file of s in dir and adds it (check: also the
+ * payload). The mapping is read-only and shared: two processes probing
+ * the same database share the page cache. */
+static int
+db_add_partial(egpt_db *db, const char *dir, const egix_slice *s, int check, char *err,
+               size_t errlen)
+{
+    char path[PATH_MAX_LEN];
+    egpt_slice_info h;
+    if (pwl_path(dir, s, path, sizeof path) != 0) {
+        snprintf(err, errlen, "database path too long: %s", dir);
+        return EGDB_EINVAL;
+    }
+    int rc = read_header(path, &h, err, errlen);
+    if (rc != 0)
+        return rc;
+    if (!egix_slice_equal(&h.slice, s)) {
+        snprintf(err, errlen, "%s: header names another slice (%s)", path, h.name);
+        return EGDB_ECORRUPT;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return EGDB_EIO;
+    }
+    void *map = mmap(NULL, (size_t)h.file_bytes, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) {
+        snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
+        return EGDB_EIO;
+    }
+    const uint8_t *data = (const uint8_t *)map + EGPT_HEADER_BYTES;
+    if (check && (rc = check_payload(data, &h, path, err, errlen)) != 0) {
+        munmap(map, (size_t)h.file_bytes);
+        return rc;
+    }
+    pslice *e = calloc(1, sizeof *e);
+    if (!e || egix_table_create(s, &e->table) != 0) {
+        free(e);
+        munmap(map, (size_t)h.file_bytes);
+        snprintf(err, errlen, "out of memory loading %s", path);
+        return EGDB_ENOMEM;
+    }
+    e->slice = *s;
+    e->size = h.positions;
+    e->data = data;
+    e->map = map;
+    e->map_len = (size_t)h.file_bytes;
+    if (db->n == db->cap) {
+        size_t cap = db->cap ? 2 * db->cap : 64;
+        pslice **l = realloc(db->list, cap * sizeof *l);
+        if (!l) {
+            egix_table_destroy(e->table);
+            munmap(map, (size_t)h.file_bytes);
+            free(e);
+            return EGDB_ENOMEM;
+        }
+        db->list = l;
+        db->cap = cap;
+    }
+    db->list[db->n++] = e;
+    db->by_key[egst_key(s)] = e;
+    db->positions += e->size;
+    return 0;
+}
+
+/*
+ * The bound of a Black-to-move position c from the loaded slices: >= 0,
+ * or -1 when its slice is loaded neither as partial nor as complete.
+ * *s receives the slice. c must be a valid placement (the builder's
+ * successors always are).
+ */
+static inline int
+db_lookup(const egpt_db *db, const eng_pos *c, egix_slice *s)
+{
+    /* The side to move has no piece: lost by the rules (no file holds
+     * these, as in egst_probe). */
+    if ((c->bm | c->bk) == 0)
+        return ENG_LL;
+    egix_slice_of(c, s);
+    size_t k = egst_key(s);
+    const pslice *e = db->by_key[k];
+    if (e)
+        return nibble_get(e->data, egix_index(e->table, c));
+    const egst_slice *x = db->reg.by_key[k];
+    if (x)
+        return bound_of_egdb[egst_value(x, egix_index(x->table, c))];
+    return -1;
+}
+
+/* ---- parallel loops ----------------------------------------------------- */
+
+/* One thread of a parallel loop: takes chunk numbers until none is left.
+ * The caller runs it too, so `threads` counts the calling thread. */
+static void *
+par_worker(void *arg)
+{
+    par_ctx *c = arg;
+    for (;;) {
+        uint64_t k = atomic_fetch_add(&c->next, 1);
+        if (k >= c->chunks_total)
+            break;
+        int m = k < c->chunks0 ? 0 : 1;
+        uint64_t ck = m ? k - c->chunks0 : k;
+        uint64_t b = ck * c->chunk, e = b + c->chunk;
+        if (e > c->units[m])
+            e = c->units[m];
+        c->fn(c->w, m, b, e);
+    }
+    return NULL;
+}
+
+/* Runs fn over units 0..units[m]-1 of each member in chunks, on `threads`
+ * threads (the caller is one of them). Threads are started per call: a
+ * pass costs milliseconds at least, thread start-up microseconds, and no
+ * pool has to outlive an error path. */
+static void
+par_for(pair_work *w, range_fn fn, const uint64_t units[2], uint64_t chunk, uint64_t work,
+        int threads)
+{
+    par_ctx c;
+    c.w = w;
+    c.fn = fn;
+    atomic_init(&c.next, 0);
+    c.chunk = chunk;
+    c.units[0] = units[0];
+    c.units[1] = w->nmem == 2 ? units[1] : 0;
+    c.chunks0 = (c.units[0] + chunk - 1) / chunk;
+    c.chunks_total = c.chunks0 + (c.units[1] + chunk - 1) / chunk;
+    /* Thread start-up costs more than a small pair's whole pass. */
+    if (work < PAR_MIN)
+        threads = 1;
+    if (threads > (int)c.chunks_total)
+        threads = (int)c.chunks_total;
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
+    pthread_t tid[MAX_THREADS];
+    int started = 0;
+    for (int t = 1; t < threads; t++)
+        if (pthread_create(&tid[started], NULL, par_worker, &c) == 0)
+            started++;
+    par_worker(&c);
+    for (int t = 0; t < started; t++)
+        pthread_join(tid[t], NULL);
+}
+
+/* ---- the iteration ------------------------------------------------------ */
+
+/*
+ * Why re-evaluating only marked positions reaches the paper's fixed point.
+ * Invariant at the start of every pass: a position that is not marked and
+ * not completed has value = max over its moves of neg(successor value)
+ * for the CURRENT successor values. It holds after the first pass, which
+ * computed each value with the moves inside the pair at uTT and marked
+ * the predecessors of every position that did not stay uTT. It is kept
+ * by a pass because a position it evaluates gets exactly that max from
+ * what it reads, and any successor that changes afterwards (in the same
+ * pass, on the other thread, or later) marks it for the next pass. So
+ * when a pass changes nothing, no position is marked and every position
+ * is at the fixed point. A completed position needs no re-evaluation: its
+ * successors are all completed (final) or one of them already gives WW.
+ *
+ * Why it terminates quickly: by Table 2's structure (componentwise max
+ * with an "unknown" flag, tests/test_value.c), a bound component only
+ * leaves "draw" for loss or win once and never returns (a component that
+ * reached loss or win did so from final information), and completion is
+ * final; so a position changes at most three times, and the work is a few
+ * evaluations per move of the pair, not passes x positions.
+ *
+ * Why in-place values and two threads do not change the result: the
+ * fixed point reached from the all-uTT start is unique (the numeric parts
+ * are two ordinary retrograde analyses, whose win/loss labels are sound
+ * at every step and complete at any fixed point), so neither the order of
+ * evaluation nor which thread sees which value first matters; only the
+ * number of passes can vary between runs.
+ */
+
+/* The member holding the successors and predecessors of member m's
+ * positions inside the pair: a move turns Black-to-move into
+ * White-to-move, stored as the twin. */
+static inline int
+other_member(const pair_work *w, int m)
+{
+    return w->nmem == 2 ? 1 - m : 0;
+}
+
+/* A move of p (Black to move, member with Black leading row lead_row)
+ * stays in the pair: a king move, or a man move that neither crowns nor
+ * sets a new leading row (index.h, egix_slices ORDER). */
+static inline int
+move_stays(const eng_pos *p, const eng_move *mv, int lead_row)
+{
+    int to_row = mv->to >> 2;
+    return (p->bk & (1u << mv->from)) || (to_row < 7 && to_row <= lead_row);
+}
+
+/*
+ * Marks the predecessors inside the pair of position x (member m) dirty
+ * in bitmap `dst` of the other member, unless they are completed. As in
+ * build.c: White moved last in x, so work on xf = flip(x), where the
+ * pieces that moved are Black's and White is to move; a predecessor's
+ * stored form is xf with one black piece moved back, Black to move.
+ * Kings un-move in any direction; men only backwards (towards lower
+ * squares) and only when Black's leading row stays the same - an un-move
+ * that changes it, or un-crowns a king, leads to a slice with other
+ * ranks or material, which depends on this pair, not the reverse.
+ * Predecessors with a capture are generated too (their move to x is not
+ * legal, captures being compulsory), but they are completed in the first
+ * pass and skipped. Returns the number of bits set.
+ */
+static uint64_t
+mark_preds(pair_work *w, int m, const eng_pos *x, _Atomic uint64_t *dst)
+{
+    const int pm = other_member(w, m);
+    const eng_pos xf = eng_flip(x);
+    const uint32_t empty = ~(xf.bm | xf.wm | xf.bk | xf.wk);
+    const uint32_t bmen = xf.bm;
+    const int lead_row = bmen ? (31 - __builtin_clz(bmen)) >> 2 : -1;
+    uint64_t marks = 0;
+    eng_pos q[4 * 2 * ENG_MAX_PIECES]; /* 4 un-moves a king, 2 a man */
+    int nq = 0;
+    /* Kings: any diagonal step to an empty square. */
+    for (uint32_t ks = xf.bk; ks; ks &= ks - 1) {
+        uint32_t b1 = ks & (0u - ks);
+        for (int dir = 0; dir < 4; dir++) {
+            uint32_t f = bits_step(dir, b1) & empty;
+            if (!f)
+                continue;
+            q[nq] = xf;
+            q[nq].bk ^= b1 | f;
+            nq++;
+        }
+    }
+    /* Men: one step back (up1/up2, towards Black's back row), keeping
+     * Black's leading row; a man on the crowning row cannot be here (it
+     * would be a king). */
+    for (uint32_t ms = bmen; ms; ms &= ms - 1) {
+        uint32_t b1 = ms & (0u - ms);
+        for (int dir = 2; dir < 4; dir++) {
+            uint32_t f = bits_step(dir, b1) & empty;
+            if (!f)
+                continue;
+            uint32_t nm = bmen ^ b1 ^ f;
+            if (((31 - __builtin_clz(nm)) >> 2) != lead_row)
+                continue; /* the leading man stepped up a row: other slice */
+            q[nq] = xf;
+            q[nq].bm = nm;
+            nq++;
+        }
+    }
+    for (int k = 0; k < nq; k++) {
+        q[k].stm = ENG_BLACK;
+        uint64_t j = egix_index(w->tab[pm], &q[k]);
+        /* A racing update of this byte is harmless: if it is completing
+         * the position, a stray mark costs one skipped evaluation; if it
+         * is not, the mark is needed anyway. */
+        uint8_t b = atomic_load_explicit(&w->val[pm][j], memory_order_relaxed);
+        if (eng_pval_completed((eng_pval)(b & VAL_MASK)))
+            continue;
+        /* Bit already set by another successor: counted once. */
+        uint64_t bit = (uint64_t)1 << (j & 63);
+        uint64_t old = atomic_fetch_or_explicit(&dst[j >> 6], bit, memory_order_relaxed);
+        marks += !(old & bit);
+    }
+    return marks;
+}
+
+/*
+ * First pass over positions [begin, end) of member m: the value of the
+ * paper's first pass from the all-uTT start, with every move leaving the
+ * pair looked up once (see the file comment).
+ */
+static void
+first_range(pair_work *w, int m, uint64_t begin, uint64_t end)
+{
+    const int lead_row = w->slice[m].rb;
+    const int pm = other_member(w, m);
+    _Atomic uint64_t *dst = w->dirty[0][pm];
+    uint64_t n_cap = 0, n_exit = 0, n_done = 0, marks = 0;
+    for (uint64_t i = begin; i < end; i++) {
+        eng_pos p;
+        eng_movelist l;
+        egix_unindex(w->tab[m], i, &p);
+        /* Duplicate capture routes are one move (ENG_DUPS_MERGE), as in
+         * every database of the project; they would not change a max. */
+        int n = eng_generate(&p, &l, ENG_DUPS_MERGE);
+        eng_pval v, ext = ENG_PV_LL; /* LL: the identity of Table 2's max */
+        unsigned byte_ext;
+        int inside = 0;
+        if (n == 0) {
+            v = ENG_PV_LL; /* no move: lost */
+            byte_ext = 0;
+        } else {
+            /* Captures are compulsory, so eng_generate returned only
+             * captures or only non-captures. Every capture leaves the pair
+             * (fewer pieces): a capture position is completed right here,
+             * exact when the smaller databases are complete. A non-capture
+             * either stays (counted, valued later) or leaves by a promotion
+             * or a new leading row (looked up now). The loop stops at a
+             * sure win: nothing can beat WW. */
+            int capture = l.m[0].njumps > 0;
+            for (int k = 0; k < n && ext != ENG_PV_WW; k++) {
+                if (!capture && move_stays(&p, &l.m[k], lead_row)) {
+                    inside++;
+                    continue;
+                }
+                eng_pos c, cc;
+                egix_slice s;
+                eng_make(&p, &l.m[k], &c);
+                cc = eng_flip(&c);
+                int b = db_lookup(w->db, &cc, &s);
+                if (b < 0) {
+                    /* No database: "Such positions are given the value LW"
+                     * (seed 000, 2.3) - unless the slice is one being
+                     * built, which the build order must have loaded. */
+                    if (w->chosen[slice_mat_key(&s)])
+                        atomic_store(&w->missing, 1);
+                    b = ENG_LW;
+                    n_exit++;
+                }
+                ext = eng_pval_max(ext, eng_pval_neg(eng_pval_of_bound((eng_bound)b)));
+            }
+            if (capture) {
+                v = ext;
+                byte_ext = EXT_CAPTURE;
+                n_cap++;
+            } else {
+                /* Moves inside the pair are uTT now, and neg(uTT) = uTT. A
+                 * win among the exits was found before all moves were
+                 * counted, but then the value is WW whatever they are. */
+                v = inside ? eng_pval_max(ext, ENG_PV_UTT) : ext;
+                byte_ext = ext;
+            }
+        }
+        atomic_store_explicit(&w->val[m][i], (uint8_t)(v | byte_ext << EXT_SHIFT),
+                              memory_order_relaxed);
+        n_done += eng_pval_completed(v) ? 1 : 0;
+        /* The predecessors assumed uTT for this position. */
+        if (v != ENG_PV_UTT)
+            marks += mark_preds(w, m, &p, dst);
+    }
+    atomic_fetch_add(&w->captures, n_cap);
+    atomic_fetch_add(&w->exits, n_exit);
+    atomic_fetch_add(&w->completed, n_done);
+    atomic_fetch_add(&w->marks, marks);
+}
+
+/*
+ * One later pass over bitmap words [begin, end) of member m: each marked
+ * position that is not completed gets max(exits, max over its moves
+ * inside the pair of neg(current value)); a change marks its
+ * predecessors for the next pass.
+ */
+static void
+pass_range(pair_work *w, int m, uint64_t begin, uint64_t end)
+{
+    const int lead_row = w->slice[m].rb;
+    const int pm = other_member(w, m);
+    _Atomic uint64_t *cur = w->dirty[w->parity][m];
+    _Atomic uint64_t *nxt = w->dirty[w->parity ^ 1][pm];
+    uint64_t changed = 0, evals = 0, done = 0, marks = 0;
+    for (uint64_t k = begin; k < end; k++) {
+        uint64_t bits = atomic_load_explicit(&cur[k], memory_order_relaxed);
+        if (!bits)
+            continue;
+        /* Only this thread touches word k of the current bitmap (marks go
+         * to the other parity), so it is cleared for the pass after next. */
+        atomic_store_explicit(&cur[k], 0, memory_order_relaxed);
+        for (; bits; bits &= bits - 1) {
+            uint64_t i = (k << 6) | (uint64_t)__builtin_ctzll(bits);
+            uint8_t b = atomic_load_explicit(&w->val[m][i], memory_order_relaxed);
+            eng_pval v = (eng_pval)(b & VAL_MASK);
+            if (eng_pval_completed(v))
+                continue;
+            evals++;
+            eng_pos p;
+            eng_movelist l;
+            egix_unindex(w->tab[m], i, &p);
+            int n = eng_generate(&p, &l, ENG_DUPS_MERGE);
+            eng_pval r = (eng_pval)(b >> EXT_SHIFT);
+            for (int t = 0; t < n && r != ENG_PV_WW; t++) {
+                if (!move_stays(&p, &l.m[t], lead_row))
+                    continue; /* an exit, already in r */
+                eng_pos c, cf;
+                eng_make(&p, &l.m[t], &c);
+                cf = eng_flip(&c);
+                uint64_t j = egix_index(w->tab[pm], &cf);
+                uint8_t cb = atomic_load_explicit(&w->val[pm][j], memory_order_relaxed);
+                r = eng_pval_max(r, eng_pval_neg((eng_pval)(cb & VAL_MASK)));
+            }
+            if (r == v)
+                continue; /* nothing new: the predecessors stay as they are */
+            /* Only this thread writes this byte in this pass (the word
+             * that marked it is in this thread's chunk); the exit nibble
+             * is kept. */
+            atomic_store_explicit(&w->val[m][i], (uint8_t)((b & ~VAL_MASK) | r),
+                                  memory_order_relaxed);
+            changed++;
+            done += eng_pval_completed(r) ? 1 : 0;
+            marks += mark_preds(w, m, &p, nxt);
+        }
+    }
+    atomic_fetch_add(&w->changed, changed);
+    atomic_fetch_add(&w->evaluations, evals);
+    atomic_fetch_add(&w->completed, done);
+    atomic_fetch_add(&w->marks, marks);
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+/* write() until everything is written or a real error (not EINTR). */
+static int
+write_all(int fd, const void *buf, size_t len)
+{
+    const unsigned char *b = buf;
+    while (len > 0) {
+        ssize_t n = write(fd, b, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        b += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/*
+ * Writes a finished slice: "<name>.pwl.tmp", fsync, read back and check
+ * (header and payload, counts included), rename, fsync the directory. A
+ * file with the final name is always complete.
+ */
+static int
+write_slice(const char *dir, egpt_slice_info *h, const uint8_t *packed, char *err, size_t errlen)
+{
+    char path[PATH_MAX_LEN], tmp[PATH_MAX_LEN + 8];
+    if (pwl_path(dir, &h->slice, path, sizeof path) != 0) {
+        snprintf(err, errlen, "database path too long: %s", dir);
+        return EGDB_EINVAL;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    size_t plen = (size_t)((h->positions + 1) / 2);
+    h->payload_hash = XXH3_64bits(packed, plen);
+    unsigned char hb[EGPT_HEADER_BYTES];
+    header_encode(h, hb);
+
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        return EGDB_EIO;
+    }
+    if (write_all(fd, hb, sizeof hb) != 0 || write_all(fd, packed, plen) != 0 || fsync(fd) != 0) {
+        snprintf(err, errlen, "%s: write: %s", tmp, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        return EGDB_EIO;
+    }
+    close(fd);
+
+    egpt_slice_info back;
+    int rc = read_header(tmp, &back, err, errlen);
+    if (rc == 0) {
+        fd = open(tmp, O_RDONLY | O_CLOEXEC);
+        void *mp =
+            fd >= 0 ? mmap(NULL, sizeof hb + plen, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+        if (fd >= 0)
+            close(fd);
+        if (mp == MAP_FAILED) {
+            snprintf(err, errlen, "%s: read back: %s", tmp, strerror(errno));
+            rc = EGDB_EIO;
+        } else {
+            rc = check_payload((const uint8_t *)mp + sizeof hb, &back, tmp, err, errlen);
+            munmap(mp, sizeof hb + plen);
+        }
+    }
+    if (rc != 0) {
+        unlink(tmp);
+        return rc;
+    }
+    if (rename(tmp, path) != 0) {
+        snprintf(err, errlen, "rename %s: %s", tmp, strerror(errno));
+        unlink(tmp);
+        return EGDB_EIO;
+    }
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    return 0;
+}
+
+/* ---- build driver ------------------------------------------------------- */
+
+/* Calls the caller's progress function at most four times a second
+ * (always when force is set): the egdb_progress of the exact builder, so
+ * one command-line printer serves both builders. */
+static void
+report_progress(run_state *rs, const pair_work *w, const char *phase, uint64_t pass,
+                uint64_t resolved, int force)
+{
+    if (!rs->opts->progress)
+        return;
+    double t = now_sec();
+    if (!force && t - rs->last_report < 0.25)
+        return;
+    rs->last_report = t;
+    char name[EGIX_NAME_MAX];
+    egix_slice_name(&w->slice[0], name, sizeof name);
+    egdb_progress p;
+    p.slice = name;
+    p.phase = phase;
+    p.npieces = slice_pieces(&w->slice[0]);
+    p.pair_no = rs->pair_no;
+    p.pair_count = rs->pair_count;
+    p.pass = pass;
+    p.resolved = resolved;
+    p.positions = w->size[0] + (w->nmem == 2 ? w->size[1] : 0);
+    p.done_total = rs->done_total;
+    p.todo_total = rs->todo_total;
+    p.elapsed = t - rs->t0;
+    rs->opts->progress(&p, rs->opts->progress_arg);
+}
+
+/* One line per pair in "<dir>/partial-log.tsv": slice, positions, passes,
+ * re-evaluations, seconds, threads (run-dependent, so not in the files). */
+static void
+log_pair(const char *dir, const egix_slice *s, uint64_t positions, uint64_t passes, uint64_t evals,
+         double seconds, int threads)
+{
+    char path[PATH_MAX_LEN], name[EGIX_NAME_MAX];
+    snprintf(path, sizeof path, "%s/partial-log.tsv", dir);
+    egix_slice_name(s, name, sizeof name);
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return; /* informative only */
+    fprintf(f, "%s\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%.3f\t%d\n", name, positions, passes,
+            evals, seconds, threads);
+    fclose(f);
+}
+
+/*
+ * Builds one pair, writes its files and loads them.
+ * Memory: one byte and two bits per position (value + exits, two dirty
+ * bitmaps), for the 3-vs-3 pairs at most 1.25 x 11 million bytes. The
+ * order of work:
+ *   1. every byte set to uTT (the paper's initial value);
+ *   2. the first pass (both cores over index ranges);
+ *   3. later passes until one marks nothing, alternating the two bitmap
+ *      parities (a pass reads one and writes the other);
+ *   4. decide() on every byte, packing and counting; the files are
+ *      written, read back, renamed, then mapped for the later pairs.
+ */
+static int
+build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t errlen)
+{
+    pair_work w;
+    memset(&w, 0, sizeof w);
+    w.nmem = nmem;
+    w.db = &rs->db;
+    w.chosen = rs->chosen;
+    int rc = 0, threads = rs->opts->threads;
+    uint8_t *packed = NULL;
+    double t_start = now_sec();
+    for (int m = 0; m < nmem; m++) {
+        w.slice[m] = members[m];
+        if (egix_table_create(&members[m], &w.tab[m]) != 0) {
+            snprintf(err, errlen, "out of memory for an index table");
+            rc = EGDB_ENOMEM;
+            goto out;
+        }
+        w.size[m] = egix_table_size(w.tab[m]);
+        w.words[m] = (w.size[m] + 63) / 64;
+        w.val[m] = malloc(w.size[m] ? w.size[m] : 1);
+        for (int par = 0; par < 2; par++)
+            w.dirty[par][m] = calloc(w.words[m] ? w.words[m] : 1, sizeof(uint64_t));
+        if (!w.val[m] || !w.dirty[0][m] || !w.dirty[1][m]) {
+            snprintf(err, errlen, "out of memory for a pair of %" PRIu64 " positions",
+                     w.size[0] + w.size[1]);
+            rc = EGDB_ENOMEM;
+            goto out;
+        }
+        /* Everything starts at uTT (seed 000: "the initialized unknown
+         * value is now uTT"): what the first pass reads for a position it
+         * has not reached yet. */
+        for (uint64_t i = 0; i < w.size[m]; i++)
+            atomic_init(&w.val[m][i], ENG_PV_UTT);
+    }
+    uint64_t positions = w.size[0] + (nmem == 2 ? w.size[1] : 0);
+    size_t pair_bytes = (size_t)positions + (size_t)(w.words[0] + w.words[1]) * 16;
+    if (pair_bytes > rs->stats->peak_pair_bytes)
+        rs->stats->peak_pair_bytes = pair_bytes;
+
+    /* First pass. */
+    double t1 = now_sec();
+    report_progress(rs, &w, "first pass", 1, 0, 1);
+    /* Marks of the first pass go to the parity-0 bitmaps, which the
+     * second pass reads. */
+    par_for(&w, first_range, w.size, CHUNK_POS, positions, threads);
+    double t2 = now_sec();
+    rs->stats->seconds_first += t2 - t1;
+    if (atomic_load(&w.missing)) {
+        char name[EGIX_NAME_MAX];
+        egix_slice_name(&w.slice[0], name, sizeof name);
+        snprintf(err, errlen, "slice %s: a successor lies in a chosen slice that is not built",
+                 name);
+        rc = EGDB_EMISSING;
+        goto out;
+    }
+
+    /* Later passes, until one changes nothing (then nothing is marked).
+     * The marks counter of the previous pass (or of the first pass) says
+     * whether the bitmap to be read holds anything. */
+    uint64_t passes = 1;
+    w.parity = 0;
+    while (atomic_load(&w.marks) != 0) {
+        atomic_store(&w.marks, 0);
+        atomic_store(&w.changed, 0);
+        par_for(&w, pass_range, w.words, CHUNK_WORDS, positions, threads);
+        passes++;
+        w.parity ^= 1;
+        report_progress(rs, &w, "passes", passes, atomic_load(&w.completed), 0);
+    }
+    double t3 = now_sec();
+    rs->stats->seconds_passes += t3 - t2;
+
+    /* decide(), pack, count, write, load. */
+    report_progress(rs, &w, "write", passes, positions, 1);
+    for (int m = 0; m < nmem; m++) {
+        size_t plen = (size_t)((w.size[m] + 1) / 2);
+        free(packed);
+        packed = calloc(plen ? plen : 1, 1);
+        if (!packed) {
+            rc = EGDB_ENOMEM;
+            goto out;
+        }
+        egpt_slice_info h;
+        memset(&h, 0, sizeof h);
+        h.slice = w.slice[m];
+        h.positions = w.size[m];
+        for (uint64_t i = 0; i < w.size[m]; i++) {
+            /* decide(): "remaining positions with unknown values" become
+             * their bound; uTT, a draw by repetition, becomes DD. */
+            uint8_t b = atomic_load_explicit(&w.val[m][i], memory_order_relaxed);
+            eng_bound d = eng_pval_decide((eng_pval)(b & VAL_MASK));
+            h.count[d]++;
+            if ((b >> EXT_SHIFT) == EXT_CAPTURE) {
+                h.captures++;
+                h.captures_exact += eng_bound_is_exact(d) ? 1 : 0;
+                h.captures_half += (d == ENG_LD || d == ENG_DW) ? 1 : 0;
+            }
+            packed[i >> 1] |= (uint8_t)(d << ((i & 1) * 4));
+        }
+        if ((rc = write_slice(rs->dir, &h, packed, err, errlen)) != 0)
+            goto out;
+        for (int k = 0; k < ENG_NBOUNDS; k++)
+            rs->stats->count[k] += h.count[k];
+        rs->stats->capture_positions += h.captures;
+    }
+    /* What later pairs read is what is on disk. */
+    for (int m = 0; m < nmem; m++)
+        if ((rc = db_add_partial(&rs->db, rs->dir, &w.slice[m], 0, err, errlen)) != 0)
+            goto out;
+    double t4 = now_sec();
+    rs->stats->seconds_write += t4 - t3;
+    uint64_t evals = atomic_load(&w.evaluations);
+    log_pair(rs->dir, &w.slice[0], positions, passes, evals, t4 - t_start, threads);
+    rs->stats->positions += positions;
+    rs->stats->exits_unavailable += atomic_load(&w.exits);
+    rs->stats->evaluations += evals;
+    rs->stats->passes_total += passes;
+    if (passes > rs->stats->passes_max)
+        rs->stats->passes_max = passes;
+    rs->stats->pairs_built++;
+    rs->stats->slices_built += (size_t)nmem;
+    rs->done_total += positions;
+out:
+    for (int m = 0; m < 2; m++) {
+        free((void *)w.val[m]);
+        free((void *)w.dirty[0][m]);
+        free((void *)w.dirty[1][m]);
+        egix_table_destroy(w.tab[m]);
+    }
+    free(packed);
+    return rc;
+}
+
+/* The slices of n pieces with their pair numbers (malloc'ed), in the
+ * egix_slices build order. */
+static int
+list_slices(int n, egix_slice **sl, int **pair, size_t *count)
+{
+    size_t k;
+    if (egix_slices(n, NULL, NULL, 0, &k) != 0)
+        return EGDB_EINVAL;
+    *sl = malloc((k ? k : 1) * sizeof **sl);
+    *pair = malloc((k ? k : 1) * sizeof **pair);
+    if (!*sl || !*pair) {
+        free(*sl);
+        free(*pair);
+        return EGDB_ENOMEM;
+    }
+    if (egix_slices(n, *sl, *pair, k, count) != 0) {
+        free(*sl);
+        free(*pair);
+        return EGDB_EINVAL;
+    }
+    return 0;
+}
+
+/* Whether the partial file of s is complete (header check only: the
+ * payload is checked when the kept pair is loaded, which fails the build
+ * loudly rather than silently rebuilding over a damaged file). */
+static int
+pair_file_ok(const char *dir, const egix_slice *s)
+{
+    char path[PATH_MAX_LEN], err[256];
+    egpt_slice_info h;
+    if (pwl_path(dir, s, path, sizeof path) != 0)
+        return 0;
+    return read_header(path, &h, err, sizeof err) == 0 && egix_slice_equal(&h.slice, s);
+}
+
+/* Whether a material is acceptable (see egpt_parse_materials): at most
+ * 12 pieces a side like the index, at most EGDB_MAX_PIECES in all like
+ * the complete builder whose files it reads. */
+static int
+material_ok(const egpt_material *m)
+{
+    int b = m->nbk + m->nbm, wp = m->nwk + m->nwm;
+    return m->nbk >= 0 && m->nwk >= 0 && m->nbm >= 0 && m->nwm >= 0 && b <= EGIX_MAX_SIDE &&
+           wp <= EGIX_MAX_SIDE && b + wp >= 1 && b + wp <= EGDB_MAX_PIECES;
+}
+
+/*
+ * Loads the complete .wld slices of every piece count up to nmax whose
+ * material is not being built: the exact successors. Slices are looked
+ * for by name in egix_slices order rather than by listing the directory,
+ * so a stray file cannot slip in; absent ones are simply not loaded and
+ * count as LW. Same-count materials that are not chosen are loaded too:
+ * if, say, 1122 was built completely, promotions into it are exact.
+ */
+static int
+load_complete(run_state *rs, int nmax, char *err, size_t errlen)
+{
+    for (int n = 1; n <= nmax; n++) {
+        egix_slice *sl;
+        int *pair;
+        size_t k;
+        int rc = list_slices(n, &sl, &pair, &k);
+        if (rc != 0)
+            return rc;
+        for (size_t i = 0; i < k && rc == 0; i++) {
+            if (rs->chosen[slice_mat_key(&sl[i])])
+                continue;
+            char path[PATH_MAX_LEN];
+            struct stat st;
+            if (egst_path(rs->dir, &sl[i], path, sizeof path) != 0 || stat(path, &st) != 0)
+                continue; /* absent: its positions will count as LW */
+            /* Check the payload: nothing built here may rest on a damaged
+             * file. */
+            rc = egst_add_mapped(&rs->db.reg, rs->dir, &sl[i], 1, err, errlen);
+            if (rc == 0)
+                rs->stats->complete_slices++;
+        }
+        free(sl);
+        free(pair);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int
+egpt_build(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *err, size_t errlen)
+{
+    run_state *rs = calloc(1, sizeof *rs);
+    if (!rs)
+        return EGDB_ENOMEM;
+    memset(stats, 0, sizeof *stats);
+    int rc = 0, counts_used[EGDB_MAX_PIECES + 1] = {0}, nmax = 0;
+    rs->dir = dir;
+    rs->opts = opts;
+    rs->stats = stats;
+    rs->t0 = now_sec();
+    stats->threads = opts->threads;
+    if (opts->threads < 1 || !opts->materials || opts->nmaterials < 1 ||
+        opts->nmaterials > EGPT_MAX_MATERIALS) {
+        snprintf(err, errlen, "threads must be at least 1 and 1..%d materials given",
+                 EGPT_MAX_MATERIALS);
+        free(rs);
+        return EGDB_EINVAL;
+    }
+    for (size_t i = 0; i < opts->nmaterials; i++) {
+        const egpt_material *m = &opts->materials[i];
+        if (!material_ok(m)) {
+            snprintf(err, errlen, "material %zu (%d,%d,%d,%d) is not 1..%d pieces, 12 a side", i,
+                     m->nbk, m->nwk, m->nbm, m->nwm, EGDB_MAX_PIECES);
+            free(rs);
+            return EGDB_EINVAL;
+        }
+        /* A material and its colour-swapped twin are one pair of slices. */
+        rs->chosen[mat_key(m->nbk, m->nwk, m->nbm, m->nwm)] = 1;
+        rs->chosen[mat_key(m->nwk, m->nbk, m->nwm, m->nbm)] = 1;
+        int n = m->nbk + m->nwk + m->nbm + m->nwm;
+        counts_used[n] = 1;
+        if (n > nmax)
+            nmax = n;
+    }
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+        free(rs);
+        return EGDB_EIO;
+    }
+    if ((rc = db_init(&rs->db)) != 0) {
+        free(rs);
+        return rc;
+    }
+    if ((rc = load_complete(rs, nmax, err, errlen)) != 0)
+        goto out;
+
+    /* What is left to do, for progress. */
+    for (int n = 1; n <= nmax; n++) {
+        if (!counts_used[n])
+            continue;
+        egix_slice *sl;
+        int *pair;
+        size_t k;
+        if ((rc = list_slices(n, &sl, &pair, &k)) != 0)
+            goto out;
+        for (size_t i = 0; i < k;) {
+            size_t j = i;
+            int done = 1;
+            uint64_t pos = 0;
+            while (j < k && pair[j] == pair[i]) {
+                uint64_t sz = 0;
+                egix_size(&sl[j], &sz);
+                pos += sz;
+                done &= pair_file_ok(dir, &sl[j]);
+                j++;
+            }
+            if (rs->chosen[slice_mat_key(&sl[i])] && !done) {
+                rs->pair_count++;
+                rs->todo_total += pos;
+            }
+            i = j;
+        }
+        free(sl);
+        free(pair);
+    }
+
+    /* Build in egix_slices order restricted to the chosen materials: every
+     * move out of a pair lands in fewer pieces or in a pair listed
+     * earlier, so whatever of it is chosen is loaded by then. */
+    for (int n = 1; n <= nmax && rc == 0; n++) {
+        if (!counts_used[n])
+            continue;
+        egix_slice *sl;
+        int *pair;
+        size_t k;
+        if ((rc = list_slices(n, &sl, &pair, &k)) != 0)
+            goto out;
+        for (size_t i = 0; i < k && rc == 0;) {
+            size_t j = i;
+            while (j < k && pair[j] == pair[i])
+                j++;
+            int nmem = (int)(j - i);
+            if (!rs->chosen[slice_mat_key(&sl[i])]) {
+                i = j;
+                continue;
+            }
+            int done = 1;
+            for (size_t t = i; t < j; t++)
+                done &= pair_file_ok(dir, &sl[t]);
+            if (done) {
+                /* Kept from an earlier run: load it, payload checked. */
+                for (size_t t = i; t < j && rc == 0; t++)
+                    rc = db_add_partial(&rs->db, dir, &sl[t], 1, err, errlen);
+                stats->slices_kept += (size_t)nmem;
+            } else if (opts->stop && *opts->stop) {
+                snprintf(err, errlen, "stopped; finished slices are kept, run again to resume");
+                rc = EGDB_EINTERRUPT;
+            } else {
+                rs->pair_no++;
+                rc = build_pair(rs, &sl[i], nmem, err, errlen);
+            }
+            i = j;
+        }
+        free(sl);
+        free(pair);
+    }
+out:
+    stats->seconds_total = now_sec() - rs->t0;
+    db_free(&rs->db);
+    free(rs);
+    return rc;
+}
+
+/* ---- materials ---------------------------------------------------------- */
+
+/* A count character of a slice name: '0'-'9', 'a'-'c' (10-12). */
+static int
+count_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'c')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'C')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int
+egpt_parse_materials(const char *text, egpt_material *out, size_t cap, size_t *n, char *err,
+                     size_t errlen)
+{
+    *n = 0;
+    size_t off = 0;
+    /* One item per round: optional spaces, four count characters, optional
+     * spaces, then ',' or the end. Offsets in messages are byte offsets
+     * into text. */
+    for (;;) {
+        while (text[off] == ' ')
+            off++;
+        int d[4];
+        for (int k = 0; k < 4; k++) {
+            d[k] = text[off + (size_t)k] ? count_digit(text[off + (size_t)k]) : -1;
+            if (d[k] < 0) {
+                snprintf(err, errlen,
+                         "material at byte %zu of \"%s\": expected four counts KKMM "
+                         "(0-9, a-c), e.g. 0033",
+                         off, text);
+                return EGDB_EINVAL;
+            }
+        }
+        egpt_material m = {(int8_t)d[0], (int8_t)d[1], (int8_t)d[2], (int8_t)d[3]};
+        if (!material_ok(&m)) {
+            snprintf(err, errlen,
+                     "material %.4s at byte %zu: needs 1..%d pieces and at most 12 a side",
+                     text + off, off, EGDB_MAX_PIECES);
+            return EGDB_EINVAL;
+        }
+        if (*n >= cap) {
+            snprintf(err, errlen, "more than %zu materials (at byte %zu)", cap, off);
+            return EGDB_EINVAL;
+        }
+        out[(*n)++] = m;
+        off += 4;
+        while (text[off] == ' ')
+            off++;
+        if (text[off] == '\0')
+            return 0;
+        if (text[off] != ',') {
+            snprintf(err, errlen, "byte %zu of \"%s\": expected ',' between materials", off, text);
+            return EGDB_EINVAL;
+        }
+        off++;
+    }
+}
+
+/* ---- probing ------------------------------------------------------------ */
+
+/* qsort order of slice names: sorted names are sorted by material, then
+ * by ranks (index.h SLICE NAMES). */
+static int
+name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The slice names ("KKMM.RR") of the files of dir ending in ext (".pwl"
+ * or ".wld"), sorted; malloc'ed array of malloc'ed strings. Other files
+ * (temporaries "*.pwl.tmp" of an interrupted build, logs, compressed
+ * files) are ignored: only an exact "<7-character name><ext>" whose name
+ * parses as a slice counts. */
+static int
+list_names(const char *dir, const char *ext, char ***out, size_t *n, char *err, size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+        return errno == ENOENT ? EGDB_EMISSING : EGDB_EIO;
+    }
+    size_t cap = 0;
+    char **v = NULL;
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        egix_slice s;
+        char name[EGIX_NAME_MAX];
+        if (len != 11 || strcmp(e->d_name + 7, ext) != 0)
+            continue;
+        memcpy(name, e->d_name, 7);
+        name[7] = '\0';
+        if (egix_slice_parse(name, &s) != 0)
+            continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 64;
+            char **nv = realloc(v, cap * sizeof *nv);
+            if (!nv) {
+                rc = EGDB_ENOMEM;
+                break;
+            }
+            v = nv;
+        }
+        if (!(v[*n] = strdup(name))) {
+            rc = EGDB_ENOMEM;
+            break;
+        }
+        (*n)++;
+    }
+    closedir(d);
+    if (rc == 0 && *n > 1)
+        qsort(v, *n, sizeof *v, name_cmp);
+    *out = v;
+    if (rc != 0)
+        snprintf(err, errlen, "out of memory listing %s", dir);
+    return rc;
+}
+
+/* Frees what list_names returned. */
+static void
+free_names(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+/*
+ * Opening reads every partial payload once (checksum, codes, counts):
+ * partial databases are small next to the complete ones, and a probe
+ * must never return a bound from a damaged file. Complete files are only
+ * header-checked, as egdb_open does; their payloads are checked by
+ * egdb_verify and when a build loads them.
+ */
+int
+egpt_open(const char *dir, int flags, egpt_db **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    egpt_db *db = malloc(sizeof *db);
+    if (!db || db_init(db) != 0) {
+        free(db);
+        return EGDB_ENOMEM;
+    }
+    char **names = NULL;
+    size_t n = 0;
+    uint8_t *partial_mat = calloc(NMATKEYS, 1);
+    int rc = partial_mat ? list_names(dir, ".pwl", &names, &n, err, errlen) : EGDB_ENOMEM;
+    if (rc == 0 && n == 0) {
+        snprintf(err, errlen, "%s: no partial slice file (.pwl)", dir);
+        rc = EGDB_EMISSING;
+    }
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        egix_slice s;
+        egix_slice_parse(names[i], &s);
+        partial_mat[slice_mat_key(&s)] = 1;
+        rc = db_add_partial(db, dir, &s, 1, err, errlen);
+    }
+    free_names(names, n);
+    names = NULL;
+    n = 0;
+    if (rc == 0 && (flags & EGPT_OPEN_COMPLETE)) {
+        rc = list_names(dir, ".wld", &names, &n, err, errlen);
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            egix_slice s;
+            egix_slice_parse(names[i], &s);
+            if (!partial_mat[slice_mat_key(&s)])
+                rc = egst_add_mapped(&db->reg, dir, &s, 0, err, errlen);
+        }
+        free_names(names, n);
+    }
+    free(partial_mat);
+    if (rc != 0) {
+        db_free(db);
+        free(db);
+        return rc;
+    }
+    *out = db;
+    return 0;
+}
+
+void
+egpt_close(egpt_db *db)
+{
+    if (!db)
+        return;
+    db_free(db);
+    free(db);
+}
+
+/* Probing is the builder's lookup on the canonical (Black-to-move) twin,
+ * with argument checks: egix_slice_of rejects overlapping masks, men on
+ * their crowning row and too many pieces. */
+int
+egpt_probe(const egpt_db *db, const eng_pos *p)
+{
+    eng_pos c = eng_canonical(p);
+    egix_slice s;
+    if ((c.bm | c.bk) == 0)
+        return ENG_LL;
+    if (egix_slice_of(&c, &s) != 0)
+        return EGDB_EINVAL;
+    int b = db_lookup(db, &c, &s);
+    return b < 0 ? EGDB_ENOTFOUND : b;
+}
+
+size_t
+egpt_slice_count(const egpt_db *db, uint64_t *positions)
+{
+    if (positions)
+        *positions = db->positions;
+    return db->n;
+}
+
+/* ---- reporting ---------------------------------------------------------- */
+
+int
+egpt_list(const char *dir, egpt_slice_info **out, size_t *n, char *err, size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    char **names;
+    size_t k;
+    int rc = list_names(dir, ".pwl", &names, &k, err, errlen);
+    if (rc != 0)
+        return rc;
+    egpt_slice_info *v = k ? calloc(k, sizeof *v) : NULL;
+    if (k && !v)
+        rc = EGDB_ENOMEM;
+    for (size_t i = 0; i < k && rc == 0; i++) {
+        char path[PATH_MAX_LEN];
+        snprintf(path, sizeof path, "%s/%s.pwl", dir, names[i]);
+        rc = read_header(path, &v[i], err, errlen);
+        if (rc == 0 && strcmp(v[i].name, names[i]) != 0) {
+            snprintf(err, errlen, "%s: header names another slice (%s)", path, v[i].name);
+            rc = EGDB_ECORRUPT;
+        }
+    }
+    free_names(names, k);
+    if (rc != 0) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *n = k;
+    return 0;
+}
+
+/* Adds a slice's header counts to a cell or group. */
+static void
+agg_add(agg *a, const egpt_slice_info *h)
+{
+    a->pos += h->positions;
+    for (int k = 0; k < ENG_NBOUNDS; k++)
+        a->count[k] += h->count[k];
+    a->cap += h->captures;
+    a->cap_exact += h->captures_exact;
+    a->cap_half += h->captures_half;
+}
+
+/* Exact (one point) and half (LD / DW, half a point) positions. */
+static uint64_t
+agg_exact(const agg *a)
+{
+    return a->count[ENG_LL] + a->count[ENG_DD] + a->count[ENG_WW];
+}
+
+static uint64_t
+agg_half(const agg *a)
+{
+    return a->count[ENG_LD] + a->count[ENG_DW];
+}
+
+/* Seed 000's score, in percent: exact 1, LD / DW 0.5, LW 0; over the
+ * non-capture positions (noncap) or all. Negative when there is none. */
+static double
+agg_score(const agg *a, int noncap)
+{
+    double pos = (double)(noncap ? a->pos - a->cap : a->pos);
+    double ex = (double)(noncap ? agg_exact(a) - a->cap_exact : agg_exact(a));
+    double hf = (double)(noncap ? agg_half(a) - a->cap_half : agg_half(a));
+    return pos > 0 ? 100.0 * (ex + 0.5 * hf) / pos : -1.0;
+}
+
+/* a as a percentage of b (0 when b is 0). */
+static double
+pct(uint64_t a, uint64_t b)
+{
+    return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+/* s as a JSON string: quotes, backslashes and control bytes escaped
+ * (a directory name is the only free text in the report). */
+static void
+json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(out, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(out, "\\u%04x", ch);
+        else
+            fputc(ch, out);
+    }
+    fputc('"', out);
+}
+
+/* "1 king, 2 men" for one side. */
+static void
+side_text(int k, int m, char *buf, size_t len)
+{
+    if (k && m)
+        snprintf(buf, len, "%d king%s, %d m%s", k, k > 1 ? "s" : "", m, m > 1 ? "en" : "an");
+    else if (k)
+        snprintf(buf, len, "%d king%s", k, k > 1 ? "s" : "");
+    else if (m)
+        snprintf(buf, len, "%d m%s", m, m > 1 ? "en" : "an");
+    else
+        snprintf(buf, len, "no piece");
+}
+
+/*
+ * One table: cells [mover rank][other rank], ranks 0..7 (row + 1, 0 = no
+ * men). Only the ranks that occur are printed, highest first as in seed
+ * 000's tables (5 men never have rank 1, as the paper notes; 3 men can);
+ * a cell without non-capture positions prints "-". Text or Markdown
+ * (JSON has its own).
+ */
+static void
+print_table(FILE *out, int format, const agg cells[8][8], const char *indent)
+{
+    int rows[8], cols[8], nr = 0, nc = 0;
+    for (int r = 7; r >= 0; r--) {
+        int any_r = 0, any_c = 0;
+        for (int o = 0; o < 8; o++) {
+            any_r |= cells[r][o].pos > 0;
+            any_c |= cells[o][r].pos > 0;
+        }
+        if (any_r)
+            rows[nr++] = r;
+        if (any_c)
+            cols[nc++] = r;
+    }
+    if (format == EGPT_REPORT_MARKDOWN) {
+        fprintf(out, "| to move \\ other |");
+        for (int c = 0; c < nc; c++)
+            fprintf(out, " %d |", cols[c]);
+        fprintf(out, "\n|---|");
+        for (int c = 0; c < nc; c++)
+            fprintf(out, "---:|");
+        fprintf(out, "\n");
+        for (int r = 0; r < nr; r++) {
+            fprintf(out, "| **%d** |", rows[r]);
+            for (int c = 0; c < nc; c++) {
+                double s = agg_score(&cells[rows[r]][cols[c]], 1);
+                if (s < 0)
+                    fprintf(out, " - |");
+                else
+                    fprintf(out, " %.0f |", s);
+            }
+            fprintf(out, "\n");
+        }
+        fprintf(out, "\n");
+        return;
+    }
+    fprintf(out, "%s    ", indent);
+    for (int c = 0; c < nc; c++)
+        fprintf(out, "%5d", cols[c]);
+    fprintf(out, "\n");
+    for (int r = 0; r < nr; r++) {
+        fprintf(out, "%s%4d", indent, rows[r]);
+        for (int c = 0; c < nc; c++) {
+            double s = agg_score(&cells[rows[r]][cols[c]], 1);
+            if (s < 0)
+                fprintf(out, "%5s", "-");
+            else
+                fprintf(out, "%5.0f", s);
+        }
+        fprintf(out, "\n");
+    }
+}
+
+/* The JSON cells of one table: every non-empty cell with its counts and
+ * both scores, so a reader can recompute or re-aggregate them. */
+static void
+print_table_json(FILE *out, const agg cells[8][8])
+{
+    int first = 1;
+    fprintf(out, "[");
+    for (int r = 7; r >= 0; r--)
+        for (int o = 7; o >= 0; o--) {
+            const agg *a = &cells[r][o];
+            if (!a->pos)
+                continue;
+            fprintf(out,
+                    "%s{\"mover_rank\": %d, \"other_rank\": %d, \"positions\": %" PRIu64
+                    ", \"noncapture\": %" PRIu64 ", \"score_noncapture\": %.2f, "
+                    "\"score_all\": %.2f}",
+                    first ? "" : ", ", r, o, a->pos, a->pos - a->cap, agg_score(a, 1),
+                    agg_score(a, 0));
+            first = 0;
+        }
+    fprintf(out, "]");
+}
+
+/* The summary of one group (a material or a piece count): share of each
+ * bound, exact / half / unknown, and the score over all positions and
+ * over the non-capture ones (the tables' measure). */
+static void
+print_summary(FILE *out, int format, const char *what, const agg *a, int first)
+{
+    static const char *const nm[ENG_NBOUNDS] = {"LL", "LD", "DD", "DW", "WW", "LW"};
+    uint64_t ex = agg_exact(a), hf = agg_half(a), un = a->count[ENG_LW];
+    if (format == EGPT_REPORT_JSON) {
+        fprintf(out, "%s\"positions\": %" PRIu64 ", \"captures\": %" PRIu64 ", \"counts\": {",
+                first ? "" : ", ", a->pos, a->cap);
+        for (int k = 0; k < ENG_NBOUNDS; k++)
+            fprintf(out, "%s\"%s\": %" PRIu64, k ? ", " : "", nm[k], a->count[k]);
+        fprintf(out,
+                "}, \"exact_pct\": %.3f, \"half_pct\": %.3f, \"unknown_pct\": %.3f, "
+                "\"score_all\": %.3f, \"score_noncapture\": %.3f",
+                pct(ex, a->pos), pct(hf, a->pos), pct(un, a->pos), agg_score(a, 0),
+                agg_score(a, 1));
+        return;
+    }
+    if (format == EGPT_REPORT_MARKDOWN) {
+        fprintf(out, "| %s | %" PRIu64 " | %" PRIu64 " |", what, a->pos, a->cap);
+        for (int k = 0; k < ENG_NBOUNDS; k++)
+            fprintf(out, " %.2f |", pct(a->count[k], a->pos));
+        fprintf(out, " %.2f | %.2f | %.2f | %.2f | %.2f |\n", pct(ex, a->pos), pct(hf, a->pos),
+                pct(un, a->pos), agg_score(a, 0), agg_score(a, 1));
+        return;
+    }
+    fprintf(out, "  %" PRIu64 " positions (%" PRIu64 " with a capture):", a->pos, a->cap);
+    for (int k = 0; k < ENG_NBOUNDS; k++)
+        fprintf(out, " %s %.2f%%", nm[k], pct(a->count[k], a->pos));
+    fprintf(out,
+            "\n  exact %.2f%%, half (LD/DW) %.2f%%, unknown (LW) %.2f%%; resolved (score) "
+            "%.2f%% of all, %.2f%% of non-capture positions\n",
+            pct(ex, a->pos), pct(hf, a->pos), pct(un, a->pos), agg_score(a, 0), agg_score(a, 1));
+}
+
+/*
+ * The report is built from file headers only: each slice is one cell
+ * (its material, Black's leading rank, White's leading rank), since a
+ * slice is exactly the set of placements with given material and leading
+ * ranks. Group g < nmat is a material, group nmat + p all materials of p
+ * pieces.
+ */
+int
+egpt_report(const char *dir, FILE *out, int format, char *err, size_t errlen)
+{
+    egpt_slice_info *v;
+    size_t n;
+    int rc = egpt_list(dir, &v, &n, err, errlen);
+    if (rc != 0)
+        return rc;
+    if (n == 0) {
+        snprintf(err, errlen, "%s: no partial slice file (.pwl)", dir);
+        return EGDB_EMISSING;
+    }
+    if (format < EGPT_REPORT_TEXT || format > EGPT_REPORT_MARKDOWN)
+        format = EGPT_REPORT_TEXT;
+    /* Materials in order of piece count, then name; one table each, then
+     * one per piece count. */
+    int *mats = malloc(n * sizeof *mats), nmat = 0;
+    if (!mats) {
+        free(v);
+        return EGDB_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int key = slice_mat_key(&v[i].slice), seen = 0;
+        for (int j = 0; j < nmat; j++)
+            seen |= mats[j] == key;
+        if (!seen)
+            mats[nmat++] = key;
+    }
+    agg(*cells)[8][8] = calloc((size_t)nmat + EGDB_MAX_PIECES + 1, sizeof *cells);
+    agg *tot = calloc((size_t)nmat + EGDB_MAX_PIECES + 1, sizeof *tot);
+    if (!cells || !tot) {
+        free(cells);
+        free(tot);
+        free(mats);
+        free(v);
+        return EGDB_ENOMEM;
+    }
+    /* Each slice adds to its material's cell and to its piece count's
+     * cell; ranks are stored as rows (-1 = no men), cells as row + 1. */
+    int npc[EGDB_MAX_PIECES + 1] = {0};
+    for (size_t i = 0; i < n; i++) {
+        const egix_slice *s = &v[i].slice;
+        int mi = 0;
+        while (mats[mi] != slice_mat_key(s))
+            mi++;
+        int pc = slice_pieces(s), g = nmat + pc;
+        npc[pc] = 1;
+        agg_add(&cells[mi][s->rb + 1][s->rw + 1], &v[i]);
+        agg_add(&tot[mi], &v[i]);
+        agg_add(&cells[g][s->rb + 1][s->rw + 1], &v[i]);
+        agg_add(&tot[g], &v[i]);
+    }
+    /* Sort materials by pieces then name (insertion sort: a handful of
+     * items). The key's base-13 digits are nbk, nwk, nbm, nwm, so a
+     * smaller key of the same piece count is a smaller name. */
+    for (int i = 1; i < nmat; i++)
+        for (int j = i; j > 0; j--) {
+            int a = mats[j - 1], b = mats[j];
+            int pa = a / 2197 + a / 169 % 13 + a / 13 % 13 + a % 13;
+            int pb = b / 2197 + b / 169 % 13 + b / 13 % 13 + b % 13;
+            if (pa < pb || (pa == pb && a < b))
+                break;
+            /* Keep every per-material array in step with mats[]. */
+            mats[j - 1] = b;
+            mats[j] = a;
+            agg tmp[8][8];
+            memcpy(tmp, cells[j - 1], sizeof tmp);
+            memcpy(cells[j - 1], cells[j], sizeof tmp);
+            memcpy(cells[j], tmp, sizeof tmp);
+            agg t1 = tot[j - 1];
+            tot[j - 1] = tot[j];
+            tot[j] = t1;
+        }
+
+    /* Output: a heading, then per group (materials, then piece counts) its
+     * summary and table; Markdown puts all summaries in one table at the
+     * end, where they line up. */
+    static const char *const digits = "0123456789abc";
+    if (format == EGPT_REPORT_JSON) {
+        fprintf(out, "{\"dir\": ");
+        json_string(out, dir);
+        fprintf(out, ", \"slices\": %zu, \"materials\": [", n);
+    } else if (format == EGPT_REPORT_MARKDOWN)
+        fprintf(out, "Resolved share of the partial database (seed 000's score: exact = 1, LD/DW = "
+                     "0.5, LW = 0), in percent of the non-capture positions. Rows: leading rank of "
+                     "the side to move; columns: leading rank of the other side (ranks 1-7 from "
+                     "each side's own back row, 0 = no men).\n\n");
+    else
+        fprintf(out,
+                "partial database %s: %zu slices\n"
+                "tables: resolved %% of the non-capture positions (exact = 1, LD/DW = 0.5, "
+                "LW = 0; seed 000 Tables 3-5);\n"
+                "rows: leading rank of the side to move, columns: of the other side (1-7 from "
+                "each side's back row, 0 = no men)\n",
+                dir, n);
+    for (int g = 0; g < nmat + EGDB_MAX_PIECES + 1; g++) {
+        char what[160], mname[16], mover[40], other[40];
+        if (g < nmat) {
+            int k = mats[g];
+            int nbk = k / 2197, nwk = k / 169 % 13, nbm = k / 13 % 13, nwm = k % 13;
+            snprintf(mname, sizeof mname, "%c%c%c%c", digits[nbk], digits[nwk], digits[nbm],
+                     digits[nwm]);
+            side_text(nbk, nbm, mover, sizeof mover);
+            side_text(nwk, nwm, other, sizeof other);
+            snprintf(what, sizeof what, "material %s: side to move %s, other side %s", mname, mover,
+                     other);
+        } else {
+            int pc = g - nmat;
+            if (!npc[pc])
+                continue;
+            snprintf(mname, sizeof mname, "%d", pc);
+            snprintf(what, sizeof what, "all %d-piece materials above", pc);
+        }
+        if (format == EGPT_REPORT_JSON) {
+            fprintf(out, "%s{\"%s\": \"%s\", ", g ? ", " : "", g < nmat ? "material" : "pieces",
+                    mname);
+            print_summary(out, format, what, &tot[g], 1);
+            fprintf(out, ", \"table\": ");
+            print_table_json(out, cells[g]);
+            fprintf(out, "}");
+        } else if (format == EGPT_REPORT_MARKDOWN) {
+            fprintf(out, "### %s (score %.1f%% of non-capture positions)\n\n", what,
+                    agg_score(&tot[g], 1));
+            print_table(out, format, cells[g], "");
+        } else {
+            fprintf(out, "\n%s\n", what);
+            print_summary(out, format, what, &tot[g], 1);
+            print_table(out, format, cells[g], "  ");
+        }
+    }
+    if (format == EGPT_REPORT_JSON) {
+        fprintf(out, "]}\n");
+    } else if (format == EGPT_REPORT_MARKDOWN) {
+        fprintf(out, "### Summary\n\n| material | positions | captures | LL %% | LD %% | DD %% | "
+                     "DW %% | WW %% | LW %% | exact %% | half %% | unknown %% | score all %% | "
+                     "score non-capture %% |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+                     "---:|---:|---:|---:|\n");
+        for (int g = 0; g < nmat + EGDB_MAX_PIECES + 1; g++) {
+            char what[32];
+            if (g < nmat) {
+                int k = mats[g];
+                snprintf(what, sizeof what, "%c%c%c%c", digits[k / 2197], digits[k / 169 % 13],
+                         digits[k / 13 % 13], digits[k % 13]);
+            } else if (npc[g - nmat]) {
+                snprintf(what, sizeof what, "all %d-piece", g - nmat);
+            } else {
+                continue;
+            }
+            print_summary(out, format, what, &tot[g], 0);
+        }
+        fprintf(out, "\n");
+    }
+    free(cells);
+    free(tot);
+    free(mats);
+    free(v);
+    return ferror(out) ? EGDB_EIO : 0;
+}
