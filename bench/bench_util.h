@@ -19,25 +19,33 @@ bench_now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* The CPU model from /proc/cpuinfo ("unknown CPU" if it cannot be read). */
+static inline void
+bench_cpu_model(char *model, size_t len)
+{
+    snprintf(model, len, "unknown CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "model name", 10)) {
+            char *c = strchr(line, ':');
+            if (c) {
+                snprintf(model, len, "%s", c + 2);
+                model[strcspn(model, "\n")] = '\0';
+            }
+            break;
+        }
+    fclose(f);
+}
+
 /* One line naming the CPU model and the number of online cores. */
 static inline void
 bench_machine(void)
 {
-    char model[256] = "unknown CPU";
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f) {
-        char line[512];
-        while (fgets(line, sizeof line, f))
-            if (!strncmp(line, "model name", 10)) {
-                char *c = strchr(line, ':');
-                if (c) {
-                    snprintf(model, sizeof model, "%s", c + 2);
-                    model[strcspn(model, "\n")] = '\0';
-                }
-                break;
-            }
-        fclose(f);
-    }
+    char model[256];
+    bench_cpu_model(model, sizeof model);
     printf("machine: %s, %ld cores online\n", model, sysconf(_SC_NPROCESSORS_ONLN));
 }
 

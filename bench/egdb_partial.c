@@ -503,21 +503,8 @@ main(void)
         fprintf(stderr, "cannot write %s: %s (run from the repository root)\n", results,
                 strerror(errno));
     } else {
-        char model[256] = "unknown CPU";
-        FILE *ci = fopen("/proc/cpuinfo", "r");
-        if (ci) {
-            char line[512];
-            while (fgets(line, sizeof line, ci))
-                if (!strncmp(line, "model name", 10)) {
-                    char *col = strchr(line, ':');
-                    if (col) {
-                        snprintf(model, sizeof model, "%s", col + 2);
-                        model[strcspn(model, "\n")] = '\0';
-                    }
-                    break;
-                }
-            fclose(ci);
-        }
+        char model[256];
+        bench_cpu_model(model, sizeof model);
         fprintf(out,
                 "# Partial-information database: 6-piece 3 vs 3, at most one king\n\n"
                 "Written by `bench/egdb_partial` (egdb/partial.h; method of seed 000, "

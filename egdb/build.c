@@ -492,26 +492,13 @@ out:
     return rc;
 }
 
-/* Lists the slices of n pieces with their pair numbers (malloc'ed). */
+/* The slices of n pieces with their pair numbers (malloc'ed), in the
+ * egix_slices build order. */
 static int
 list_slices(int n, egix_slice **sl, int **pair, size_t *count)
 {
-    size_t k;
-    if (egix_slices(n, NULL, NULL, 0, &k) != 0)
-        return EGDB_EINVAL;
-    *sl = malloc((k ? k : 1) * sizeof **sl);
-    *pair = malloc((k ? k : 1) * sizeof **pair);
-    if (!*sl || !*pair) {
-        free(*sl);
-        free(*pair);
-        return EGDB_ENOMEM;
-    }
-    if (egix_slices(n, *sl, *pair, k, count) != 0) {
-        free(*sl);
-        free(*pair);
-        return EGDB_EINVAL;
-    }
-    return 0;
+    int rc = egix_slices_alloc(n, sl, pair, count);
+    return rc == 0 ? 0 : rc == EGIX_ENOMEM ? EGDB_ENOMEM : EGDB_EINVAL;
 }
 
 /* Whether the file of s is complete (header and payload check). */

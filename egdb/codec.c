@@ -6,6 +6,8 @@
 
 #include <xxhash.h>
 
+#include "egdb/le.h"
+
 #include "egdb/codec.h"
 
 /* ---- constants -------------------------------------------------------- */
@@ -195,22 +197,6 @@ egcd_decoder_init(egcd_decoder *d, const uint8_t len[EGCD_NSYM])
 
 /* ---- header ------------------------------------------------------------- */
 
-static void
-put64(unsigned char *b, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        b[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t
-get64(const unsigned char *b)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | b[i];
-    return v;
-}
-
 void
 egcd_header_encode(const egcd_header *h, unsigned char b[EGCD_HEADER_BYTES])
 {
@@ -223,18 +209,18 @@ egcd_header_encode(const egcd_header *h, unsigned char b[EGCD_HEADER_BYTES])
     b[12] = (unsigned char)(int8_t)h->slice.rb;
     b[13] = (unsigned char)(int8_t)h->slice.rw;
     b[14] = h->flags;
-    put64(b + 16, h->positions);
+    egle_put64(b + 16, h->positions);
     b[24] = h->block_shift;
     b[28] = (unsigned char)h->nblocks;
     b[29] = (unsigned char)(h->nblocks >> 8);
     b[30] = (unsigned char)(h->nblocks >> 16);
     b[31] = (unsigned char)(h->nblocks >> 24);
-    put64(b + 32, h->data_bytes);
-    put64(b + 40, h->wins);
-    put64(b + 48, h->losses);
-    put64(b + 56, h->draws);
-    put64(b + 64, h->table_hash);
-    put64(b + 72, XXH3_64bits(b, 72));
+    egle_put64(b + 32, h->data_bytes);
+    egle_put64(b + 40, h->wins);
+    egle_put64(b + 48, h->losses);
+    egle_put64(b + 56, h->draws);
+    egle_put64(b + 64, h->table_hash);
+    egle_put64(b + 72, XXH3_64bits(b, 72));
 }
 
 int
@@ -244,7 +230,7 @@ egcd_header_decode(const unsigned char b[EGCD_HEADER_BYTES], egcd_header *h)
         return -1;
     if (b[7] != EGCD_VERSION)
         return -2;
-    if (get64(b + 72) != XXH3_64bits(b, 72))
+    if (egle_get64(b + 72) != XXH3_64bits(b, 72))
         return -3;
     h->slice.nbk = (int8_t)b[8];
     h->slice.nwk = (int8_t)b[9];
@@ -253,15 +239,15 @@ egcd_header_decode(const unsigned char b[EGCD_HEADER_BYTES], egcd_header *h)
     h->slice.rb = (int8_t)b[12];
     h->slice.rw = (int8_t)b[13];
     h->flags = b[14];
-    h->positions = get64(b + 16);
+    h->positions = egle_get64(b + 16);
     h->block_shift = b[24];
     h->nblocks = (uint32_t)b[28] | (uint32_t)b[29] << 8 | (uint32_t)b[30] << 16 |
                  (uint32_t)b[31] << 24;
-    h->data_bytes = get64(b + 32);
-    h->wins = get64(b + 40);
-    h->losses = get64(b + 48);
-    h->draws = get64(b + 56);
-    h->table_hash = get64(b + 64);
+    h->data_bytes = egle_get64(b + 32);
+    h->wins = egle_get64(b + 40);
+    h->losses = egle_get64(b + 48);
+    h->draws = egle_get64(b + 56);
+    h->table_hash = egle_get64(b + 64);
     return 0;
 }
 

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <xxhash.h>
@@ -168,34 +169,60 @@ run_symbol(const run *r, size_t j, int seed, int *eb, uint32_t *extra)
     return (r[j].value != predicted) * EGCD_NLEN + bucket;
 }
 
+/*
+ * Writes "<path>.tmp", reads it back and compares it with what was meant
+ * to be written, then renames it: like every file of the module, a .cwl
+ * with its final name is complete and checked.
+ */
 static int
-write_file(const char *path, const unsigned char *hdr, const uint8_t *codes, const uint32_t *table,
-           size_t table_words, const growbuf *data)
+write_file(const char *dir, const char *path, const unsigned char *hdr, const uint8_t *codes,
+           const uint32_t *table, size_t table_words, const growbuf *data, char *err,
+           size_t errlen)
 {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -1;
     unsigned char *tb = malloc(table_words * 4 + 1);
-    int ok = tb != NULL;
-    for (size_t i = 0; ok && i < table_words; i++) {
+    if (!tb)
+        return EGDB_ENOMEM;
+    for (size_t i = 0; i < table_words; i++) {
         tb[4 * i] = (unsigned char)table[i];
         tb[4 * i + 1] = (unsigned char)(table[i] >> 8);
         tb[4 * i + 2] = (unsigned char)(table[i] >> 16);
         tb[4 * i + 3] = (unsigned char)(table[i] >> 24);
     }
-    ok = ok && write(fd, hdr, EGCD_HEADER_BYTES) == EGCD_HEADER_BYTES &&
-         write(fd, codes, EGCD_NSYM) == EGCD_NSYM &&
-         write(fd, tb, table_words * 4) == (ssize_t)(table_words * 4) &&
-         (data->n == 0 || write(fd, data->b, data->n) == (ssize_t)data->n) && fsync(fd) == 0;
-    free(tb);
-    close(fd);
-    if (!ok || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return -1;
+    const void *parts[4] = {hdr, codes, tb, data->b ? (const void *)data->b : (const void *)""};
+    size_t lens[4] = {EGCD_HEADER_BYTES, EGCD_NSYM, table_words * 4, data->n};
+    uint64_t want = 0;
+    XXH3_state_t *st = XXH3_createState();
+    if (st) {
+        XXH3_64bits_reset(st);
+        for (int i = 0; i < 4; i++)
+            XXH3_64bits_update(st, parts[i], lens[i]);
+        want = XXH3_64bits_digest(st);
+        XXH3_freeState(st);
     }
-    return 0;
+    int rc = st ? egst_write_tmp(tmp, parts, lens, 4, err, errlen) : EGDB_ENOMEM;
+    free(tb);
+    if (rc != 0)
+        return rc;
+    size_t total = lens[0] + lens[1] + lens[2] + lens[3];
+    int fd = open(tmp, O_RDONLY | O_CLOEXEC);
+    void *m = fd >= 0 ? mmap(NULL, total, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+    if (fd >= 0)
+        close(fd);
+    if (m == MAP_FAILED) {
+        snprintf(err, errlen, "%.300s: read back: %s", tmp, strerror(errno));
+        unlink(tmp);
+        return EGDB_EIO;
+    }
+    int same = XXH3_64bits(m, total) == want;
+    munmap(m, total);
+    if (!same) {
+        snprintf(err, errlen, "%.300s: read back differs from what was written", tmp);
+        unlink(tmp);
+        return EGDB_ECORRUPT;
+    }
+    return egst_commit(tmp, path, dir, err, errlen);
 }
 
 /* Compresses one loaded slice into <dir>/<name>.cwl. */
@@ -321,11 +348,9 @@ compress_slice(const char *dir, const egst_slice *e, const egst_header *wh, int 
     char path[4096], name[EGIX_NAME_MAX];
     egix_slice_name(&e->slice, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s.cwl", dir, name);
-    if (write_file(path, hb, len, table, (size_t)2 * nblocks + 1, &data) != 0) {
-        snprintf(err, errlen, "%.300s: write: %s", path, strerror(errno));
-        rc = EGDB_EIO;
+    rc = write_file(dir, path, hb, len, table, (size_t)2 * nblocks + 1, &data, err, errlen);
+    if (rc != 0)
         goto out;
-    }
     fig->bytes = EGCD_TABLE_OFFSET + ((uint64_t)2 * nblocks + 1) * 4 + data.n;
     fig->overhead_bits += 8 * (EGCD_TABLE_OFFSET + ((uint64_t)2 * nblocks + 1) * 4);
 out:

@@ -13,17 +13,10 @@
 #include <xxhash.h>
 
 #include "egdb/decompress.h"
+#include "egdb/le.h"
 #include "egdb/egdb.h"
 
 /* ---- helpers ---------------------------------------------------------- */
-
-static inline uint32_t
-le32(const uint8_t *b)
-{
-    uint32_t v;
-    memcpy(&v, b, 4); /* the file is little endian, as is every target */
-    return v;
-}
 
 typedef struct fill_ctx {
     const egdc_slice *e;
@@ -102,7 +95,7 @@ egdc_open(const char *dir, const egix_slice *s, uint32_t id, egdc_slice **out, c
             why = "block table checksum mismatch";
         else if (egcd_decoder_init(&e->dec, codes) != 0)
             why = "invalid prefix code";
-        else if (le32(e->offsets + (size_t)e->h.nblocks * 4) != e->h.data_bytes)
+        else if (egle_get32(e->offsets + (size_t)e->h.nblocks * 4) != e->h.data_bytes)
             why = "block table does not end at the data end";
     }
     if (why) {
@@ -132,12 +125,12 @@ egdc_close(egdc_slice *e)
 int
 egdc_decode(const egdc_slice *e, uint32_t b, uint8_t *out)
 {
-    uint32_t start = le32(e->offsets + (size_t)b * 4), end = le32(e->offsets + (size_t)b * 4 + 4);
+    uint32_t start = egle_get32(e->offsets + (size_t)b * 4), end = egle_get32(e->offsets + (size_t)b * 4 + 4);
     uint64_t bsize = 1ull << e->h.block_shift, first = (uint64_t)b << e->h.block_shift;
     uint32_t n = (uint32_t)(e->h.positions - first < bsize ? e->h.positions - first : bsize);
     if (end < start || end > e->h.data_bytes)
         return EGDB_ECORRUPT;
-    if ((uint32_t)XXH3_64bits(e->data + start, end - start) != le32(e->sums + (size_t)b * 4))
+    if ((uint32_t)XXH3_64bits(e->data + start, end - start) != egle_get32(e->sums + (size_t)b * 4))
         return EGDB_ECORRUPT;
     if (egcd_decode_block(&e->dec, e->data + start, end - start, n, out) != 0)
         return EGDB_ECORRUPT;

@@ -912,3 +912,29 @@ egix_strerror(int code)
         return "unknown error";
     }
 }
+
+int
+egix_slices_alloc(int npieces, egix_slice **out, int **pair, size_t *n)
+{
+    size_t k;
+    int rc = egix_slices(npieces, NULL, NULL, 0, &k);
+    if (rc != 0)
+        return rc;
+    egix_slice *sl = malloc((k ? k : 1) * sizeof *sl);
+    int *pr = pair ? malloc((k ? k : 1) * sizeof *pr) : NULL;
+    if (!sl || (pair && !pr)) {
+        free(sl);
+        free(pr);
+        return EGIX_ENOMEM;
+    }
+    rc = egix_slices(npieces, sl, pr, k, n);
+    if (rc != 0) {
+        free(sl);
+        free(pr);
+        return rc;
+    }
+    *out = sl;
+    if (pair)
+        *pair = pr;
+    return 0;
+}

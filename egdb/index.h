@@ -266,6 +266,18 @@ int egix_count(int npieces, int a, int b, uint64_t *out);
  */
 int egix_slices(int npieces, egix_slice *out, int *pair, size_t cap, size_t *n);
 
+/*
+ * egix_slices_alloc - egix_slices into freshly allocated arrays.
+ * PARAMETERS
+ *   out:  receives a malloc'ed array of the slices (caller frees).
+ *   pair: NULL, or receives a malloc'ed array of pair numbers (caller
+ *         frees).
+ *   n:    receives the number of slices.
+ * RETURN 0, EGIX_EINVAL (npieces out of range) or EGIX_ENOMEM (nothing
+ *   is then allocated).
+ */
+int egix_slices_alloc(int npieces, egix_slice **out, int **pair, size_t *n);
+
 /* ---- index tables ----------------------------------------------------- */
 
 /*

@@ -42,6 +42,8 @@
 
 #include <xxhash.h>
 
+#include "egdb/le.h"
+
 #include "egdb/partial.h"
 #include "egdb/store.h"
 #include "engine/bits.h"
@@ -162,23 +164,6 @@ now_sec(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Little-endian integers of the file header, independent of the host. */
-static void
-put64(unsigned char *b, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        b[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t
-get64(const unsigned char *b)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | b[i];
-    return v;
-}
-
 /* Dense key of a material (for the chosen-material flags). */
 static int
 mat_key(int nbk, int nwk, int nbm, int nwm)
@@ -231,14 +216,14 @@ header_encode(const egpt_slice_info *h, unsigned char *b)
     b[11] = (unsigned char)h->slice.nwm;
     b[12] = (unsigned char)(int8_t)h->slice.rb;
     b[13] = (unsigned char)(int8_t)h->slice.rw;
-    put64(b + 16, h->positions);
+    egle_put64(b + 16, h->positions);
     for (int k = 0; k < ENG_NBOUNDS; k++)
-        put64(b + 24 + 8 * k, h->count[k]);
-    put64(b + 72, h->captures);
-    put64(b + 80, h->captures_exact);
-    put64(b + 88, h->captures_half);
-    put64(b + 112, h->payload_hash);
-    put64(b + 120, XXH3_64bits(b, 120));
+        egle_put64(b + 24 + 8 * k, h->count[k]);
+    egle_put64(b + 72, h->captures);
+    egle_put64(b + 80, h->captures_exact);
+    egle_put64(b + 88, h->captures_half);
+    egle_put64(b + 112, h->payload_hash);
+    egle_put64(b + 120, XXH3_64bits(b, 120));
 }
 
 /*
@@ -264,7 +249,7 @@ header_decode(const unsigned char *b, uint64_t file_bytes, const char *path, egp
                  EGPT_VERSION);
         return EGDB_ECORRUPT;
     }
-    if (get64(b + 120) != XXH3_64bits(b, 120)) {
+    if (egle_get64(b + 120) != XXH3_64bits(b, 120)) {
         snprintf(err, errlen, "%s: header checksum mismatch", path);
         return EGDB_ECORRUPT;
     }
@@ -274,16 +259,16 @@ header_decode(const unsigned char *b, uint64_t file_bytes, const char *path, egp
     h->slice.nwm = (int8_t)b[11];
     h->slice.rb = (int8_t)b[12];
     h->slice.rw = (int8_t)b[13];
-    h->positions = get64(b + 16);
+    h->positions = egle_get64(b + 16);
     uint64_t sum = 0;
     for (int k = 0; k < ENG_NBOUNDS; k++) {
-        h->count[k] = get64(b + 24 + 8 * k);
+        h->count[k] = egle_get64(b + 24 + 8 * k);
         sum += h->count[k];
     }
-    h->captures = get64(b + 72);
-    h->captures_exact = get64(b + 80);
-    h->captures_half = get64(b + 88);
-    h->payload_hash = get64(b + 112);
+    h->captures = egle_get64(b + 72);
+    h->captures_exact = egle_get64(b + 80);
+    h->captures_half = egle_get64(b + 88);
+    h->payload_hash = egle_get64(b + 112);
     uint64_t size;
     if (egix_slice_check(&h->slice) != 0 || egix_size(&h->slice, &size) != 0 ||
         size != h->positions || sum != h->positions || h->captures > h->positions ||
@@ -811,24 +796,6 @@ pass_range(pair_work *w, int m, uint64_t begin, uint64_t end)
 
 /* ---- writing ------------------------------------------------------------ */
 
-/* write() until everything is written or a real error (not EINTR). */
-static int
-write_all(int fd, const void *buf, size_t len)
-{
-    const unsigned char *b = buf;
-    while (len > 0) {
-        ssize_t n = write(fd, b, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        b += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /*
  * Writes a finished slice: "<name>.pwl.tmp", fsync, read back and check
  * (header and payload, counts included), rename, fsync the directory. A
@@ -848,23 +815,16 @@ write_slice(const char *dir, egpt_slice_info *h, const uint8_t *packed, char *er
     unsigned char hb[EGPT_HEADER_BYTES];
     header_encode(h, hb);
 
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-        return EGDB_EIO;
-    }
-    if (write_all(fd, hb, sizeof hb) != 0 || write_all(fd, packed, plen) != 0 || fsync(fd) != 0) {
-        snprintf(err, errlen, "%s: write: %s", tmp, strerror(errno));
-        close(fd);
-        unlink(tmp);
-        return EGDB_EIO;
-    }
-    close(fd);
+    const void *parts[2] = {hb, packed};
+    size_t lens[2] = {sizeof hb, plen};
+    int rc = egst_write_tmp(tmp, parts, lens, 2, err, errlen);
+    if (rc != 0)
+        return rc;
 
     egpt_slice_info back;
-    int rc = read_header(tmp, &back, err, errlen);
+    rc = read_header(tmp, &back, err, errlen);
     if (rc == 0) {
-        fd = open(tmp, O_RDONLY | O_CLOEXEC);
+        int fd = open(tmp, O_RDONLY | O_CLOEXEC);
         void *mp =
             fd >= 0 ? mmap(NULL, sizeof hb + plen, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
         if (fd >= 0)
@@ -881,17 +841,7 @@ write_slice(const char *dir, egpt_slice_info *h, const uint8_t *packed, char *er
         unlink(tmp);
         return rc;
     }
-    if (rename(tmp, path) != 0) {
-        snprintf(err, errlen, "rename %s: %s", tmp, strerror(errno));
-        unlink(tmp);
-        return EGDB_EIO;
-    }
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
-    }
-    return 0;
+    return egst_commit(tmp, path, dir, err, errlen);
 }
 
 /* ---- build driver ------------------------------------------------------- */
@@ -1094,22 +1044,8 @@ out:
 static int
 list_slices(int n, egix_slice **sl, int **pair, size_t *count)
 {
-    size_t k;
-    if (egix_slices(n, NULL, NULL, 0, &k) != 0)
-        return EGDB_EINVAL;
-    *sl = malloc((k ? k : 1) * sizeof **sl);
-    *pair = malloc((k ? k : 1) * sizeof **pair);
-    if (!*sl || !*pair) {
-        free(*sl);
-        free(*pair);
-        return EGDB_ENOMEM;
-    }
-    if (egix_slices(n, *sl, *pair, k, count) != 0) {
-        free(*sl);
-        free(*pair);
-        return EGDB_EINVAL;
-    }
-    return 0;
+    int rc = egix_slices_alloc(n, sl, pair, count);
+    return rc == 0 ? 0 : rc == EGIX_ENOMEM ? EGDB_ENOMEM : EGDB_EINVAL;
 }
 
 /* Whether the partial file of s is complete (header check only: the

@@ -48,17 +48,8 @@ egdb_strerror(int code)
 static int
 slices_of(int n, egix_slice **out, size_t *count)
 {
-    size_t k;
-    if (egix_slices(n, NULL, NULL, 0, &k) != 0)
-        return EGDB_EINVAL;
-    *out = malloc((k ? k : 1) * sizeof **out);
-    if (!*out)
-        return EGDB_ENOMEM;
-    if (egix_slices(n, *out, NULL, k, count) != 0) {
-        free(*out);
-        return EGDB_EINVAL;
-    }
-    return 0;
+    int rc = egix_slices_alloc(n, out, NULL, count);
+    return rc == 0 ? 0 : rc == EGIX_ENOMEM ? EGDB_ENOMEM : EGDB_EINVAL;
 }
 
 static int

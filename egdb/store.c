@@ -13,6 +13,8 @@
 
 #include <xxhash.h>
 
+#include "egdb/le.h"
+
 #include "egdb/store.h"
 
 /* ---- constants -------------------------------------------------------- */
@@ -20,22 +22,6 @@
 static const unsigned char file_magic[8] = {'C', 'K', 'W', 'L', 'D', 0, 0, EGST_VERSION};
 
 /* ---- helpers ---------------------------------------------------------- */
-
-static void
-put64(unsigned char *b, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        b[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t
-get64(const unsigned char *b)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | b[i];
-    return v;
-}
 
 static void
 header_encode(const egst_header *h, unsigned char *b)
@@ -48,12 +34,12 @@ header_encode(const egst_header *h, unsigned char *b)
     b[11] = (unsigned char)h->slice.nwm;
     b[12] = (unsigned char)(int8_t)h->slice.rb;
     b[13] = (unsigned char)(int8_t)h->slice.rw;
-    put64(b + 16, h->positions);
-    put64(b + 24, h->wins);
-    put64(b + 32, h->losses);
-    put64(b + 40, h->draws);
-    put64(b + 48, h->payload_hash);
-    put64(b + 56, XXH3_64bits(b, 56));
+    egle_put64(b + 16, h->positions);
+    egle_put64(b + 24, h->wins);
+    egle_put64(b + 32, h->losses);
+    egle_put64(b + 40, h->draws);
+    egle_put64(b + 48, h->payload_hash);
+    egle_put64(b + 56, XXH3_64bits(b, 56));
 }
 
 uint64_t
@@ -108,7 +94,7 @@ egst_read_header(const char *path, egst_header *h, uint64_t *file_bytes, char *e
         rc = EGDB_ECORRUPT;
         goto out;
     }
-    if (get64(b + 56) != XXH3_64bits(b, 56)) {
+    if (egle_get64(b + 56) != XXH3_64bits(b, 56)) {
         snprintf(err, errlen, "%s: header checksum mismatch", path);
         rc = EGDB_ECORRUPT;
         goto out;
@@ -119,11 +105,11 @@ egst_read_header(const char *path, egst_header *h, uint64_t *file_bytes, char *e
     h->slice.nwm = (int8_t)b[11];
     h->slice.rb = (int8_t)b[12];
     h->slice.rw = (int8_t)b[13];
-    h->positions = get64(b + 16);
-    h->wins = get64(b + 24);
-    h->losses = get64(b + 32);
-    h->draws = get64(b + 40);
-    h->payload_hash = get64(b + 48);
+    h->positions = egle_get64(b + 16);
+    h->wins = egle_get64(b + 24);
+    h->losses = egle_get64(b + 32);
+    h->draws = egle_get64(b + 40);
+    h->payload_hash = egle_get64(b + 48);
     uint64_t size;
     if (egix_slice_check(&h->slice) != 0 || egix_size(&h->slice, &size) != 0 ||
         size != h->positions || h->wins + h->losses + h->draws != h->positions) {
@@ -278,6 +264,44 @@ write_all(int fd, const void *buf, size_t len)
 }
 
 int
+egst_write_tmp(const char *tmp, const void *const *parts, const size_t *lens, int n, char *err,
+               size_t errlen)
+{
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        return EGDB_EIO;
+    }
+    int ok = 1;
+    for (int i = 0; ok && i < n; i++)
+        ok = write_all(fd, parts[i], lens[i]) == 0;
+    if (!ok || fsync(fd) != 0) {
+        snprintf(err, errlen, "%s: write: %s", tmp, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        return EGDB_EIO;
+    }
+    close(fd);
+    return 0;
+}
+
+int
+egst_commit(const char *tmp, const char *path, const char *dir, char *err, size_t errlen)
+{
+    if (rename(tmp, path) != 0) {
+        snprintf(err, errlen, "rename %s: %s", tmp, strerror(errno));
+        unlink(tmp);
+        return EGDB_EIO;
+    }
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    return 0;
+}
+
+int
 egst_write(const char *dir, const egst_header *h, const uint8_t *packed, char *err, size_t errlen)
 {
     char path[4096], tmp[4200];
@@ -292,25 +316,18 @@ egst_write(const char *dir, const egst_header *h, const uint8_t *packed, char *e
     header_encode(&hh, hb);
     size_t plen = (size_t)((h->positions + 3) / 4);
 
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-        return EGDB_EIO;
-    }
-    if (write_all(fd, hb, sizeof hb) != 0 || write_all(fd, packed, plen) != 0 || fsync(fd) != 0) {
-        snprintf(err, errlen, "%s: write: %s", tmp, strerror(errno));
-        close(fd);
-        unlink(tmp);
-        return EGDB_EIO;
-    }
-    close(fd);
+    const void *parts[2] = {hb, packed};
+    size_t lens[2] = {sizeof hb, plen};
+    int rc = egst_write_tmp(tmp, parts, lens, 2, err, errlen);
+    if (rc != 0)
+        return rc;
 
     /* Read the temporary file back and check it before it gets the final
      * name: a file with the final name is complete and correct. */
     egst_header back;
-    int rc = egst_read_header(tmp, &back, NULL, err, errlen);
+    rc = egst_read_header(tmp, &back, NULL, err, errlen);
     if (rc == 0) {
-        fd = open(tmp, O_RDONLY | O_CLOEXEC);
+        int fd = open(tmp, O_RDONLY | O_CLOEXEC);
         void *m = fd >= 0 ? mmap(NULL, sizeof hb + plen, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
         if (fd >= 0)
             close(fd);
@@ -329,15 +346,5 @@ egst_write(const char *dir, const egst_header *h, const uint8_t *packed, char *e
         unlink(tmp);
         return rc;
     }
-    if (rename(tmp, path) != 0) {
-        snprintf(err, errlen, "rename %s: %s", tmp, strerror(errno));
-        unlink(tmp);
-        return EGDB_EIO;
-    }
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
-    }
-    return 0;
+    return egst_commit(tmp, path, dir, err, errlen);
 }

@@ -153,6 +153,23 @@ int egst_read_header(const char *path, egst_header *h, uint64_t *file_bytes, cha
 int egst_write(const char *dir, const egst_header *h, const uint8_t *packed, char *err,
                size_t errlen);
 
+/*
+ * egst_write_tmp - creates (or truncates) the file tmp, writes the n
+ * buffers parts[i] of lens[i] bytes in order and fsyncs it. Shared by
+ * every writer of the module (build, partial and compressed files), which
+ * then check the temporary file their own way and call egst_commit.
+ * RETURN 0, or EGDB_EIO with err naming the file (tmp is then removed).
+ */
+int egst_write_tmp(const char *tmp, const void *const *parts, const size_t *lens, int n,
+                   char *err, size_t errlen);
+
+/*
+ * egst_commit - renames the checked temporary file to its final name and
+ * fsyncs the directory, so a file with the final name is complete even
+ * after a power loss. RETURN 0 or EGDB_EIO (tmp is then removed).
+ */
+int egst_commit(const char *tmp, const char *path, const char *dir, char *err, size_t errlen);
+
 /* XXH3-64 of the payload of n positions. */
 uint64_t egst_payload_hash(const uint8_t *packed, uint64_t positions);
 
