@@ -151,6 +151,16 @@ egcd_codes(const uint8_t len[EGCD_NSYM], uint16_t code[EGCD_NSYM])
         code[s] = len[s] ? next[len[s]]++ : 0;
 }
 
+/* The decoding-table entry of symbol s with a code of l bits. */
+static uint32_t
+fast_entry(int s, int l)
+{
+    int eb;
+    uint32_t base = egcd_bucket_base(s % EGCD_NLEN, &eb);
+    return 1u << 31 | base << 10 | (uint32_t)eb << 5 | (uint32_t)(s >= EGCD_NLEN) << 4 |
+           (uint32_t)l;
+}
+
 int
 egcd_decoder_init(egcd_decoder *d, const uint8_t len[EGCD_NSYM])
 {
@@ -190,7 +200,7 @@ egcd_decoder_init(egcd_decoder *d, const uint8_t len[EGCD_NSYM])
             continue;
         uint32_t base = (uint32_t)codes[s] << (EGCD_FAST_BITS - l);
         for (uint32_t f = 0; f < (1u << (EGCD_FAST_BITS - l)); f++)
-            d->fast[base + f] = (uint16_t)(l << 8 | s);
+            d->fast[base + f] = fast_entry(s, l);
     }
     return 0;
 }
@@ -287,17 +297,19 @@ egcd_decode_block(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_
     memset(out, 0, ((size_t)n + 31) / 32 * 8);
     if (len < 1)
         return -1;
-    int cur = src[0] & 3, prev = (src[0] >> 2) & 3;
-    if (cur == 0 || prev == 0 || cur == prev)
+    /* Predictor state (value of the current run, value of the one before),
+     * started so that the first run, coded as a hit, gets the block's first
+     * value and the second is predicted to be the seed (see codec.h). */
+    int v0 = src[0] & 3, seed = (src[0] >> 2) & 3;
+    if (v0 == 0 || seed == 0 || v0 == seed)
         return -1;
-    /* Bit reader, most significant bit first; reads past the end see
-     * zeros and are caught by the final position count check. */
+    int cur = seed, prev = v0;
+    /* Bit reader, most significant bit first; reads past the end see zeros
+     * and are caught by the final count of bits consumed. */
     uint64_t bitbuf = 0;
     int bitcnt = 0;
     size_t p = 1;
-    uint64_t bits_total = (uint64_t)(len - 1) * 8, bits_used = 0;
     uint32_t pos = 0;
-    int first = 1;
     while (pos < n) {
         if (p + 8 <= len) {
             /* Branch-free refill from an unaligned big-endian word. */
@@ -313,16 +325,12 @@ egcd_decode_block(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_
                 bitcnt += 8;
             }
         }
-        int sym, l;
-        uint16_t f = d->fast[bitbuf >> (64 - EGCD_FAST_BITS)];
-        if (f >> 8) {
-            l = f >> 8;
-            sym = f & 0xFF;
-        } else {
-            uint32_t code = 0;
-            sym = -1;
+        uint32_t e = d->fast[bitbuf >> (64 - EGCD_FAST_BITS)];
+        if (!(e >> 31)) {
+            /* A long code: the canonical first-code walk. */
+            int sym = -1, l;
             for (l = 1; l <= EGCD_MAX_BITS; l++) {
-                code = (uint32_t)(bitbuf >> (64 - l));
+                uint32_t code = (uint32_t)(bitbuf >> (64 - l));
                 uint32_t off = code - d->first_code[l];
                 if (code >= d->first_code[l] && off < d->count[l]) {
                     sym = d->sorted[d->first_index[l] + off];
@@ -331,33 +339,24 @@ egcd_decode_block(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_
             }
             if (sym < 0)
                 return -1;
+            e = fast_entry(sym, l);
         }
+        int l = (int)(e & 15), eb = (int)((e >> 5) & 31);
         bitbuf <<= l;
-        bitcnt -= l;
-        bits_used += (uint64_t)l;
-        int miss = sym >= EGCD_NLEN, eb;
-        uint32_t rl = egcd_bucket_base(sym % EGCD_NLEN, &eb);
-        if (eb) {
-            rl += (uint32_t)(bitbuf >> (64 - eb));
-            bitbuf <<= eb;
-            bitcnt -= eb;
-            bits_used += (uint64_t)eb;
-        }
-        if (bits_used > bits_total)
-            return -1;
-        int v;
-        if (first) {
-            v = cur;
-            first = 0;
-        } else {
-            v = miss ? 6 - cur - prev : prev;
-            prev = cur;
-            cur = v;
-        }
+        /* The extra bits; for eb == 0 the double shift yields 0. */
+        uint32_t rl = (e >> 10 & 0x7FFF) + (uint32_t)((bitbuf >> (63 - eb)) >> 1);
+        bitbuf <<= eb;
+        bitcnt -= l + eb;
+        int third = 6 - cur - prev, v = (e & 16) ? third : prev;
+        prev = cur;
+        cur = v;
         if (rl > n - pos)
             return -1;
         fill_run(out, pos, rl, v);
         pos += rl;
     }
+    /* Bits consumed = bytes loaded * 8 - bits still buffered. */
+    if ((uint64_t)(p - 1) * 8 - (uint64_t)bitcnt > (uint64_t)(len - 1) * 8)
+        return -1;
     return 0;
 }

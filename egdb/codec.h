@@ -70,7 +70,9 @@
 #define EGCD_HEADER_BYTES 80
 #define EGCD_CODES_OFFSET 80
 #define EGCD_TABLE_OFFSET (EGCD_CODES_OFFSET + EGCD_NSYM)
-#define EGCD_BLOCK_SHIFT 14 /* 16,384 positions a block: see compress.c */
+/* Positions a block, as a power of two: what the compressor writes and
+ * the largest a reader accepts (cache entries are sized for it). */
+#define EGCD_BLOCK_SHIFT 14
 
 /* Header flags. */
 #define EGCD_FLAG_THREATS 1 /* threatened-capture positions dropped too */
@@ -93,7 +95,10 @@ typedef struct egcd_header {
 
 /* Canonical decoding tables of one slice's code. */
 typedef struct egcd_decoder {
-    uint16_t fast[1 << EGCD_FAST_BITS]; /* (len << 8 | sym), len 0 = long code */
+    /* Short codes decoded in one lookup: bit 31 valid, bits 0-3 code
+     * length, bit 4 miss, bits 5-9 extra bits, bits 10-24 the bucket's
+     * smallest run length; 0 = a code longer than EGCD_FAST_BITS. */
+    uint32_t fast[1 << EGCD_FAST_BITS];
     uint16_t first_code[EGCD_MAX_BITS + 2];
     uint16_t first_index[EGCD_MAX_BITS + 2];
     uint16_t count[EGCD_MAX_BITS + 2];

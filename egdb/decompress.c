@@ -79,7 +79,7 @@ egdc_open(const char *dir, const egix_slice *s, uint32_t id, egdc_slice **out, c
     else if (!egix_slice_equal(&e->h.slice, s) || egix_size(s, &size) != 0 ||
              size != e->h.positions)
         why = "header names another slice or size";
-    else if (e->h.block_shift < 6 || e->h.block_shift > 24 ||
+    else if (e->h.block_shift < 6 || e->h.block_shift > EGCD_BLOCK_SHIFT ||
              e->h.nblocks != (uint32_t)((size + (1u << e->h.block_shift) - 1) >> e->h.block_shift))
         why = "impossible block layout";
     else if ((uint64_t)e->map_len != EGCD_TABLE_OFFSET + ((uint64_t)2 * e->h.nblocks + 1) * 4 +
