@@ -72,7 +72,7 @@
 #define EGCD_TABLE_OFFSET (EGCD_CODES_OFFSET + EGCD_NSYM)
 /* Positions a block, as a power of two: what the compressor writes and
  * the largest a reader accepts (cache entries are sized for it). */
-#define EGCD_BLOCK_SHIFT 14
+#define EGCD_BLOCK_SHIFT 13
 
 /* Header flags. */
 #define EGCD_FLAG_THREATS 1 /* threatened-capture positions dropped too */
