@@ -67,8 +67,8 @@ clear_dir(const char *dir)
 int
 main(void)
 {
-    const char *dir = getenv("EGDB_BENCH_DIR") ? getenv("EGDB_BENCH_DIR")
-                                               : "/tmp/checkers-bench-egdb";
+    const char *dir =
+        getenv("EGDB_BENCH_DIR") ? getenv("EGDB_BENCH_DIR") : "/tmp/checkers-bench-egdb";
     int pieces = getenv("EGDB_BENCH_PIECES") ? atoi(getenv("EGDB_BENCH_PIECES")) : 6;
     int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (pieces < 5 || pieces > 7)
@@ -120,8 +120,8 @@ main(void)
     double peak_gb = (double)ru.ru_maxrss * 1024.0 / 1e9;
     printf("build + verify of 1-%d pieces: %.1f s wall (target for 2-6: 900 s) -> %s; "
            "peak memory %.2f GB (target 4 GB) -> %s\n",
-           pieces, tb + tv, (pieces == 6 && tb + tv <= 900.0) ? "met" : "see figure",
-           peak_gb, peak_gb <= 4.0 ? "met" : "NOT met");
+           pieces, tb + tv, (pieces == 6 && tb + tv <= 900.0) ? "met" : "see figure", peak_gb,
+           peak_gb <= 4.0 ? "met" : "NOT met");
 
     /* Projection for 7 pieces from the measured whole-build rate. */
     uint64_t n7;

@@ -50,8 +50,8 @@ run_probes(const egdb *db, const eng_pos *ps, int n, uint64_t *sum)
 int
 main(void)
 {
-    const char *dir = getenv("EGDB_BENCH_DIR") ? getenv("EGDB_BENCH_DIR")
-                                               : "/tmp/checkers-bench-egdb";
+    const char *dir =
+        getenv("EGDB_BENCH_DIR") ? getenv("EGDB_BENCH_DIR") : "/tmp/checkers-bench-egdb";
     char err[1024];
     bench_machine();
 
@@ -164,7 +164,8 @@ main(void)
         printf("cache of the %s (%.0f MB, %zu blocks): %.0f ns a probe = %.2fx the baseline, "
                "block hit rate %.1f%% (target %.0f ns) -> %s; wrong values: %d\n",
                names[c], (double)caches[c] / 1e6, blocks, ns_probe, ns_probe / base_ns,
-               100.0 * (double)(h1 - h0) / (double)((h1 - h0) + (m1 - m0) ? (h1 - h0) + (m1 - m0) : 1),
+               100.0 * (double)(h1 - h0) /
+                   (double)((h1 - h0) + (m1 - m0) ? (h1 - h0) + (m1 - m0) : 1),
                target, ns_probe <= target ? "met" : "NOT met", bad);
         run_probes(db, qs, nq, &sum);
         double ns_quiet = run_probes(db, qs, nq, &sum);

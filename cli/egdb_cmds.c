@@ -242,8 +242,8 @@ egdb_build_cmd(const egdb_args *a)
     char err[512];
     uint64_t todo;
     size_t pair_bytes, resident, slices;
-    int rc = egdb_plan(a->dir, (int)a->pieces, &todo, &pair_bytes, &resident, &slices, err,
-                       sizeof err);
+    int rc =
+        egdb_plan(a->dir, (int)a->pieces, &todo, &pair_bytes, &resident, &slices, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "checkers egdb build: %s\n", err);
         return CLI_EXIT_FAIL;
@@ -322,8 +322,8 @@ egdb_build_cmd(const egdb_args *a)
            "  non-captures:     %.1f s, %" PRIu64 " resolved, %.2f M/s per thread\n"
            "  write:            %.1f s; largest pair used %.1f MB\n",
            st.slices_built, st.slices_kept, st.positions, st.seconds_total, st.threads,
-           st.seconds_phase1, st.by_capture, st.by_lookup, pc / 1e6 / st.threads,
-           st.seconds_phase2, st.by_propagation, pn / 1e6 / st.threads, st.seconds_write,
+           st.seconds_phase1, st.by_capture, st.by_lookup, pc / 1e6 / st.threads, st.seconds_phase2,
+           st.by_propagation, pn / 1e6 / st.threads, st.seconds_write,
            (double)st.peak_pair_bytes / 1e6);
     if (cst.positions)
         printf("  compress:         %.1f s, %" PRIu64 " positions into %" PRIu64
@@ -555,8 +555,8 @@ egdb_verify_cmd(const egdb_args *a)
     char err[1024];
     progress_state ps = {isatty(2), 0};
     double t0 = cli_now();
-    int rc = egdb_verify(a->dir, (int)a->threads, ps.tty ? on_progress : NULL, &ps, err,
-                         sizeof err);
+    int rc =
+        egdb_verify(a->dir, (int)a->threads, ps.tty ? on_progress : NULL, &ps, err, sizeof err);
     if (ps.tty)
         fprintf(stderr, "\n");
     if (rc != 0) {

@@ -61,7 +61,7 @@
 /* ---- constants -------------------------------------------------------- */
 
 #define VALUE_MASK 3u
-#define FLAG_ROUND(r) ((uint8_t)(4u << ((r) & 1)))
+#define FLAG_ROUND(r) ((uint8_t)(4u << ((r)&1)))
 #define CHUNK_MAX 8192 /* positions per work item handed to a thread */
 #define CHUNK_MIN 256
 #define PAR_MIN 4096 /* smaller pairs run on the calling thread alone */
@@ -70,12 +70,12 @@
 
 /* The pair being built. */
 typedef struct pair_work {
-    int nmem;                 /* 1 for a self-twin slice, else 2          */
+    int nmem; /* 1 for a self-twin slice, else 2          */
     egix_slice slice[2];
     const egix_table *tab[2]; /* owned by the registry entries            */
     uint64_t size[2];
-    uint8_t *val[2];          /* value + frontier flags, one per position */
-    uint8_t *cnt[2];          /* moves not yet known to win for the opponent */
+    uint8_t *val[2]; /* value + frontier flags, one per position */
+    uint8_t *cnt[2]; /* moves not yet known to win for the opponent */
     const egst_registry *reg;
     /* statistics, updated atomically */
     _Atomic uint64_t by_capture, by_lookup, by_propagation, changed;
@@ -473,8 +473,8 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
     double t4 = now_sec();
     rs->stats->seconds_write += t4 - t3;
     for (int m = 0; m < nmem; m++)
-        log_slice(rs->dir, &w.slice[m], w.size[m], (t4 - t_start) * (double)w.size[m] /
-                                                      (double)(positions ? positions : 1),
+        log_slice(rs->dir, &w.slice[m], w.size[m],
+                  (t4 - t_start) * (double)w.size[m] / (double)(positions ? positions : 1),
                   rs->opts->threads);
     rs->stats->by_capture += w.by_capture;
     rs->stats->by_lookup += w.by_lookup;
@@ -509,8 +509,7 @@ slice_complete(const char *dir, const egix_slice *s)
     egst_header h;
     if (egst_path(dir, s, path, sizeof path) != 0)
         return 0;
-    return egst_read_header(path, &h, NULL, err, sizeof err) == 0 &&
-           egix_slice_equal(&h.slice, s);
+    return egst_read_header(path, &h, NULL, err, sizeof err) == 0 && egix_slice_equal(&h.slice, s);
 }
 
 int

@@ -19,7 +19,7 @@ typedef struct entry {
     uint64_t key;
     struct entry *chain; /* hash chain */
     uint8_t *data;
-    uint8_t referenced;  /* CLOCK bit: used since the hand last passed */
+    uint8_t referenced; /* CLOCK bit: used since the hand last passed */
 } entry;
 
 /*

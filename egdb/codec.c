@@ -251,8 +251,8 @@ egcd_header_decode(const unsigned char b[EGCD_HEADER_BYTES], egcd_header *h)
     h->flags = b[14];
     h->positions = egle_get64(b + 16);
     h->block_shift = b[24];
-    h->nblocks = (uint32_t)b[28] | (uint32_t)b[29] << 8 | (uint32_t)b[30] << 16 |
-                 (uint32_t)b[31] << 24;
+    h->nblocks =
+        (uint32_t)b[28] | (uint32_t)b[29] << 8 | (uint32_t)b[30] << 16 | (uint32_t)b[31] << 24;
     h->data_bytes = egle_get64(b + 32);
     h->wins = egle_get64(b + 40);
     h->losses = egle_get64(b + 48);
@@ -290,8 +290,7 @@ fill_run(uint64_t *out, uint32_t start, uint32_t len, int v)
 }
 
 int
-egcd_decode_block(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t n,
-                  uint8_t *out8)
+egcd_decode_block(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t n, uint8_t *out8)
 {
     uint64_t *out = (uint64_t *)(void *)out8;
     memset(out, 0, ((size_t)n + 31) / 32 * 8);

@@ -176,8 +176,7 @@ run_symbol(const run *r, size_t j, int seed, int *eb, uint32_t *extra)
  */
 static int
 write_file(const char *dir, const char *path, const unsigned char *hdr, const uint8_t *codes,
-           const uint32_t *table, size_t table_words, const growbuf *data, char *err,
-           size_t errlen)
+           const uint32_t *table, size_t table_words, const growbuf *data, char *err, size_t errlen)
 {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -304,8 +303,7 @@ compress_slice(const char *dir, const egst_slice *e, const egst_header *wh, int 
             }
             /* The block's first byte and its padding to a whole byte. */
             fig->overhead_bits += 8 + (data.n - block_start) * 8 - block_bits;
-            table[nblocks + 1 + bl] =
-                (uint32_t)XXH3_64bits(data.b + table[bl], data.n - table[bl]);
+            table[nblocks + 1 + bl] = (uint32_t)XXH3_64bits(data.b + table[bl], data.n - table[bl]);
         }
     }
     table[nblocks] = (uint32_t)data.n;

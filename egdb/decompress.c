@@ -82,8 +82,8 @@ egdc_open(const char *dir, const egix_slice *s, uint32_t id, egdc_slice **out, c
     else if (e->h.block_shift < 6 || e->h.block_shift > EGCD_BLOCK_SHIFT ||
              e->h.nblocks != (uint32_t)((size + (1u << e->h.block_shift) - 1) >> e->h.block_shift))
         why = "impossible block layout";
-    else if ((uint64_t)e->map_len != EGCD_TABLE_OFFSET + ((uint64_t)2 * e->h.nblocks + 1) * 4 +
-                                         e->h.data_bytes)
+    else if ((uint64_t)e->map_len !=
+             EGCD_TABLE_OFFSET + ((uint64_t)2 * e->h.nblocks + 1) * 4 + e->h.data_bytes)
         why = "file size does not match its header (truncated or padded)";
     if (!why) {
         const uint8_t *codes = e->map + EGCD_CODES_OFFSET;
@@ -125,7 +125,8 @@ egdc_close(egdc_slice *e)
 int
 egdc_decode(const egdc_slice *e, uint32_t b, uint8_t *out)
 {
-    uint32_t start = egle_get32(e->offsets + (size_t)b * 4), end = egle_get32(e->offsets + (size_t)b * 4 + 4);
+    uint32_t start = egle_get32(e->offsets + (size_t)b * 4),
+             end = egle_get32(e->offsets + (size_t)b * 4 + 4);
     uint64_t bsize = 1ull << e->h.block_shift, first = (uint64_t)b << e->h.block_shift;
     uint32_t n = (uint32_t)(e->h.positions - first < bsize ? e->h.positions - first : bsize);
     if (end < start || end > e->h.data_bytes)

@@ -100,18 +100,18 @@ typedef void (*egdb_progress_fn)(const egdb_progress *p, void *arg);
 
 /* Per-phase figures of a build (for the benchmark and the log). */
 typedef struct egdb_build_stats {
-    uint64_t positions;       /* positions built in this run           */
-    uint64_t by_capture;      /* resolved in phase 1 by captures       */
-    uint64_t by_lookup;       /* resolved in phase 1 by lookups / no move */
-    uint64_t by_propagation;  /* resolved in phase 2                   */
-    double seconds_phase1;    /* wall time of phase 1 (all pairs)      */
-    double seconds_phase2;    /* wall time of phase 2                  */
-    double seconds_write;     /* packing, checking and writing files   */
+    uint64_t positions;      /* positions built in this run           */
+    uint64_t by_capture;     /* resolved in phase 1 by captures       */
+    uint64_t by_lookup;      /* resolved in phase 1 by lookups / no move */
+    uint64_t by_propagation; /* resolved in phase 2                   */
+    double seconds_phase1;   /* wall time of phase 1 (all pairs)      */
+    double seconds_phase2;   /* wall time of phase 2                  */
+    double seconds_write;    /* packing, checking and writing files   */
     double seconds_total;
     int threads;
-    size_t peak_pair_bytes;   /* largest working memory of one pair    */
+    size_t peak_pair_bytes; /* largest working memory of one pair    */
     size_t slices_built;
-    size_t slices_kept;       /* already complete from an earlier run  */
+    size_t slices_kept; /* already complete from an earlier run  */
 } egdb_build_stats;
 
 typedef struct egdb_build_opts {
@@ -119,9 +119,9 @@ typedef struct egdb_build_opts {
     int threads;               /* worker threads (>= 1)                 */
     egdb_progress_fn progress; /* may be NULL                           */
     void *progress_arg;
-    volatile int *stop;        /* set nonzero (e.g. by a signal handler)
-                                  to stop after the current pair's data
-                                  is safe; may be NULL                  */
+    volatile int *stop; /* set nonzero (e.g. by a signal handler)
+                           to stop after the current pair's data
+                           is safe; may be NULL                  */
 } egdb_build_opts;
 
 /* ---- building -------------------------------------------------------- */
@@ -227,8 +227,8 @@ typedef struct egdb_compress_stats {
  * temporary name and renamed.
  * RETURN 0 or a negative code with err naming the file.
  */
-int egdb_compress(const char *dir, const egdb_compress_opts *o, egdb_compress_stats *st,
-                  char *err, size_t errlen);
+int egdb_compress(const char *dir, const egdb_compress_opts *o, egdb_compress_stats *st, char *err,
+                  size_t errlen);
 
 /* Statistics of one slice file (see egdb_stats). */
 typedef struct egdb_slice_stats {

@@ -69,8 +69,7 @@ add_compressed(egdb *db, egdc_slice *e)
 }
 
 int
-egdb_open(const char *dir, int max_pieces, size_t cache_bytes, egdb **out, char *err,
-          size_t errlen)
+egdb_open(const char *dir, int max_pieces, size_t cache_bytes, egdb **out, char *err, size_t errlen)
 {
     egdb *db = calloc(1, sizeof *db);
     if (!db)

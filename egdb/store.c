@@ -335,7 +335,8 @@ egst_write(const char *dir, const egst_header *h, const uint8_t *packed, char *e
             snprintf(err, errlen, "%s: read back: %s", tmp, strerror(errno));
             rc = EGDB_EIO;
         } else {
-            if (egst_payload_hash((const uint8_t *)m + sizeof hb, h->positions) != hh.payload_hash) {
+            if (egst_payload_hash((const uint8_t *)m + sizeof hb, h->positions) !=
+                hh.payload_hash) {
                 snprintf(err, errlen, "%s: read back differs from what was written", tmp);
                 rc = EGDB_ECORRUPT;
             }

@@ -84,12 +84,12 @@ typedef struct egst_registry {
 static inline size_t
 egst_key(const egix_slice *s)
 {
-    return ((((((size_t)s->nbk * 13 + (size_t)s->nwk) * 13 + (size_t)s->nbm) * 13 +
-              (size_t)s->nwm) *
-                 8 +
-             (size_t)(s->rb + 1)) *
-                8 +
-            (size_t)(s->rw + 1));
+    return (
+        (((((size_t)s->nbk * 13 + (size_t)s->nwk) * 13 + (size_t)s->nbm) * 13 + (size_t)s->nwm) *
+             8 +
+         (size_t)(s->rb + 1)) *
+            8 +
+        (size_t)(s->rw + 1));
 }
 
 /* Initialises an empty registry. RETURN 0 or EGDB_ENOMEM. */
@@ -160,8 +160,8 @@ int egst_write(const char *dir, const egst_header *h, const uint8_t *packed, cha
  * then check the temporary file their own way and call egst_commit.
  * RETURN 0, or EGDB_EIO with err naming the file (tmp is then removed).
  */
-int egst_write_tmp(const char *tmp, const void *const *parts, const size_t *lens, int n,
-                   char *err, size_t errlen);
+int egst_write_tmp(const char *tmp, const void *const *parts, const size_t *lens, int n, char *err,
+                   size_t errlen);
 
 /*
  * egst_commit - renames the checked temporary file to its final name and

@@ -341,16 +341,20 @@ verify_compressed(const char *dir, int threads, char *err, size_t errlen, int *f
         char name[EGIX_NAME_MAX];
         egix_slice_name(&e->slice, name, sizeof name);
         if (atomic_load(&c.bad_is_block)) {
-            snprintf(err, errlen, "%s: block %" PRIu64 " (positions %" PRIu64 "..) fails its "
-                     "checksum or does not decode", e->path, i >> e->h.block_shift, i);
+            snprintf(err, errlen,
+                     "%s: block %" PRIu64 " (positions %" PRIu64 "..) fails its "
+                     "checksum or does not decode",
+                     e->path, i >> e->h.block_shift, i);
             rc = EGDB_ECORRUPT;
         } else {
             eng_pos p;
             char fen[ENG_FEN_MAX];
             egix_unindex(e->table, i, &p);
             eng_format_fen(&p, fen, sizeof fen);
-            snprintf(err, errlen, "slice %s (compressed), index %" PRIu64 " (%s): stored value "
-                     "contradicts its successors", name, i, fen);
+            snprintf(err, errlen,
+                     "slice %s (compressed), index %" PRIu64 " (%s): stored value "
+                     "contradicts its successors",
+                     name, i, fen);
             rc = EGDB_EVERIFY;
         }
     }

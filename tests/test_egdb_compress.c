@@ -35,7 +35,7 @@
 /* ---- fixture ----------------------------------------------------------- */
 
 typedef struct fixture {
-    char dir[64]; /* build files + compressed files (threats dropped)  */
+    char dir[64];    /* build files + compressed files (threats dropped)  */
     char dir_nt[64]; /* the same without threat dropping               */
     int pieces;
 } fixture;
