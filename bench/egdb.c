@@ -133,9 +133,9 @@ main(void)
         egix_count(n, -1, -1, &c);
         n6 += c;
     }
-    uint64_t todo;
+    uint64_t left;
     size_t pair_bytes, resident, nsl;
-    egdb_plan("/nonexistent-checkers-plan", 7, &todo, &pair_bytes, &resident, &nsl, err,
+    egdb_plan("/nonexistent-checkers-plan", 7, &left, &pair_bytes, &resident, &nsl, err,
               sizeof err);
     printf("projection for 7 pieces (%" PRIu64 " positions) at the measured rates: build %.0f s "
            "(%.1f h), verify %.0f s; memory: %.1f GB of databases at 2 bits a position "

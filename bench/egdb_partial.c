@@ -327,15 +327,15 @@ main(void)
     printf("load average at start: %s\n", load);
 
     /* 1. The complete databases must be there. */
-    uint64_t todo;
-    size_t pair_bytes, resident, todo_slices;
-    if (egdb_plan(full, 6, &todo, &pair_bytes, &resident, &todo_slices, err, sizeof err) != 0 ||
-        todo_slices != 0) {
+    uint64_t left;
+    size_t pair_bytes, resident, slices_left;
+    if (egdb_plan(full, 6, &left, &pair_bytes, &resident, &slices_left, err, sizeof err) != 0 ||
+        slices_left != 0) {
         fprintf(stderr,
                 "egdb_partial: the complete 1-6 piece databases are not all in %s (%zu slice "
                 "files missing or damaged%s%s).\nBuild them first with build/bench/egdb (or "
                 "`checkers egdb build` into that directory), or point EGDB_BENCH_DIR at them.\n",
-                full, todo_slices, err[0] ? ": " : "", err[0] ? err : "");
+                full, slices_left, err[0] ? ": " : "", err[0] ? err : "");
         return 2;
     }
     printf("complete databases: %s (1-6 pieces)\n", full);

@@ -98,9 +98,9 @@ static void
 on_progress(const egdb_progress *p, void *arg)
 {
     progress_state *ps = arg;
-    double frac = p->todo_total ? (double)p->done_total / (double)p->todo_total : 0.0;
+    double frac = p->run_total ? (double)p->done_total / (double)p->run_total : 0.0;
     double rate = p->elapsed > 0 ? (double)p->done_total / p->elapsed : 0.0;
-    double eta = rate > 0 ? (double)(p->todo_total - p->done_total) / rate : 0.0;
+    double eta = rate > 0 ? (double)(p->run_total - p->done_total) / rate : 0.0;
     char res[32], pos[32], r[32];
     human_count(p->resolved, res, sizeof res);
     human_count(p->positions, pos, sizeof pos);
@@ -240,15 +240,15 @@ egdb_build_cmd(const egdb_args *a)
         return CLI_EXIT_USAGE;
     }
     char err[512];
-    uint64_t todo;
+    uint64_t left;
     size_t pair_bytes, resident, slices;
     int rc =
-        egdb_plan(a->dir, (int)a->pieces, &todo, &pair_bytes, &resident, &slices, err, sizeof err);
+        egdb_plan(a->dir, (int)a->pieces, &left, &pair_bytes, &resident, &slices, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "checkers egdb build: %s\n", err);
         return CLI_EXIT_FAIL;
     }
-    if (todo == 0) {
+    if (left == 0) {
         /* Built before; a run stopped during compression resumes it here. */
         egdb_compress_stats cst;
         egdb_compress_opts co = {(int)a->pieces, (int)a->threads, !a->no_threats};
@@ -270,7 +270,7 @@ egdb_build_cmd(const egdb_args *a)
             "building 1-%ld pieces into %s: %zu slices, %" PRIu64 " positions to compute; "
             "memory: %.1f MB for the largest slice pair + %.1f MB of finished databases "
             "(2 bits a position)\n",
-            a->pieces, a->dir, slices, todo, (double)pair_bytes / 1e6, (double)resident / 1e6);
+            a->pieces, a->dir, slices, left, (double)pair_bytes / 1e6, (double)resident / 1e6);
     if (a->memory_gb > 0) {
         double budget = a->memory_gb * 1e9;
         if ((double)pair_bytes > budget) {

@@ -44,16 +44,15 @@
  * backward (when resolved), and a round only scans one byte a position.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "egdb/egdb.h"
 #include "egdb/index.h"
+#include "egdb/run.h"
 #include "egdb/store.h"
 #include "engine/bits.h"
 #include "engine/engine.h"
@@ -64,7 +63,6 @@
 #define FLAG_ROUND(r) ((uint8_t)(4u << ((r)&1)))
 #define CHUNK_MAX 8192 /* positions per work item handed to a thread */
 #define CHUNK_MIN 256
-#define PAR_MIN 4096 /* smaller pairs run on the calling thread alone */
 
 /* ---- types ------------------------------------------------------------ */
 
@@ -83,85 +81,26 @@ typedef struct pair_work {
     int round;
 } pair_work;
 
-/* A parallel loop: fn(ctx, member, begin, end) over chunks of both members. */
-typedef void (*range_fn)(pair_work *w, int m, uint64_t begin, uint64_t end);
-
-typedef struct par_ctx {
-    pair_work *w;
-    range_fn fn;
-    _Atomic uint64_t next; /* next chunk number */
-    uint64_t chunk, chunks0, chunks_total;
-} par_ctx;
-
 /* ---- helpers ---------------------------------------------------------- */
 
-static double
-now_sec(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int
-slice_pieces(const egix_slice *s)
-{
-    return s->nbk + s->nwk + s->nbm + s->nwm;
-}
-
-static void *
-par_worker(void *arg)
-{
-    par_ctx *c = arg;
-    for (;;) {
-        uint64_t k = atomic_fetch_add(&c->next, 1);
-        if (k >= c->chunks_total)
-            break;
-        int m = k < c->chunks0 ? 0 : 1;
-        uint64_t ck = m ? k - c->chunks0 : k;
-        uint64_t b = ck * c->chunk, e = b + c->chunk;
-        if (e > c->w->size[m])
-            e = c->w->size[m];
-        c->fn(c->w, m, b, e);
-    }
-    return NULL;
-}
-
-/* Runs fn over every position of the pair on `threads` threads (the
- * calling thread is one of them). */
+/* Runs fn over every position of the pair on `threads` threads, in chunks
+ * small enough that both threads stay busy to the end of a small pair and
+ * large enough to keep the shared counter cold. */
 static void
-par_for(pair_work *w, range_fn fn, int threads)
+par_for(pair_work *w, egrun_range_fn fn, int threads)
 {
-    par_ctx c;
-    c.w = w;
-    c.fn = fn;
-    atomic_init(&c.next, 0);
-    /* Chunks small enough that both threads stay busy to the end of a
-     * small pair, large enough to keep the shared counter cold. */
     uint64_t total = w->size[0] + (w->nmem == 2 ? w->size[1] : 0);
-    c.chunk = total / ((uint64_t)threads * 32);
-    c.chunk = c.chunk < CHUNK_MIN ? CHUNK_MIN : c.chunk > CHUNK_MAX ? CHUNK_MAX : c.chunk;
-    c.chunks0 = (w->size[0] + c.chunk - 1) / c.chunk;
-    c.chunks_total = c.chunks0 + (w->nmem == 2 ? (w->size[1] + c.chunk - 1) / c.chunk : 0);
-    if (total < PAR_MIN)
-        threads = 1;
-    if (threads > (int)c.chunks_total)
-        threads = (int)c.chunks_total;
-    pthread_t tid[64];
-    int started = 0;
-    for (int t = 1; t < threads && t < 64; t++)
-        if (pthread_create(&tid[started], NULL, par_worker, &c) == 0)
-            started++;
-    par_worker(&c);
-    for (int t = 0; t < started; t++)
-        pthread_join(tid[t], NULL);
+    uint64_t chunk = total / ((uint64_t)threads * 32);
+    chunk = chunk < CHUNK_MIN ? CHUNK_MIN : chunk > CHUNK_MAX ? CHUNK_MAX : chunk;
+    egrun_par_for(w, fn, w->nmem, w->size, chunk, total, threads);
 }
 
 /* ---- phase 1: captures and lookups ------------------------------------ */
 
 static void
-phase1_range(pair_work *w, int m, uint64_t begin, uint64_t end)
+phase1_range(void *ctx, int m, uint64_t begin, uint64_t end)
 {
+    pair_work *w = ctx;
     const int lead_row = w->slice[m].rb; /* -1 without black men */
     uint64_t n_capture = 0, n_lookup = 0;
     for (uint64_t i = begin; i < end; i++) {
@@ -259,8 +198,9 @@ update_pred(pair_work *w, int pm, uint64_t j, int child_value, uint8_t next_flag
 }
 
 static void
-phase2_range(pair_work *w, int m, uint64_t begin, uint64_t end)
+phase2_range(void *ctx, int m, uint64_t begin, uint64_t end)
 {
+    pair_work *w = ctx;
     const int pm = w->nmem == 2 ? 1 - m : 0;
     const uint8_t cur_flag = FLAG_ROUND(w->round), next_flag = FLAG_ROUND(w->round + 1);
     uint64_t changed = 0;
@@ -327,36 +267,25 @@ typedef struct run_state {
     const egdb_build_opts *opts;
     egdb_build_stats *stats;
     egst_registry reg;
-    double t0, last_report;
+    egrun_progress prog;
     size_t pair_no, pair_count;
-    uint64_t done_total, todo_total;
+    uint64_t done_total, run_total;
 } run_state;
 
 static void
 report(run_state *rs, const pair_work *w, const char *phase, uint64_t pass, uint64_t resolved,
        int force)
 {
-    if (!rs->opts->progress)
-        return;
-    double t = now_sec();
-    if (!force && t - rs->last_report < 0.25)
-        return;
-    rs->last_report = t;
-    char name[EGIX_NAME_MAX];
-    egix_slice_name(&w->slice[0], name, sizeof name);
     egdb_progress p;
-    p.slice = name;
     p.phase = phase;
-    p.npieces = slice_pieces(&w->slice[0]);
     p.pair_no = rs->pair_no;
     p.pair_count = rs->pair_count;
     p.pass = pass;
     p.resolved = resolved;
     p.positions = w->size[0] + (w->nmem == 2 ? w->size[1] : 0);
     p.done_total = rs->done_total;
-    p.todo_total = rs->todo_total;
-    p.elapsed = t - rs->t0;
-    rs->opts->progress(&p, rs->opts->progress_arg);
+    p.run_total = rs->run_total;
+    egrun_report(&rs->prog, &p, &w->slice[0], force);
 }
 
 /* Appends one line per slice to <dir>/build-log.tsv (timings live here,
@@ -385,7 +314,7 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
     int rc = 0;
     egix_table *tabs[2] = {NULL, NULL};
     uint8_t *packed = NULL;
-    double t_start = now_sec();
+    double t_start = egrun_now();
     for (int m = 0; m < nmem; m++) {
         w.slice[m] = members[m];
         if (egix_table_create(&members[m], &tabs[m]) != 0) {
@@ -409,10 +338,10 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
     uint64_t positions = w.size[0] + w.size[1];
 
     /* Phase 1. */
-    double t1 = now_sec();
+    double t1 = egrun_now();
     report(rs, &w, "captures+lookups", 0, 0, 1);
     par_for(&w, phase1_range, rs->opts->threads);
-    double t2 = now_sec();
+    double t2 = egrun_now();
     rs->stats->seconds_phase1 += t2 - t1;
     if (atomic_load(&w.missing)) {
         char name[EGIX_NAME_MAX];
@@ -434,7 +363,7 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
         if (w.changed == 0)
             break;
     }
-    double t3 = now_sec();
+    double t3 = egrun_now();
     rs->stats->seconds_phase2 += t3 - t2;
 
     /* Finish: unknown -> draw, pack, count, write, map. */
@@ -470,7 +399,7 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
         if (rc != 0)
             goto out;
     }
-    double t4 = now_sec();
+    double t4 = egrun_now();
     rs->stats->seconds_write += t4 - t3;
     for (int m = 0; m < nmem; m++)
         log_slice(rs->dir, &w.slice[m], w.size[m],
@@ -513,13 +442,13 @@ slice_complete(const char *dir, const egix_slice *s)
 }
 
 int
-egdb_plan(const char *dir, int npieces, uint64_t *todo_positions, size_t *pair_bytes,
-          size_t *resident_bytes, size_t *todo_slices, char *err, size_t errlen)
+egdb_plan(const char *dir, int npieces, uint64_t *positions_left, size_t *pair_bytes,
+          size_t *resident_bytes, size_t *slices_left, char *err, size_t errlen)
 {
-    *todo_positions = 0;
+    *positions_left = 0;
     *pair_bytes = 0;
     *resident_bytes = 0;
-    *todo_slices = 0;
+    *slices_left = 0;
     if (npieces < 1 || npieces > EGDB_MAX_PIECES) {
         snprintf(err, errlen, "pieces must be 1..%d", EGDB_MAX_PIECES);
         return EGDB_EINVAL;
@@ -545,8 +474,8 @@ egdb_plan(const char *dir, int npieces, uint64_t *todo_positions, size_t *pair_b
                 j++;
             }
             if (missing) {
-                *todo_positions += pos;
-                *todo_slices += j - i;
+                *positions_left += pos;
+                *slices_left += j - i;
                 if (2 * pos > *pair_bytes)
                     *pair_bytes = (size_t)(2 * pos);
             }
@@ -568,7 +497,9 @@ egdb_build(const char *dir, const egdb_build_opts *opts, egdb_build_stats *stats
     rs.dir = dir;
     rs.opts = opts;
     rs.stats = stats;
-    rs.t0 = now_sec();
+    rs.prog.fn = opts->progress;
+    rs.prog.arg = opts->progress_arg;
+    rs.prog.t0 = egrun_now();
     stats->threads = opts->threads;
     if (opts->npieces < 1 || opts->npieces > EGDB_MAX_PIECES || opts->threads < 1) {
         snprintf(err, errlen, "pieces must be 1..%d and threads at least 1", EGDB_MAX_PIECES);
@@ -578,8 +509,8 @@ egdb_build(const char *dir, const egdb_build_opts *opts, egdb_build_stats *stats
         snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
         return EGDB_EIO;
     }
-    size_t pair_bytes, resident, todo_slices;
-    int rc = egdb_plan(dir, opts->npieces, &rs.todo_total, &pair_bytes, &resident, &todo_slices,
+    size_t pair_bytes, resident, slices_left;
+    int rc = egdb_plan(dir, opts->npieces, &rs.run_total, &pair_bytes, &resident, &slices_left,
                        err, errlen);
     if (rc != 0)
         return rc;
@@ -640,7 +571,7 @@ egdb_build(const char *dir, const egdb_build_opts *opts, egdb_build_stats *stats
         free(pair);
     }
 out:
-    stats->seconds_total = now_sec() - rs.t0;
+    stats->seconds_total = egrun_now() - rs.prog.t0;
     egst_registry_free(&rs.reg);
     return rc;
 }

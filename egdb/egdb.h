@@ -92,7 +92,7 @@ typedef struct egdb_progress {
     uint64_t resolved;   /* positions of the pair resolved so far       */
     uint64_t positions;  /* positions in the pair                       */
     uint64_t done_total; /* positions finished in this run so far       */
-    uint64_t todo_total; /* positions this run has to build             */
+    uint64_t run_total; /* positions this run has to build             */
     double elapsed;      /* seconds since the run started               */
 } egdb_progress;
 
@@ -129,15 +129,15 @@ typedef struct egdb_build_opts {
 /*
  * egdb_plan - what a build of 1..npieces into dir has left to do.
  * PARAMETERS
- *   todo_positions: positions of the slices not yet complete in dir.
+ *   positions_left: positions of the slices not yet complete in dir.
  *   pair_bytes:     the largest working memory one pair will need.
  *   resident_bytes: the memory of every slice (2 bits a position) that
  *                   stays mapped while building, i.e. the whole database.
- *   todo_slices:    number of slices left.
+ *   slices_left:    number of slices left.
  * RETURN 0 or a negative EGDB_E* code (err says which file is bad).
  */
-int egdb_plan(const char *dir, int npieces, uint64_t *todo_positions, size_t *pair_bytes,
-              size_t *resident_bytes, size_t *todo_slices, char *err, size_t errlen);
+int egdb_plan(const char *dir, int npieces, uint64_t *positions_left, size_t *pair_bytes,
+              size_t *resident_bytes, size_t *slices_left, char *err, size_t errlen);
 
 /*
  * egdb_build - builds every database with 1..opts->npieces pieces into

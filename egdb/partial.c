@@ -45,6 +45,7 @@
 #include "egdb/le.h"
 
 #include "egdb/partial.h"
+#include "egdb/run.h"
 #include "egdb/store.h"
 #include "engine/bits.h"
 
@@ -68,8 +69,6 @@ static const unsigned char pwl_magic[8] = {'C', 'K', 'P', 'W', 'L', 0, 0, EGPT_V
  * pass item, but most of its words are usually empty. */
 #define CHUNK_POS 8192  /* positions per first-pass work item      */
 #define CHUNK_WORDS 128 /* bitmap words (x64 positions) per item   */
-#define PAR_MIN 4096    /* smaller pairs run on one thread         */
-#define MAX_THREADS 64
 #define PATH_MAX_LEN 4096
 
 /* Complete-file values (enum egdb_value) as bounds; 0 never appears in a
@@ -120,19 +119,6 @@ typedef struct pair_work {
     _Atomic int missing;
 } pair_work;
 
-/* Work on units [begin, end) of member m: positions (first pass) or
- * bitmap words (later passes). */
-typedef void (*range_fn)(pair_work *w, int m, uint64_t begin, uint64_t end);
-
-/* A parallel loop: chunk numbers are handed out by one atomic counter,
- * member 0's chunks first. */
-typedef struct par_ctx {
-    pair_work *w;
-    range_fn fn;
-    _Atomic uint64_t next;
-    uint64_t chunk, units[2], chunks0, chunks_total;
-} par_ctx;
-
 /* One build run: options, the loaded slices, the chosen materials, and
  * progress bookkeeping. Heap-allocated (the material flags and the
  * registry make it too big for a comfortable stack frame). */
@@ -142,9 +128,9 @@ typedef struct run_state {
     egpt_stats *stats;
     egpt_db db;
     uint8_t chosen[NMATKEYS];
-    double t0, last_report;
+    egrun_progress prog;
     size_t pair_no, pair_count;
-    uint64_t done_total, todo_total;
+    uint64_t done_total, run_total;
 } run_state;
 
 /* Sums of one report cell or group, taken from file headers: positions,
@@ -155,14 +141,6 @@ typedef struct agg {
 } agg;
 
 /* ---- helpers ---------------------------------------------------------- */
-
-static double
-now_sec(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 /* Dense key of a material (for the chosen-material flags). */
 static int
@@ -175,12 +153,6 @@ static int
 slice_mat_key(const egix_slice *s)
 {
     return mat_key(s->nbk, s->nwk, s->nbm, s->nwm);
-}
-
-static int
-slice_pieces(const egix_slice *s)
-{
-    return s->nbk + s->nwk + s->nbm + s->nwm;
 }
 
 /* The 4-bit code of index i. */
@@ -476,62 +448,6 @@ db_lookup(const egpt_db *db, const eng_pos *c, egix_slice *s)
     return -1;
 }
 
-/* ---- parallel loops ----------------------------------------------------- */
-
-/* One thread of a parallel loop: takes chunk numbers until none is left.
- * The caller runs it too, so `threads` counts the calling thread. */
-static void *
-par_worker(void *arg)
-{
-    par_ctx *c = arg;
-    for (;;) {
-        uint64_t k = atomic_fetch_add(&c->next, 1);
-        if (k >= c->chunks_total)
-            break;
-        int m = k < c->chunks0 ? 0 : 1;
-        uint64_t ck = m ? k - c->chunks0 : k;
-        uint64_t b = ck * c->chunk, e = b + c->chunk;
-        if (e > c->units[m])
-            e = c->units[m];
-        c->fn(c->w, m, b, e);
-    }
-    return NULL;
-}
-
-/* Runs fn over units 0..units[m]-1 of each member in chunks, on `threads`
- * threads (the caller is one of them). Threads are started per call: a
- * pass costs milliseconds at least, thread start-up microseconds, and no
- * pool has to outlive an error path. */
-static void
-par_for(pair_work *w, range_fn fn, const uint64_t units[2], uint64_t chunk, uint64_t work,
-        int threads)
-{
-    par_ctx c;
-    c.w = w;
-    c.fn = fn;
-    atomic_init(&c.next, 0);
-    c.chunk = chunk;
-    c.units[0] = units[0];
-    c.units[1] = w->nmem == 2 ? units[1] : 0;
-    c.chunks0 = (c.units[0] + chunk - 1) / chunk;
-    c.chunks_total = c.chunks0 + (c.units[1] + chunk - 1) / chunk;
-    /* Thread start-up costs more than a small pair's whole pass. */
-    if (work < PAR_MIN)
-        threads = 1;
-    if (threads > (int)c.chunks_total)
-        threads = (int)c.chunks_total;
-    if (threads > MAX_THREADS)
-        threads = MAX_THREADS;
-    pthread_t tid[MAX_THREADS];
-    int started = 0;
-    for (int t = 1; t < threads; t++)
-        if (pthread_create(&tid[started], NULL, par_worker, &c) == 0)
-            started++;
-    par_worker(&c);
-    for (int t = 0; t < started; t++)
-        pthread_join(tid[t], NULL);
-}
-
 /* ---- the iteration ------------------------------------------------------ */
 
 /*
@@ -659,8 +575,9 @@ mark_preds(pair_work *w, int m, const eng_pos *x, _Atomic uint64_t *dst)
  * pair looked up once (see the file comment).
  */
 static void
-first_range(pair_work *w, int m, uint64_t begin, uint64_t end)
+first_range(void *ctx, int m, uint64_t begin, uint64_t end)
 {
+    pair_work *w = ctx;
     const int lead_row = w->slice[m].rb;
     const int pm = other_member(w, m);
     _Atomic uint64_t *dst = w->dirty[0][pm];
@@ -740,8 +657,9 @@ first_range(pair_work *w, int m, uint64_t begin, uint64_t end)
  * predecessors for the next pass.
  */
 static void
-pass_range(pair_work *w, int m, uint64_t begin, uint64_t end)
+pass_range(void *ctx, int m, uint64_t begin, uint64_t end)
 {
+    pair_work *w = ctx;
     const int lead_row = w->slice[m].rb;
     const int pm = other_member(w, m);
     _Atomic uint64_t *cur = w->dirty[w->parity][m];
@@ -853,27 +771,16 @@ static void
 report_progress(run_state *rs, const pair_work *w, const char *phase, uint64_t pass,
                 uint64_t resolved, int force)
 {
-    if (!rs->opts->progress)
-        return;
-    double t = now_sec();
-    if (!force && t - rs->last_report < 0.25)
-        return;
-    rs->last_report = t;
-    char name[EGIX_NAME_MAX];
-    egix_slice_name(&w->slice[0], name, sizeof name);
     egdb_progress p;
-    p.slice = name;
     p.phase = phase;
-    p.npieces = slice_pieces(&w->slice[0]);
     p.pair_no = rs->pair_no;
     p.pair_count = rs->pair_count;
     p.pass = pass;
     p.resolved = resolved;
     p.positions = w->size[0] + (w->nmem == 2 ? w->size[1] : 0);
     p.done_total = rs->done_total;
-    p.todo_total = rs->todo_total;
-    p.elapsed = t - rs->t0;
-    rs->opts->progress(&p, rs->opts->progress_arg);
+    p.run_total = rs->run_total;
+    egrun_report(&rs->prog, &p, &w->slice[0], force);
 }
 
 /* One line per pair in "<dir>/partial-log.tsv": slice, positions, passes,
@@ -915,7 +822,7 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
     w.chosen = rs->chosen;
     int rc = 0, threads = rs->opts->threads;
     uint8_t *packed = NULL;
-    double t_start = now_sec();
+    double t_start = egrun_now();
     for (int m = 0; m < nmem; m++) {
         w.slice[m] = members[m];
         if (egix_table_create(&members[m], &w.tab[m]) != 0) {
@@ -946,12 +853,12 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
         rs->stats->peak_pair_bytes = pair_bytes;
 
     /* First pass. */
-    double t1 = now_sec();
+    double t1 = egrun_now();
     report_progress(rs, &w, "first pass", 1, 0, 1);
     /* Marks of the first pass go to the parity-0 bitmaps, which the
      * second pass reads. */
-    par_for(&w, first_range, w.size, CHUNK_POS, positions, threads);
-    double t2 = now_sec();
+    egrun_par_for(&w, first_range, w.nmem, w.size, CHUNK_POS, positions, threads);
+    double t2 = egrun_now();
     rs->stats->seconds_first += t2 - t1;
     if (atomic_load(&w.missing)) {
         char name[EGIX_NAME_MAX];
@@ -970,12 +877,12 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
     while (atomic_load(&w.marks) != 0) {
         atomic_store(&w.marks, 0);
         atomic_store(&w.changed, 0);
-        par_for(&w, pass_range, w.words, CHUNK_WORDS, positions, threads);
+        egrun_par_for(&w, pass_range, w.nmem, w.words, CHUNK_WORDS, positions, threads);
         passes++;
         w.parity ^= 1;
         report_progress(rs, &w, "passes", passes, atomic_load(&w.completed), 0);
     }
-    double t3 = now_sec();
+    double t3 = egrun_now();
     rs->stats->seconds_passes += t3 - t2;
 
     /* decide(), pack, count, write, load. */
@@ -1015,7 +922,7 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
     for (int m = 0; m < nmem; m++)
         if ((rc = db_add_partial(&rs->db, rs->dir, &w.slice[m], 0, err, errlen)) != 0)
             goto out;
-    double t4 = now_sec();
+    double t4 = egrun_now();
     rs->stats->seconds_write += t4 - t3;
     uint64_t evals = atomic_load(&w.evaluations);
     log_pair(rs->dir, &w.slice[0], positions, passes, evals, t4 - t_start, threads);
@@ -1122,7 +1029,9 @@ egpt_build(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *err,
     rs->dir = dir;
     rs->opts = opts;
     rs->stats = stats;
-    rs->t0 = now_sec();
+    rs->prog.fn = opts->progress;
+    rs->prog.arg = opts->progress_arg;
+    rs->prog.t0 = egrun_now();
     stats->threads = opts->threads;
     if (opts->threads < 1 || !opts->materials || opts->nmaterials < 1 ||
         opts->nmaterials > EGPT_MAX_MATERIALS) {
@@ -1181,7 +1090,7 @@ egpt_build(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *err,
             }
             if (rs->chosen[slice_mat_key(&sl[i])] && !done) {
                 rs->pair_count++;
-                rs->todo_total += pos;
+                rs->run_total += pos;
             }
             i = j;
         }
@@ -1230,7 +1139,7 @@ egpt_build(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *err,
         free(pair);
     }
 out:
-    stats->seconds_total = now_sec() - rs->t0;
+    stats->seconds_total = egrun_now() - rs->prog.t0;
     db_free(&rs->db);
     free(rs);
     return rc;
@@ -1739,7 +1648,7 @@ egpt_report(const char *dir, FILE *out, int format, char *err, size_t errlen)
         int mi = 0;
         while (mats[mi] != slice_mat_key(s))
             mi++;
-        int pc = slice_pieces(s), g = nmat + pc;
+        int pc = egrun_slice_pieces(s), g = nmat + pc;
         npc[pc] = 1;
         agg_add(&cells[mi][s->rb + 1][s->rw + 1], &v[i]);
         agg_add(&tot[mi], &v[i]);

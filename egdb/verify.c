@@ -186,7 +186,7 @@ verify_raw(const char *dir, int threads, egdb_progress_fn progress, void *arg, c
             pr.resolved = atomic_load(&c.done);
             pr.positions = total;
             pr.done_total = pr.resolved;
-            pr.todo_total = total;
+            pr.run_total = total;
             pr.elapsed = (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9;
             progress(&pr, arg);
         }
