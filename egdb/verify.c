@@ -46,9 +46,25 @@ typedef struct verify_ctx {
 
 /* ---- functions -------------------------------------------------------- */
 
-/* The value the successors of p (Black to move) imply. */
+/* A source of successor values: the 2-bit registry or an open database. */
+typedef int (*probe_fn)(const void *src, const eng_pos *p);
+
 static int
-expected_value(const egst_registry *reg, const eng_pos *p)
+probe_raw(const void *src, const eng_pos *p)
+{
+    return egst_probe(src, p);
+}
+
+static int
+probe_db(const void *src, const eng_pos *p)
+{
+    return egdb_probe(src, p);
+}
+
+/* The value the successors of p imply: a win if a move leads to a loss,
+ * a loss if every move leads to a win (or there is none), else a draw. */
+static int
+expected_value(probe_fn probe, const void *src, const eng_pos *p)
 {
     eng_movelist l;
     int n = eng_generate(p, &l, ENG_DUPS_MERGE);
@@ -58,7 +74,7 @@ expected_value(const egst_registry *reg, const eng_pos *p)
     for (int k = 0; k < n; k++) {
         eng_pos c;
         eng_make(p, &l.m[k], &c);
-        int v = egst_probe(reg, &c);
+        int v = probe(src, &c);
         if (v == EGDB_LOSS)
             return EGDB_WIN;
         if (v != EGDB_WIN)
@@ -87,7 +103,7 @@ verify_worker(void *arg)
         for (uint64_t i = b; i < end; i++) {
             eng_pos p;
             egix_unindex(e->table, i, &p);
-            if (egst_value(e, i) != expected_value(c->reg, &p)) {
+            if (egst_value(e, i) != expected_value(probe_raw, c->reg, &p)) {
                 uint64_t key = (uint64_t)s << 40 | i, cur = atomic_load(&c->first_bad);
                 while (key < cur && !atomic_compare_exchange_weak(&c->first_bad, &cur, key))
                     ;
@@ -203,7 +219,7 @@ verify_raw(const char *dir, int threads, egdb_progress_fn progress, void *arg, c
             egix_slice_name(&e->slice, name, sizeof name);
             snprintf(err, errlen, "slice %s, index %" PRIu64 " (%s): stored %s, successors say %s",
                      name, i, fen, value_name(egst_value(e, i)),
-                     value_name(expected_value(&reg, &p)));
+                     value_name(expected_value(probe_raw, &reg, &p)));
             rc = EGDB_EVERIFY;
         }
     }
@@ -268,22 +284,7 @@ cverify_worker(void *arg)
             if (egcd_dropped(&p, e->h.flags) != EGCD_KEPT)
                 continue;
             int stored = (buf[(i - first) >> 2] >> (((i - first) & 3) * 2)) & 3;
-            eng_movelist l;
-            int n = eng_generate(&p, &l, ENG_DUPS_MERGE), want = EGDB_LOSS;
-            int all_win = 1;
-            for (int m = 0; m < n; m++) {
-                eng_pos ch;
-                eng_make(&p, &l.m[m], &ch);
-                int v = egdb_probe(c->db, &ch);
-                if (v == EGDB_LOSS) {
-                    want = EGDB_WIN;
-                    break;
-                }
-                if (v != EGDB_WIN)
-                    all_win = 0;
-            }
-            if (want != EGDB_WIN)
-                want = all_win ? EGDB_LOSS : EGDB_DRAW;
+            int want = expected_value(probe_db, c->db, &p);
             if (stored != want) {
                 uint64_t key = (uint64_t)s << 40 | i, cur = atomic_load(&c->first_bad);
                 while (key < cur && !atomic_compare_exchange_weak(&c->first_bad, &cur, key))
