@@ -510,8 +510,8 @@ egdb_build(const char *dir, const egdb_build_opts *opts, egdb_build_stats *stats
         return EGDB_EIO;
     }
     size_t pair_bytes, resident, slices_left;
-    int rc = egdb_plan(dir, opts->npieces, &rs.run_total, &pair_bytes, &resident, &slices_left,
-                       err, errlen);
+    int rc = egdb_plan(dir, opts->npieces, &rs.run_total, &pair_bytes, &resident, &slices_left, err,
+                       errlen);
     if (rc != 0)
         return rc;
     if (egst_registry_init(&rs.reg) != 0)

@@ -19,10 +19,18 @@
  * resolves those by one ply of search.
  */
 struct egdb {
-    egst_registry reg;       /* 2-bit slices without a compressed file */
-    egdc_slice **cmp_by_key; /* EGST_NKEYS entries                     */
-    egdc_slice **cmp_list;   /* in dependency order                    */
+    egst_registry reg; /* 2-bit slices without a compressed file */
+    /* Compressed slice of egst_key k: cmp_rows[cmp_mat[k >> 6] * 64 +
+     * (k & 63)] (k >> 6 is the material, k & 63 the leading ranks). Row 0
+     * is all NULL, so absent materials need no branch; the two tables
+     * are small enough to stay in the CPU caches, unlike one pointer for
+     * each of the EGST_NKEYS keys (14.6 MB). */
+    uint16_t *cmp_mat;     /* EGST_NKEYS / 64 row numbers, 0 = none   */
+    egdc_slice **cmp_rows; /* (ncmp_rows + 1) * 64                     */
+    size_t ncmp_rows;
+    egdc_slice **cmp_list; /* in dependency order                    */
     size_t ncmp, cmp_cap;
+    uint32_t nblocks; /* blocks of all compressed slices (cache numbering) */
     egca_cache *cache;
     int max_pieces; /* every slice of 1..max_pieces is loaded */
 };

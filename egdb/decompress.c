@@ -33,8 +33,7 @@ fill_block(void *ctx, uint8_t *out)
 /* ---- functions -------------------------------------------------------- */
 
 int
-egdc_open(const char *dir, const egix_slice *s, uint32_t id, egdc_slice **out, char *err,
-          size_t errlen)
+egdc_open(const char *dir, const egix_slice *s, egdc_slice **out, char *err, size_t errlen)
 {
     char name[EGIX_NAME_MAX], path[4096];
     egix_slice_name(s, name, sizeof name);
@@ -57,14 +56,15 @@ egdc_open(const char *dir, const egix_slice *s, uint32_t id, egdc_slice **out, c
         snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
         return EGDB_EIO;
     }
-    egdc_slice *e = calloc(1, sizeof *e);
+    egdc_slice *e = aligned_alloc(64, (sizeof *e + 63) / 64 * 64); /* hot line first */
+    if (e)
+        memset(e, 0, sizeof *e);
     if (!e) {
         munmap(map, (size_t)st.st_size);
         return EGDB_ENOMEM;
     }
     e->map = map;
     e->map_len = (size_t)st.st_size;
-    e->id = id;
     e->slice = *s;
     snprintf(e->path, sizeof e->path, "%.250s", path);
     int rc = egcd_header_decode(map, &e->h);
@@ -142,7 +142,6 @@ int
 egdc_value(const egdc_slice *e, egca_cache *cache, uint64_t i)
 {
     fill_ctx f = {e, (uint32_t)(i >> e->h.block_shift)};
-    uint64_t key = (uint64_t)e->id << 32 | f.block;
     uint32_t pos = (uint32_t)(i & ((1ull << e->h.block_shift) - 1));
-    return egca_value(cache, key, pos, fill_block, &f);
+    return egca_value(cache, e->block_base + f.block, pos, fill_block, &f);
 }

@@ -17,28 +17,30 @@
 #include "egdb/index.h"
 
 typedef struct egdc_slice {
-    egix_slice slice;
+    /* What every probe reads comes first, in the struct's first cache
+     * line; the decoding tables (4 KB) last. */
     egix_table *table;
+    uint32_t block_base; /* number of its first block in the cache (egca_) */
     egcd_header h;
+    egix_slice slice;
     const uint8_t *map; /* the whole file */
     size_t map_len;
     const uint8_t *offsets; /* nblocks + 1 little-endian u32 */
     const uint8_t *sums;    /* nblocks little-endian u32     */
     const uint8_t *data;
-    egcd_decoder dec;
-    uint32_t id; /* cache key space: (id << 32) | block */
     char path[256];
+    egcd_decoder dec;
 } egdc_slice;
 
 /*
  * egdc_open - maps and checks "<dir>/<name>.cwl" of slice s: header,
  * version, table checksum, sizes, code. Block checksums are checked
  * when a block is decoded.
+ * The caller sets block_base before probing through a cache.
  * RETURN 0 and *out (egdc_close), EGDB_EMISSING, EGDB_EIO or
  * EGDB_ECORRUPT with err naming the file and the problem.
  */
-int egdc_open(const char *dir, const egix_slice *s, uint32_t id, egdc_slice **out, char *err,
-              size_t errlen);
+int egdc_open(const char *dir, const egix_slice *s, egdc_slice **out, char *err, size_t errlen);
 
 void egdc_close(egdc_slice *e);
 

@@ -92,7 +92,7 @@ typedef struct egdb_progress {
     uint64_t resolved;   /* positions of the pair resolved so far       */
     uint64_t positions;  /* positions in the pair                       */
     uint64_t done_total; /* positions finished in this run so far       */
-    uint64_t run_total; /* positions this run has to build             */
+    uint64_t run_total;  /* positions this run has to build             */
     double elapsed;      /* seconds since the run started               */
 } egdb_progress;
 

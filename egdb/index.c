@@ -39,25 +39,27 @@ static const char count_digits[] = "0123456789abc";
  * out so that egix_index touches this struct and one off[] entry.
  */
 struct egix_table {
-    egix_slice s;
-    int nbk, nwk, nbm, nwm;
-    int bn;           /* squares open to black men: 4 rb + 4 (0 if none)    */
-    int kn;           /* squares free of men: 32 - nbm - nwm                */
-    uint32_t wregion; /* White's men squares, in White's frame: rows 0..rw  */
-    uint32_t wlead;   /* White's leading row, in White's frame              */
-    uint64_t bbase;   /* C(4 rb, nbm): colex ranks below miss row rb        */
-    uint64_t nblack;  /* number of black-man sets (1 when Black has none)   */
-    uint64_t nmen;    /* number of men placements                           */
-    uint64_t ckb;     /* C(32 - m, nbk)                                     */
-    uint64_t ckw;     /* C(32 - m - nbk, nwk)                               */
-    uint64_t size;    /* nmen * ckb * ckw                                   */
+    /* What egix_index reads comes first (one cache line; the table is
+     * allocated 64-byte aligned). */
     uint64_t *off;    /* nblack + 1 prefix sums, NULL unless both have men,
                        * padded with OFF_PAD to noff, a multiple of BLOCK  */
-    uint64_t noff;    /* entries allocated in off[]                         */
-    uint64_t *guide;  /* guide[g] = off[g * BLOCK], for the blocks holding  */
-    uint64_t nguide;  /* the black ranks 0..nblack-1                        */
-    uint32_t *bset;   /* bset[br] = the black men of rank br (with off[]):  */
-                      /* unindex reads them instead of unranking           */
+    uint64_t bbase;   /* C(4 rb, nbm): colex ranks below miss row rb        */
+    uint64_t ckb;     /* C(32 - m, nbk)                                     */
+    uint64_t ckw;     /* C(32 - m - nbk, nwk)                               */
+    uint32_t wregion; /* White's men squares, in White's frame: rows 0..rw  */
+    uint32_t wlead;   /* White's leading row, in White's frame              */
+    int nbk, nwk, nbm, nwm;
+    int bn; /* squares open to black men: 4 rb + 4 (0 if none)    */
+    int kn; /* squares free of men: 32 - nbm - nwm                */
+    egix_slice s;
+    uint64_t nblack; /* number of black-man sets (1 when Black has none)   */
+    uint64_t nmen;   /* number of men placements                           */
+    uint64_t size;   /* nmen * ckb * ckw                                   */
+    uint64_t noff;   /* entries allocated in off[]                         */
+    uint64_t *guide; /* guide[g] = off[g * BLOCK], for the blocks holding  */
+    uint64_t nguide; /* the black ranks 0..nblack-1                        */
+    uint32_t *bset;  /* bset[br] = the black men of rank br (with off[]):  */
+                     /* unindex reads them instead of unranking           */
 };
 
 /* ---- static data ---------------------------------------------------- */
@@ -726,9 +728,10 @@ egix_table_create(const egix_slice *s, egix_table **out)
 
     if (egix_slice_check(s) != 0)
         return EGIX_EINVAL;
-    t = calloc(1, sizeof *t);
+    t = aligned_alloc(64, (sizeof *t + 63) / 64 * 64);
     if (t == NULL)
         return EGIX_ENOMEM;
+    memset(t, 0, sizeof *t);
     t->s = *s;
     t->nbk = s->nbk;
     t->nwk = s->nwk;

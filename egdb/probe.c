@@ -63,8 +63,24 @@ add_compressed(egdb *db, egdc_slice *e)
         db->cmp_list = l;
         db->cmp_cap = cap;
     }
+    if (e->h.nblocks > UINT32_MAX - db->nblocks)
+        return EGDB_ENOMEM; /* more blocks than the cache can number */
+    e->block_base = db->nblocks;
+    db->nblocks += e->h.nblocks;
     db->cmp_list[db->ncmp++] = e;
-    db->cmp_by_key[egst_key(&e->slice)] = e;
+    size_t key = egst_key(&e->slice);
+    if (!db->cmp_mat[key >> 6]) {
+        if (db->ncmp_rows + 1 >= UINT16_MAX)
+            return EGDB_ENOMEM;
+        egdc_slice **rows = realloc(db->cmp_rows, (db->ncmp_rows + 2) * 64 * sizeof *rows);
+        if (!rows)
+            return EGDB_ENOMEM;
+        db->cmp_rows = rows;
+        db->ncmp_rows++;
+        memset(&rows[db->ncmp_rows * 64], 0, 64 * sizeof *rows);
+        db->cmp_mat[key >> 6] = (uint16_t)db->ncmp_rows;
+    }
+    db->cmp_rows[(size_t)db->cmp_mat[key >> 6] * 64 + (key & 63)] = e;
     return 0;
 }
 
@@ -75,8 +91,8 @@ egdb_open(const char *dir, int max_pieces, size_t cache_bytes, egdb **out, char 
     if (!db)
         return EGDB_ENOMEM;
     if (egst_registry_init(&db->reg) != 0 ||
-        !(db->cmp_by_key = calloc(EGST_NKEYS, sizeof *db->cmp_by_key)) ||
-        !(db->cache = egca_create(cache_bytes, (1u << EGCD_BLOCK_SHIFT) / 4))) {
+        !(db->cmp_mat = calloc(EGST_NKEYS / 64, sizeof *db->cmp_mat)) ||
+        !(db->cmp_rows = calloc(64, sizeof *db->cmp_rows))) {
         egdb_close(db);
         return EGDB_ENOMEM;
     }
@@ -88,7 +104,7 @@ egdb_open(const char *dir, int max_pieces, size_t cache_bytes, egdb **out, char 
             break;
         for (size_t i = 0; i < k && rc == 0; i++) {
             egdc_slice *e;
-            int r = egdc_open(dir, &sl[i], (uint32_t)db->ncmp, &e, err, errlen);
+            int r = egdc_open(dir, &sl[i], &e, err, errlen);
             if (r == 0) {
                 rc = add_compressed(db, e);
                 if (rc != 0)
@@ -124,6 +140,9 @@ egdb_open(const char *dir, int max_pieces, size_t cache_bytes, egdb **out, char 
                  dir);
         rc = EGDB_EMISSING;
     }
+    if (rc == 0 &&
+        !(db->cache = egca_create(cache_bytes, (1u << EGCD_BLOCK_SHIFT) / 4, db->nblocks)))
+        rc = EGDB_ENOMEM;
     if (rc != 0) {
         egdb_close(db);
         return rc;
@@ -141,7 +160,8 @@ egdb_close(egdb *db)
     for (size_t i = 0; i < db->ncmp; i++)
         egdc_close(db->cmp_list[i]);
     free(db->cmp_list);
-    free(db->cmp_by_key);
+    free(db->cmp_mat);
+    free(db->cmp_rows);
     egca_destroy(db->cache);
     free(db);
 }
@@ -173,7 +193,8 @@ probe_pos(const egdb *db, const eng_pos *p)
     egix_slice s;
     if (egix_slice_of(&c, &s) != 0)
         return EGDB_EINVAL;
-    const egdc_slice *e = db->cmp_by_key[egst_key(&s)];
+    size_t key = egst_key(&s);
+    const egdc_slice *e = db->cmp_rows[(size_t)db->cmp_mat[key >> 6] * 64 + (key & 63)];
     if (!e) {
         const egst_slice *r = egst_find(&db->reg, &s);
         return r ? egst_value(r, egix_index(r->table, &c)) : EGDB_ENOTFOUND;
@@ -260,7 +281,7 @@ egdb_stats(const char *dir, egdb_slice_stats **out, size_t *n, char *err, size_t
             int r = egst_read_header(path, &h, &bytes, err, errlen);
             uint64_t cbytes = 0;
             egdc_slice *ce;
-            int cr = egdc_open(dir, &sl[i], 0, &ce, err, errlen);
+            int cr = egdc_open(dir, &sl[i], &ce, err, errlen);
             if (cr == 0) {
                 cbytes = ce->map_len;
                 if (r == EGDB_EMISSING) { /* only the compressed file is here */

@@ -15,7 +15,7 @@
 
 /* ---- constants ------------------------------------------------------ */
 
-#define EGRUN_PAR_MIN 4096   /* less work than this runs on the calling thread */
+#define EGRUN_PAR_MIN 4096 /* less work than this runs on the calling thread */
 #define EGRUN_MAX_THREADS 64
 
 /* ---- types ---------------------------------------------------------- */
@@ -51,8 +51,8 @@ egrun_slice_pieces(const egix_slice *s)
  * `work` (any measure of the call's size) below EGRUN_PAR_MIN runs on the
  * calling thread alone.
  */
-void egrun_par_for(void *ctx, egrun_range_fn fn, int nmem, const uint64_t units[2],
-                   uint64_t chunk, uint64_t work, int threads);
+void egrun_par_for(void *ctx, egrun_range_fn fn, int nmem, const uint64_t units[2], uint64_t chunk,
+                   uint64_t work, int threads);
 
 /*
  * egrun_report - fills p->slice, p->npieces and p->elapsed from slice s

@@ -7,6 +7,9 @@
  *     through the compressed files (capture and threatened-capture
  *     positions resolved by search) as in the build files, with and
  *     without threatened-capture dropping;
+ *   - two threads probing at once get the right values, both with a cache
+ *     of three blocks (evictions racing the lock-free reads) and with one
+ *     holding every block (first decodes racing each other);
  *   - the prefix-code builder gives a complete code within the length
  *     limit for skewed frequencies;
  *   - a flipped byte in a block: probes that need it return
@@ -22,6 +25,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,6 +224,58 @@ test_small_cache_same_values(void **state)
     egst_registry_free(&raw);
 }
 
+typedef struct worker {
+    const egdb *db;
+    const egst_registry *raw;
+    uint64_t seed;
+    int probes, wrong;
+} worker;
+
+static void *
+worker_main(void *arg)
+{
+    worker *w = arg;
+    for (int k = 0; k < w->probes; k++) {
+        const egst_slice *e = w->raw->list[rng(&w->seed) % w->raw->n];
+        uint64_t i = rng(&w->seed) % e->size;
+        eng_pos p;
+        egix_unindex(e->table, i, &p);
+        w->wrong += egdb_probe(w->db, &p) != egst_value(e, i);
+    }
+    return NULL;
+}
+
+static void
+test_threads_same_values(void **state)
+{
+    fixture *f = *state;
+    egst_registry raw;
+    load_raw(&raw, f->dir, 4);
+    size_t caches[2] = {3 * 2100, (size_t)64 << 20}; /* three blocks; all */
+    for (int c = 0; c < 2; c++) {
+        egdb *db;
+        char err[512];
+        assert_int_equal(egdb_open(f->dir, 4, caches[c], &db, err, sizeof err), 0);
+        worker w[2];
+        pthread_t t[2];
+        for (int k = 0; k < 2; k++) {
+            w[k] = (worker){db, &raw, 1000u + (uint64_t)k, sanitized() ? 20000 : 100000, 0};
+            assert_int_equal(pthread_create(&t[k], NULL, worker_main, &w[k]), 0);
+        }
+        for (int k = 0; k < 2; k++) {
+            pthread_join(t[k], NULL);
+            assert_int_equal(w[k].wrong, 0);
+        }
+        uint64_t h, m;
+        size_t blocks;
+        egdb_cache_counts(db, &h, &m, &blocks);
+        if (c == 0)
+            assert_true(blocks == 3 && m > 10000); /* it really evicted */
+        egdb_close(db);
+    }
+    egst_registry_free(&raw);
+}
+
 static void
 test_code_lengths(void **state)
 {
@@ -355,6 +411,7 @@ main(void)
         cmocka_unit_test(test_compressed_equals_raw),
         cmocka_unit_test(test_compressed_equals_raw_no_threats),
         cmocka_unit_test(test_small_cache_same_values),
+        cmocka_unit_test(test_threads_same_values),
         cmocka_unit_test(test_verify_compressed),
         cmocka_unit_test(test_damaged_block),
         cmocka_unit_test(test_truncated_and_version),
