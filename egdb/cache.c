@@ -235,6 +235,15 @@ egca_value(egca_cache *c, uint32_t block, uint32_t pos, egca_fill_fn fill, void 
 }
 
 void
+egca_prefetch(const egca_cache *c, uint32_t block, uint32_t pos)
+{
+    if (c->resident)
+        __builtin_prefetch(&c->blob[(size_t)block * c->entry_bytes + (pos >> 2)]);
+    else
+        __builtin_prefetch(&c->slots[block]);
+}
+
+void
 egca_counts(const egca_cache *c, uint64_t *hits, uint64_t *misses, size_t *entries)
 {
     uint64_t h = 0, m = 0;

@@ -65,6 +65,10 @@ void egca_destroy(egca_cache *c);
  */
 int egca_value(egca_cache *c, uint32_t block, uint32_t pos, egca_fill_fn fill, void *ctx);
 
+/* Starts loading what egca_value(c, block, pos, ...) will read first (the
+ * data byte of a resident cache, else the block's slot word). */
+void egca_prefetch(const egca_cache *c, uint32_t block, uint32_t pos);
+
 /* Counters since creation (approximate under concurrent probing). */
 void egca_counts(const egca_cache *c, uint64_t *hits, uint64_t *misses, size_t *entries);
 

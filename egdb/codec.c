@@ -328,7 +328,7 @@ egcd_decode_block(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_
         if (!(e >> 31)) {
             /* A long code: the canonical first-code walk. */
             int sym = -1, l;
-            for (l = 1; l <= EGCD_MAX_BITS; l++) {
+            for (l = EGCD_FAST_BITS + 1; l <= EGCD_MAX_BITS; l++) {
                 uint32_t code = (uint32_t)(bitbuf >> (64 - l));
                 uint32_t off = code - d->first_code[l];
                 if (code >= d->first_code[l] && off < d->count[l]) {

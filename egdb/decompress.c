@@ -145,3 +145,10 @@ egdc_value(const egdc_slice *e, egca_cache *cache, uint64_t i)
     uint32_t pos = (uint32_t)(i & ((1ull << e->h.block_shift) - 1));
     return egca_value(cache, e->block_base + f.block, pos, fill_block, &f);
 }
+
+void
+egdc_prefetch(const egdc_slice *e, const egca_cache *cache, uint64_t i)
+{
+    egca_prefetch(cache, e->block_base + (uint32_t)(i >> e->h.block_shift),
+                  (uint32_t)(i & ((1ull << e->h.block_shift) - 1)));
+}

@@ -52,6 +52,9 @@ void egdc_close(egdc_slice *e);
  */
 int egdc_value(const egdc_slice *e, egca_cache *cache, uint64_t i);
 
+/* Starts loading what egdc_value(e, cache, i) will read first. */
+void egdc_prefetch(const egdc_slice *e, const egca_cache *cache, uint64_t i);
+
 /*
  * egdc_decode - decodes block b into out ((block positions + 3) / 4
  * bytes) after checking its checksum.

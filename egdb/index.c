@@ -832,6 +832,13 @@ egix_table_bytes(const egix_table *t)
 
 /* ---- index and unindex ----------------------------------------------------- */
 
+void
+egix_prefetch(const egix_table *t, const eng_pos *p)
+{
+    if (t->off != NULL)
+        __builtin_prefetch(&t->off[colex_rank(p->bm) - t->bbase]);
+}
+
 uint64_t
 egix_index(const egix_table *t, const eng_pos *p)
 {

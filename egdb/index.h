@@ -318,6 +318,14 @@ size_t egix_table_bytes(const egix_table *t);
 uint64_t egix_index(const egix_table *t, const eng_pos *p);
 
 /*
+ * egix_prefetch - starts loading the memory egix_index(t, p) will read
+ * (the offset-table entry of p's black men), without waiting for it: a
+ * caller with several positions to index prefetches them all first, so
+ * their cache misses overlap. Same precondition as egix_index.
+ */
+void egix_prefetch(const egix_table *t, const eng_pos *p);
+
+/*
  * egix_unindex - the position of an index: the inverse of egix_index.
  * PRECONDITION
  *   i < egix_table_size(t) (not checked).
