@@ -31,11 +31,13 @@ typedef struct stripe {
 struct egca_cache {
     size_t entry_bytes, nentries, hand;
     uint32_t nblocks;
-    int resident;            /* entry i is block i, nothing is evicted (cache.h) */
-    _Atomic uint64_t *slots; /* per block, see ENTRY / TAG / REF */
-    uint64_t generation;     /* insertions so far (under the lock) */
-    uint32_t *owner;         /* per entry: the block it holds, or EMPTY_BLOCK */
-    uint8_t *blob;           /* nentries * entry_bytes, mmap'ed             */
+    int resident;                  /* entry i is block i, nothing is evicted (cache.h) */
+    _Atomic uint64_t *slots;       /* per block, see ENTRY / TAG / REF */
+    uint64_t generation;           /* insertions so far (under the lock) */
+    uint32_t *owner;               /* per entry: the block it holds, or EMPTY_BLOCK */
+    _Atomic uint64_t *seen;        /* ADMISSION bits, one a block       */
+    _Atomic uint64_t first_misses; /* since the bits were last cleared */
+    uint8_t *blob;                 /* nentries * entry_bytes, mmap'ed             */
     size_t blob_len;
     pthread_mutex_t lock; /* held by the one writer (a miss) */
     stripe stripes[NSTRIPES];
@@ -72,15 +74,15 @@ victim(egca_cache *c)
 /* Decodes a block into the 8-byte aligned buf (or a heap buffer if the
  * entry is larger); returns it, or NULL with *rc set. */
 static uint8_t *
-decode(const egca_cache *c, uint64_t *stackwords, size_t stackbytes, egca_fill_fn fill, void *ctx,
-       int *rc)
+decode(const egca_cache *c, uint64_t *stackwords, size_t stackbytes, const egca_source *src,
+       void *ctx, int *rc)
 {
     uint8_t *buf = c->entry_bytes <= stackbytes ? (uint8_t *)stackwords : malloc(c->entry_bytes);
     if (!buf) {
         *rc = -4; /* EGDB_ENOMEM */
         return NULL;
     }
-    *rc = fill(ctx, buf);
+    *rc = src->fill(ctx, buf);
     if (*rc < 0) {
         if (buf != (uint8_t *)stackwords)
             free(buf);
@@ -97,7 +99,7 @@ decode(const egca_cache *c, uint64_t *stackwords, size_t stackbytes, egca_fill_f
  * concurrent reader sees one or the other.
  */
 static int
-resident_value(egca_cache *c, stripe *st, uint32_t block, uint32_t pos, egca_fill_fn fill,
+resident_value(egca_cache *c, stripe *st, uint32_t block, uint32_t pos, const egca_source *src,
                void *ctx)
 {
     uint8_t *entry = &c->blob[(size_t)block * c->entry_bytes];
@@ -112,7 +114,7 @@ resident_value(egca_cache *c, stripe *st, uint32_t block, uint32_t pos, egca_fil
     bump(&st->misses);
     uint64_t stackwords[1024];
     int rc;
-    uint8_t *buf = decode(c, stackwords, sizeof stackwords, fill, ctx, &rc);
+    uint8_t *buf = decode(c, stackwords, sizeof stackwords, src, ctx, &rc);
     if (!buf)
         return rc;
     v = (buf[pos >> 2] >> ((pos & 3) * 2)) & 3;
@@ -149,11 +151,13 @@ egca_create(size_t bytes, size_t entry_bytes, uint32_t nblocks)
         mmap(NULL, c->blob_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     c->slots = calloc(c->resident || !nblocks ? 1 : nblocks, sizeof *c->slots);
     c->owner = malloc((c->resident ? 1 : n) * sizeof *c->owner);
-    if (blob == MAP_FAILED || !c->slots || !c->owner) {
+    c->seen = calloc(c->resident ? 1 : ((size_t)nblocks + 63) / 64 + 1, sizeof *c->seen);
+    if (blob == MAP_FAILED || !c->slots || !c->owner || !c->seen) {
         if (blob != MAP_FAILED)
             munmap(blob, c->blob_len);
         free(c->slots);
         free(c->owner);
+        free(c->seen);
         pthread_mutex_destroy(&c->lock);
         free(c);
         return NULL;
@@ -175,16 +179,33 @@ egca_destroy(egca_cache *c)
     munmap(c->blob, c->blob_len);
     free(c->slots);
     free(c->owner);
+    free(c->seen);
     pthread_mutex_destroy(&c->lock);
     free(c);
 }
 
+/* ADMISSION (cache.h): whether this miss is the block's first of the
+ * window, remembering it. */
+static int
+first_miss(egca_cache *c, uint32_t block)
+{
+    uint64_t bit = 1ull << (block & 63);
+    if (atomic_fetch_or_explicit(&c->seen[block >> 6], bit, memory_order_relaxed) & bit)
+        return 0;
+    if (atomic_fetch_add_explicit(&c->first_misses, 1, memory_order_relaxed) + 1 == c->nentries) {
+        atomic_store_explicit(&c->first_misses, 0, memory_order_relaxed);
+        for (size_t w = 0; w < ((size_t)c->nblocks + 63) / 64; w++)
+            atomic_store_explicit(&c->seen[w], 0, memory_order_relaxed);
+    }
+    return 1;
+}
+
 int
-egca_value(egca_cache *c, uint32_t block, uint32_t pos, egca_fill_fn fill, void *ctx)
+egca_value(egca_cache *c, uint32_t block, uint32_t pos, const egca_source *src, void *ctx)
 {
     stripe *st = &c->stripes[block & (NSTRIPES - 1)];
     if (c->resident)
-        return resident_value(c, st, block, pos, fill, ctx);
+        return resident_value(c, st, block, pos, src, ctx);
     _Atomic uint64_t *sp = &c->slots[block];
     uint64_t w = atomic_load_explicit(sp, memory_order_acquire);
     if (ENTRY(w)) {
@@ -204,12 +225,14 @@ egca_value(egca_cache *c, uint32_t block, uint32_t pos, egca_fill_fn fill, void 
         }
     }
     bump(&st->misses);
+    if (first_miss(c, block))
+        return src->one(ctx, pos);
 
     /* Decode outside the lock: other threads keep probing meanwhile. */
     uint64_t stackwords[1024]; /* 8-byte aligned, as decoders want */
     uint8_t *stackbuf = (uint8_t *)stackwords;
     int rc;
-    uint8_t *buf = decode(c, stackwords, sizeof stackwords, fill, ctx, &rc);
+    uint8_t *buf = decode(c, stackwords, sizeof stackwords, src, ctx, &rc);
     if (!buf)
         return rc;
     int v = (buf[pos >> 2] >> ((pos & 3) * 2)) & 3;

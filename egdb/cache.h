@@ -31,6 +31,18 @@
  *   so a hot slot is not written on every hit); the hand clears bits
  *   until it finds an entry not used since its last pass.
  *
+ * ADMISSION
+ *   A cache smaller than the set admits a block on its second miss within
+ *   a window, not its first (the "doorkeeper" of TinyLFU, Einziger et
+ *   al.): a block missed once is answered by decoding the runs up to the
+ *   position only (half a block on average, nothing written), and a bit
+ *   remembers it; the bits are cleared after as many first misses as the
+ *   cache has entries. Uniformly random probing touches most blocks of
+ *   the largest slices once in a long while: keeping them would evict
+ *   the blocks of the small databases that capture resolution reads over
+ *   and over, and decoding them whole costs twice the partial decode.
+ *   A cache that holds every block admits on the first miss.
+ *
  * All memory is allocated at creation, so a probe never allocates.
  * The hit and miss counters are per-stripe and not atomic read-modify-
  * write (an atomic increment on every hit costs more than the hit): with
@@ -44,9 +56,14 @@
 
 typedef struct egca_cache egca_cache;
 
-/* Fills out (entry_bytes, 8-byte aligned) with the decoded block; returns
- * 0 or a negative code, which egca_value passes back. */
-typedef int (*egca_fill_fn)(void *ctx, uint8_t *out);
+/* Where a missing block comes from. fill decodes the whole block into
+ * out (entry_bytes, 8-byte aligned); one decodes the value of position
+ * pos only. Each returns 0 / the value 1..3, or a negative code, which
+ * egca_value passes back. */
+typedef struct egca_source {
+    int (*fill)(void *ctx, uint8_t *out);
+    int (*one)(void *ctx, uint32_t pos);
+} egca_source;
 
 /*
  * egca_create - a cache of about `bytes` bytes of decoded blocks of
@@ -59,11 +76,13 @@ void egca_destroy(egca_cache *c);
 
 /*
  * egca_value - the 2-bit value at position `pos` of block `block`
- * (< nblocks); on a miss the block is decoded by fill(ctx, buffer) and
- * inserted, evicting the least recently used entry.
- * RETURN the value 0..3, or fill's negative code (nothing is inserted).
+ * (< nblocks). On a miss (see ADMISSION) either the block is decoded by
+ * src->fill and inserted, evicting the least recently used entry, or
+ * only the value is decoded by src->one.
+ * RETURN the value 0..3, or the source's negative code (nothing is
+ * inserted).
  */
-int egca_value(egca_cache *c, uint32_t block, uint32_t pos, egca_fill_fn fill, void *ctx);
+int egca_value(egca_cache *c, uint32_t block, uint32_t pos, const egca_source *src, void *ctx);
 
 /* Starts loading what egca_value(c, block, pos, ...) will read first (the
  * data byte of a resident cache, else the block's slot word). */

@@ -289,11 +289,16 @@ fill_run(uint64_t *out, uint32_t start, uint32_t len, int v)
         out[w1] |= pattern & (~0ull >> (64 - (end & 31) * 2));
 }
 
-int
-egcd_decode_block(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t n, uint8_t *out8)
+/*
+ * The decoding loop of egcd_decode_block (out != NULL: every run filled
+ * in, the whole block checked) and egcd_decode_value (out == NULL: stops
+ * at the run holding position `want` and returns its value). Inlined into
+ * both, so each gets a loop without the other's work.
+ */
+static inline __attribute__((always_inline)) int
+decode_runs(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t n, uint64_t *out,
+            uint32_t want)
 {
-    uint64_t *out = (uint64_t *)(void *)out8;
-    memset(out, 0, ((size_t)n + 31) / 32 * 8);
     if (len < 1)
         return -1;
     /* Predictor state (value of the current run, value of the one before),
@@ -351,11 +356,30 @@ egcd_decode_block(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_
         cur = v;
         if (rl > n - pos)
             return -1;
-        fill_run(out, pos, rl, v);
+        if (!out && want - pos < rl)
+            return v;
+        if (out)
+            fill_run(out, pos, rl, v);
         pos += rl;
     }
+    if (!out)
+        return -1; /* want >= n */
     /* Bits consumed = bytes loaded * 8 - bits still buffered. */
     if ((uint64_t)(p - 1) * 8 - (uint64_t)bitcnt > (uint64_t)(len - 1) * 8)
         return -1;
     return 0;
+}
+
+int
+egcd_decode_block(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t n, uint8_t *out8)
+{
+    uint64_t *out = (uint64_t *)(void *)out8;
+    memset(out, 0, ((size_t)n + 31) / 32 * 8);
+    return decode_runs(d, src, len, n, out, 0);
+}
+
+int
+egcd_decode_value(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t n, uint32_t pos)
+{
+    return decode_runs(d, src, len, n, NULL, pos);
 }

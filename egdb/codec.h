@@ -181,4 +181,14 @@ int egcd_header_decode(const unsigned char b[EGCD_HEADER_BYTES], egcd_header *h)
 int egcd_decode_block(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t n,
                       uint8_t *out);
 
+/*
+ * egcd_decode_value - the value of position pos (< n) of a block, decoding
+ * only the runs up to it (half a block on average, and no output
+ * written): for a probe that will not keep the block (cache.h).
+ * RETURN 1..3, or -1 when the data do not decode that far. Damage past
+ * pos is not seen: callers check the block's checksum first.
+ */
+int egcd_decode_value(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t n,
+                      uint32_t pos);
+
 #endif /* EGDB_CODEC_H */

@@ -30,6 +30,15 @@ fill_block(void *ctx, uint8_t *out)
     return egdc_decode(f->e, f->block, out);
 }
 
+static int
+one_value(void *ctx, uint32_t pos)
+{
+    fill_ctx *f = ctx;
+    return egdc_decode_one(f->e, f->block, pos);
+}
+
+static const egca_source source = {fill_block, one_value};
+
 /* ---- functions -------------------------------------------------------- */
 
 int
@@ -122,20 +131,43 @@ egdc_close(egdc_slice *e)
     free(e);
 }
 
-int
-egdc_decode(const egdc_slice *e, uint32_t b, uint8_t *out)
+/* Block b's bytes after checking them: 0 and *src, *len, *n (positions),
+ * or EGDB_ECORRUPT. */
+static int
+block_bytes(const egdc_slice *e, uint32_t b, const uint8_t **src, uint32_t *len, uint32_t *n)
 {
     uint32_t start = egle_get32(e->offsets + (size_t)b * 4),
              end = egle_get32(e->offsets + (size_t)b * 4 + 4);
     uint64_t bsize = 1ull << e->h.block_shift, first = (uint64_t)b << e->h.block_shift;
-    uint32_t n = (uint32_t)(e->h.positions - first < bsize ? e->h.positions - first : bsize);
+    *n = (uint32_t)(e->h.positions - first < bsize ? e->h.positions - first : bsize);
     if (end < start || end > e->h.data_bytes)
         return EGDB_ECORRUPT;
     if ((uint32_t)XXH3_64bits(e->data + start, end - start) != egle_get32(e->sums + (size_t)b * 4))
         return EGDB_ECORRUPT;
-    if (egcd_decode_block(&e->dec, e->data + start, end - start, n, out) != 0)
+    *src = e->data + start;
+    *len = end - start;
+    return 0;
+}
+
+int
+egdc_decode(const egdc_slice *e, uint32_t b, uint8_t *out)
+{
+    const uint8_t *src;
+    uint32_t len, n;
+    if (block_bytes(e, b, &src, &len, &n) != 0 || egcd_decode_block(&e->dec, src, len, n, out) != 0)
         return EGDB_ECORRUPT;
     return 0;
+}
+
+int
+egdc_decode_one(const egdc_slice *e, uint32_t b, uint32_t pos)
+{
+    const uint8_t *src;
+    uint32_t len, n;
+    if (block_bytes(e, b, &src, &len, &n) != 0 || pos >= n)
+        return EGDB_ECORRUPT;
+    int v = egcd_decode_value(&e->dec, src, len, n, pos);
+    return v > 0 ? v : EGDB_ECORRUPT;
 }
 
 int
@@ -143,7 +175,7 @@ egdc_value(const egdc_slice *e, egca_cache *cache, uint64_t i)
 {
     fill_ctx f = {e, (uint32_t)(i >> e->h.block_shift)};
     uint32_t pos = (uint32_t)(i & ((1ull << e->h.block_shift) - 1));
-    return egca_value(cache, e->block_base + f.block, pos, fill_block, &f);
+    return egca_value(cache, e->block_base + f.block, pos, &source, &f);
 }
 
 void

@@ -52,6 +52,13 @@ void egdc_close(egdc_slice *e);
  */
 int egdc_value(const egdc_slice *e, egca_cache *cache, uint64_t i);
 
+/*
+ * egdc_decode_one - the value of position pos of block b, decoding only
+ * up to it, after checking the block's checksum.
+ * RETURN 1..3, or EGDB_ECORRUPT.
+ */
+int egdc_decode_one(const egdc_slice *e, uint32_t b, uint32_t pos);
+
 /* Starts loading what egdc_value(e, cache, i) will read first. */
 void egdc_prefetch(const egdc_slice *e, const egca_cache *cache, uint64_t i);
 

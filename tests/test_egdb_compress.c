@@ -10,6 +10,9 @@
  *   - two threads probing at once get the right values, both with a cache
  *     of three blocks (evictions racing the lock-free reads) and with one
  *     holding every block (first decodes racing each other);
+ *   - decoding one position (up to its run only) gives, for every
+ *     position of every block of the 4-piece slices, the value that
+ *     decoding the whole block gives;
  *   - the prefix-code builder gives a complete code within the length
  *     limit for skewed frequencies;
  *   - a flipped byte in a block: probes that need it return
@@ -32,6 +35,7 @@
 #include <unistd.h>
 
 #include "egdb/codec.h"
+#include "egdb/decompress.h"
 #include "egdb/egdb.h"
 #include "egdb/index.h"
 #include "egdb/store.h"
@@ -277,6 +281,36 @@ test_threads_same_values(void **state)
 }
 
 static void
+test_decode_one_equals_block(void **state)
+{
+    fixture *f = *state;
+    size_t k;
+    egix_slices(4, NULL, NULL, 0, &k);
+    egix_slice *sl = malloc(k * sizeof *sl);
+    egix_slices(4, sl, NULL, k, &k);
+    uint64_t words[1u << (EGCD_BLOCK_SHIFT - 5)], checked = 0;
+    for (size_t i = 0; i < k; i++) {
+        egdc_slice *e;
+        char err[512];
+        assert_int_equal(egdc_open(f->dir, &sl[i], &e, err, sizeof err), 0);
+        for (uint32_t b = 0; b < e->h.nblocks; b++) {
+            assert_int_equal(egdc_decode(e, b, (uint8_t *)words), 0);
+            uint64_t first = (uint64_t)b << e->h.block_shift;
+            uint64_t n = e->h.positions - first < (1ull << e->h.block_shift)
+                             ? e->h.positions - first
+                             : 1ull << e->h.block_shift;
+            for (uint32_t pos = 0; pos < n; pos++, checked++)
+                if (egdc_decode_one(e, b, pos) != (int)((words[pos >> 5] >> (pos & 31) * 2) & 3))
+                    fail_msg("slice %zu block %u position %u", i, b, pos);
+            assert_int_equal(egdc_decode_one(e, b, (uint32_t)n), EGDB_ECORRUPT);
+        }
+        egdc_close(e);
+    }
+    assert_true(checked > 7000000); /* every 4-piece position */
+    free(sl);
+}
+
+static void
 test_code_lengths(void **state)
 {
     (void)state;
@@ -408,6 +442,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_code_lengths),
+        cmocka_unit_test(test_decode_one_equals_block),
         cmocka_unit_test(test_compressed_equals_raw),
         cmocka_unit_test(test_compressed_equals_raw_no_threats),
         cmocka_unit_test(test_small_cache_same_values),
