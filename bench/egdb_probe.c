@@ -9,14 +9,22 @@
  * compresses them if needed, then probes 2,000,000 random positions
  * (uniform over the 2-6 piece positions, either side to move, generated
  * before the clock starts) on one thread. Baseline in the same run: the
- * same positions probed in the uncompressed 2-bit build files.
+ * same positions probed in the uncompressed 2-bit build files. Also
+ * measured in the same run, as the floor any probe of a set this size
+ * stands on: one dependent random read of a buffer the size of the
+ * decoded set (huge pages where the kernel gives them). The whole-cache
+ * figure is split by what the probe has to do (codec.h): a kept value
+ * (one lookup), a capture position, a threatened-capture position (a
+ * one-ply search each).
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "bench/bench_util.h"
+#include "egdb/codec.h"
 #include "egdb/egdb.h"
 #include "egdb/index.h"
 #include "egdb/store.h"
@@ -45,6 +53,44 @@ run_probes(const egdb *db, const eng_pos *ps, int n, uint64_t *sum)
         s += (uint64_t)egdb_probe(db, &ps[i]);
     *sum = s;
     return (bench_now() - t0) / n * 1e9;
+}
+
+/* ns per dependent random read of a `bytes` buffer (a pointer chase
+ * through one random cycle over its cache lines). */
+static double
+memory_latency(size_t bytes)
+{
+    size_t lines = bytes / 64;
+    uint64_t *buf =
+        mmap(NULL, lines * 64, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint32_t *order = malloc(lines * sizeof *order);
+    if (buf == MAP_FAILED || !order)
+        return 0;
+#ifdef MADV_HUGEPAGE
+    madvise(buf, lines * 64, MADV_HUGEPAGE);
+#endif
+    uint64_t seed = 42;
+    for (size_t i = 0; i < lines; i++)
+        order[i] = (uint32_t)i;
+    for (size_t i = lines - 1; i > 0; i--) {
+        size_t j = rng(&seed) % (i + 1);
+        uint32_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (size_t i = 0; i < lines; i++)
+        buf[(size_t)order[i] * 8] = (uint64_t)order[(i + 1) % lines] * 8;
+    free(order);
+    const int n = 4000000;
+    uint64_t k = 0;
+    double t0 = bench_now();
+    for (int i = 0; i < n; i++)
+        k = buf[k];
+    double ns = (bench_now() - t0) / n * 1e9;
+    if (k == UINT64_MAX)
+        printf("?"); /* keeps the chase */
+    munmap(buf, lines * 64);
+    return ns;
 }
 
 int
@@ -97,6 +143,8 @@ main(void)
     double base_ns = (bench_now() - t0) / NPROBES * 1e9;
     printf("baseline: uncompressed 2-bit files, %.0f ns a probe (%.1f MB in memory)\n", base_ns,
            (double)total / 4e6);
+    printf("memory: one dependent random read of a %.0f MB buffer takes %.0f ns\n",
+           (double)total / 4e6, memory_latency((size_t)(total / 4)));
 
     egdb_compress_stats cst;
     egdb_compress_opts co = {6, 2, 1};
@@ -140,6 +188,18 @@ main(void)
             qs[nq++] = ps[i];
     }
 
+    /* The same random positions by what a probe of them has to do. */
+    static const char *kind_names[3] = {"kept value", "capture", "threatened capture"};
+    eng_pos *kinds[3];
+    int nk[3] = {0, 0, 0};
+    for (int k = 0; k < 3; k++)
+        kinds[k] = malloc(NPROBES * sizeof **kinds);
+    for (int i = 0; i < NPROBES; i++) {
+        eng_pos c = eng_canonical(&ps[i]);
+        int k = egcd_dropped(&c, EGCD_FLAG_THREATS);
+        kinds[k][nk[k]++] = ps[i];
+    }
+
     size_t whole = (size_t)(total / 4) + (total / 4) / 8; /* decoded blocks + overhead */
     size_t caches[2] = {whole, whole / 4};
     const char *names[2] = {"whole set", "a quarter"};
@@ -172,9 +232,17 @@ main(void)
         printf("    quiet positions only (%d of them, no capture for either side): %.0f ns a "
                "probe = %.2fx the baseline\n",
                nq, ns_quiet, ns_quiet / base_ns);
+        for (int k = 0; c == 0 && k < 3; k++) {
+            run_probes(db, kinds[k], nk[k], &sum);
+            double ns_k = run_probes(db, kinds[k], nk[k], &sum);
+            printf("    %s (%.1f%% of the positions): %.0f ns a probe\n", kind_names[k],
+                   100.0 * nk[k] / NPROBES, ns_k);
+        }
         egdb_close(db);
     }
     free(qs);
+    for (int k = 0; k < 3; k++)
+        free(kinds[k]);
     (void)bs;
     free(ps);
     free(want);
