@@ -159,7 +159,13 @@ int egdb_build(const char *dir, const egdb_build_opts *opts, egdb_build_stats *s
  * checking headers and block tables. Block checksums are checked when a
  * block is first decoded; egdb_verify checks everything.
  * PARAMETERS
- *   cache_bytes: memory for decoded blocks (least recently used evicted).
+ *   cache_bytes: memory for decoded blocks, 2 KB per 8,192 positions
+ *                (cache.h). With room for every block (the sum of the
+ *                slices' positions / 4, plus 1/8) nothing is ever
+ *                evicted; otherwise least recently used blocks are
+ *                evicted and a block is kept from its second miss on.
+ *                The cache never takes more than it is given (plus a
+ *                slot table of 8 bytes a block).
  * RETURN 0 and *out (close with egdb_close), or a negative code with err
  * naming the file and the problem.
  */
