@@ -212,19 +212,11 @@ egcd_header_encode(const egcd_header *h, unsigned char b[EGCD_HEADER_BYTES])
 {
     memset(b, 0, EGCD_HEADER_BYTES);
     memcpy(b, cwl_magic, sizeof cwl_magic);
-    b[8] = (unsigned char)h->slice.nbk;
-    b[9] = (unsigned char)h->slice.nwk;
-    b[10] = (unsigned char)h->slice.nbm;
-    b[11] = (unsigned char)h->slice.nwm;
-    b[12] = (unsigned char)(int8_t)h->slice.rb;
-    b[13] = (unsigned char)(int8_t)h->slice.rw;
+    egle_put_slice(b + 8, &h->slice);
     b[14] = h->flags;
     egle_put64(b + 16, h->positions);
     b[24] = h->block_shift;
-    b[28] = (unsigned char)h->nblocks;
-    b[29] = (unsigned char)(h->nblocks >> 8);
-    b[30] = (unsigned char)(h->nblocks >> 16);
-    b[31] = (unsigned char)(h->nblocks >> 24);
+    egle_put32(b + 28, h->nblocks);
     egle_put64(b + 32, h->data_bytes);
     egle_put64(b + 40, h->wins);
     egle_put64(b + 48, h->losses);
@@ -242,17 +234,11 @@ egcd_header_decode(const unsigned char b[EGCD_HEADER_BYTES], egcd_header *h)
         return -2;
     if (egle_get64(b + 72) != XXH3_64bits(b, 72))
         return -3;
-    h->slice.nbk = (int8_t)b[8];
-    h->slice.nwk = (int8_t)b[9];
-    h->slice.nbm = (int8_t)b[10];
-    h->slice.nwm = (int8_t)b[11];
-    h->slice.rb = (int8_t)b[12];
-    h->slice.rw = (int8_t)b[13];
+    egle_get_slice(b + 8, &h->slice);
     h->flags = b[14];
     h->positions = egle_get64(b + 16);
     h->block_shift = b[24];
-    h->nblocks =
-        (uint32_t)b[28] | (uint32_t)b[29] << 8 | (uint32_t)b[30] << 16 | (uint32_t)b[31] << 24;
+    h->nblocks = egle_get32(b + 28);
     h->data_bytes = egle_get64(b + 32);
     h->wins = egle_get64(b + 40);
     h->losses = egle_get64(b + 48);

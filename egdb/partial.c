@@ -182,12 +182,7 @@ header_encode(const egpt_slice_info *h, unsigned char *b)
 {
     memset(b, 0, EGPT_HEADER_BYTES);
     memcpy(b, pwl_magic, sizeof pwl_magic);
-    b[8] = (unsigned char)h->slice.nbk;
-    b[9] = (unsigned char)h->slice.nwk;
-    b[10] = (unsigned char)h->slice.nbm;
-    b[11] = (unsigned char)h->slice.nwm;
-    b[12] = (unsigned char)(int8_t)h->slice.rb;
-    b[13] = (unsigned char)(int8_t)h->slice.rw;
+    egle_put_slice(b + 8, &h->slice);
     egle_put64(b + 16, h->positions);
     for (int k = 0; k < ENG_NBOUNDS; k++)
         egle_put64(b + 24 + 8 * k, h->count[k]);
@@ -225,12 +220,7 @@ header_decode(const unsigned char *b, uint64_t file_bytes, const char *path, egp
         snprintf(err, errlen, "%s: header checksum mismatch", path);
         return EGDB_ECORRUPT;
     }
-    h->slice.nbk = (int8_t)b[8];
-    h->slice.nwk = (int8_t)b[9];
-    h->slice.nbm = (int8_t)b[10];
-    h->slice.nwm = (int8_t)b[11];
-    h->slice.rb = (int8_t)b[12];
-    h->slice.rw = (int8_t)b[13];
+    egle_get_slice(b + 8, &h->slice);
     h->positions = egle_get64(b + 16);
     uint64_t sum = 0;
     for (int k = 0; k < ENG_NBOUNDS; k++) {

@@ -28,12 +28,7 @@ header_encode(const egst_header *h, unsigned char *b)
 {
     memset(b, 0, EGST_HEADER_BYTES);
     memcpy(b, file_magic, sizeof file_magic);
-    b[8] = (unsigned char)h->slice.nbk;
-    b[9] = (unsigned char)h->slice.nwk;
-    b[10] = (unsigned char)h->slice.nbm;
-    b[11] = (unsigned char)h->slice.nwm;
-    b[12] = (unsigned char)(int8_t)h->slice.rb;
-    b[13] = (unsigned char)(int8_t)h->slice.rw;
+    egle_put_slice(b + 8, &h->slice);
     egle_put64(b + 16, h->positions);
     egle_put64(b + 24, h->wins);
     egle_put64(b + 32, h->losses);
@@ -99,12 +94,7 @@ egst_read_header(const char *path, egst_header *h, uint64_t *file_bytes, char *e
         rc = EGDB_ECORRUPT;
         goto out;
     }
-    h->slice.nbk = (int8_t)b[8];
-    h->slice.nwk = (int8_t)b[9];
-    h->slice.nbm = (int8_t)b[10];
-    h->slice.nwm = (int8_t)b[11];
-    h->slice.rb = (int8_t)b[12];
-    h->slice.rw = (int8_t)b[13];
+    egle_get_slice(b + 8, &h->slice);
     h->positions = egle_get64(b + 16);
     h->wins = egle_get64(b + 24);
     h->losses = egle_get64(b + 32);
