@@ -43,10 +43,20 @@
 /* ---- fixture ----------------------------------------------------------- */
 
 typedef struct fixture {
-    char dir[64];    /* build files + compressed files (threats dropped)  */
-    char dir_nt[64]; /* the same without threat dropping               */
+    char dir[256];    /* build files + compressed files (threats dropped)  */
+    char dir_nt[256]; /* the same without threat dropping               */
     int pieces;
 } fixture;
+
+/* A fresh directory under $TMPDIR (else /tmp) named after `name`, as the
+ * other suites make theirs. RETURN out, or NULL when it cannot be made. */
+static char *
+make_tmpdir(char *out, size_t outlen, const char *name)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(out, outlen, "%s/%s.XXXXXX", tmp && *tmp ? tmp : "/tmp", name);
+    return mkdtemp(out);
+}
 
 static int
 sanitized(void)
@@ -74,9 +84,8 @@ setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
     f->pieces = sanitized() ? 4 : 5;
-    snprintf(f->dir, sizeof f->dir, "/tmp/ckcmpXXXXXX");
-    snprintf(f->dir_nt, sizeof f->dir_nt, "/tmp/ckcmpntXXXXXX");
-    if (!mkdtemp(f->dir) || !mkdtemp(f->dir_nt))
+    if (!make_tmpdir(f->dir, sizeof f->dir, "test_egdb_compress") ||
+        !make_tmpdir(f->dir_nt, sizeof f->dir_nt, "test_egdb_compress_nt"))
         return -1;
     char err[512];
     egdb_build_stats bs;
@@ -85,7 +94,7 @@ setup(void **state)
         fprintf(stderr, "build: %s\n", err);
         return -1;
     }
-    char cmd[256];
+    char cmd[1024];
     snprintf(cmd, sizeof cmd, "cp %s/*.wld %s/", f->dir, f->dir_nt);
     if (run(cmd) != 0)
         return -1;
@@ -108,7 +117,7 @@ static int
 teardown(void **state)
 {
     fixture *f = *state;
-    char cmd[256];
+    char cmd[1024];
     snprintf(cmd, sizeof cmd, "rm -rf %s %s", f->dir, f->dir_nt);
     run(cmd);
     free(f);
@@ -343,9 +352,8 @@ test_code_lengths(void **state)
 static void
 copy_dir(const char *from, char *out, size_t outlen)
 {
-    snprintf(out, outlen, "/tmp/ckcmpcopyXXXXXX");
-    assert_non_null(mkdtemp(out));
-    char cmd[256];
+    assert_non_null(make_tmpdir(out, outlen, "test_egdb_compress_copy"));
+    char cmd[1024];
     snprintf(cmd, sizeof cmd, "cp %s/* %s/", from, out);
     assert_int_equal(run(cmd), 0);
 }
@@ -354,7 +362,7 @@ static void
 test_damaged_block(void **state)
 {
     fixture *f = *state;
-    char d[64], err[1024], path[256], cmd[512];
+    char d[256], err[1024], path[512], cmd[1024];
     copy_dir(f->dir, d, sizeof d);
     /* Remove the build files: the compressed ones must stand alone. */
     snprintf(cmd, sizeof cmd, "rm -f %s/*.wld", d);
@@ -408,7 +416,7 @@ static void
 test_truncated_and_version(void **state)
 {
     fixture *f = *state;
-    char d[64], err[1024], path[256], cmd[512];
+    char d[256], err[1024], path[512], cmd[1024];
     copy_dir(f->dir, d, sizeof d);
     snprintf(path, sizeof path, "%s/1110.40.cwl", d);
     assert_int_equal(truncate(path, 100), 0);
