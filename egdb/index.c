@@ -49,8 +49,11 @@ struct egix_table {
     uint32_t wregion; /* White's men squares, in White's frame: rows 0..rw  */
     uint32_t wlead;   /* White's leading row, in White's frame              */
     int nbk, nwk, nbm, nwm;
+    int order; /* king order, EGIX_ORDER_* (0: colex, the default)  */
+    int kn;    /* squares free of men: 32 - nbm - nwm                */
+    /* Gray king orders only: the outer and inner king sets' counts.   */
+    uint64_t kouter, kinner;
     int bn; /* squares open to black men: 4 rb + 4 (0 if none)    */
-    int kn; /* squares free of men: 32 - nbm - nwm                */
     egix_slice s;
     uint64_t nblack; /* number of black-man sets (1 when Black has none)   */
     uint64_t nmen;   /* number of men placements                           */
@@ -723,10 +726,16 @@ next_combination(uint32_t v)
 int
 egix_table_create(const egix_slice *s, egix_table **out)
 {
+    return egix_table_create_order(s, EGIX_ORDER_COLEX, out);
+}
+
+int
+egix_table_create_order(const egix_slice *s, int order, egix_table **out)
+{
     egix_table *t;
     int rc;
 
-    if (egix_slice_check(s) != 0)
+    if (egix_slice_check(s) != 0 || order < 0 || order >= EGIX_NORDERS)
         return EGIX_EINVAL;
     t = aligned_alloc(64, (sizeof *t + 63) / 64 * 64);
     if (t == NULL)
@@ -740,6 +749,14 @@ egix_table_create(const egix_slice *s, egix_table **out)
     t->kn = 32 - s->nbm - s->nwm;
     t->ckb = choose(t->kn, t->nbk);
     t->ckw = choose(t->kn - t->nbk, t->nwk);
+    t->order = order;
+    if (order == EGIX_ORDER_GRAY_W || order == EGIX_ORDER_GRAY_RW) {
+        t->kouter = choose(t->kn, t->nwk);
+        t->kinner = choose(t->kn - t->nwk, t->nbk);
+    } else {
+        t->kouter = t->ckb;
+        t->kinner = t->ckw;
+    }
     if (s->nbm > 0) {
         t->bn = 4 * s->rb + 4;
         t->bbase = choose(t->bn - 4, s->nbm);
@@ -830,6 +847,117 @@ egix_table_bytes(const egix_table *t)
            (t->bset != NULL ? (size_t)t->nblack * sizeof(uint32_t) : 0);
 }
 
+/* ---- Gray king orders (see KING ORDERS in index.h) -------------------------- */
+
+/* Row snake: the squares of every odd row in reverse, i.e. each odd
+ * nibble of the mask bit-reversed. Its own inverse. */
+static inline uint32_t
+snake32(uint32_t m)
+{
+    const uint32_t odd = 0xF0F0F0F0u;
+    uint32_t x = m & odd;
+
+    x = ((x & 0x55555555u) << 1) | ((x >> 1) & 0x55555555u);
+    x = ((x & 0x33333333u) << 2) | ((x >> 2) & 0x33333333u);
+    return (m & ~odd) | x;
+}
+
+/* A square mask in the key space of a Gray order, and back. */
+static inline uint32_t
+to_key(int order, uint32_t m)
+{
+    m = snake32(m);
+    return order >= EGIX_ORDER_GRAY_RB ? rev32(m) : m;
+}
+
+static inline uint32_t
+from_key(int order, uint32_t k)
+{
+    return snake32(order >= EGIX_ORDER_GRAY_RB ? rev32(k) : k);
+}
+
+/*
+ * Rank of a k-subset {c1 < ... < ck} in the revolving-door order
+ * R(n, k) = R(n-1, k), reversed R(n-1, k-1) + {n-1}, in which
+ * consecutive subsets differ by moving one element:
+ *   rank = sum over i of (-1)^(k-i) (C(ci + 1, i) - 1).
+ */
+static inline uint64_t
+gray_rank(uint32_t set, int k)
+{
+    int64_t r = 0;
+
+    for (int i = 1; i <= k; i++) {
+        int c = __builtin_ctz(set);
+        int64_t term = (int64_t)binom[i][c + 1] - 1;
+
+        r += ((k - i) & 1) ? -term : term;
+        set &= set - 1;
+    }
+    return (uint64_t)r;
+}
+
+/* Inverse of gray_rank: the top element is the largest c with
+ * C(c, k) <= r, and the rest has rank C(c + 1, k) - 1 - r. */
+static inline uint32_t
+gray_unrank(uint64_t r, int k)
+{
+    uint32_t set = 0;
+    uint32_t r32 = (uint32_t)r;
+
+    for (int j = k; j >= 1; j--) {
+        int c = count_le32(binom[j], r32) - 1;
+
+        set |= 1u << c;
+        r32 = binom[j][c + 1] - 1 - r32;
+    }
+    return set;
+}
+
+/* The king part of the index of p in a Gray order (men = its men part). */
+static uint64_t
+gray_kings(const egix_table *t, uint64_t men, const eng_pos *p, uint32_t kfree)
+{
+    int wout = t->order == EGIX_ORDER_GRAY_W || t->order == EGIX_ORDER_GRAY_RW;
+    uint32_t outer = wout ? p->wk : p->bk, inner = wout ? p->bk : p->wk;
+    int nout = wout ? t->nwk : t->nbk, nin = wout ? t->nbk : t->nwk;
+    uint32_t kf = to_key(t->order, kfree), ko = to_key(t->order, outer);
+    uint64_t a = gray_rank(pext32(ko, kf), nout);
+    uint64_t b = gray_rank(pext32(to_key(t->order, inner), kf & ~ko), nin);
+
+    /* Reflected nesting: a level runs backwards on every other entry. */
+    if (men & 1)
+        a = t->kouter - 1 - a;
+    if (((men & t->kouter) ^ a) & 1)
+        b = t->kinner - 1 - b;
+    return a * t->kinner + b;
+}
+
+static void
+gray_unkings(const egix_table *t, uint64_t men, uint64_t kp, uint32_t kfree, eng_pos *out)
+{
+    int wout = t->order == EGIX_ORDER_GRAY_W || t->order == EGIX_ORDER_GRAY_RW;
+    int nout = wout ? t->nwk : t->nbk, nin = wout ? t->nbk : t->nwk;
+    uint64_t a = kp / t->kinner, b = kp % t->kinner;
+    uint32_t kf = to_key(t->order, kfree);
+
+    if (((men & t->kouter) ^ a) & 1)
+        b = t->kinner - 1 - b;
+    if (men & 1)
+        a = t->kouter - 1 - a;
+    uint32_t ko = pdep32(gray_unrank(a, nout), kf);
+    uint32_t ki = pdep32(gray_unrank(b, nin), kf & ~ko);
+    uint32_t outer = from_key(t->order, ko), inner = from_key(t->order, ki);
+    out->bk = wout ? inner : outer;
+    out->wk = wout ? outer : inner;
+}
+
+int
+egix_table_order(const egix_table *t)
+{
+    return t->order;
+}
+
 /* ---- index and unindex ----------------------------------------------------- */
 
 void
@@ -855,6 +983,8 @@ egix_index(const egix_table *t, const eng_pos *p)
     else
         men = white_rank(t, 0, p->wm);
 
+    if (t->order != EGIX_ORDER_COLEX)
+        return men * (t->ckb * t->ckw) + gray_kings(t, men, p, kfree);
     /* Kings: black among the squares free of men, white among those
      * left after the black kings. */
     bkr = colex_rank(pext32(p->bk, kfree));
@@ -865,18 +995,27 @@ egix_index(const egix_table *t, const eng_pos *p)
 void
 egix_unindex(const egix_table *t, uint64_t i, eng_pos *out)
 {
-    uint64_t wkr = 0, bkr = 0, men;
+    uint64_t wkr = 0, bkr = 0, kp = 0, men;
     uint32_t bm = 0, wm = 0, kfree, bk;
 
-    /* Peel the mixed-radix digits; skip a division whose radix is 1
-     * (no kings of that colour), which is most men-heavy slices. */
-    if (t->ckw != 1) {
-        wkr = i % t->ckw;
-        i /= t->ckw;
-    }
-    if (t->ckb != 1) {
-        bkr = i % t->ckb;
-        i /= t->ckb;
+    if (t->order != EGIX_ORDER_COLEX) {
+        uint64_t k = t->ckb * t->ckw;
+
+        if (k != 1) {
+            kp = i % k;
+            i /= k;
+        }
+    } else {
+        /* Peel the mixed-radix digits; skip a division whose radix is 1
+         * (no kings of that colour), which is most men-heavy slices. */
+        if (t->ckw != 1) {
+            wkr = i % t->ckw;
+            i /= t->ckw;
+        }
+        if (t->ckb != 1) {
+            bkr = i % t->ckb;
+            i /= t->ckb;
+        }
     }
     men = i;
 
@@ -892,12 +1031,16 @@ egix_unindex(const egix_table *t, uint64_t i, eng_pos *out)
     }
 
     kfree = ~(bm | wm);
-    bk = pdep32(colex_unrank(bkr, t->nbk), kfree);
     out->bm = bm;
     out->wm = wm;
+    out->stm = ENG_BLACK;
+    if (t->order != EGIX_ORDER_COLEX) {
+        gray_unkings(t, men, kp, kfree, out);
+        return;
+    }
+    bk = pdep32(colex_unrank(bkr, t->nbk), kfree);
     out->bk = bk;
     out->wk = pdep32(colex_unrank(wkr, t->nwk), kfree & ~bk);
-    out->stm = ENG_BLACK;
 }
 
 /* ---- errors ------------------------------------------------------------ */
