@@ -214,6 +214,7 @@ egcd_header_encode(const egcd_header *h, unsigned char b[EGCD_HEADER_BYTES])
     memcpy(b, cwl_magic, sizeof cwl_magic);
     egle_put_slice(b + 8, &h->slice);
     b[14] = h->flags;
+    b[15] = h->order;
     egle_put64(b + 16, h->positions);
     b[24] = h->block_shift;
     egle_put32(b + 28, h->nblocks);
@@ -236,6 +237,7 @@ egcd_header_decode(const unsigned char b[EGCD_HEADER_BYTES], egcd_header *h)
         return -3;
     egle_get_slice(b + 8, &h->slice);
     h->flags = b[14];
+    h->order = b[15];
     h->positions = egle_get64(b + 16);
     h->block_shift = b[24];
     h->nblocks = egle_get32(b + 28);

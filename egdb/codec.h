@@ -3,14 +3,22 @@
  * code, bit I/O and the file layout shared by compress.c (writer) and
  * decompress.c (reader).
  *
- * WHAT IS DROPPED
+ * WHAT IS DROPPED (egcd_dropped)
  *   A position whose side to move has a capture keeps no value: the
  *   prober plays its captures and looks the results up (they have fewer
- *   pieces, so this always ends). Its slot takes whatever value continues
- *   the current run ("don't care"), which is what makes runs long: about a
- *   third of all positions are capture positions. (Seed 002 also drops
- *   positions with a threatened capture; see compress.c for why this
- *   format does not.)
+ *   pieces, so this always ends). With EGCD_FLAG_THREATS (the default),
+ *   so does a position where the opponent threatens a capture and every
+ *   move leads to a capture position or to one threatening nothing, as
+ *   seed 002 drops threatened captures; the restriction keeps resolving
+ *   it to one ply that never loops. A dropped slot takes whatever value
+ *   continues the current run ("don't care"), which is what makes runs
+ *   long: about 45% of the 6-piece positions are dropped.
+ *
+ * POSITION ORDER
+ *   The file stores a slice's positions in one of the king orders of
+ *   index.h (KING ORDERS), named in the header: the compressor tries
+ *   each and keeps the smallest (docs/egdb.md has the figures). Probers
+ *   index through a table created with that order.
  *
  * RUNS AND PREDICTION (seed 002, section 3.3)
  *   A block's values are cut into maximal runs (value, length); two
@@ -39,7 +47,7 @@
  *
  * FILE "<dir>/<slice name>.cwl" (little endian)
  *     0  magic "CKCWL\0\0" + version byte
- *     8  nbk nwk nbm nwm (u8), rb rw (i8), flags (u8, 0), zero byte
+ *     8  nbk nwk nbm nwm (u8), rb rw (i8), flags (u8), order (u8)
  *    16  positions (u64)
  *    24  block_shift (u8), three zero bytes, nblocks (u32)
  *    32  data_bytes (u64): size of the data area
@@ -62,7 +70,7 @@
 
 /* ---- constants ------------------------------------------------------ */
 
-#define EGCD_VERSION 1
+#define EGCD_VERSION 2
 #define EGCD_NLEN 32
 #define EGCD_NSYM (2 * EGCD_NLEN)
 #define EGCD_MAX_BITS 15
@@ -85,6 +93,7 @@ enum { EGCD_KEPT = 0, EGCD_CAPTURE = 1, EGCD_THREAT = 2 };
 typedef struct egcd_header {
     egix_slice slice;
     uint8_t flags;
+    uint8_t order; /* king order of the positions (EGIX_ORDER_*) */
     uint64_t positions;
     uint8_t block_shift;
     uint32_t nblocks;

@@ -2,14 +2,16 @@
  * compress.c - turns the built 2-bit slice files (.wld) into the
  * compressed form probed by solvers (.cwl; format in codec.h).
  *
- * Per slice: mark capture positions as don't-care, cut each block into
- * runs (a don't-care position joins the run in progress, or the first
- * real run of its block), count the run symbols, build the slice's
- * canonical prefix code, then write every block. Slices are independent,
- * so threads take whole slices from a shared counter.
+ * Per slice: mark dropped positions (egcd_dropped) as don't-care, lay
+ * the values out in each king order (index.h), estimate each layout's
+ * coded size and keep the smallest; then cut each block into runs (a
+ * don't-care position joins the run in progress, or the first real run
+ * of its block), count the run symbols, build the slice's canonical
+ * prefix code and write every block. Slices are independent, so threads
+ * take whole slices from a shared counter.
  *
- * Choices and the measurements behind them are in docs/egdb-compression.md
- * (block size, what is dropped, the symbol alphabet).
+ * Choices and the measurements behind them are in docs/egdb.md (block
+ * size, what is dropped, the symbol alphabet, the king orders).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +52,7 @@ typedef struct bitwriter {
 /* Per-slice figures, summed into egdb_compress_stats. */
 typedef struct slice_figures {
     uint64_t bytes, dropped_capture, dropped_threat, runs, code_bits, extra_bits, overhead_bits;
+    int order; /* the king order chosen (EGIX_ORDER_*) */
 } slice_figures;
 
 typedef struct compress_job {
@@ -107,36 +110,36 @@ flush_bits(bitwriter *w)
 }
 
 /*
- * Cuts the values of positions [b, e) into runs, don't-care positions
- * (drop bit set) joining the run in progress. Appends to runs; returns the
- * number of runs of the block.
+ * Cuts the values of positions [b, end) of v (2 bits a position, 0 =
+ * don't care) into runs, don't-care positions joining the run in
+ * progress. Writes the block's runs to runs; returns their number.
  */
 static size_t
-block_runs(const egst_slice *e, const uint8_t *drop, uint64_t b, uint64_t end, run *runs)
+block_runs(const uint8_t *v, uint64_t b, uint64_t end, run *runs)
 {
     size_t n = 0;
     uint32_t pending = 0; /* don't-cares before the first real value */
     int cur = 0;
     uint32_t len = 0;
     for (uint64_t i = b; i < end; i++) {
-        if (drop[(i - b) >> 3] & (1u << ((i - b) & 7))) {
+        int x = (v[i >> 2] >> ((i & 3) * 2)) & 3;
+        if (x == 0) {
             if (cur)
                 len++;
             else
                 pending++;
             continue;
         }
-        int v = egst_value(e, i);
         if (cur == 0) {
-            cur = v;
+            cur = x;
             len = pending + 1;
-        } else if (v == cur) {
+        } else if (x == cur) {
             len++;
         } else {
             runs[n].len = len;
             runs[n].value = (uint8_t)cur;
             n++;
-            cur = v;
+            cur = x;
             len = 1;
         }
     }
@@ -224,87 +227,133 @@ write_file(const char *dir, const char *path, const unsigned char *hdr, const ui
     return egst_commit(tmp, path, dir, err, errlen);
 }
 
-/* Compresses one loaded slice into <dir>/<name>.cwl. */
+/*
+ * Symbol counts of a slice laid out as v (2-bit values, 0 = don't care),
+ * and an estimate of its data bytes with the code those counts give:
+ * code and raw bits, plus each block's first byte and half a byte of
+ * padding. Close enough to choose between king orders.
+ */
+static double
+layout_cost(const uint8_t *v, uint64_t size, uint32_t nblocks, run *runs, uint64_t freq[EGCD_NSYM])
+{
+    const uint32_t bsize = 1u << EGCD_BLOCK_SHIFT;
+    uint64_t extra = 0;
+    memset(freq, 0, EGCD_NSYM * sizeof *freq);
+    for (uint32_t bl = 0; bl < nblocks; bl++) {
+        uint64_t b = (uint64_t)bl * bsize, end = b + bsize < size ? b + bsize : size;
+        size_t nr = block_runs(v, b, end, runs);
+        int seed = block_seed(runs, nr);
+        for (size_t j = 0; j < nr; j++) {
+            int eb;
+            uint32_t x;
+            freq[run_symbol(runs, j, seed, &eb, &x)]++;
+            extra += (uint64_t)eb;
+        }
+    }
+    uint8_t len[EGCD_NSYM];
+    egcd_code_lengths(freq, len, EGCD_MAX_BITS);
+    uint64_t bits = extra;
+    for (int k = 0; k < EGCD_NSYM; k++)
+        bits += freq[k] * len[k];
+    return (double)bits / 8.0 + 1.5 * nblocks;
+}
+
+/*
+ * Compresses one loaded slice into <dir>/<name>.cwl: lays its values out
+ * in each king order (index.h, KING ORDERS), keeps the order whose runs
+ * code smallest, and writes that.
+ */
 static int
 compress_slice(const char *dir, const egst_slice *e, const egst_header *wh, int flags,
                slice_figures *fig, char *err, size_t errlen)
 {
     const uint32_t bsize = 1u << EGCD_BLOCK_SHIFT;
     uint32_t nblocks = (uint32_t)((e->size + bsize - 1) / bsize);
+    size_t vbytes = (size_t)((e->size + 3) / 4) + 1;
     run *runs = malloc((size_t)bsize * sizeof *runs);
-    /* One bit a position: dropped or not (computed once, used by both
-     * passes). */
-    uint8_t *drop = calloc((size_t)nblocks * (bsize / 8) + 1, 1);
     uint32_t *table = malloc(((size_t)2 * nblocks + 1) * sizeof *table);
-    uint64_t freq[EGCD_NSYM] = {0};
+    uint8_t *vals[EGIX_NORDERS] = {NULL};
+    egix_table *tabs[EGIX_NORDERS] = {NULL};
+    uint64_t freq[EGCD_NSYM];
     growbuf data = {NULL, 0, 0};
-    int rc = 0;
-    if (!runs || !drop || !table) {
+    int rc = 0, order = 0;
+    if (!runs || !table) {
         rc = EGDB_ENOMEM;
         goto out;
     }
-    /* Two passes over the blocks: symbol counts, then the code. Computing
-     * the runs twice costs less than keeping them all. */
+    for (int o = 0; o < EGIX_NORDERS; o++) {
+        vals[o] = calloc(vbytes, 1);
+        if (!vals[o] || (o > 0 && egix_table_create_order(&e->slice, o, &tabs[o]) != 0)) {
+            rc = EGDB_ENOMEM;
+            goto out;
+        }
+    }
+    /* The values in every order, dropped ones as 0 ("don't care"). */
     for (uint64_t i = 0; i < e->size; i++) {
         eng_pos p;
         egix_unindex(e->table, i, &p);
         int why = egcd_dropped(&p, flags);
-        if (why != EGCD_KEPT)
-            drop[i >> 3] |= (uint8_t)(1u << (i & 7));
         fig->dropped_capture += why == EGCD_CAPTURE;
         fig->dropped_threat += why == EGCD_THREAT;
+        if (why != EGCD_KEPT)
+            continue;
+        unsigned v = (unsigned)egst_value(e, i);
+        vals[0][i >> 2] |= (uint8_t)(v << ((i & 3) * 2));
+        for (int o = 1; o < EGIX_NORDERS; o++) {
+            uint64_t j = egix_index(tabs[o], &p);
+            vals[o][j >> 2] |= (uint8_t)(v << ((j & 3) * 2));
+        }
     }
+    double best = 0;
+    for (int o = 0; o < EGIX_NORDERS; o++) {
+        double c = layout_cost(vals[o], e->size, nblocks, runs, freq);
+        if (o == 0 || c < best) {
+            best = c;
+            order = o;
+        }
+    }
+    fig->order = order;
+    const uint8_t *v = vals[order];
     uint8_t len[EGCD_NSYM];
     uint16_t code[EGCD_NSYM];
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1) {
-            egcd_code_lengths(freq, len, EGCD_MAX_BITS);
-            egcd_codes(len, code);
+    layout_cost(v, e->size, nblocks, runs, freq);
+    egcd_code_lengths(freq, len, EGCD_MAX_BITS);
+    egcd_codes(len, code);
+    for (uint32_t bl = 0; bl < nblocks; bl++) {
+        uint64_t b = (uint64_t)bl * bsize, end = b + bsize;
+        if (end > e->size)
+            end = e->size;
+        size_t nr = block_runs(v, b, end, runs);
+        int seed = block_seed(runs, nr);
+        table[bl] = (uint32_t)data.n;
+        if (grow(&data, 1) != 0) {
+            rc = EGDB_ENOMEM;
+            goto out;
         }
-        for (uint32_t bl = 0; bl < nblocks; bl++) {
-            uint64_t b = (uint64_t)bl * bsize, end = b + bsize;
-            if (end > e->size)
-                end = e->size;
-            size_t nr = block_runs(e, drop + b / 8, b, end, runs);
-            int seed = block_seed(runs, nr);
-            if (pass == 0) {
-                for (size_t j = 0; j < nr; j++) {
-                    int eb;
-                    uint32_t x;
-                    freq[run_symbol(runs, j, seed, &eb, &x)]++;
-                }
-                continue;
-            }
-            table[bl] = (uint32_t)data.n;
-            if (grow(&data, 1) != 0) {
+        data.b[data.n++] = (uint8_t)(runs[0].value | seed << 2);
+        size_t block_start = data.n;
+        uint64_t block_bits = 0;
+        fig->runs += nr;
+        bitwriter w = {&data, 0, 0};
+        for (size_t j = 0; j < nr; j++) {
+            int eb;
+            uint32_t x;
+            int s = run_symbol(runs, j, seed, &eb, &x);
+            if (put_bits(&w, code[s], len[s]) != 0 || (eb && put_bits(&w, x, eb) != 0)) {
                 rc = EGDB_ENOMEM;
                 goto out;
             }
-            data.b[data.n++] = (uint8_t)(runs[0].value | seed << 2);
-            size_t block_start = data.n;
-            uint64_t block_bits = 0;
-            fig->runs += nr;
-            bitwriter w = {&data, 0, 0};
-            for (size_t j = 0; j < nr; j++) {
-                int eb;
-                uint32_t x;
-                int s = run_symbol(runs, j, seed, &eb, &x);
-                if (put_bits(&w, code[s], len[s]) != 0 || (eb && put_bits(&w, x, eb) != 0)) {
-                    rc = EGDB_ENOMEM;
-                    goto out;
-                }
-                fig->code_bits += len[s];
-                fig->extra_bits += (uint64_t)eb;
-                block_bits += (uint64_t)len[s] + (uint64_t)eb;
-            }
-            if (flush_bits(&w) != 0) {
-                rc = EGDB_ENOMEM;
-                goto out;
-            }
-            /* The block's first byte and its padding to a whole byte. */
-            fig->overhead_bits += 8 + (data.n - block_start) * 8 - block_bits;
-            table[nblocks + 1 + bl] = (uint32_t)XXH3_64bits(data.b + table[bl], data.n - table[bl]);
+            fig->code_bits += len[s];
+            fig->extra_bits += (uint64_t)eb;
+            block_bits += (uint64_t)len[s] + (uint64_t)eb;
         }
+        if (flush_bits(&w) != 0) {
+            rc = EGDB_ENOMEM;
+            goto out;
+        }
+        /* The block's first byte and its padding to a whole byte. */
+        fig->overhead_bits += 8 + (data.n - block_start) * 8 - block_bits;
+        table[nblocks + 1 + bl] = (uint32_t)XXH3_64bits(data.b + table[bl], data.n - table[bl]);
     }
     table[nblocks] = (uint32_t)data.n;
     if (data.n > UINT32_MAX) {
@@ -319,6 +368,7 @@ compress_slice(const char *dir, const egst_slice *e, const egst_header *wh, int 
     h.positions = e->size;
     h.block_shift = EGCD_BLOCK_SHIFT;
     h.flags = (uint8_t)flags;
+    h.order = (uint8_t)order;
     h.nblocks = nblocks;
     h.data_bytes = data.n;
     h.wins = wh->wins;
@@ -352,8 +402,11 @@ compress_slice(const char *dir, const egst_slice *e, const egst_header *wh, int 
     fig->bytes = EGCD_TABLE_OFFSET + ((uint64_t)2 * nblocks + 1) * 4 + data.n;
     fig->overhead_bits += 8 * (EGCD_TABLE_OFFSET + ((uint64_t)2 * nblocks + 1) * 4);
 out:
+    for (int o = 0; o < EGIX_NORDERS; o++) {
+        free(vals[o]);
+        egix_table_destroy(tabs[o]);
+    }
     free(runs);
-    free(drop);
     free(table);
     free(data.b);
     return rc;
@@ -393,6 +446,7 @@ compress_worker(void *arg)
         j->sum.code_bits += fig.code_bits;
         j->sum.extra_bits += fig.extra_bits;
         j->sum.overhead_bytes += fig.overhead_bits / 8;
+        j->sum.orders[fig.order]++;
         pthread_mutex_unlock(&j->sum_lock);
     }
     return NULL;

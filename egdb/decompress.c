@@ -88,6 +88,8 @@ egdc_open(const char *dir, const egix_slice *s, egdc_slice **out, char *err, siz
     else if (!egix_slice_equal(&e->h.slice, s) || egix_size(s, &size) != 0 ||
              size != e->h.positions)
         why = "header names another slice or size";
+    else if (e->h.order >= EGIX_NORDERS)
+        why = "unknown king order";
     else if (e->h.block_shift < 6 || e->h.block_shift > EGCD_BLOCK_SHIFT ||
              e->h.nblocks != (uint32_t)((size + (1u << e->h.block_shift) - 1) >> e->h.block_shift))
         why = "impossible block layout";
@@ -112,7 +114,7 @@ egdc_open(const char *dir, const egix_slice *s, egdc_slice **out, char *err, siz
         egdc_close(e);
         return EGDB_ECORRUPT;
     }
-    if (egix_table_create(s, &e->table) != 0) {
+    if (egix_table_create_order(s, e->h.order, &e->table) != 0) {
         egdc_close(e);
         return EGDB_ENOMEM;
     }

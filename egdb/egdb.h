@@ -224,6 +224,7 @@ typedef struct egdb_compress_stats {
     uint64_t runs;                            /* runs coded                */
     uint64_t code_bits, extra_bits;           /* prefix codes, raw length bits */
     uint64_t overhead_bytes; /* headers, code tables, block tables, block padding */
+    uint64_t orders[5];      /* slices by king order chosen (EGIX_ORDER_*, index.h) */
 } egdb_compress_stats;
 
 /*

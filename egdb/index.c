@@ -862,20 +862,6 @@ snake32(uint32_t m)
     return (m & ~odd) | x;
 }
 
-/* A square mask in the key space of a Gray order, and back. */
-static inline uint32_t
-to_key(int order, uint32_t m)
-{
-    m = snake32(m);
-    return order >= EGIX_ORDER_GRAY_RB ? rev32(m) : m;
-}
-
-static inline uint32_t
-from_key(int order, uint32_t k)
-{
-    return snake32(order >= EGIX_ORDER_GRAY_RB ? rev32(k) : k);
-}
-
 /*
  * Rank of a k-subset {c1 < ... < ck} in the revolving-door order
  * R(n, k) = R(n-1, k), reversed R(n-1, k-1) + {n-1}, in which
@@ -914,6 +900,31 @@ gray_unrank(uint64_t r, int k)
     return set;
 }
 
+/* Whether a Gray order numbers the snake squares backwards (_RB, _RW):
+ * a subset's elements are then counted from the top, n - 1 - c. */
+static inline int
+gray_reversed(int order)
+{
+    return order >= EGIX_ORDER_GRAY_RB;
+}
+
+/* gray_rank of the k-subset `set` of 0..n-1 with its elements counted
+ * from the top (c -> n - 1 - c), without reversing the mask. */
+static inline uint64_t
+gray_rank_rev(uint32_t set, int k, int n)
+{
+    int64_t r = 0;
+
+    for (int i = 1; i <= k; i++) {
+        int c = n - 1 - (31 - __builtin_clz(set));
+        int64_t term = (int64_t)binom[i][c + 1] - 1;
+
+        r += ((k - i) & 1) ? -term : term;
+        set &= ~(0x80000000u >> __builtin_clz(set));
+    }
+    return (uint64_t)r;
+}
+
 /* The king part of the index of p in a Gray order (men = its men part). */
 static uint64_t
 gray_kings(const egix_table *t, uint64_t men, const eng_pos *p, uint32_t kfree)
@@ -921,10 +932,17 @@ gray_kings(const egix_table *t, uint64_t men, const eng_pos *p, uint32_t kfree)
     int wout = t->order == EGIX_ORDER_GRAY_W || t->order == EGIX_ORDER_GRAY_RW;
     uint32_t outer = wout ? p->wk : p->bk, inner = wout ? p->bk : p->wk;
     int nout = wout ? t->nwk : t->nbk, nin = wout ? t->nbk : t->nwk;
-    uint32_t kf = to_key(t->order, kfree), ko = to_key(t->order, outer);
-    uint64_t a = gray_rank(pext32(ko, kf), nout);
-    uint64_t b = gray_rank(pext32(to_key(t->order, inner), kf & ~ko), nin);
+    uint32_t kf = snake32(kfree), ko = snake32(outer);
+    uint32_t so = pext32(ko, kf), si = pext32(snake32(inner), kf & ~ko);
+    uint64_t a, b;
 
+    if (gray_reversed(t->order)) {
+        a = gray_rank_rev(so, nout, t->kn);
+        b = gray_rank_rev(si, nin, t->kn - nout);
+    } else {
+        a = gray_rank(so, nout);
+        b = gray_rank(si, nin);
+    }
     /* Reflected nesting: a level runs backwards on every other entry. */
     if (men & 1)
         a = t->kouter - 1 - a;
@@ -933,23 +951,32 @@ gray_kings(const egix_table *t, uint64_t men, const eng_pos *p, uint32_t kfree)
     return a * t->kinner + b;
 }
 
+/* The k-subset of 0..n-1 of Gray rank r, counted from the top if rev. */
+static inline uint32_t
+gray_subset(uint64_t r, int k, int n, int rev)
+{
+    uint32_t set = gray_unrank(r, k);
+
+    return rev && n > 0 ? rev32(set) >> (32 - n) : set;
+}
+
 static void
 gray_unkings(const egix_table *t, uint64_t men, uint64_t kp, uint32_t kfree, eng_pos *out)
 {
     int wout = t->order == EGIX_ORDER_GRAY_W || t->order == EGIX_ORDER_GRAY_RW;
     int nout = wout ? t->nwk : t->nbk, nin = wout ? t->nbk : t->nwk;
+    int rev = gray_reversed(t->order);
     uint64_t a = kp / t->kinner, b = kp % t->kinner;
-    uint32_t kf = to_key(t->order, kfree);
+    uint32_t kf = snake32(kfree);
 
     if (((men & t->kouter) ^ a) & 1)
         b = t->kinner - 1 - b;
     if (men & 1)
         a = t->kouter - 1 - a;
-    uint32_t ko = pdep32(gray_unrank(a, nout), kf);
-    uint32_t ki = pdep32(gray_unrank(b, nin), kf & ~ko);
-    uint32_t outer = from_key(t->order, ko), inner = from_key(t->order, ki);
-    out->bk = wout ? inner : outer;
-    out->wk = wout ? outer : inner;
+    uint32_t ko = pdep32(gray_subset(a, nout, t->kn, rev), kf);
+    uint32_t ki = pdep32(gray_subset(b, nin, t->kn - nout, rev), kf & ~ko);
+    out->bk = snake32(wout ? ki : ko);
+    out->wk = snake32(wout ? ko : ki);
 }
 
 int
