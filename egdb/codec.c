@@ -216,7 +216,7 @@ egcd_header_encode(const egcd_header *h, unsigned char b[EGCD_HEADER_BYTES])
     b[14] = h->flags;
     b[15] = h->order;
     egle_put64(b + 16, h->positions);
-    b[24] = h->block_shift;
+    b[24] = h->page_shift;
     egle_put32(b + 28, h->nblocks);
     egle_put64(b + 32, h->data_bytes);
     egle_put64(b + 40, h->wins);
@@ -239,7 +239,7 @@ egcd_header_decode(const unsigned char b[EGCD_HEADER_BYTES], egcd_header *h)
     h->flags = b[14];
     h->order = b[15];
     h->positions = egle_get64(b + 16);
-    h->block_shift = b[24];
+    h->page_shift = b[24];
     h->nblocks = egle_get32(b + 28);
     h->data_bytes = egle_get64(b + 32);
     h->wins = egle_get64(b + 40);
@@ -278,14 +278,15 @@ fill_run(uint64_t *out, uint32_t start, uint32_t len, int v)
 }
 
 /*
- * The decoding loop of egcd_decode_block (out != NULL: every run filled
- * in, the whole block checked) and egcd_decode_value (out == NULL: stops
- * at the run holding position `want` and returns its value). Inlined into
- * both, so each gets a loop without the other's work.
+ * The decoding loop of egcd_decode_page (out != NULL: the runs meeting
+ * the window [skip, skip + n) filled in, the whole block checked when the
+ * window ends it) and egcd_decode_value (out == NULL: stops at the run
+ * holding position `want` and returns its value). Inlined into both, so
+ * each gets a loop without the other's work.
  */
 static inline __attribute__((always_inline)) int
-decode_runs(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t n, uint64_t *out,
-            uint32_t want)
+decode_runs(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t total, uint64_t *out,
+            uint32_t skip, uint32_t n, uint32_t want)
 {
     if (len < 1)
         return -1;
@@ -301,8 +302,8 @@ decode_runs(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t n, u
     uint64_t bitbuf = 0;
     int bitcnt = 0;
     size_t p = 1;
-    uint32_t pos = 0;
-    while (pos < n) {
+    uint32_t pos = 0, stop = out ? skip + n : total;
+    while (pos < stop) {
         if (p + 8 <= len) {
             /* Branch-free refill from an unaligned big-endian word. */
             uint64_t w;
@@ -336,22 +337,27 @@ decode_runs(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t n, u
         int l = (int)(e & 15), eb = (int)((e >> 5) & 31);
         bitbuf <<= l;
         /* The extra bits; for eb == 0 the double shift yields 0. */
-        uint32_t rl = (e >> 10 & 0x7FFF) + (uint32_t)((bitbuf >> (63 - eb)) >> 1);
+        uint32_t rl = (e >> 10 & 0x1FFFFF) + (uint32_t)((bitbuf >> (63 - eb)) >> 1);
         bitbuf <<= eb;
         bitcnt -= l + eb;
         int third = 6 - cur - prev, v = (e & 16) ? third : prev;
         prev = cur;
         cur = v;
-        if (rl > n - pos)
+        if (rl > total - pos)
             return -1;
         if (!out && want - pos < rl)
             return v;
-        if (out)
-            fill_run(out, pos, rl, v);
+        if (out && pos + rl > skip) {
+            /* The part of the run inside the window. */
+            uint32_t a = pos > skip ? pos - skip : 0, b = pos + rl - skip;
+            fill_run(out, a, (b < n ? b : n) - a, v);
+        }
         pos += rl;
     }
     if (!out)
-        return -1; /* want >= n */
+        return -1; /* want >= total */
+    if (skip + n < total)
+        return 0; /* the rest of the block is not decoded */
     /* Bits consumed = bytes loaded * 8 - bits still buffered. */
     if ((uint64_t)(p - 1) * 8 - (uint64_t)bitcnt > (uint64_t)(len - 1) * 8)
         return -1;
@@ -359,15 +365,19 @@ decode_runs(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t n, u
 }
 
 int
-egcd_decode_block(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t n, uint8_t *out8)
+egcd_decode_page(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t total,
+                 uint32_t skip, uint32_t n, uint8_t *out8)
 {
     uint64_t *out = (uint64_t *)(void *)out8;
+    if (skip > total || n > total - skip)
+        return -1;
     memset(out, 0, ((size_t)n + 31) / 32 * 8);
-    return decode_runs(d, src, len, n, out, 0);
+    return decode_runs(d, src, len, total, out, skip, n, 0);
 }
 
 int
-egcd_decode_value(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t n, uint32_t pos)
+egcd_decode_value(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t total,
+                  uint32_t pos)
 {
-    return decode_runs(d, src, len, n, NULL, pos);
+    return decode_runs(d, src, len, total, NULL, 0, 0, pos);
 }

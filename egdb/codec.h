@@ -38,25 +38,36 @@
  *   written most significant first. Decoding uses a 2^EGCD_FAST_BITS
  *   table for short codes and the canonical first-code walk for the rest.
  *
- * BLOCKS
- *   A slice's positions are cut into blocks of 2^block_shift positions.
- *   A block starts on a byte boundary with one byte: bits 0-1 the value of
- *   its first run, bits 2-3 the predictor's "run before" (chosen so the
- *   second run is predicted right). Runs never cross a block. Each block
- *   has its own checksum, so damage is found and named per block.
+ * PAGES AND BLOCKS
+ *   A slice's positions are cut into pages of 2^page_shift positions
+ *   (8,192): the unit a probe decodes and the block cache holds (its
+ *   "blocks", cache.h). Pages are grouped into the file's blocks: a block
+ *   is either one page, or up to 255 consecutive pages whose runs, coded
+ *   page by page, would take at most EGCD_BLOCK_BITS bits in all. Without
+ *   the grouping 61% of the 2-6 piece pages were a block of at most 4
+ *   bytes (one value throughout) carrying 9 bytes of table and header;
+ *   grouped, a uniform stretch costs one block and its runs run on across
+ *   pages. A miss decodes from its block's start to the page it wants,
+ *   which the bound keeps short. A block starts on a byte boundary with
+ *   one byte: bits 0-1 the value of its first run, bits 2-3 the
+ *   predictor's "run before" (chosen so the second run is predicted
+ *   right). Runs never cross a block. Each block has its own checksum, so
+ *   damage is found and named per block.
  *
  * FILE "<dir>/<slice name>.cwl" (little endian)
  *     0  magic "CKCWL\0\0" + version byte
  *     8  nbk nwk nbm nwm (u8), rb rw (i8), flags (u8), order (u8)
  *    16  positions (u64)
- *    24  block_shift (u8), three zero bytes, nblocks (u32)
+ *    24  page_shift (u8), three zero bytes, nblocks (u32)
  *    32  data_bytes (u64): size of the data area
  *    40  wins, 48 losses, 56 draws (u64): of all positions, as built
  *    64  XXH3-64 of the code lengths and the block table
  *    72  XXH3-64 of bytes 0..71
  *    80  code lengths: EGCD_NSYM bytes
  *   144  block table: nblocks + 1 u32 offsets into the data area, then
- *        nblocks u32 block checksums (low 32 bits of XXH3-64 of the block)
+ *        nblocks u32 block checksums (low 32 bits of XXH3-64 of the
+ *        block), then nblocks u8 page counts (1..255, summing to the
+ *        slice's pages)
  *   then the data area.
  */
 #ifndef EGDB_CODEC_H
@@ -70,7 +81,7 @@
 
 /* ---- constants ------------------------------------------------------ */
 
-#define EGCD_VERSION 2
+#define EGCD_VERSION 3
 #define EGCD_NLEN 32
 #define EGCD_NSYM (2 * EGCD_NLEN)
 #define EGCD_MAX_BITS 15
@@ -78,9 +89,20 @@
 #define EGCD_HEADER_BYTES 80
 #define EGCD_CODES_OFFSET 80
 #define EGCD_TABLE_OFFSET (EGCD_CODES_OFFSET + EGCD_NSYM)
-/* Positions a block, as a power of two: what the compressor writes and
+/* Positions a page, as a power of two: what the compressor writes and
  * the largest a reader accepts (cache entries are sized for it). */
-#define EGCD_BLOCK_SHIFT 13
+#define EGCD_PAGE_SHIFT 13
+/* Pages are grouped into one block while their runs, coded page by
+ * page, take at most this many bits (docs/egdb.md: 64 bytes). */
+#define EGCD_BLOCK_BITS 512
+#define EGCD_BLOCK_PAGES 255 /* at most, so a count fits a byte */
+
+/* Bytes of the block table of nblocks blocks. */
+static inline uint64_t
+egcd_table_bytes(uint64_t nblocks)
+{
+    return (nblocks + 1) * 4 + nblocks * 4 + nblocks;
+}
 
 /* Header flags. */
 #define EGCD_FLAG_THREATS 1 /* threatened-capture positions dropped too */
@@ -95,8 +117,8 @@ typedef struct egcd_header {
     uint8_t flags;
     uint8_t order; /* king order of the positions (EGIX_ORDER_*) */
     uint64_t positions;
-    uint8_t block_shift;
-    uint32_t nblocks;
+    uint8_t page_shift;
+    uint32_t nblocks; /* file blocks, not pages */
     uint64_t data_bytes;
     uint64_t wins, losses, draws;
     uint64_t table_hash;
@@ -105,7 +127,7 @@ typedef struct egcd_header {
 /* Canonical decoding tables of one slice's code. */
 typedef struct egcd_decoder {
     /* Short codes decoded in one lookup: bit 31 valid, bits 0-3 code
-     * length, bit 4 miss, bits 5-9 extra bits, bits 10-24 the bucket's
+     * length, bit 4 miss, bits 5-9 extra bits, bits 10-30 the bucket's
      * smallest run length; 0 = a code longer than EGCD_FAST_BITS. */
     uint32_t fast[1 << EGCD_FAST_BITS];
     uint16_t first_code[EGCD_MAX_BITS + 2];
@@ -180,24 +202,27 @@ void egcd_header_encode(const egcd_header *h, unsigned char b[EGCD_HEADER_BYTES]
 int egcd_header_decode(const unsigned char b[EGCD_HEADER_BYTES], egcd_header *h);
 
 /*
- * egcd_decode_block - decodes one block into 2-bit values.
+ * egcd_decode_page - decodes positions [skip, skip + n) of one block into
+ * 2-bit values.
  * PARAMETERS
- *   src, len: the block's bytes; n: positions in the block;
+ *   src, len: the block's bytes; total: positions in the block;
+ *   skip, n:  the window (a page), skip + n <= total;
  *   out: 8-byte aligned, room for (n + 31) / 32 64-bit words; the first
  *        (n + 3) / 4 bytes receive the values.
- * RETURN 0, or -1 when the data does not decode to exactly n positions.
+ * RETURN 0, or -1 when the data does not decode to the window (or, for a
+ * window that ends the block, to exactly total positions).
  */
-int egcd_decode_block(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t n,
-                      uint8_t *out);
+int egcd_decode_page(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t total,
+                     uint32_t skip, uint32_t n, uint8_t *out);
 
 /*
- * egcd_decode_value - the value of position pos (< n) of a block, decoding
- * only the runs up to it (half a block on average, and no output
- * written): for a probe that will not keep the block (cache.h).
+ * egcd_decode_value - the value of position pos (< total) of a block,
+ * decoding only the runs up to it and writing nothing: for a probe that
+ * will not keep the page (cache.h).
  * RETURN 1..3, or -1 when the data do not decode that far. Damage past
  * pos is not seen: callers check the block's checksum first.
  */
-int egcd_decode_value(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t n,
+int egcd_decode_value(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t total,
                       uint32_t pos);
 
 #endif /* EGDB_CODEC_H */

@@ -28,6 +28,7 @@
 #include "egdb/codec.h"
 #include "egdb/egdb.h"
 #include "egdb/index.h"
+#include "egdb/le.h"
 #include "egdb/store.h"
 #include "engine/engine.h"
 
@@ -179,21 +180,12 @@ run_symbol(const run *r, size_t j, int seed, int *eb, uint32_t *extra)
  */
 static int
 write_file(const char *dir, const char *path, const unsigned char *hdr, const uint8_t *codes,
-           const uint32_t *table, size_t table_words, const growbuf *data, char *err, size_t errlen)
+           const uint8_t *tb, size_t tb_len, const growbuf *data, char *err, size_t errlen)
 {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    unsigned char *tb = malloc(table_words * 4 + 1);
-    if (!tb)
-        return EGDB_ENOMEM;
-    for (size_t i = 0; i < table_words; i++) {
-        tb[4 * i] = (unsigned char)table[i];
-        tb[4 * i + 1] = (unsigned char)(table[i] >> 8);
-        tb[4 * i + 2] = (unsigned char)(table[i] >> 16);
-        tb[4 * i + 3] = (unsigned char)(table[i] >> 24);
-    }
     const void *parts[4] = {hdr, codes, tb, data->b ? (const void *)data->b : (const void *)""};
-    size_t lens[4] = {EGCD_HEADER_BYTES, EGCD_NSYM, table_words * 4, data->n};
+    size_t lens[4] = {EGCD_HEADER_BYTES, EGCD_NSYM, tb_len, data->n};
     uint64_t want = 0;
     XXH3_state_t *st = XXH3_createState();
     if (st) {
@@ -204,7 +196,6 @@ write_file(const char *dir, const char *path, const unsigned char *hdr, const ui
         XXH3_freeState(st);
     }
     int rc = st ? egst_write_tmp(tmp, parts, lens, 4, err, errlen) : EGDB_ENOMEM;
-    free(tb);
     if (rc != 0)
         return rc;
     size_t total = lens[0] + lens[1] + lens[2] + lens[3];
@@ -234,13 +225,13 @@ write_file(const char *dir, const char *path, const unsigned char *hdr, const ui
  * padding. Close enough to choose between king orders.
  */
 static double
-layout_cost(const uint8_t *v, uint64_t size, uint32_t nblocks, run *runs, uint64_t freq[EGCD_NSYM])
+layout_cost(const uint8_t *v, uint64_t size, uint32_t npages, run *runs, uint64_t freq[EGCD_NSYM])
 {
-    const uint32_t bsize = 1u << EGCD_BLOCK_SHIFT;
+    const uint32_t psize = 1u << EGCD_PAGE_SHIFT;
     uint64_t extra = 0;
     memset(freq, 0, EGCD_NSYM * sizeof *freq);
-    for (uint32_t bl = 0; bl < nblocks; bl++) {
-        uint64_t b = (uint64_t)bl * bsize, end = b + bsize < size ? b + bsize : size;
+    for (uint32_t g = 0; g < npages; g++) {
+        uint64_t b = (uint64_t)g * psize, end = b + psize < size ? b + psize : size;
         size_t nr = block_runs(v, b, end, runs);
         int seed = block_seed(runs, nr);
         for (size_t j = 0; j < nr; j++) {
@@ -255,7 +246,22 @@ layout_cost(const uint8_t *v, uint64_t size, uint32_t nblocks, run *runs, uint64
     uint64_t bits = extra;
     for (int k = 0; k < EGCD_NSYM; k++)
         bits += freq[k] * len[k];
-    return (double)bits / 8.0 + 1.5 * nblocks;
+    return (double)bits / 8.0 + 1.5 * npages;
+}
+
+/* Bits of the runs of positions [b, end) coded with code lengths len. */
+static uint64_t
+range_bits(const uint8_t *v, uint64_t b, uint64_t end, run *runs, const uint8_t len[EGCD_NSYM])
+{
+    size_t nr = block_runs(v, b, end, runs);
+    int seed = block_seed(runs, nr);
+    uint64_t bits = 0;
+    for (size_t j = 0; j < nr; j++) {
+        int eb;
+        uint32_t x;
+        bits += len[run_symbol(runs, j, seed, &eb, &x)] + (uint64_t)eb;
+    }
+    return bits;
 }
 
 /*
@@ -267,17 +273,21 @@ static int
 compress_slice(const char *dir, const egst_slice *e, const egst_header *wh, int flags,
                slice_figures *fig, char *err, size_t errlen)
 {
-    const uint32_t bsize = 1u << EGCD_BLOCK_SHIFT;
-    uint32_t nblocks = (uint32_t)((e->size + bsize - 1) / bsize);
+    const uint32_t psize = 1u << EGCD_PAGE_SHIFT;
+    uint32_t npages = (uint32_t)((e->size + psize - 1) / psize), nblocks = 0;
     size_t vbytes = (size_t)((e->size + 3) / 4) + 1;
-    run *runs = malloc((size_t)bsize * sizeof *runs);
-    uint32_t *table = malloc(((size_t)2 * nblocks + 1) * sizeof *table);
+    /* A block's runs: at most psize for one page; a block of several pages
+     * has at most EGCD_BLOCK_BITS of them (a run codes to >= 1 bit, and
+     * runs that run on across pages only merge). */
+    run *runs = malloc((size_t)(psize > EGCD_BLOCK_BITS ? psize : EGCD_BLOCK_BITS) * sizeof *runs);
+    uint8_t *tb = malloc(egcd_table_bytes(npages));
+    uint8_t *bpages = malloc((size_t)npages + 1);
     uint8_t *vals[EGIX_NORDERS] = {NULL};
     egix_table *tabs[EGIX_NORDERS] = {NULL};
     uint64_t freq[EGCD_NSYM];
     growbuf data = {NULL, 0, 0};
     int rc = 0, order = 0;
-    if (!runs || !table) {
+    if (!runs || !tb || !bpages) {
         rc = EGDB_ENOMEM;
         goto out;
     }
@@ -306,7 +316,7 @@ compress_slice(const char *dir, const egst_slice *e, const egst_header *wh, int 
     }
     double best = 0;
     for (int o = 0; o < EGIX_NORDERS; o++) {
-        double c = layout_cost(vals[o], e->size, nblocks, runs, freq);
+        double c = layout_cost(vals[o], e->size, npages, runs, freq);
         if (o == 0 || c < best) {
             best = c;
             order = o;
@@ -316,57 +326,94 @@ compress_slice(const char *dir, const egst_slice *e, const egst_header *wh, int 
     const uint8_t *v = vals[order];
     uint8_t len[EGCD_NSYM];
     uint16_t code[EGCD_NSYM];
-    layout_cost(v, e->size, nblocks, runs, freq);
+
+    /* Pages into blocks, by each page's bits under the one-page code. */
+    layout_cost(v, e->size, npages, runs, freq);
     egcd_code_lengths(freq, len, EGCD_MAX_BITS);
-    egcd_codes(len, code);
-    for (uint32_t bl = 0; bl < nblocks; bl++) {
-        uint64_t b = (uint64_t)bl * bsize, end = b + bsize;
-        if (end > e->size)
-            end = e->size;
-        size_t nr = block_runs(v, b, end, runs);
-        int seed = block_seed(runs, nr);
-        table[bl] = (uint32_t)data.n;
-        if (grow(&data, 1) != 0) {
-            rc = EGDB_ENOMEM;
-            goto out;
+    uint64_t acc = 0;
+    for (uint32_t g = 0; g < npages; g++) {
+        uint64_t b = (uint64_t)g * psize, end = b + psize < e->size ? b + psize : e->size;
+        uint64_t bits = range_bits(v, b, end, runs, len);
+        if (nblocks > 0 && bpages[nblocks - 1] < EGCD_BLOCK_PAGES &&
+            acc + bits <= EGCD_BLOCK_BITS) {
+            bpages[nblocks - 1]++;
+            acc += bits;
+        } else {
+            bpages[nblocks++] = 1;
+            acc = bits;
         }
-        data.b[data.n++] = (uint8_t)(runs[0].value | seed << 2);
-        size_t block_start = data.n;
-        uint64_t block_bits = 0;
-        fig->runs += nr;
-        bitwriter w = {&data, 0, 0};
-        for (size_t j = 0; j < nr; j++) {
-            int eb;
-            uint32_t x;
-            int s = run_symbol(runs, j, seed, &eb, &x);
-            if (put_bits(&w, code[s], len[s]) != 0 || (eb && put_bits(&w, x, eb) != 0)) {
+    }
+
+    /* The code of the blocks' runs, then the blocks. */
+    memset(freq, 0, sizeof freq);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            egcd_code_lengths(freq, len, EGCD_MAX_BITS);
+            egcd_codes(len, code);
+        }
+        uint64_t b = 0;
+        for (uint32_t bl = 0; bl < nblocks; bl++) {
+            uint64_t end = b + (uint64_t)bpages[bl] * psize;
+            if (end > e->size)
+                end = e->size;
+            size_t nr = block_runs(v, b, end, runs);
+            int seed = block_seed(runs, nr);
+            b = end;
+            if (pass == 0) {
+                for (size_t j = 0; j < nr; j++) {
+                    int eb;
+                    uint32_t x;
+                    freq[run_symbol(runs, j, seed, &eb, &x)]++;
+                }
+                continue;
+            }
+            egle_put32(tb + (size_t)bl * 4, (uint32_t)data.n);
+            size_t block_at = data.n;
+            if (grow(&data, 1) != 0) {
                 rc = EGDB_ENOMEM;
                 goto out;
             }
-            fig->code_bits += len[s];
-            fig->extra_bits += (uint64_t)eb;
-            block_bits += (uint64_t)len[s] + (uint64_t)eb;
+            data.b[data.n++] = (uint8_t)(runs[0].value | seed << 2);
+            size_t block_start = data.n;
+            uint64_t block_bits = 0;
+            fig->runs += nr;
+            bitwriter w = {&data, 0, 0};
+            for (size_t j = 0; j < nr; j++) {
+                int eb;
+                uint32_t x;
+                int s = run_symbol(runs, j, seed, &eb, &x);
+                if (put_bits(&w, code[s], len[s]) != 0 || (eb && put_bits(&w, x, eb) != 0)) {
+                    rc = EGDB_ENOMEM;
+                    goto out;
+                }
+                fig->code_bits += len[s];
+                fig->extra_bits += (uint64_t)eb;
+                block_bits += (uint64_t)len[s] + (uint64_t)eb;
+            }
+            if (flush_bits(&w) != 0) {
+                rc = EGDB_ENOMEM;
+                goto out;
+            }
+            /* The block's first byte and its padding to a whole byte. */
+            fig->overhead_bits += 8 + (data.n - block_start) * 8 - block_bits;
+            egle_put32(tb + ((size_t)nblocks + 1 + bl) * 4,
+                       (uint32_t)XXH3_64bits(data.b + block_at, data.n - block_at));
+            tb[((size_t)nblocks + 1) * 4 + (size_t)nblocks * 4 + bl] = bpages[bl];
         }
-        if (flush_bits(&w) != 0) {
-            rc = EGDB_ENOMEM;
-            goto out;
-        }
-        /* The block's first byte and its padding to a whole byte. */
-        fig->overhead_bits += 8 + (data.n - block_start) * 8 - block_bits;
-        table[nblocks + 1 + bl] = (uint32_t)XXH3_64bits(data.b + table[bl], data.n - table[bl]);
     }
-    table[nblocks] = (uint32_t)data.n;
+    egle_put32(tb + (size_t)nblocks * 4, (uint32_t)data.n);
     if (data.n > UINT32_MAX) {
         snprintf(err, errlen, "slice too large for 32-bit block offsets");
         rc = EGDB_EINVAL;
         goto out;
     }
+    const size_t tb_len = (size_t)egcd_table_bytes(nblocks);
 
     egcd_header h;
     memset(&h, 0, sizeof h);
     h.slice = e->slice;
     h.positions = e->size;
-    h.block_shift = EGCD_BLOCK_SHIFT;
+    h.page_shift = EGCD_PAGE_SHIFT;
     h.flags = (uint8_t)flags;
     h.order = (uint8_t)order;
     h.nblocks = nblocks;
@@ -382,12 +429,7 @@ compress_slice(const char *dir, const egst_slice *e, const egst_header *wh, int 
         }
         XXH3_64bits_reset(st);
         XXH3_64bits_update(st, len, EGCD_NSYM);
-        for (size_t i = 0; i < (size_t)2 * nblocks + 1; i++) {
-            unsigned char b4[4] = {(unsigned char)table[i], (unsigned char)(table[i] >> 8),
-                                   (unsigned char)(table[i] >> 16),
-                                   (unsigned char)(table[i] >> 24)};
-            XXH3_64bits_update(st, b4, 4);
-        }
+        XXH3_64bits_update(st, tb, tb_len);
         h.table_hash = XXH3_64bits_digest(st);
         XXH3_freeState(st);
     }
@@ -396,18 +438,19 @@ compress_slice(const char *dir, const egst_slice *e, const egst_header *wh, int 
     char path[4096], name[EGIX_NAME_MAX];
     egix_slice_name(&e->slice, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s.cwl", dir, name);
-    rc = write_file(dir, path, hb, len, table, (size_t)2 * nblocks + 1, &data, err, errlen);
+    rc = write_file(dir, path, hb, len, tb, tb_len, &data, err, errlen);
     if (rc != 0)
         goto out;
-    fig->bytes = EGCD_TABLE_OFFSET + ((uint64_t)2 * nblocks + 1) * 4 + data.n;
-    fig->overhead_bits += 8 * (EGCD_TABLE_OFFSET + ((uint64_t)2 * nblocks + 1) * 4);
+    fig->bytes = EGCD_TABLE_OFFSET + tb_len + data.n;
+    fig->overhead_bits += 8 * (EGCD_TABLE_OFFSET + tb_len);
 out:
     for (int o = 0; o < EGIX_NORDERS; o++) {
         free(vals[o]);
         egix_table_destroy(tabs[o]);
     }
     free(runs);
-    free(table);
+    free(tb);
+    free(bpages);
     free(data.b);
     return rc;
 }

@@ -30,7 +30,7 @@ struct egdb {
     size_t ncmp_rows;
     egdc_slice **cmp_list; /* in dependency order                    */
     size_t ncmp, cmp_cap;
-    uint32_t nblocks; /* blocks of all compressed slices (cache numbering) */
+    uint32_t nblocks; /* pages of all compressed slices (the cache's blocks) */
     egca_cache *cache;
     int max_pieces; /* every slice of 1..max_pieces is loaded */
 };

@@ -20,13 +20,17 @@ typedef struct egdc_slice {
     /* What every probe reads comes first, in the struct's first cache
      * line; the decoding tables (4 KB) last. */
     egix_table *table;
-    uint32_t block_base; /* number of its first block in the cache (egca_) */
+    uint32_t block_base; /* number of its first page in the cache (egca_) */
     egcd_header h;
+    uint32_t npages;      /* pages of 2^h.page_shift positions          */
+    uint32_t *page_block; /* npages: the file block holding each page   */
+    uint32_t *first_page; /* nblocks + 1: each block's first page       */
     egix_slice slice;
     const uint8_t *map; /* the whole file */
     size_t map_len;
     const uint8_t *offsets; /* nblocks + 1 little-endian u32 */
     const uint8_t *sums;    /* nblocks little-endian u32     */
+    const uint8_t *pages;   /* nblocks page counts           */
     const uint8_t *data;
     char path[256];
     egcd_decoder dec;
@@ -34,8 +38,8 @@ typedef struct egdc_slice {
 
 /*
  * egdc_open - maps and checks "<dir>/<name>.cwl" of slice s: header,
- * version, table checksum, sizes, code. Block checksums are checked
- * when a block is decoded.
+ * version, table checksum, sizes, code, page counts. Block checksums are
+ * checked when a page of the block is decoded.
  * The caller sets block_base before probing through a cache.
  * RETURN 0 and *out (egdc_close), EGDB_EMISSING, EGDB_EIO or
  * EGDB_ECORRUPT with err naming the file and the problem.
@@ -45,28 +49,30 @@ int egdc_open(const char *dir, const egix_slice *s, egdc_slice **out, char *err,
 void egdc_close(egdc_slice *e);
 
 /*
- * egdc_value - the stored value of index i (meaningless for a position
- * whose value was dropped: the caller resolves captures first).
- * RETURN 1..3, or EGDB_ECORRUPT when the block fails its checksum or
- * does not decode.
+ * egdc_value - the stored value of index i (in the file's king order,
+ * e->table; meaningless for a position whose value was dropped: the
+ * caller resolves captures first).
+ * RETURN 1..3, or EGDB_ECORRUPT when the block holding it fails its
+ * checksum or does not decode.
  */
 int egdc_value(const egdc_slice *e, egca_cache *cache, uint64_t i);
 
 /*
- * egdc_decode_one - the value of position pos of block b, decoding only
- * up to it, after checking the block's checksum.
+ * egdc_decode_one - the value of position pos of page g, decoding only
+ * up to it, after checking its block's checksum.
  * RETURN 1..3, or EGDB_ECORRUPT.
  */
-int egdc_decode_one(const egdc_slice *e, uint32_t b, uint32_t pos);
+int egdc_decode_one(const egdc_slice *e, uint32_t g, uint32_t pos);
 
 /* Starts loading what egdc_value(e, cache, i) will read first. */
 void egdc_prefetch(const egdc_slice *e, const egca_cache *cache, uint64_t i);
 
 /*
- * egdc_decode - decodes block b into out ((block positions + 3) / 4
- * bytes) after checking its checksum.
+ * egdc_decode - decodes page g into out ((page positions + 3) / 4 bytes,
+ * 8-byte aligned, whole 64-bit words) after checking its block's
+ * checksum.
  * RETURN 0 or EGDB_ECORRUPT.
  */
-int egdc_decode(const egdc_slice *e, uint32_t b, uint8_t *out);
+int egdc_decode(const egdc_slice *e, uint32_t g, uint8_t *out);
 
 #endif /* EGDB_DECOMPRESS_H */

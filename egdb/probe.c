@@ -63,10 +63,10 @@ add_compressed(egdb *db, egdc_slice *e)
         db->cmp_list = l;
         db->cmp_cap = cap;
     }
-    if (e->h.nblocks > UINT32_MAX - db->nblocks)
-        return EGDB_ENOMEM; /* more blocks than the cache can number */
+    if (e->npages > UINT32_MAX - db->nblocks)
+        return EGDB_ENOMEM; /* more pages than the cache can number */
     e->block_base = db->nblocks;
-    db->nblocks += e->h.nblocks;
+    db->nblocks += e->npages;
     db->cmp_list[db->ncmp++] = e;
     size_t key = egst_key(&e->slice);
     if (!db->cmp_mat[key >> 6]) {
@@ -141,7 +141,7 @@ egdb_open(const char *dir, int max_pieces, size_t cache_bytes, egdb **out, char 
         rc = EGDB_EMISSING;
     }
     if (rc == 0 &&
-        !(db->cache = egca_create(cache_bytes, (1u << EGCD_BLOCK_SHIFT) / 4, db->nblocks)))
+        !(db->cache = egca_create(cache_bytes, (1u << EGCD_PAGE_SHIFT) / 4, db->nblocks)))
         rc = EGDB_ENOMEM;
     if (rc != 0) {
         egdb_close(db);

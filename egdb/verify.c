@@ -264,8 +264,8 @@ cverify_worker(void *arg)
             s++;
         const egdc_slice *e = c->db->cmp_list[s];
         uint32_t b = (uint32_t)(k - c->block_start[s]);
-        uint64_t first = (uint64_t)b << e->h.block_shift;
-        uint64_t end = first + (1ull << e->h.block_shift);
+        uint64_t first = (uint64_t)b << e->h.page_shift;
+        uint64_t end = first + (1ull << e->h.page_shift);
         if (end > e->h.positions)
             end = e->h.positions;
         if (((uint64_t)s << 40 | first) > atomic_load(&c->first_bad))
@@ -321,7 +321,7 @@ verify_compressed(const char *dir, int threads, char *err, size_t errlen, int *f
     }
     for (size_t s = 0; s < db->ncmp; s++) {
         c.block_start[s] = c.nblocks;
-        c.nblocks += db->cmp_list[s]->h.nblocks;
+        c.nblocks += db->cmp_list[s]->npages;
     }
     atomic_init(&c.next, 0);
     atomic_init(&c.first_bad, UINT64_MAX);
@@ -342,10 +342,11 @@ verify_compressed(const char *dir, int threads, char *err, size_t errlen, int *f
         char name[EGIX_NAME_MAX];
         egix_slice_name(&e->slice, name, sizeof name);
         if (atomic_load(&c.bad_is_block)) {
+            uint32_t g = (uint32_t)(i >> e->h.page_shift);
             snprintf(err, errlen,
-                     "%s: block %" PRIu64 " (positions %" PRIu64 "..) fails its "
+                     "%s: block %" PRIu32 " (page %" PRIu32 ", positions %" PRIu64 "..) fails its "
                      "checksum or does not decode",
-                     e->path, i >> e->h.block_shift, i);
+                     e->path, e->page_block[g], g, i);
             rc = EGDB_ECORRUPT;
         } else {
             eng_pos p;

@@ -297,17 +297,19 @@ test_decode_one_equals_block(void **state)
     egix_slices(4, NULL, NULL, 0, &k);
     egix_slice *sl = malloc(k * sizeof *sl);
     egix_slices(4, sl, NULL, k, &k);
-    uint64_t words[1u << (EGCD_BLOCK_SHIFT - 5)], checked = 0;
+    uint64_t words[1u << (EGCD_PAGE_SHIFT - 5)], checked = 0;
+    uint32_t multi = 0; /* pages in blocks of several pages */
     for (size_t i = 0; i < k; i++) {
         egdc_slice *e;
         char err[512];
         assert_int_equal(egdc_open(f->dir, &sl[i], &e, err, sizeof err), 0);
-        for (uint32_t b = 0; b < e->h.nblocks; b++) {
+        for (uint32_t b = 0; b < e->npages; b++) {
             assert_int_equal(egdc_decode(e, b, (uint8_t *)words), 0);
-            uint64_t first = (uint64_t)b << e->h.block_shift;
-            uint64_t n = e->h.positions - first < (1ull << e->h.block_shift)
+            multi += e->pages[e->page_block[b]] > 1;
+            uint64_t first = (uint64_t)b << e->h.page_shift;
+            uint64_t n = e->h.positions - first < (1ull << e->h.page_shift)
                              ? e->h.positions - first
-                             : 1ull << e->h.block_shift;
+                             : 1ull << e->h.page_shift;
             for (uint32_t pos = 0; pos < n; pos++, checked++)
                 if (egdc_decode_one(e, b, pos) != (int)((words[pos >> 5] >> (pos & 31) * 2) & 3))
                     fail_msg("slice %zu block %u position %u", i, b, pos);
@@ -316,6 +318,7 @@ test_decode_one_equals_block(void **state)
         egdc_close(e);
     }
     assert_true(checked > 7000000); /* every 4-piece position */
+    assert_true(multi > 100);        /* pages decoded from the middle of a block */
     free(sl);
 }
 
@@ -376,7 +379,7 @@ test_damaged_block(void **state)
     assert_int_equal(fread(hdr, 1, sizeof hdr, fp), sizeof hdr);
     egcd_header h;
     assert_int_equal(egcd_header_decode(hdr, &h), 0);
-    long data_at = (long)(EGCD_TABLE_OFFSET + ((uint64_t)2 * h.nblocks + 1) * 4);
+    long data_at = (long)(EGCD_TABLE_OFFSET + egcd_table_bytes(h.nblocks));
     fseek(fp, data_at + 5, SEEK_SET);
     int c = fgetc(fp);
     fseek(fp, data_at + 5, SEEK_SET);
@@ -388,9 +391,9 @@ test_damaged_block(void **state)
     /* Every position of block 0 that keeps its value must now fail. */
     egix_table *t;
     egix_slice s = h.slice;
-    assert_int_equal(egix_table_create(&s, &t), 0);
+    assert_int_equal(egix_table_create_order(&s, h.order, &t), 0);
     int corrupt = 0, values = 0;
-    for (uint64_t i = 0; i < (1u << h.block_shift) && i < h.positions; i++) {
+    for (uint64_t i = 0; i < (1u << h.page_shift) && i < h.positions; i++) {
         eng_pos p;
         egix_unindex(t, i, &p);
         if (egcd_dropped(&p, h.flags) != EGCD_KEPT)
