@@ -291,7 +291,16 @@ compress_slice(const char *dir, const egst_slice *e, const egst_header *wh, int 
         rc = EGDB_ENOMEM;
         goto out;
     }
+    /* Orders worth trying: without kings all five are the build order;
+     * with kings of one colour only, which set is "outer" is moot. */
+    int try[EGIX_NORDERS] = {1, 0, 0, 0, 0};
+    if (e->slice.nbk + e->slice.nwk > 0)
+        try[EGIX_ORDER_GRAY_B] = try[EGIX_ORDER_GRAY_RB] = 1;
+    if (e->slice.nbk > 0 && e->slice.nwk > 0)
+        try[EGIX_ORDER_GRAY_W] = try[EGIX_ORDER_GRAY_RW] = 1;
     for (int o = 0; o < EGIX_NORDERS; o++) {
+        if (!try[o])
+            continue;
         vals[o] = calloc(vbytes, 1);
         if (!vals[o] || (o > 0 && egix_table_create_order(&e->slice, o, &tabs[o]) != 0)) {
             rc = EGDB_ENOMEM;
@@ -310,12 +319,16 @@ compress_slice(const char *dir, const egst_slice *e, const egst_header *wh, int 
         unsigned v = (unsigned)egst_value(e, i);
         vals[0][i >> 2] |= (uint8_t)(v << ((i & 3) * 2));
         for (int o = 1; o < EGIX_NORDERS; o++) {
+            if (!try[o])
+                continue;
             uint64_t j = egix_index(tabs[o], &p);
             vals[o][j >> 2] |= (uint8_t)(v << ((j & 3) * 2));
         }
     }
     double best = 0;
     for (int o = 0; o < EGIX_NORDERS; o++) {
+        if (!try[o])
+            continue;
         double c = layout_cost(vals[o], e->size, npages, runs, freq);
         if (o == 0 || c < best) {
             best = c;
