@@ -1,11 +1,13 @@
 /*
  * cache.h - the block cache of the compressed databases (egca_): decoded
  * blocks, evicted least recently used first (by the CLOCK approximation
- * of LRU), shared by all threads.
+ * of LRU), shared by all threads. A "block" of this cache is a page of
+ * a compressed slice (codec.h, PAGES AND BLOCKS: 8,192 positions, decoded
+ * from its file block, which may hold several pages).
  *
  * LAYOUT (why this one)
  *   Blocks are numbered 0..nblocks-1 across the whole database (each
- *   compressed slice owns a contiguous range). A slot table of one u32 a
+ *   compressed slice owns a contiguous range). A slot table of one u64 a
  *   block says which entry, if any, holds it, so a hit costs one read of
  *   the slot (the table is 8 bytes per block, 8 bits per 1,000 positions
  *   at 8,192-position blocks, small enough to stay in the CPU caches)
