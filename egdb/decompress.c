@@ -79,10 +79,17 @@ egdc_open(const char *dir, const egix_slice *s, egdc_slice **out, char *err, siz
     int rc = egcd_header_decode(map, &e->h);
     uint64_t size = 0;
     const char *why = NULL;
+    char version[200];
+    unsigned fv = ((const uint8_t *)map)[7];
+    snprintf(version, sizeof version, "format version %u, this program reads version %d (%s%.40s%s)",
+             fv, EGCD_VERSION,
+             fv < EGCD_VERSION ? "an older format: `checkers egdb compress --db " : "a newer program",
+             fv < EGCD_VERSION ? dir : "",
+             fv < EGCD_VERSION ? "` rewrites it from the build files" : " wrote it");
     if (rc == -1)
         why = "not a compressed slice file (bad magic)";
     else if (rc == -2)
-        why = "unsupported format version";
+        why = version;
     else if (rc == -3)
         why = "header checksum mismatch";
     else if (!egix_slice_equal(&e->h.slice, s) || egix_size(s, &size) != 0 ||
