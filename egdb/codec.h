@@ -96,6 +96,9 @@
  * page, take at most this many bits (docs/egdb.md: 64 bytes). */
 #define EGCD_BLOCK_BITS 512
 #define EGCD_BLOCK_PAGES 255 /* at most, so a count fits a byte */
+/* A run fits the last length bucket (15 + 16: lengths below 2^21). */
+_Static_assert(((uint64_t)EGCD_BLOCK_PAGES << EGCD_PAGE_SHIFT) < (1u << 21),
+               "a block's positions must fit the run-length buckets");
 
 /* Bytes of the block table of nblocks blocks. */
 static inline uint64_t

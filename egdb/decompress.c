@@ -81,9 +81,10 @@ egdc_open(const char *dir, const egix_slice *s, egdc_slice **out, char *err, siz
     const char *why = NULL;
     char version[200];
     unsigned fv = ((const uint8_t *)map)[7];
-    snprintf(version, sizeof version, "format version %u, this program reads version %d (%s%.40s%s)",
-             fv, EGCD_VERSION,
-             fv < EGCD_VERSION ? "an older format: `checkers egdb compress --db " : "a newer program",
+    snprintf(version, sizeof version,
+             "format version %u, this program reads version %d (%s%.40s%s)", fv, EGCD_VERSION,
+             fv < EGCD_VERSION ? "an older format: `checkers egdb compress --db "
+                               : "a newer program",
              fv < EGCD_VERSION ? dir : "",
              fv < EGCD_VERSION ? "` rewrites it from the build files" : " wrote it");
     if (rc == -1)
@@ -102,8 +103,9 @@ egdc_open(const char *dir, const egix_slice *s, egdc_slice **out, char *err, siz
              e->h.nblocks > ((size + (1u << e->h.page_shift) - 1) >> e->h.page_shift) ||
              (size > 0 && e->h.nblocks == 0))
         why = "impossible block layout";
-    else if ((uint64_t)e->map_len !=
-             EGCD_TABLE_OFFSET + egcd_table_bytes(e->h.nblocks) + e->h.data_bytes)
+    else if (e->h.data_bytes > UINT32_MAX || /* offsets are u32; no wrap below */
+             (uint64_t)e->map_len !=
+                 EGCD_TABLE_OFFSET + egcd_table_bytes(e->h.nblocks) + e->h.data_bytes)
         why = "file size does not match its header (truncated or padded)";
     if (!why) {
         const uint8_t *codes = e->map + EGCD_CODES_OFFSET;
@@ -181,8 +183,8 @@ page_bytes(const egdc_slice *e, uint32_t g, const uint8_t **src, uint32_t *len, 
     uint32_t start = egle_get32(e->offsets + (size_t)b * 4),
              end = egle_get32(e->offsets + (size_t)b * 4 + 4);
     const int sh = e->h.page_shift;
-    uint64_t first = (uint64_t)e->first_page[b] << sh,
-             last = (uint64_t)e->first_page[b + 1] << sh, at = (uint64_t)g << sh;
+    uint64_t first = (uint64_t)e->first_page[b] << sh, last = (uint64_t)e->first_page[b + 1] << sh,
+             at = (uint64_t)g << sh;
     if (last > e->h.positions)
         last = e->h.positions;
     *total = (uint32_t)(last - first);

@@ -31,6 +31,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -318,7 +319,7 @@ test_decode_one_equals_block(void **state)
         egdc_close(e);
     }
     assert_true(checked > 7000000); /* every 4-piece position */
-    assert_true(multi > 100);        /* pages decoded from the middle of a block */
+    assert_true(multi > 100);       /* pages decoded from the middle of a block */
     free(sl);
 }
 
@@ -440,6 +441,61 @@ test_truncated_and_version(void **state)
     run(cmd);
 }
 
+/* Rewrites the header of <d>/2200.00.cwl with its checksum recomputed, as
+ * a hostile file would be (checksums find damage, not forgery). */
+static void
+forge_header(const char *d, uint8_t page_shift, uint32_t nblocks, uint64_t data_bytes)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/2200.00.cwl", d);
+    FILE *fp = fopen(path, "r+b");
+    assert_non_null(fp);
+    unsigned char hb[EGCD_HEADER_BYTES];
+    assert_int_equal(fread(hb, 1, sizeof hb, fp), sizeof hb);
+    egcd_header h;
+    assert_int_equal(egcd_header_decode(hb, &h), 0);
+    h.page_shift = page_shift;
+    h.nblocks = nblocks;
+    h.data_bytes = data_bytes;
+    egcd_header_encode(&h, hb);
+    fseek(fp, 0, SEEK_SET);
+    assert_int_equal(fwrite(hb, 1, sizeof hb, fp), sizeof hb);
+    fclose(fp);
+}
+
+/*
+ * Header fields that are consistent with each other and with the header
+ * checksum but not with the file: the open fails naming the file, and
+ * reads nothing outside it (a data size chosen so that the size check
+ * wraps around 2^64 once made it hash past the end of the mapping).
+ */
+static void
+test_forged_header(void **state)
+{
+    fixture *f = *state;
+    char d[256], err[1024], path[512], cmd[1024];
+    copy_dir(f->dir, d, sizeof d);
+    snprintf(path, sizeof path, "%s/2200.00.cwl", d);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    uint64_t len = (uint64_t)st.st_size;
+    egdb *db;
+    /* Table and data sizes that add up to the file's size modulo 2^64. */
+    uint32_t nb = 3000;
+    forge_header(d, 6, nb, len - EGCD_TABLE_OFFSET - egcd_table_bytes(nb));
+    assert_int_equal(egdb_open(d, 0, 1 << 20, &db, err, sizeof err), EGDB_ECORRUPT);
+    assert_non_null(strstr(err, "file size does not match its header"));
+    assert_non_null(strstr(err, "2200.00.cwl"));
+    /* More blocks than pages. */
+    snprintf(cmd, sizeof cmd, "cp %s/2200.00.cwl %s/", f->dir, d);
+    assert_int_equal(run(cmd), 0);
+    forge_header(d, EGCD_PAGE_SHIFT, 1000, 0);
+    assert_int_equal(egdb_open(d, 0, 1 << 20, &db, err, sizeof err), EGDB_ECORRUPT);
+    assert_non_null(strstr(err, "2200.00.cwl"));
+    snprintf(cmd, sizeof cmd, "rm -rf %s", d);
+    run(cmd);
+}
+
 static void
 test_verify_compressed(void **state)
 {
@@ -461,6 +517,7 @@ main(void)
         cmocka_unit_test(test_verify_compressed),
         cmocka_unit_test(test_damaged_block),
         cmocka_unit_test(test_truncated_and_version),
+        cmocka_unit_test(test_forged_header),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
