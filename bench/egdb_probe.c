@@ -255,8 +255,7 @@ main(void)
                "%.0f-%.0f) = %.2fx the baseline (median ratio of rounds, %.2f-%.2fx; baseline "
                "%.0f ns), block hit rate %.1f%% (target %.0f ns) -> %s; wrong values: %d\n",
                names[c], (double)caches[c] / 1e6, blocks, ns_probe, ROUNDS, ns_r[0],
-               ns_r[ROUNDS - 1], ratio[ROUNDS / 2], ratio[0], ratio[ROUNDS - 1],
-               base_r[ROUNDS / 2],
+               ns_r[ROUNDS - 1], ratio[ROUNDS / 2], ratio[0], ratio[ROUNDS - 1], base_r[ROUNDS / 2],
                100.0 * (double)(h1 - h0) /
                    (double)((h1 - h0) + (m1 - m0) ? (h1 - h0) + (m1 - m0) : 1),
                target, ns_probe <= target ? "met" : "NOT met", bad);
