@@ -107,6 +107,7 @@
 #include "egdb/egdb.h"
 #include "egdb/index.h" /* egix_slice_name only, for the file-level tests */
 #include "engine/engine.h"
+#include "tests/test_util.h"
 
 /* ---- constants -------------------------------------------------------- */
 
@@ -217,12 +218,6 @@ typedef struct ctx {
 static ctx *g_ctx; /* the tests' shared state (a test program, not a library) */
 
 /* ---- helpers: general ---------------------------------------------------- */
-
-static int
-sanitized(void)
-{
-    return getenv("CHECKERS_SANITIZED") != NULL;
-}
 
 static double
 now_sec(void)
@@ -1091,9 +1086,7 @@ setup(void **state)
     memset(&c, 0, sizeof c);
     long nproc = sysconf(_SC_NPROCESSORS_ONLN);
     c.threads = nproc < 1 ? 1 : nproc > MAX_THREADS ? MAX_THREADS : (int)nproc;
-    const char *tmp = getenv("TMPDIR");
-    snprintf(c.root, sizeof c.root, "%s/test_egdb_build.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(c.root)) {
+    if (!test_tmpdir(c.root, sizeof c.root, "test_egdb_build")) {
         fprintf(stderr, "mkdtemp %s: %s\n", c.root, strerror(errno));
         return -1;
     }
@@ -1515,7 +1508,7 @@ test_five_pieces(void **state)
     egdb_build_stats st;
     egdb *db = NULL;
     (void)state;
-    if (sanitized()) {
+    if (test_sanitized()) {
         printf("# 5 pieces skipped under CHECKERS_SANITIZED (1-4 pieces stay exhaustive)\n");
         skip();
     }

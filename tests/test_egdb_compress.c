@@ -40,6 +40,7 @@
 #include "egdb/egdb.h"
 #include "egdb/index.h"
 #include "egdb/store.h"
+#include "tests/test_util.h"
 
 /* ---- fixture ----------------------------------------------------------- */
 
@@ -48,22 +49,6 @@ typedef struct fixture {
     char dir_nt[256]; /* the same without threat dropping               */
     int pieces;
 } fixture;
-
-/* A fresh directory under $TMPDIR (else /tmp) named after `name`, as the
- * other suites make theirs. RETURN out, or NULL when it cannot be made. */
-static char *
-make_tmpdir(char *out, size_t outlen, const char *name)
-{
-    const char *tmp = getenv("TMPDIR");
-    snprintf(out, outlen, "%s/%s.XXXXXX", tmp && *tmp ? tmp : "/tmp", name);
-    return mkdtemp(out);
-}
-
-static int
-sanitized(void)
-{
-    return getenv("CHECKERS_SANITIZED") != NULL;
-}
 
 static uint64_t
 rng(uint64_t *s)
@@ -84,9 +69,9 @@ static int
 setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    f->pieces = sanitized() ? 4 : 5;
-    if (!make_tmpdir(f->dir, sizeof f->dir, "test_egdb_compress") ||
-        !make_tmpdir(f->dir_nt, sizeof f->dir_nt, "test_egdb_compress_nt"))
+    f->pieces = test_sanitized() ? 4 : 5;
+    if (!test_tmpdir(f->dir, sizeof f->dir, "test_egdb_compress") ||
+        !test_tmpdir(f->dir_nt, sizeof f->dir_nt, "test_egdb_compress_nt"))
         return -1;
     char err[512];
     egdb_build_stats bs;
@@ -202,14 +187,14 @@ static void
 test_compressed_equals_raw(void **state)
 {
     fixture *f = *state;
-    compare_all(f->dir, f->pieces, 4, sanitized() ? 0 : 200000);
+    compare_all(f->dir, f->pieces, 4, test_sanitized() ? 0 : 200000);
 }
 
 static void
 test_compressed_equals_raw_no_threats(void **state)
 {
     fixture *f = *state;
-    compare_all(f->dir_nt, f->pieces, sanitized() ? 3 : 4, sanitized() ? 0 : 50000);
+    compare_all(f->dir_nt, f->pieces, test_sanitized() ? 3 : 4, test_sanitized() ? 0 : 50000);
 }
 
 static void
@@ -273,7 +258,7 @@ test_threads_same_values(void **state)
         worker w[2];
         pthread_t t[2];
         for (int k = 0; k < 2; k++) {
-            w[k] = (worker){db, &raw, 1000u + (uint64_t)k, sanitized() ? 20000 : 100000, 0};
+            w[k] = (worker){db, &raw, 1000u + (uint64_t)k, test_sanitized() ? 20000 : 100000, 0};
             assert_int_equal(pthread_create(&t[k], NULL, worker_main, &w[k]), 0);
         }
         for (int k = 0; k < 2; k++) {
@@ -356,7 +341,7 @@ test_code_lengths(void **state)
 static void
 copy_dir(const char *from, char *out, size_t outlen)
 {
-    assert_non_null(make_tmpdir(out, outlen, "test_egdb_compress_copy"));
+    assert_non_null(test_tmpdir(out, outlen, "test_egdb_compress_copy"));
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "cp %s/* %s/", from, out);
     assert_int_equal(run(cmd), 0);

@@ -29,6 +29,7 @@
 
 #include "egdb/index.h"
 #include "engine/engine.h"
+#include "tests/test_util.h"
 
 /* ---- constants -------------------------------------------------------- */
 
@@ -36,12 +37,6 @@
 #define NKEYS (13 * 13 * 13 * 13 * 8 * 8)
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static int
-sanitized(void)
-{
-    return getenv("CHECKERS_SANITIZED") != NULL;
-}
 
 static size_t
 slice_key(const egix_slice *s)
@@ -522,7 +517,7 @@ test_roundtrip_small(void **state)
 {
     /* Sanitized runs visit every index of up to 3 pieces and a stride
      * through the 4-piece slices. */
-    uint64_t stride4 = sanitized() ? 97 : 1;
+    uint64_t stride4 = test_sanitized() ? 97 : 1;
 
     (void)state;
     for (int n = 1; n <= 4; n++) {
@@ -577,7 +572,7 @@ static void
 test_gray_orders(void **state)
 {
     (void)state;
-    int nmax = sanitized() ? 4 : 5, five = 0;
+    int nmax = test_sanitized() ? 4 : 5, five = 0;
     for (int n = 2; n <= nmax; n++) {
         size_t nlist;
         egix_slice *list;
@@ -660,7 +655,7 @@ random_position(uint64_t *rng, int n)
 static void
 test_roundtrip_random(void **state)
 {
-    int npos = sanitized() ? 10000 : 100000;
+    int npos = test_sanitized() ? 10000 : 100000;
     uint64_t rng = 20240601;
     table_cache cache;
     size_t nlist[9];
@@ -705,7 +700,7 @@ test_roundtrip_random(void **state)
 static void
 test_table_sizes(void **state)
 {
-    int nmax = sanitized() ? 6 : 8;
+    int nmax = test_sanitized() ? 6 : 8;
 
     (void)state;
     for (int n = 5; n <= nmax; n++) {
@@ -726,7 +721,7 @@ test_table_sizes(void **state)
         free(map);
     }
     /* And for the 5-vs-5 database, the target of the project. */
-    if (!sanitized()) {
+    if (!test_sanitized()) {
         uint64_t sum = 0;
         size_t count;
         egix_slice *list;

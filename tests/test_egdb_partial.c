@@ -62,6 +62,7 @@
 #include "egdb/partial.h"
 #include "engine/engine.h"
 #include "engine/value.h"
+#include "tests/test_util.h"
 
 /* ---- constants -------------------------------------------------------- */
 
@@ -230,9 +231,7 @@ setup(void **state)
     ctx *c = calloc(1, sizeof *c);
     if (!c)
         return -1;
-    const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    snprintf(c->root, sizeof c->root, "%s/test_egdb_partial.XXXXXX", tmp);
-    if (!mkdtemp(c->root))
+    if (!test_tmpdir(c->root, sizeof c->root, "test_egdb_partial"))
         return -1;
     snprintf(c->partial, sizeof c->partial, "%s/partial", c->root);
     snprintf(c->full, sizeof c->full, "%s/full", c->root);

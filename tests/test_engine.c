@@ -15,14 +15,9 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "tests/test_util.h"
 
 /* ---- helpers ---------------------------------------------------------- */
-
-static int
-sanitized(void)
-{
-    return getenv("CHECKERS_SANITIZED") != NULL;
-}
 
 /* Mask of a list of 1-based squares, terminated by 0. */
 static uint32_t
@@ -58,7 +53,7 @@ test_perft_start(void **state)
     (void)state;
     eng_pos p;
     eng_start(&p);
-    int maxd = sanitized() ? 9 : 11;
+    int maxd = test_sanitized() ? 9 : 11;
     for (int d = 0; d <= maxd; d++) {
         assert_int_equal(eng_perft(&p, d, ENG_DUPS_KEEP), perft_published[d]);
         /* Duplicate routes first appear at depth 12. */
@@ -70,7 +65,7 @@ static void
 test_perft_12(void **state)
 {
     (void)state;
-    if (sanitized())
+    if (test_sanitized())
         skip(); /* 388M leaves: checked by the release run of this suite */
     eng_pos p;
     eng_start(&p);
@@ -105,7 +100,7 @@ test_flip_symmetry(void **state)
     (void)state;
     uint64_t seed = 0x9E3779B97F4A7C15ull;
     int positions = 0;
-    int depth = sanitized() ? 3 : 4;
+    int depth = test_sanitized() ? 3 : 4;
     for (int game = 0; positions < 300; game++) {
         eng_pos p;
         eng_start(&p);
