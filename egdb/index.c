@@ -504,9 +504,8 @@ egix_slice_name(const egix_slice *s, char *buf, size_t buflen)
     return 0;
 }
 
-/* The value of one name character in base 13, or -1. */
-static int
-name_digit(char c)
+int
+egix_name_digit(char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -527,7 +526,7 @@ egix_slice_parse(const char *name, egix_slice *out)
     if (strlen(name) != EGIX_NAME_MAX - 1 || name[4] != '.')
         return EGIX_ENAME;
     for (int i = 0; i < 6; i++) {
-        v[i] = name_digit(name[pos[i]]);
+        v[i] = egix_name_digit(name[pos[i]]);
         /* Ranks are single decimal digits 0..7. */
         if (v[i] < 0 || (i >= 4 && v[i] > 7))
             return EGIX_ENAME;

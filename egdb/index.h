@@ -225,6 +225,13 @@ int egix_slice_name(const egix_slice *s, char *buf, size_t buflen);
  */
 int egix_slice_parse(const char *name, egix_slice *out);
 
+/*
+ * egix_name_digit - the count a character of a slice name stands for:
+ * '0'-'9' -> 0-9, 'a'-'c' or 'A'-'C' -> 10-12; -1 for any other character.
+ * (Materials written "KKMM" use the same digits.)
+ */
+int egix_name_digit(char c);
+
 /* ---- counting -------------------------------------------------------- */
 
 /*

@@ -1137,19 +1137,6 @@ out:
 
 /* ---- materials ---------------------------------------------------------- */
 
-/* A count character of a slice name: '0'-'9', 'a'-'c' (10-12). */
-static int
-count_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'c')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'C')
-        return c - 'A' + 10;
-    return -1;
-}
-
 int
 egpt_parse_materials(const char *text, egpt_material *out, size_t cap, size_t *n, char *err,
                      size_t errlen)
@@ -1164,7 +1151,7 @@ egpt_parse_materials(const char *text, egpt_material *out, size_t cap, size_t *n
             off++;
         int d[4];
         for (int k = 0; k < 4; k++) {
-            d[k] = text[off + (size_t)k] ? count_digit(text[off + (size_t)k]) : -1;
+            d[k] = text[off + (size_t)k] ? egix_name_digit(text[off + (size_t)k]) : -1;
             if (d[k] < 0) {
                 snprintf(err, errlen,
                          "material at byte %zu of \"%s\": expected four counts KKMM "
