@@ -326,6 +326,7 @@ compress_slice(const char *dir, const egst_slice *e, const egst_header *wh, int 
         }
     }
     double best = 0;
+    uint64_t best_freq[EGCD_NSYM];
     for (int o = 0; o < EGIX_NORDERS; o++) {
         if (!try[o])
             continue;
@@ -333,6 +334,7 @@ compress_slice(const char *dir, const egst_slice *e, const egst_header *wh, int 
         if (o == 0 || c < best) {
             best = c;
             order = o;
+            memcpy(best_freq, freq, sizeof freq);
         }
     }
     fig->order = order;
@@ -341,8 +343,7 @@ compress_slice(const char *dir, const egst_slice *e, const egst_header *wh, int 
     uint16_t code[EGCD_NSYM];
 
     /* Pages into blocks, by each page's bits under the one-page code. */
-    layout_cost(v, e->size, npages, runs, freq);
-    egcd_code_lengths(freq, len, EGCD_MAX_BITS);
+    egcd_code_lengths(best_freq, len, EGCD_MAX_BITS);
     uint64_t acc = 0;
     for (uint32_t g = 0; g < npages; g++) {
         uint64_t b = (uint64_t)g * psize, end = b + psize < e->size ? b + psize : e->size;
@@ -516,14 +517,11 @@ compressed_ok(const char *dir, const egix_slice *s)
     unsigned char hb[EGCD_HEADER_BYTES];
     egix_slice_name(s, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s.cwl", dir, name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
+    char err[64];
+    uint64_t len;
     egcd_header h;
-    int ok = read(fd, hb, sizeof hb) == (ssize_t)sizeof hb && egcd_header_decode(hb, &h) == 0 &&
-             egix_slice_equal(&h.slice, s);
-    close(fd);
-    return ok;
+    return egst_read_head(path, hb, sizeof hb, &len, err, sizeof err) == 0 &&
+           egcd_header_decode(hb, &h) == 0 && egix_slice_equal(&h.slice, s);
 }
 
 int

@@ -255,25 +255,9 @@ static int
 read_header(const char *path, egpt_slice_info *h, char *err, size_t errlen)
 {
     unsigned char b[EGPT_HEADER_BYTES];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return errno == ENOENT ? EGDB_EMISSING : EGDB_EIO;
-    }
-    struct stat st;
-    int rc = 0;
-    if (fstat(fd, &st) != 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        rc = EGDB_EIO;
-    } else if (pread(fd, b, sizeof b, 0) != (ssize_t)sizeof b) {
-        snprintf(err, errlen, "%s: file too short for a header (%lld bytes)", path,
-                 (long long)st.st_size);
-        rc = EGDB_ECORRUPT;
-    } else {
-        rc = header_decode(b, (uint64_t)st.st_size, path, h, err, errlen);
-    }
-    close(fd);
-    return rc;
+    uint64_t len;
+    int rc = egst_read_head(path, b, sizeof b, &len, err, errlen);
+    return rc != 0 ? rc : header_decode(b, len, path, h, err, errlen);
 }
 
 /*

@@ -56,9 +56,9 @@ egst_path(const char *dir, const egix_slice *s, char *buf, size_t buflen)
 /* ---- reading ---------------------------------------------------------- */
 
 int
-egst_read_header(const char *path, egst_header *h, uint64_t *file_bytes, char *err, size_t errlen)
+egst_read_head(const char *path, void *buf, size_t len, uint64_t *file_bytes, char *err,
+               size_t errlen)
 {
-    unsigned char b[EGST_HEADER_BYTES];
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -69,30 +69,37 @@ egst_read_header(const char *path, egst_header *h, uint64_t *file_bytes, char *e
     if (fstat(fd, &st) != 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         rc = EGDB_EIO;
-        goto out;
-    }
-    ssize_t got = pread(fd, b, sizeof b, 0);
-    if (got != (ssize_t)sizeof b) {
+    } else if (pread(fd, buf, len, 0) != (ssize_t)len) {
         snprintf(err, errlen, "%s: file too short for a header (%lld bytes)", path,
                  (long long)st.st_size);
         rc = EGDB_ECORRUPT;
-        goto out;
+    } else {
+        *file_bytes = (uint64_t)st.st_size;
     }
+    close(fd);
+    return rc;
+}
+
+int
+egst_read_header(const char *path, egst_header *h, uint64_t *file_bytes, char *err, size_t errlen)
+{
+    unsigned char b[EGST_HEADER_BYTES];
+    uint64_t len;
+    int rc = egst_read_head(path, b, sizeof b, &len, err, errlen);
+    if (rc != 0)
+        return rc;
     if (memcmp(b, file_magic, 7) != 0) {
         snprintf(err, errlen, "%s: not a slice file (bad magic)", path);
-        rc = EGDB_ECORRUPT;
-        goto out;
+        return EGDB_ECORRUPT;
     }
     if (b[7] != EGST_VERSION) {
         snprintf(err, errlen, "%s: format version %d, this program reads version %d", path, b[7],
                  EGST_VERSION);
-        rc = EGDB_ECORRUPT;
-        goto out;
+        return EGDB_ECORRUPT;
     }
     if (egle_get64(b + 56) != XXH3_64bits(b, 56)) {
         snprintf(err, errlen, "%s: header checksum mismatch", path);
-        rc = EGDB_ECORRUPT;
-        goto out;
+        return EGDB_ECORRUPT;
     }
     egle_get_slice(b + 8, &h->slice);
     h->positions = egle_get64(b + 16);
@@ -104,21 +111,17 @@ egst_read_header(const char *path, egst_header *h, uint64_t *file_bytes, char *e
     if (egix_slice_check(&h->slice) != 0 || egix_size(&h->slice, &size) != 0 ||
         size != h->positions || h->wins + h->losses + h->draws != h->positions) {
         snprintf(err, errlen, "%s: header describes an impossible slice or counts", path);
-        rc = EGDB_ECORRUPT;
-        goto out;
+        return EGDB_ECORRUPT;
     }
     uint64_t want = EGST_HEADER_BYTES + (h->positions + 3) / 4;
-    if ((uint64_t)st.st_size != want) {
-        snprintf(err, errlen, "%s: %lld bytes, expected %llu (truncated or padded)", path,
-                 (long long)st.st_size, (unsigned long long)want);
-        rc = EGDB_ECORRUPT;
-        goto out;
+    if (len != want) {
+        snprintf(err, errlen, "%s: %llu bytes, expected %llu (truncated or padded)", path,
+                 (unsigned long long)len, (unsigned long long)want);
+        return EGDB_ECORRUPT;
     }
     if (file_bytes)
-        *file_bytes = (uint64_t)st.st_size;
-out:
-    close(fd);
-    return rc;
+        *file_bytes = len;
+    return 0;
 }
 
 /* ---- registry --------------------------------------------------------- */

@@ -136,6 +136,15 @@ int egst_probe(const egst_registry *r, const eng_pos *p);
 int egst_path(const char *dir, const egix_slice *s, char *buf, size_t buflen);
 
 /*
+ * egst_read_head - reads the first len bytes of a file (a header) without
+ * mapping it, for the module's three file formats.
+ * RETURN 0 and *file_bytes (the file's size), EGDB_EMISSING (no such file),
+ * EGDB_EIO, or EGDB_ECORRUPT (shorter than len); err names the file.
+ */
+int egst_read_head(const char *path, void *buf, size_t len, uint64_t *file_bytes, char *err,
+                   size_t errlen);
+
+/*
  * egst_read_header - reads and checks the header of a slice file (magic,
  * version, header checksum, file size against the position count, slice
  * against egix_size).
