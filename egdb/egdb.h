@@ -71,7 +71,8 @@ enum egdb_err {
     EGDB_EINVAL = -5,     /* bad argument or invalid position             */
     EGDB_EMISSING = -6,   /* a slice file the database needs is absent    */
     EGDB_EINTERRUPT = -7, /* the build was asked to stop                  */
-    EGDB_EVERIFY = -8     /* verification found a wrong value             */
+    EGDB_EVERIFY = -8,    /* verification found a wrong value             */
+    EGDB_ECAPTURE = -9    /* egdb_probe_quiet: the side to move must capture */
 };
 
 #define EGDB_MAX_PIECES 8 /* what the builder and registry support */
@@ -193,6 +194,20 @@ int egdb_max_pieces(const egdb *db);
  *   Safe from any number of threads.
  */
 int egdb_probe(const egdb *db, const eng_pos *p);
+
+/*
+ * egdb_probe_quiet - egdb_probe for the solvers: the value of a position
+ * whose side to move has no capture. A capture position is refused
+ * (EGDB_ECAPTURE) instead of being resolved by the database's small
+ * search: solvers search captures themselves, so that every position of
+ * their proofs is one they saw. A quiet position whose value the
+ * compressed file dropped (a threatened capture) is still resolved inside
+ * the database, as egdb_probe does.
+ * RETURN as egdb_probe, plus EGDB_ECAPTURE.
+ * THREAD SAFETY
+ *   Safe from any number of threads.
+ */
+int egdb_probe_quiet(const egdb *db, const eng_pos *p);
 
 /* ---- checking and reporting ----------------------------------------- */
 

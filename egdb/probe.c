@@ -39,6 +39,8 @@ egdb_strerror(int code)
         return "stopped before the end";
     case EGDB_EVERIFY:
         return "a stored value contradicts its successors";
+    case EGDB_ECAPTURE:
+        return "the side to move has a capture (not probed)";
     default:
         return "unknown error";
     }
@@ -302,6 +304,16 @@ egdb_probe(const egdb *db, const eng_pos *p)
 {
     if (eng_validate(p, NULL, 0) != 0)
         return EGDB_EINVAL;
+    return probe_pos(db, p);
+}
+
+int
+egdb_probe_quiet(const egdb *db, const eng_pos *p)
+{
+    if (eng_validate(p, NULL, 0) != 0)
+        return EGDB_EINVAL;
+    if (eng_has_capture(p))
+        return EGDB_ECAPTURE;
     return probe_pos(db, p);
 }
 

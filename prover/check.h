@@ -1,0 +1,85 @@
+/*
+ * check.h - the independent proof checker (`checkers proof check`).
+ *
+ * Verifies from scratch that the proven-node store (store.h) holds a
+ * complete proof of the bound it records for a position. It trusts only
+ * the rules (engine/engine.h), the endgame databases (egdb_probe) and the
+ * bytes of the store; it shares no code with the df-pn solver, uses no
+ * proof numbers and no path reasoning. What it checks is DESIGN.md's
+ * "Proofs are certificates":
+ *
+ *   "X at least draws" from position p (X a colour) is a set S of stored
+ *   positions, closed under play: at every position of S where X moves,
+ *   its stored move (the draw move, or the win move of a win record)
+ *   leads into S or to a database or terminal value at least a draw for
+ *   X; where the other side moves, every legal move does. A position is
+ *   in S when its record implies the goal (X to move: lo >= DRAW and a
+ *   move is stored; the other side to move: hi <= DRAW). Cycles are
+ *   allowed: endless play is a draw.
+ *
+ *   "X wins" is the same with "a win" in place of "at least a draw",
+ *   and the set must also be acyclic: every line ends in a won database
+ *   or terminal position. The checker walks it depth first and fails on
+ *   a line that comes back to a position still on it.
+ *
+ *   A record's bound is checked as the proofs it implies: lo >= DRAW is
+ *   "the side to move at least draws", lo == WIN "the side to move
+ *   wins", hi <= DRAW "the other side at least draws", hi == LOSS "the
+ *   other side wins". DD is two proofs, one for each side.
+ *
+ *   Leaves: a position with no legal move is lost for its side to move;
+ *   a position the database covers (at most egdb_max_pieces pieces) has
+ *   the database's value, whatever the store says about it.
+ *
+ * THREAD SAFETY
+ *   One call works on its own memory; the store and database handles may
+ *   be shared with other threads.
+ */
+#ifndef PROVER_CHECK_H
+#define PROVER_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "egdb/egdb.h"
+#include "engine/engine.h"
+#include "engine/value.h"
+#include "prover/store.h"
+
+/* ---- constants ------------------------------------------------------ */
+
+enum pchk_status {
+    PCHK_VALID = 0,   /* every proof the record implies is complete */
+    PCHK_INVALID = 1, /* a proof fails: where and why are filled in */
+    PCHK_NOTHING = 2  /* the store has no record for the position */
+};
+
+/* ---- types ---------------------------------------------------------- */
+
+typedef struct pchk_result {
+    int status;             /* PCHK_* */
+    eng_bound bound;        /* the bound recorded for the root's side to move */
+    uint64_t positions;     /* stored positions visited (all proofs) */
+    uint64_t leaves_db;     /* leaves valued by the database */
+    uint64_t leaves_end;    /* leaves with no legal move */
+    int longest_win;        /* plies of the longest line of a win proof (-1: none) */
+    char where[ENG_FEN_MAX]; /* PCHK_INVALID: the first position that fails */
+    char why[256];           /* PCHK_INVALID: what is wrong there */
+} pchk_result;
+
+/* ---- functions ------------------------------------------------------ */
+
+/*
+ * pchk_check - checks every proof the store's record for root implies.
+ * PARAMETERS
+ *   db: the databases the proof's leaves rest on (may be NULL: only
+ *       terminal leaves count). Pass the same piece limit the solver used
+ *       or a larger one; a larger one can only accept more.
+ * RETURN 0 with out->status set; a negative PST_E* or EGDB_E* code when
+ * the check could not run (damaged store record or database block, out
+ * of memory), err saying which.
+ */
+int pchk_check(pst_env *st, const egdb *db, const eng_pos *root, pchk_result *out, char *err,
+               size_t errlen);
+
+#endif /* PROVER_CHECK_H */

@@ -1,0 +1,204 @@
+/*
+ * store.h - the proven-node store: path-independent proof results in LMDB.
+ *
+ * One LMDB environment (a directory holding data.mdb and lock.mdb) shared
+ * by every solver process of a machine. Solvers read it before searching
+ * and write the whole proof of every goal they prove into it; the checker
+ * (check.h) reads it back and verifies the proofs from scratch.
+ *
+ * WHAT A RECORD SAYS
+ *   A record belongs to one position and says, for its side to move:
+ *     bound   what has been proven about the value (engine/value.h: LL, LD,
+ *             DD, DW, WW; never LW, which says nothing);
+ *     win     when lo == WIN: the move that keeps the win proof;
+ *     draw    when lo >= DRAW: the move that keeps the "at least a draw"
+ *             proof (a win record may have only the win move; the checker
+ *             then uses that move for the weaker goal too);
+ *     effort  the search effort (df-pn nodes) behind the record;
+ *     length  for a win or loss record: an upper bound on the plies of the
+ *             win proof below it (0: unknown); a win proof's child always
+ *             has a smaller length, which is how the writer keeps win
+ *             proofs acyclic.
+ *   No move is stored where the side to move is the defender (hi <= DRAW
+ *   or LOSS): the proof covers every reply there.
+ *
+ * THE INVARIANT
+ *   A record is only ever written together with (in the same transaction
+ *   as, or after) the records of the whole proof below it. Whatever the
+ *   store holds is therefore a set of complete proofs, and `proof check`
+ *   can verify any record from scratch.
+ *
+ * MERGING
+ *   Writing a record for a position that already has one intersects the
+ *   bounds (lo = max, hi = min). A stored move is never replaced (so that
+ *   a proof once written cannot be broken by a later writer); a move is
+ *   added where there was none. effort is the larger of the two. If the
+ *   intersection is empty, the new record contradicts a stored proof:
+ *   the whole batch is refused with PST_ECONTRADICT, nothing is written,
+ *   and the message names the position. That is a bug somewhere, and the
+ *   store keeps the evidence.
+ *
+ * KEYS AND FILE FORMAT (schema 1; little-endian throughout)
+ *   Named database "nodes":
+ *     key   16 bytes: the canonical position (engine eng_canonical: Black to
+ *           move) as four u32: black men, white men, black kings, white
+ *           kings. Never a hash: with billions of records a 64-bit
+ *           collision would be a silent wrong value.
+ *     value 32 bytes:
+ *       0      u8  record format (1)
+ *       1      u8  bound (eng_bound code 0..4)
+ *       2      u8  flags: bit 0 win move present, bit 1 draw move present
+ *       3      u8  0
+ *       4..9       win move:  from u8, to u8, captured u32 (squares 0-based,
+ *                  in the canonical position's orientation)
+ *       10..15     draw move: the same
+ *       16..23 u64 effort
+ *       24..25 u16 length
+ *       26..27     0
+ *       28..31 u32 XXH32 (seed 0) of the 16 key bytes followed by value
+ *                  bytes 0..27: a damaged record is refused, never read as
+ *                  a value.
+ *     A move is named by (from, to, captured): the engine merges capture
+ *     routes with the same three (ENG_DUPS_MERGE), so the triple names
+ *     exactly one move of eng_generate.
+ *   Named database "meta":
+ *     "schema"  the text "checkers-proof-store 1". A store without it, or
+ *               with another text, is refused (PST_EVERSION) and left
+ *               untouched.
+ *
+ * CONCURRENCY AND CRASHES
+ *   LMDB serialises writers across processes and commits atomically: a
+ *   writer killed with SIGKILL mid-transaction leaves the last committed
+ *   state. Any number of processes may open the same store. The map size
+ *   starts at 1 GiB and grows (doubling) on MDB_MAP_FULL; a process that
+ *   sees another process's growth (MDB_MAP_RESIZED) adopts it.
+ *
+ * THREAD SAFETY
+ *   A pst_env may be used from several threads of one process (LMDB is
+ *   opened with MDB_NOTLS); each call opens its own transaction.
+ *
+ * ERRORS
+ *   0 on success, a negative PST_E* code otherwise; functions with an err
+ *   buffer say what and where (the path, the LMDB message, the position).
+ */
+#ifndef PROVER_STORE_H
+#define PROVER_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+#include "engine/value.h"
+
+/* ---- constants ------------------------------------------------------ */
+
+enum pst_err {
+    PST_OK = 0,
+    PST_EIO = -1,         /* the environment cannot be opened or written     */
+    PST_EVERSION = -2,    /* not a proof store, or another schema version     */
+    PST_ECORRUPT = -3,    /* a damaged file or record (checksum, size, code)  */
+    PST_ENOTFOUND = -4,   /* no record for the position                       */
+    PST_ECONTRADICT = -5, /* a new record contradicts a stored one            */
+    PST_ENOMEM = -6,
+    PST_EINVAL = -7,   /* bad argument (invalid position, LW bound, bad move) */
+    PST_EREADONLY = -8 /* a write to a store opened read-only                 */
+};
+
+enum { PST_RDONLY = 1 }; /* pst_open flag: never write (proof check, stats) */
+
+#define PST_SCHEMA "checkers-proof-store 1"
+#define PST_NOMOVE 0xFF /* pst_move.from of an absent move */
+
+/* ---- types ---------------------------------------------------------- */
+
+typedef struct pst_env pst_env; /* an open store (opaque) */
+
+/* A move by origin, destination and captured set (0-based squares). */
+typedef struct pst_move {
+    uint8_t from; /* PST_NOMOVE: no move */
+    uint8_t to;
+    uint32_t captured;
+} pst_move;
+
+typedef struct pst_record {
+    eng_bound bound; /* for the side to move of the position it is read for */
+    pst_move win;    /* proves "side to move wins"           (or from == PST_NOMOVE) */
+    pst_move draw;   /* proves "side to move at least draws" (or from == PST_NOMOVE) */
+    uint64_t effort;
+    uint16_t length;
+} pst_record;
+
+/* One record to write, for a position in any orientation. */
+typedef struct pst_item {
+    eng_pos pos;
+    pst_record rec;
+} pst_item;
+
+typedef struct pst_stats {
+    uint64_t records;
+    uint64_t by_bound[ENG_NBOUNDS]; /* records by bound code */
+    uint64_t with_win_move, with_draw_move;
+    uint64_t by_pieces[25]; /* records by piece count */
+    uint64_t map_bytes;     /* current map size */
+    uint64_t used_bytes;    /* pages in use * page size */
+} pst_stats;
+
+/* ---- functions ------------------------------------------------------ */
+
+/*
+ * pst_open - opens (creating if needed, unless PST_RDONLY) the store in
+ * directory path (created if missing).
+ * RETURN 0 and *out; PST_EVERSION for a foreign or other-version store,
+ * PST_ECORRUPT for a damaged one, PST_EIO otherwise, err saying which and
+ * why. Nothing is written to a store that is refused.
+ */
+int pst_open(const char *path, int flags, pst_env **out, char *err, size_t errlen);
+
+void pst_close(pst_env *env);
+
+/*
+ * pst_get - the record of p (in p's orientation: moves are translated to
+ * p's squares when p has White to move; the bound is for p's side to
+ * move).
+ * RETURN 0; PST_ENOTFOUND; PST_ECORRUPT (a record fails its checksum or
+ * holds an invalid code: never returned as a value); PST_EINVAL.
+ */
+int pst_get(pst_env *env, const eng_pos *p, pst_record *out);
+
+/*
+ * pst_put_many - writes n records in one transaction, merging each with
+ * what is stored (see MERGING). Either every record is written or none.
+ * RETURN 0; PST_ECONTRADICT (err names the position and both bounds);
+ * PST_EINVAL (a record with bound LW or a move that is not legal in its
+ * position, named in err); PST_EREADONLY; PST_EIO.
+ */
+int pst_put_many(pst_env *env, const pst_item *items, size_t n, char *err, size_t errlen);
+
+/* pst_stats - counts every record (a full scan). */
+int pst_stats_get(pst_env *env, pst_stats *out, char *err, size_t errlen);
+
+/*
+ * pst_foreach - calls fn for every record, in key order, with the
+ * canonical position (Black to move) and its record; stops early and
+ * returns fn's value when fn returns nonzero. A damaged record stops the
+ * scan with PST_ECORRUPT (err names the key).
+ */
+int pst_foreach(pst_env *env, int (*fn)(const eng_pos *p, const pst_record *r, void *arg),
+                void *arg, char *err, size_t errlen);
+
+/* The move of p that pm names, found among eng_generate(p, MERGE).
+ * RETURN 0 and *out, or PST_EINVAL when pm names no legal move. */
+int pst_move_find(const eng_pos *p, const pst_move *pm, eng_move *out);
+
+/* The pst_move naming m. */
+pst_move pst_move_of(const eng_move *m);
+
+/* Encodes / decodes one record value (32 bytes) for a 16-byte key: the
+ * pure functions under pst_get and pst_put_many, exposed for the fuzz
+ * test. pst_decode RETURN 0 or PST_ECORRUPT. */
+void pst_encode(const uint8_t key[16], const pst_record *r, uint8_t val[32]);
+int pst_decode(const uint8_t key[16], const uint8_t *val, size_t len, pst_record *out);
+
+const char *pst_strerror(int code);
+
+#endif /* PROVER_STORE_H */
