@@ -62,7 +62,7 @@ CHECKERS := $(if $(SANITIZE),$(BUILD)/checkers,$(BIN)/checkers)
 
 # ---- targets -------------------------------------------------------------
 
-.PHONY: all deps run test test-unit test-san test-e2e bench format clean
+.PHONY: all deps run test test-unit test-san test-e2e testdata bench format clean
 .DEFAULT_GOAL := all
 
 all: deps $(CHECKERS) $(LIBS)
@@ -101,12 +101,21 @@ test: deps
 	$(MAKE) --no-print-directory SANITIZE=address,undefined test-san
 	$(MAKE) --no-print-directory test-e2e
 
-test-unit: $(TEST_BINS)
+# The 1-5 piece databases the solver suites share (built once, about 30 s,
+# by the release binary whatever SANITIZE says; a finished build is a no-op).
+TESTDB := $(CURDIR)/build/testdata/egdb5
+export CHECKERS_TEST_DB := $(TESTDB)
+
+testdata: deps
+	@$(MAKE) --no-print-directory SANITIZE= $(BIN)/checkers
+	@[ -f $(TESTDB)/.complete ] || { ./$(BIN)/checkers egdb build --pieces 5 --dir $(TESTDB) >/dev/null && touch $(TESTDB)/.complete; }
+
+test-unit: $(TEST_BINS) testdata
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; ./$$t; done
 
 # Under the sanitizers the slowest checks are scaled down by the suites
 # themselves (they read CHECKERS_SANITIZED).
-test-san: $(TEST_BINS) $(CHECKERS)
+test-san: $(TEST_BINS) $(CHECKERS) testdata
 	@set -e; for t in $(TEST_BINS); do echo "== $$t (sanitized)"; CHECKERS_SANITIZED=1 ./$$t; done
 
 test-e2e: all

@@ -32,4 +32,21 @@ test_tmpdir(char *out, size_t outlen, const char *name)
     return mkdtemp(out);
 }
 
+/*
+ * test_db_dir - the directory of the 1-5 piece databases the solver suites
+ * share: $CHECKERS_TEST_DB, which `make test-unit` / `make test-san` set
+ * after building it (`make testdata`). NULL, with a message, when unset.
+ */
+static inline const char *
+test_db_dir(void)
+{
+    const char *d = getenv("CHECKERS_TEST_DB");
+    if (!d || !*d) {
+        fprintf(stderr, "CHECKERS_TEST_DB is not set: run the suite through "
+                        "`make test-unit` (which builds the 1-5 piece databases)\n");
+        return NULL;
+    }
+    return d;
+}
+
 #endif /* TESTS_TEST_UTIL_H */
