@@ -67,25 +67,32 @@ enum { AB_HEURISTIC = 0, AB_PROVEN_WIN = 1, AB_PROVEN_LOSS = -1 };
 
 typedef struct ab_ctx ab_ctx; /* a search context with its table (opaque) */
 
-typedef struct ab_opts {
-    const egdb *db;        /* may be NULL: no database */
-    int db_pieces;         /* probe quiet positions with at most this many pieces */
-    int max_depth;         /* nominal depth in plies (0: no limit but time) */
-    double time_limit;     /* seconds, 0: none (then max_depth must be > 0) */
-    uint64_t node_limit;   /* 0: none */
-    volatile int *stop;    /* set nonzero to stop (may be NULL) */
-} ab_opts;
-
 typedef struct ab_result {
-    int score;      /* for the side to move of the root, see SCORES */
-    int proven;     /* AB_PROVEN_WIN, AB_PROVEN_LOSS or AB_HEURISTIC */
-    int depth;      /* last completed iteration */
+    int score;  /* for the side to move of the root, see SCORES */
+    int proven; /* AB_PROVEN_WIN, AB_PROVEN_LOSS or AB_HEURISTIC */
+    int depth;  /* last completed iteration */
     int pvlen;
     eng_move pv[AB_MAXPV];
     uint64_t nodes; /* positions searched (interior, leaves and quiescence) */
     uint64_t db_probes;
     double seconds;
 } ab_result;
+
+typedef struct ab_opts {
+    const egdb *db;      /* may be NULL: no database */
+    int db_pieces;       /* probe quiet positions with at most this many pieces
+                            (<= 0 or more than egdb_max_pieces(db): all it has) */
+    int max_depth;       /* nominal depth in plies (0: no limit but time) */
+    double time_limit;   /* seconds, 0: none (then max_depth must be > 0) */
+    uint64_t node_limit; /* 0: none */
+    volatile int *stop;  /* set nonzero to stop (may be NULL) */
+    /* Called after every completed iteration with the result so far (its
+     * nodes, probes and seconds count the whole search until then); may be
+     * NULL. Runs on the searching thread; it must not call ab_* on the
+     * same context. */
+    void (*progress)(const ab_result *r, void *arg);
+    void *progress_arg;
+} ab_opts;
 
 /* ---- functions ------------------------------------------------------ */
 
@@ -99,9 +106,15 @@ void ab_clear(ab_ctx *c);
 
 /*
  * ab_search - iterative deepening from p until max_depth, the time or
- * node limit, or *stop; the result is that of the last completed
- * iteration (depth 1 always completes).
- * RETURN 0; AB_EINVAL (invalid position, no limit given); AB_EDB (a
+ * node limit, *stop, or a proven score (a proof does not improve with
+ * depth); the result is that of the last completed iteration (depth 1
+ * always completes). With a time limit, no iteration is started after
+ * half of it is spent (it would not finish). The root is searched even
+ * when the database knows it, so the result always has a move when one
+ * exists; pv is that iteration's line, lengthened from the table and
+ * checked move by move against eng_generate.
+ * RETURN 0; AB_EINVAL (invalid position, no limit given: max_depth,
+ * time_limit and node_limit all 0, or a negative one); AB_EDB (a
  * database probe failed: a damaged block; never scored as a value).
  */
 int ab_search(ab_ctx *c, const eng_pos *p, const ab_opts *o, ab_result *out);
