@@ -27,6 +27,7 @@ static const command commands[] = {
     {"show", cli_show, "print a position as a board with its legal moves"},
     {"moves", cli_moves, "list the legal moves of a position and the FEN after each"},
     {"egdb", cli_egdb, "endgame databases: build, probe, stats, verify, count"},
+    {"search", cli_search, "alpha-beta search of a position, with the databases at its leaves"},
 };
 
 /* ---- functions -------------------------------------------------------- */
