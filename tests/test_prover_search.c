@@ -112,6 +112,35 @@ assert_pv_legal(const eng_pos *root, const ab_result *r)
     }
 }
 
+/*
+ * A proven score's line runs to the leaf the score comes from: a quiet
+ * position the database holds (at most db_pieces pieces, the side to move
+ * has some; score AB_WIN - pvlen - AB_DBPLY), or else a side without a
+ * move at ply pvlen (score AB_WIN - pvlen). Principal variation nodes take no table
+ * cutoffs, so the line is never cut short of that leaf, and the distance
+ * in the score must match it exactly.
+ */
+static void
+assert_proof_line(const eng_pos *root, const ab_result *r, int db_pieces)
+{
+    eng_pos p = *root;
+    for (int i = 0; i < r->pvlen; i++)
+        eng_make(&p, &r->pv[i], &p);
+    int dist = AB_WIN - abs(r->score);
+    int pieces = __builtin_popcount(p.bm | p.wm | p.bk | p.wk);
+    assert_false(eng_has_capture(&p));
+    uint32_t own = p.stm == ENG_BLACK ? (p.bm | p.bk) : (p.wm | p.wk);
+    if (r->pvlen > 0 && own && pieces <= db_pieces) {
+        assert_int_equal(dist, r->pvlen + AB_DBPLY);
+    } else {
+        eng_movelist l;
+        assert_int_equal(eng_generate(&p, &l, ENG_DUPS_MERGE), 0);
+        assert_int_equal(dist, r->pvlen);
+        /* The side without a move is the loser. */
+        assert_int_equal(r->pvlen % 2 == 1, r->score > 0);
+    }
+}
+
 /* The two views of the test databases: the 1-4 pieces the search gets and
  * all 1-5 as the reference. */
 typedef struct dbs {
@@ -302,6 +331,7 @@ test_proven_agrees_with_db(void **state)
                                             : "draw");
             }
             proven++;
+            assert_proof_line(&p, &r, 4);
         }
         decisive += ref != EGDB_DRAW;
         assert_pv_legal(&p, &r);
@@ -355,6 +385,45 @@ test_repetition_not_proven(void **state)
         eng_pos q;
         eng_make(&p, &r.pv[0], &q);
         assert_int_equal(egdb_probe(d->d5, &q), EGDB_DRAW);
+    }
+    ab_free(c);
+}
+
+/*
+ * A jammed board where each side has exactly one move, a king stepping
+ * out and back (Black 32-28-32, White 1-5-1): play goes round a cycle of
+ * four positions for ever, a draw. The search must see the repetition
+ * (score 0 exactly, at any depth), and the line must stop where it would
+ * come back to the root. Without repetition detection the single-reply
+ * extension would follow the cycle to the ply limit and score the
+ * evaluation there.
+ */
+static void
+test_forced_cycle_is_draw(void **state)
+{
+    (void)state;
+    const char *jam = "B:W13,17,18,19,20,21,22,23,24,27,K1:B6,9,10,11,12,14,15,16,K32";
+    eng_pos p = fen(jam);
+    ab_ctx *c;
+    assert_int_equal(ab_new(1 << 20, &c), 0);
+    for (int depth = 1; depth <= 12; depth += 11) {
+        ab_clear(c);
+        ab_opts o = {.max_depth = depth};
+        ab_result r;
+        assert_int_equal(ab_search(c, &p, &o, &r), 0);
+        assert_int_equal(r.depth, depth);
+        assert_int_equal(r.score, 0);
+        assert_int_equal(r.proven, AB_HEURISTIC);
+        assert_int_equal(r.pvlen, 4);
+        assert_pv_legal(&p, &r);
+        const char *want[] = {"32-28", "1-5", "28-32", "5-1"};
+        for (int i = 0; i < 4; i++) {
+            char mv[ENG_MOVE_STR_MAX];
+            eng_format_move(&r.pv[i], mv, sizeof mv);
+            assert_string_equal(mv, want[i]);
+        }
+        /* Four positions, each searched once, and the repetition. */
+        assert_true(r.nodes < 100);
     }
     ab_free(c);
 }
@@ -587,6 +656,7 @@ main(void)
         cmocka_unit_test(test_eval_symmetry_placements),
         cmocka_unit_test(test_eval_directions),
         cmocka_unit_test(test_terminal_is_proven_loss),
+        cmocka_unit_test(test_forced_cycle_is_draw),
         cmocka_unit_test(test_pv_legal),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_progress),
