@@ -62,6 +62,12 @@
  * millisecond. */
 #define AB_CHECK_MASK 4095u
 
+/* Late move reductions: at a node off the principal variation with at
+ * least AB_LMR_DEPTH plies left for its children, quiet moves from the
+ * AB_LMR_MOVES-th on are first searched one ply shallower. */
+#define AB_LMR_DEPTH 2
+#define AB_LMR_MOVES 3
+
 /* Transposition table geometry: buckets of four 32-byte entries, one
  * bucket per two cache lines, at least 1 MB. */
 #define TT_WAYS 4
@@ -527,7 +533,20 @@ ab_node(ab_ctx *c, int depth, int ply, int alpha, int beta, int is_pv)
         if (k == 0) {
             s = -ab_node(c, child_depth, ply + 1, -beta, -alpha, is_pv);
         } else {
-            s = -ab_node(c, child_depth, ply + 1, -alpha - 1, -alpha, 0);
+            /* Late quiet moves, after the table move, the killers and the
+             * promotions, rarely turn out best: search them a ply shallower
+             * first, and again at full depth only if they beat alpha. A
+             * shallower subtree is still a subtree: a proof found in it is
+             * a proof (every leaf is terminal or a database value), so
+             * reductions cost accuracy of heuristic scores, never
+             * soundness. */
+            int r = 0;
+            if (!is_pv && !capture && child_depth >= AB_LMR_DEPTH && k >= AB_LMR_MOVES &&
+                c->ord[ply][k] < ORD_PROMOTION)
+                r = 1;
+            s = -ab_node(c, child_depth - r, ply + 1, -alpha - 1, -alpha, 0);
+            if (!c->abort && r && s > alpha)
+                s = -ab_node(c, child_depth, ply + 1, -alpha - 1, -alpha, 0);
             if (!c->abort && is_pv && s > alpha && s < beta)
                 s = -ab_node(c, child_depth, ply + 1, -beta, -alpha, 1);
         }

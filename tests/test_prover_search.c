@@ -336,9 +336,10 @@ test_proven_agrees_with_db(void **state)
         decisive += ref != EGDB_DRAW;
         assert_pv_legal(&p, &r);
     }
-    /* Measured with these seeds: 1000 positions at depth 12, 920 decisive,
-     * 664 proven (72%); 300 at depth 8, 275 decisive, 158 proven (57%).
-     * The bound is set a little below, at half the decisive ones. */
+    /* Measured with these seeds: 1000 positions at depth 12, 911 decisive,
+     * 611 proven (67%); 300 at depth 8 (sanitized run), 271 decisive, 166
+     * proven (61%). The bound is set below both, at half the decisive
+     * ones. */
     fprintf(stderr, "  %d positions (%d must capture), %d decisive, %d proven\n", npos, captures,
             decisive, proven);
     assert_true(captures > 0);
@@ -644,7 +645,7 @@ test_node_count_signature(void **state)
     assert_int_equal(r.depth, 9);
     assert_int_equal(r.proven, AB_HEURISTIC);
     assert_pv_legal(&p, &r);
-    assert_int_equal(r.nodes, 121324);
+    assert_int_equal(r.nodes, 55361);
     ab_free(c);
 }
 
