@@ -4,7 +4,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,16 +186,13 @@ cli_search(int argc, char **argv)
     ab_ctx *ctx = NULL;
     char err[512];
     if (dir) {
+        /* egdb_open refuses a --pieces the directory does not hold whole,
+         * naming what it has. */
         int rc = egdb_open(dir, (int)pieces, (size_t)cache_mb * 1000000, &db, err, sizeof err);
         if (rc != 0) {
             fprintf(stderr, "checkers search: %s\n", err);
             goto cleanup;
         }
-        if (pieces > egdb_max_pieces(db))
-            fprintf(stderr,
-                    "checkers search: note: --pieces %ld but %s holds every slice only up to %d "
-                    "pieces; probing up to %d\n",
-                    pieces, dir, egdb_max_pieces(db), egdb_max_pieces(db));
     }
     if (ab_new(SEARCH_TT_BYTES, &ctx) != 0) {
         fprintf(stderr, "checkers search: out of memory for the transposition table\n");
