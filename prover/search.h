@@ -26,11 +26,16 @@
  *   windows off (the proven range makes windows jumpy), a transposition
  *   table of 16-byte-keyed entries checked against the full position,
  *   captures extended (a position with a capture is never a leaf: the
- *   quiescence search plays captures until the side to move has none),
- *   killer and history move ordering, and database probes at every quiet
- *   node with at most the database's piece count. A position repeated on
- *   the current line scores 0 (a draw) and that score is not stored in the
- *   table as exact, so no path-dependent score is reused elsewhere.
+ *   quiescence search plays captures until the side to move has none; a
+ *   single legal move costs no depth), killer and history move ordering,
+ *   late quiet moves reduced by a ply off the principal variation, and
+ *   database probes at every quiet node below the root with at most the
+ *   database's piece count. A position repeated on the current line
+ *   scores 0 (a draw) and is not stored in the table. Its ancestors' table
+ *   entries may carry values the 0 influenced (heuristic scores are
+ *   path-dependent there, as in any alpha-beta program); proven scores are
+ *   not: a 0 is never in the proven range, so replacing any leaf by it can
+ *   hide a proof but never make one (ab.c, WHY A PROVEN SCORE IS A PROOF).
  *
  * EVALUATION (ab_eval; the weights are in eval.c with their reasons)
  *   material (men and kings, with a trade-down bonus for the side ahead),
@@ -97,7 +102,9 @@ typedef struct ab_opts {
 /* ---- functions ------------------------------------------------------ */
 
 /* ab_new - a context with a transposition table of about tt_bytes (at
- * least 1 MB is used). RETURN 0 and *out, or AB_ENOMEM. */
+ * least 1 MB is used; the largest power-of-two number of 128-byte
+ * buckets that fits), plus about 5.3 MB of per-ply work space (move
+ * lists of 400 plies). RETURN 0 and *out, or AB_ENOMEM. */
 int ab_new(size_t tt_bytes, ab_ctx **out);
 void ab_free(ab_ctx *c);
 
