@@ -348,6 +348,43 @@ test_proven_agrees_with_db(void **state)
 }
 
 /*
+ * With a database that covers the root's material, one ply is exact:
+ * every quiet child is probed and every capture is played out to quiet
+ * positions that are, so the root is a proven win or loss exactly when
+ * the database says so, and scores 0 exactly when it says draw.
+ */
+static void
+test_depth1_exact_inside_db(void **state)
+{
+    dbs *d = *state;
+    ab_ctx *c;
+    assert_int_equal(ab_new(1 << 20, &c), 0);
+    uint64_t rng = 0x5eed0007u;
+    int n = test_sanitized() ? 300 : 3000, wins = 0, losses = 0, draws = 0;
+    for (int i = 0; i < n; i++) {
+        eng_pos p = random_placement(&rng, 2 + (int)(rng_next(&rng) % 4));
+        int ref = egdb_probe(d->d5, &p);
+        ab_opts o = {.db = d->d5, .max_depth = 1};
+        ab_result r;
+        assert_int_equal(ab_search(c, &p, &o, &r), 0);
+        if (ref == EGDB_WIN) {
+            assert_int_equal(r.proven, AB_PROVEN_WIN);
+            wins++;
+        } else if (ref == EGDB_LOSS) {
+            assert_int_equal(r.proven, AB_PROVEN_LOSS);
+            losses++;
+        } else {
+            assert_int_equal(ref, EGDB_DRAW);
+            assert_int_equal(r.score, 0);
+            draws++;
+        }
+        assert_pv_legal(&p, &r);
+    }
+    assert_true(wins > 0 && losses > 0 && draws > 0);
+    ab_free(c);
+}
+
+/*
  * Kings shuttling: in each position the side to move holds the draw only
  * by moving a king out and back (found in the 4-piece database: exactly
  * one drawing move, and after a drawing reply exactly one drawing move,
@@ -666,6 +703,7 @@ main(void)
     };
     const struct CMUnitTest db_tests[] = {
         cmocka_unit_test(test_proven_agrees_with_db),
+        cmocka_unit_test(test_depth1_exact_inside_db),
         cmocka_unit_test(test_repetition_not_proven),
     };
     int failed = cmocka_run_group_tests_name("prover_search", tests, NULL, NULL);
