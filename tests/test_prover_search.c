@@ -6,13 +6,17 @@
  *     and stays within +-AB_HEUR_MAX;
  *   - every proven win or loss the search reports with the 1-4 piece
  *     databases on random 5-piece positions is what the 5-piece database
- *     says, and a measured share of the decisive ones is proven (so the
- *     check cannot pass by proving nothing);
+ *     says, its line ends at the leaf its distance names, and a measured
+ *     share of the decisive ones is proven (so the check cannot pass by
+ *     proving nothing);
+ *   - with the databases covering the root, one ply gives the database's
+ *     value exactly (proven win, proven loss, or 0 for a draw);
  *   - a side without a move is a proven loss at depth 1;
  *   - every principal variation replays move by move through the notation
  *     and the move generator;
  *   - positions whose only drawing plan is to shuttle a king back and
- *     forth are not reported as proven (the databases say draw);
+ *     forth are not reported as proven (the databases say draw), and a
+ *     board where both kings can only shuttle scores 0 exactly;
  *   - a damaged database block makes the search fail with AB_EDB, never
  *     a value;
  *   - the limits (stop flag, node limit, bad options) behave as search.h
