@@ -1,8 +1,9 @@
 /*
  * ab.c - the heuristic alpha-beta solver (search.h): iterative deepening,
  * principal variation search, a transposition table of full positions,
- * capture quiescence, killer and history ordering, database probes at
- * quiet nodes, repetition draws along the current line.
+ * capture quiescence, a single-reply extension, late move reductions,
+ * killer and history ordering, database probes at quiet nodes, repetition
+ * draws along the current line. docs/search.md has the measurements.
  *
  * WHY A PROVEN SCORE IS A PROOF
  *   Leaves are scored three ways: a terminal (no move) is -(AB_WIN - ply),
