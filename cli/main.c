@@ -28,7 +28,7 @@ static const command commands[] = {
     {"moves", cli_moves, "list the legal moves of a position and the FEN after each"},
     {"egdb", cli_egdb, "endgame databases: build, probe, stats, verify, count"},
     {"solve", cli_solve, "prove the value of a position (df-pn, databases, proof store)"},
-    {"search", cli_search, "alpha-beta search of a position, with the databases at its leaves"},
+    {"search", cli_search, "alpha-beta search: heuristic score, line, proven win or loss"},
 };
 
 /* ---- functions -------------------------------------------------------- */

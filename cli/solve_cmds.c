@@ -206,7 +206,11 @@ cli_solve(int argc, char **argv)
     if (goal == PRV_VALUE) {
         ab_ctx *ab;
         if (ab_new(16u << 20, &ab) == 0) {
-            ab_opts ao = {db, dbp, 0, 0.2, 0, &stop_flag};
+            ab_opts ao = {0};
+            ao.db = db;
+            ao.db_pieces = dbp;
+            ao.time_limit = 0.2;
+            ao.stop = &stop_flag;
             ab_result ar;
             if (ab_search(ab, &p, &ao, &ar) == 0)
                 hint = ar.score > 60 ? 1 : ar.score < -60 ? -1 : 0;

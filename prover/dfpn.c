@@ -119,7 +119,6 @@ struct dfpn_ctx {
     const dfpn_opts *o;
     int attacker, goal, safety; /* colours: safety = side a repetition helps */
     double eps;
-    int weak; /* weak PN: max + (children - 1) instead of the sum */
     double t0, deadline, next_progress;
     uint64_t node_limit;
     uint64_t nodes, expanded, probes, store_hits, gc_runs;
@@ -693,15 +692,12 @@ static void
 combine(const dfpn_ctx *c, int or_node, const child *ch, int n, uint32_t *pn, uint32_t *dn,
         int *best, uint32_t *second)
 {
-    uint32_t mn = DFPN_INF, mn2 = DFPN_INF, sum = 0, mx = 0, cnt = 0;
+    uint32_t mn = DFPN_INF, mn2 = DFPN_INF, sum = 0;
     int b = 0;
     for (int i = 0; i < n; i++) {
         uint32_t a = or_node ? ch[i].pn : ch[i].dn; /* minimised */
         uint32_t s = or_node ? ch[i].dn : ch[i].pn; /* summed */
         sum = sat_add(sum, s);
-        if (s > mx)
-            mx = s;
-        cnt += s > 0;
         /* ties go to the child with the smaller other number */
         if (a < mn || (a == mn && (or_node ? ch[i].dn < ch[b].dn : ch[i].pn < ch[b].pn))) {
             mn2 = mn;
@@ -711,8 +707,7 @@ combine(const dfpn_ctx *c, int or_node, const child *ch, int n, uint32_t *pn, ui
             mn2 = a;
         }
     }
-    if (c->weak && cnt)
-        sum = sat_add(mx, cnt - 1);
+    (void)c;
     *best = b;
     *second = mn2;
     *pn = or_node ? mn : sum;
@@ -866,7 +861,7 @@ mid(dfpn_ctx *c, int ply, uint32_t thpn, uint32_t thdn, int inc)
         int rep_up, len;
         deps d;
         final_info(c, or_node, ch, n, pn == 0, p, &rep_up, &d, &len);
-        if (rep_up > 0) /* rests on positions above: lines with them only */
+        if (rep_up > 0 && !c->o->ghi_naive) /* rests on positions above: lines with them only */
             pt_put(c, p, key, c->phash[ply], pn == 0, &d, rep_up, len);
         else
             tt_put(c, p, key, pn, dn, (uint16_t)len, work, ply);
@@ -1213,7 +1208,10 @@ write_proof(dfpn_ctx *c, int attacker_won_root, dfpn_result *out)
     c->deadline = now() + extra;
     c->node_limit = 0;
     c->abort = 0;
+    /* new searches on the walk's lines may go to the full depth; the open
+     * numbers of the last round saw its cut, so they are forgotten */
     c->maxply = DFPN_MAXPLY;
+    c->round++;
     int lf = walk_leaf(c, &c->path[0]);
     if (lf == 1)
         return 0; /* the root is a leaf: nothing to write */
@@ -1308,7 +1306,7 @@ dfpn_prove(dfpn_ctx *c, const eng_pos *root, int attacker, int goal, const dfpn_
     memset(out, 0, sizeof *out);
     out->proof_length = -1;
     if (eng_validate(root, err, errlen) != 0 || (attacker != ENG_BLACK && attacker != ENG_WHITE) ||
-        (goal != DFPN_WIN && goal != DFPN_DRAW))
+        (goal != DFPN_WIN && goal != DFPN_DRAW) || (o->ghi_naive && o->store))
         return DFPN_EINVAL;
     /* A new generation empties the tables without touching their memory;
      * only when the 8-bit counter wraps are they really cleared. */
@@ -1323,7 +1321,6 @@ dfpn_prove(dfpn_ctx *c, const eng_pos *root, int attacker, int goal, const dfpn_
     c->goal = goal;
     c->safety = goal == DFPN_WIN ? !attacker : attacker;
     c->eps = o->epsilon > 0 ? o->epsilon : 0.25;
-    c->weak = getenv("DFPN_WEAK") != NULL;
     c->t0 = now();
     c->deadline = o->time_limit > 0 ? c->t0 + o->time_limit : 0;
     c->next_progress = c->t0 + 0.5;

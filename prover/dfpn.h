@@ -92,6 +92,11 @@ typedef struct dfpn_opts {
     volatile int *stop;  /* set nonzero to stop (may be NULL) */
     void (*progress)(const dfpn_progress *p, void *arg); /* about twice a second */
     void *progress_arg;
+    int ghi_naive; /* TESTS ONLY: keep path-dependent results in the
+                      transposition table as if they held on every line
+                      (the classic GHI bug), so that a test can show a
+                      position where that gives a wrong answer. Never set
+                      it with a store: dfpn_prove refuses (DFPN_EINVAL). */
 } dfpn_opts;
 
 typedef struct dfpn_result {

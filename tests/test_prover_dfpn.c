@@ -169,11 +169,151 @@ test_five_vs_database(void **state)
     assert_true(counts[ENG_WW] > n / 10 && counts[ENG_LL] > n / 10 && counts[ENG_DD] > n / 50);
 }
 
+/* The same with a table of 1 MB: the garbage collector must run, and
+ * nothing it frees may change an answer. */
+static void
+test_small_table_gc(void **state)
+{
+    (void)state;
+    uint64_t s = 0x5EED0006ull, gc = 0;
+    int n = test_sanitized() ? 40 : 300;
+    for (int i = 0; i < n; i++) {
+        eng_pos p = random_pos(&s, 5);
+        prv_result r;
+        solve_and_compare(&p, NULL, 1u << 20, &r);
+        for (int q = 0; q < r.nq; q++)
+            gc += r.q[q].r.gc_runs;
+    }
+    printf("  %d positions with a 1 MB table: %" PRIu64 " garbage collections\n", n, gc);
+    assert_true(gc > 0);
+}
+
+/* ---- GHI ------------------------------------------------------------- */
+
+/* One query with the databases of up to n-1 pieces (n = pieces of p). */
+static int
+query(const eng_pos *p, int attacker, int goal, int naive)
+{
+    int n = bits_popcount(p->bm | p->wm | p->bk | p->wk);
+    char err[256];
+    egdb *db;
+    assert_int_equal(egdb_open(test_db_dir(), n - 1, 16u << 20, &db, err, sizeof err), 0);
+    dfpn_ctx *c;
+    assert_int_equal(dfpn_new(8u << 20, &c), 0);
+    dfpn_opts o = {0};
+    o.db = db;
+    o.db_pieces = n - 1;
+    o.node_limit = 2000000;
+    o.ghi_naive = naive;
+    dfpn_result r;
+    assert_int_equal(dfpn_prove(c, p, attacker, goal, &o, &r, err, sizeof err), 0);
+    dfpn_free(c);
+    egdb_close(db);
+    return r.status;
+}
+
+/* What the databases say the query's answer is. */
+static int
+truth(const eng_pos *p, int attacker, int goal)
+{
+    int v = egdb_probe(F.db5, p);
+    assert_true(v >= 0);
+    int o = v == EGDB_WIN ? 1 : v == EGDB_LOSS ? -1 : 0;
+    if (p->stm != attacker)
+        o = -o;
+    int yes = goal == DFPN_WIN ? o == 1 : o >= 0;
+    return yes ? DFPN_PROVEN : DFPN_DISPROVEN;
+}
+
+/*
+ * Positions where a table that reuses path-dependent results everywhere
+ * (the classic GHI bug, dfpn_opts.ghi_naive) answers wrongly, found by a
+ * scan of random king positions with the databases one piece short. Each
+ * is searched with repetitions as the only way to end most lines.
+ *
+ * W:WK10:B26,K29 (White to move loses): "does White at least draw?" White's
+ *   king escapes for a while by going round in circles; deep in the search
+ *   a line ends in a repetition of a position above it, and the draw found
+ *   there depends on that line. The naive table keeps the draw and reuses
+ *   it on a line where the repeated position was never played: it proves
+ *   a draw that does not exist. The right answer (disproven: White loses)
+ *   needs the draw to be kept only for lines that hold its position.
+ * W:WK17:BK23,K32 and W:WK7:B6,K29: the same, with two kings or a man
+ *   and a king against the lone king.
+ * B:WK14:BK4,K24 (Black to move wins): "does Black win?" A win that exists
+ *   only by avoiding repetitions: lines where Black repeats are refuted
+ *   (the repetition is a draw), and the naive table carries such a
+ *   refutation to a line where Black did not repeat, so it finds no win.
+ * B:WK9:B4,K10, B:WK6:B17,K22: the same with a man to crown.
+ */
+static void
+test_ghi_cases(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *fen;
+        int attacker_is_stm, goal;
+    } cases[] = {
+        {"W:WK10:B26,K29", 1, DFPN_DRAW}, {"W:WK17:BK23,K32", 1, DFPN_DRAW},
+        {"W:WK7:B6,K29", 1, DFPN_DRAW},   {"B:WK14:BK4,K24", 1, DFPN_WIN},
+        {"B:WK9:B4,K10", 1, DFPN_WIN},    {"B:WK6:B17,K22", 1, DFPN_WIN},
+    };
+    int naive_wrong = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        eng_pos p;
+        assert_int_equal(eng_parse_fen(cases[i].fen, &p, NULL, 0), 0);
+        int att = cases[i].attacker_is_stm ? p.stm : !p.stm;
+        int t = truth(&p, att, cases[i].goal);
+        int got = query(&p, att, cases[i].goal, 0);
+        if (got != t)
+            fail_msg("%s: df-pn says %d, the databases %d", cases[i].fen, got, t);
+        int naive = query(&p, att, cases[i].goal, 1);
+        naive_wrong += naive != DFPN_UNKNOWN && naive != t;
+    }
+    /* The cases are GHI cases: the naive table must get some wrong, or the
+     * test shows nothing (it got all six wrong when they were found). */
+    printf("  the naive table answers %d of 6 GHI cases wrongly\n", naive_wrong);
+    assert_true(naive_wrong >= 3);
+}
+
+/* A draw that exists only through repetition: two kings against two,
+ * with the databases of up to 3 pieces, so no line reaches a database
+ * without a capture; each side's "at least a draw" is proven by cycling. */
+static void
+test_draw_by_repetition(void **state)
+{
+    (void)state;
+    uint64_t s = 0xD4A3ull;
+    int found = 0;
+    for (int i = 0; i < 400 && found < 5; i++) {
+        eng_pos p = {0, 0, 0, 0, (int)(rnd(&s) & 1)};
+        uint32_t occ = 0;
+        for (int k = 0; k < 4; k++) {
+            int sq;
+            do
+                sq = (int)(rnd(&s) % 32);
+            while (occ >> sq & 1);
+            occ |= 1u << sq;
+            *(k < 2 ? &p.bk : &p.wk) |= 1u << sq;
+        }
+        if (eng_has_capture(&p) || egdb_probe(F.db5, &p) != EGDB_DRAW)
+            continue;
+        found++;
+        assert_int_equal(query(&p, p.stm, DFPN_DRAW, 0), DFPN_PROVEN);
+        assert_int_equal(query(&p, !p.stm, DFPN_DRAW, 0), DFPN_PROVEN);
+        assert_int_equal(query(&p, p.stm, DFPN_WIN, 0), DFPN_DISPROVEN);
+    }
+    assert_int_equal(found, 5);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_five_vs_database),
+        cmocka_unit_test(test_small_table_gc),
+        cmocka_unit_test(test_ghi_cases),
+        cmocka_unit_test(test_draw_by_repetition),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
