@@ -50,7 +50,7 @@
 enum { VIS_FREE = 0, VIS_OPEN = 1, VIS_DONE = 2 };
 
 /* What enter() did with a position. */
-enum { ENTER_DONE = 0, ENTER_PUSHED = 2 };
+enum { ENTER_DONE = 0, ENTER_PUSHED = 3 }; /* apart from PCHK_INVALID (1) */
 
 /* Leaf kinds (leaf_value). */
 enum { LEAF_NONE = 0, LEAF_END = 1, LEAF_DB = 2 };
@@ -292,7 +292,7 @@ vis_clear(vis_set *s)
  * a stored proof), which can only reject more. Any other probe error
  * stops the check: a damaged database never becomes a value.
  * RETURN 0 with *kind (LEAF_*) and *value (ENG_LOSS/DRAW/WIN), or a
- * negative EGDB_E* code.
+ * negative PST_E* code (the database's own code is named in err).
  */
 static int
 leaf_value(chk_walk *w, const eng_pos *p, int *kind, int *value)
@@ -322,8 +322,12 @@ leaf_value(chk_walk *w, const eng_pos *p, int *kind, int *value)
         char fen[ENG_FEN_MAX];
         eng_format_fen(p, fen, sizeof fen);
         set_err(w->err, w->errlen, "database probe of %s failed: %s", fen,
-                v < 0 ? egdb_strerror(v) : "unknown value");
-        return v < 0 ? v : EGDB_ECORRUPT;
+                v < 0 ? egdb_strerror(v) : "unknown value code");
+        /* One namespace for the caller (check.h): damaged is damaged,
+         * whichever file it is in. */
+        if (v == EGDB_ECORRUPT || v >= 0)
+            return PST_ECORRUPT;
+        return v == EGDB_ENOMEM ? PST_ENOMEM : PST_EIO;
     }
     }
     *kind = LEAF_DB;
