@@ -57,12 +57,12 @@ enum pchk_status {
 /* ---- types ---------------------------------------------------------- */
 
 typedef struct pchk_result {
-    int status;             /* PCHK_* */
-    eng_bound bound;        /* the bound recorded for the root's side to move */
-    uint64_t positions;     /* stored positions visited (all proofs) */
-    uint64_t leaves_db;     /* leaves valued by the database */
-    uint64_t leaves_end;    /* leaves with no legal move */
-    int longest_win;        /* plies of the longest line of a win proof (-1: none) */
+    int status;              /* PCHK_* */
+    eng_bound bound;         /* the bound recorded for the root's side to move */
+    uint64_t positions;      /* stored positions visited (all proofs) */
+    uint64_t leaves_db;      /* leaves valued by the database */
+    uint64_t leaves_end;     /* leaves with no legal move */
+    int longest_win;         /* plies of the longest line of a win proof (-1: none) */
     char where[ENG_FEN_MAX]; /* PCHK_INVALID: the first position that fails */
     char why[256];           /* PCHK_INVALID: what is wrong there */
 } pchk_result;
@@ -75,9 +75,14 @@ typedef struct pchk_result {
  *   db: the databases the proof's leaves rest on (may be NULL: only
  *       terminal leaves count). Pass the same piece limit the solver used
  *       or a larger one; a larger one can only accept more.
- * RETURN 0 with out->status set; a negative PST_E* or EGDB_E* code when
- * the check could not run (damaged store record or database block, out
- * of memory), err saying which.
+ * RETURN 0 with out->status set; a negative PST_E* code when the check
+ * could not run, err saying which record or database probe failed and
+ * why: PST_ECORRUPT (a damaged store record or database block),
+ * PST_EIO (another database error: a file unreadable or missing),
+ * PST_ENOMEM, PST_EINVAL (root is not a valid position). Database
+ * errors come back as PST_E* codes because the EGDB_E* codes overlap
+ * them in value (EGDB_EMISSING == PST_ENOMEM): one namespace keeps the
+ * return code meaningful.
  */
 int pchk_check(pst_env *st, const egdb *db, const eng_pos *root, pchk_result *out, char *err,
                size_t errlen);

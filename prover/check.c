@@ -1,0 +1,674 @@
+/*
+ * check.c - the independent proof checker (check.h).
+ *
+ * The whole module is one idea: a proof that "X at least draws" or "X
+ * wins" from a position is a set of positions closed under play, and the
+ * store holds enough to rebuild that set move by move. This file rebuilds
+ * it with a plain depth-first walk and checks every position on the way:
+ *
+ *   - a position with no legal move, or one the database covers, is a
+ *     leaf: its value for X must reach the goal (at least a draw, or a
+ *     win);
+ *   - any other position needs a store record that implies the goal;
+ *     where X moves, the record's move is the only child (so it must be
+ *     legal); where the other side moves, every legal move is a child;
+ *   - for a win goal the walk also fails when a line comes back to a
+ *     position still on the walk's stack: a win proof must end.
+ *
+ * Nothing else is trusted. In particular the checker never reads proof
+ * numbers, lengths or efforts, and never reasons about the path that led
+ * to a position: every rule above depends on the position alone, which
+ * is what makes the result a certificate (DESIGN.md, "Proofs are
+ * certificates"). The walk keeps its own stack and visited set instead
+ * of recursing, because draw proofs are graphs whose depth-first lines can
+ * be as long as the proof is large.
+ *
+ * Why the walk is sound:
+ *   draw goal: every position reached is checked exactly once (the
+ *     visited set), and a position is only accepted when all its children
+ *     are reached too. When the walk ends without a failure, the set of
+ *     positions it reached is closed under X's stored moves and all of
+ *     the other side's moves, and every leaf in it is at least a draw for
+ *     X. Whatever the other side does, X can stay inside the set, so the
+ *     game either ends in a leaf or goes on for ever: at least a draw.
+ *   win goal: the same closed set, and it has no cycle, because a
+ *     depth-first search of a directed graph meets a back edge (a child
+ *     still on the stack) exactly when the graph reachable from its root
+ *     has a cycle. In a finite acyclic closed set every line ends, and
+ *     it ends in a leaf won for X.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "prover/check.h"
+
+/* ---- constants ------------------------------------------------------ */
+
+/* States of a position in the visited set. */
+enum { VIS_FREE = 0, VIS_OPEN = 1, VIS_DONE = 2 };
+
+/* What enter() did with a position. */
+enum { ENTER_DONE = 0, ENTER_PUSHED = 3 }; /* apart from PCHK_INVALID (1) */
+
+/* Leaf kinds (leaf_value). */
+enum { LEAF_NONE = 0, LEAF_END = 1, LEAF_DB = 2 };
+
+#define CHK_SET_MIN 4096  /* first size of the visited set (a power of 2) */
+#define CHK_STACK_MIN 256 /* first size of the walk's stack */
+
+/* ---- types ---------------------------------------------------------- */
+
+/*
+ * One position of the visited set, keyed by the whole position: the side
+ * to move included, since a position and its colour-flipped twin are
+ * different positions of a proof for X even though the store keeps one
+ * record for both.
+ */
+typedef struct vis_entry {
+    uint32_t bm, wm, bk, wk;
+    uint8_t stm;
+    uint8_t state;   /* VIS_* */
+    int32_t longest; /* win goal, VIS_DONE: plies of the longest line below */
+} vis_entry;
+
+/* Open addressing with linear probing, kept at most half full. */
+typedef struct vis_set {
+    vis_entry *slot;
+    size_t cap; /* a power of 2, or 0 before the first insertion */
+    size_t n;
+} vis_set;
+
+/*
+ * One stored position on the walk's stack. Its children are named by
+ * index and made again when needed (the defender's moves are generated
+ * anew for each child) so that a frame stays small even when the stack is
+ * millions of positions deep.
+ */
+typedef struct chk_frame {
+    eng_pos pos;
+    eng_move own; /* X moves here: its stored move, the only child */
+    int own_move; /* 1: X moves here; 0: every legal move is a child */
+    int nkids;
+    int next;    /* the next child to enter */
+    int longest; /* win goal: longest line below the children done so far */
+} chk_frame;
+
+/* One proof being checked: goal, visited set, stack and the caller's out. */
+typedef struct chk_walk {
+    pst_env *st;
+    const egdb *db;
+    int dbmax; /* positions with at most this many pieces are leaves */
+    int x;     /* the colour whose goal it is */
+    int win;   /* 1: "X wins"; 0: "X at least draws" */
+    vis_set set;
+    chk_frame *stack;
+    size_t depth, cap;
+    pchk_result *out;
+    char *err;
+    size_t errlen;
+} chk_walk;
+
+/* ---- helpers -------------------------------------------------------- */
+
+static const char *
+colour_name(int c)
+{
+    return c == ENG_BLACK ? "Black" : "White";
+}
+
+static int
+piece_count(const eng_pos *p)
+{
+    return __builtin_popcount(p->bm | p->wm | p->bk | p->wk);
+}
+
+static void
+set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* The goal's outcome for X (ENG_DRAW or ENG_WIN). */
+static int
+goal_need(const chk_walk *w)
+{
+    return w->win ? ENG_WIN : ENG_DRAW;
+}
+
+/* Records a failed proof: the position where it fails and why, prefixed
+ * with the goal ("Black wins: ..."). Returns PCHK_INVALID for the caller
+ * to pass up. */
+static int
+fail(chk_walk *w, const eng_pos *where, const char *fmt, ...)
+{
+    char reason[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    w->out->status = PCHK_INVALID;
+    if (eng_format_fen(where, w->out->where, sizeof w->out->where) != 0)
+        snprintf(w->out->where, sizeof w->out->where, "?");
+    snprintf(w->out->why, sizeof w->out->why, "%s %s: %s", colour_name(w->x),
+             w->win ? "wins" : "at least draws", reason);
+    return PCHK_INVALID;
+}
+
+/* A stored move by its three numbers (1-based squares), for messages
+ * about moves that may not be legal and so cannot be formatted as PDN. */
+static void
+pst_move_text(const pst_move *m, char *buf, size_t len)
+{
+    if (m->captured)
+        snprintf(buf, len, "%dx%d (capturing mask 0x%08x)", m->from + 1, m->to + 1,
+                 (unsigned)m->captured);
+    else
+        snprintf(buf, len, "%d-%d", m->from + 1, m->to + 1);
+}
+
+static void
+move_text(const eng_move *m, char *buf, size_t len)
+{
+    if (eng_format_move(m, buf, len) != 0)
+        snprintf(buf, len, "?");
+}
+
+/* ---- the visited set ------------------------------------------------ */
+
+/*
+ * The engine's key is the same for a position and its twin (it keys the
+ * canonical position); the side to move tells the twins apart. Slots are
+ * always compared on the whole position, so the hash only has to spread.
+ */
+static size_t
+vis_hash(const eng_pos *p)
+{
+    uint64_t h = eng_key(p);
+    if (p->stm)
+        h ^= 0x9E3779B97F4A7C15ull;
+    return (size_t)(h ^ (h >> 29));
+}
+
+static int
+vis_same(const vis_entry *e, const eng_pos *p)
+{
+    return e->bm == p->bm && e->wm == p->wm && e->bk == p->bk && e->wk == p->wk &&
+           e->stm == (uint8_t)p->stm;
+}
+
+/* The entry of p, or NULL when p has not been visited. */
+static vis_entry *
+vis_find(vis_set *s, const eng_pos *p)
+{
+    if (s->cap == 0)
+        return NULL;
+    size_t mask = s->cap - 1;
+    for (size_t i = vis_hash(p) & mask;; i = (i + 1) & mask) {
+        vis_entry *e = &s->slot[i];
+        if (e->state == VIS_FREE)
+            return NULL;
+        if (vis_same(e, p))
+            return e;
+    }
+}
+
+/* The free slot where p goes (p is not in the set; the set has room). */
+static vis_entry *
+vis_slot(vis_entry *slot, size_t cap, const eng_pos *p)
+{
+    size_t mask = cap - 1;
+    size_t i = vis_hash(p) & mask;
+    while (slot[i].state != VIS_FREE)
+        i = (i + 1) & mask;
+    return &slot[i];
+}
+
+/* Doubles the table (or makes the first one) and moves every entry over. */
+static int
+vis_grow(vis_set *s)
+{
+    size_t cap = s->cap ? s->cap * 2 : CHK_SET_MIN;
+    if (cap < s->cap || cap > SIZE_MAX / sizeof(vis_entry))
+        return PST_ENOMEM;
+    vis_entry *slot = calloc(cap, sizeof *slot);
+    if (!slot)
+        return PST_ENOMEM;
+    for (size_t i = 0; i < s->cap; i++) {
+        const vis_entry *e = &s->slot[i];
+        if (e->state == VIS_FREE)
+            continue;
+        eng_pos p = {e->bm, e->wm, e->bk, e->wk, e->stm};
+        *vis_slot(slot, cap, &p) = *e;
+    }
+    free(s->slot);
+    s->slot = slot;
+    s->cap = cap;
+    return 0;
+}
+
+/* Adds p (not yet in the set) in the given state; NULL when out of
+ * memory. Growing moves entries: pointers from earlier calls die here. */
+static vis_entry *
+vis_add(vis_set *s, const eng_pos *p, int state)
+{
+    if ((s->n + 1) * 2 > s->cap && vis_grow(s) != 0)
+        return NULL;
+    vis_entry *e = vis_slot(s->slot, s->cap, p);
+    e->bm = p->bm;
+    e->wm = p->wm;
+    e->bk = p->bk;
+    e->wk = p->wk;
+    e->stm = (uint8_t)p->stm;
+    e->state = (uint8_t)state;
+    e->longest = 0;
+    s->n++;
+    return e;
+}
+
+/* Empties the set for the next proof, keeping its memory. */
+static void
+vis_clear(vis_set *s)
+{
+    if (s->cap)
+        memset(s->slot, 0, s->cap * sizeof *s->slot);
+    s->n = 0;
+}
+
+/* ---- positions ------------------------------------------------------ */
+
+/*
+ * leaf_value - whether p is a leaf and its value for its side to move.
+ * A position with no legal move is lost (the rules). A position with at
+ * most dbmax pieces has the database's value (egdb_probe plays out
+ * captures itself); EGDB_ENOTFOUND there means the database cannot value
+ * it after all, and the position is then treated as any other (it needs
+ * a stored proof), which can only reject more. Any other probe error
+ * stops the check: a damaged database never becomes a value.
+ * RETURN 0 with *kind (LEAF_*) and *value (ENG_LOSS/DRAW/WIN), or a
+ * negative PST_E* code (the database's own code is named in err).
+ */
+static int
+leaf_value(chk_walk *w, const eng_pos *p, int *kind, int *value)
+{
+    *kind = LEAF_NONE;
+    if (eng_count_moves(p, ENG_DUPS_MERGE) == 0) {
+        *kind = LEAF_END;
+        *value = ENG_LOSS;
+        return 0;
+    }
+    if (!w->db || piece_count(p) > w->dbmax)
+        return 0;
+    int v = egdb_probe(w->db, p);
+    switch (v) {
+    case EGDB_WIN:
+        *value = ENG_WIN;
+        break;
+    case EGDB_LOSS:
+        *value = ENG_LOSS;
+        break;
+    case EGDB_DRAW:
+        *value = ENG_DRAW;
+        break;
+    case EGDB_ENOTFOUND:
+        return 0;
+    default: {
+        char fen[ENG_FEN_MAX];
+        eng_format_fen(p, fen, sizeof fen);
+        set_err(w->err, w->errlen, "database probe of %s failed: %s", fen,
+                v < 0 ? egdb_strerror(v) : "unknown value code");
+        /* One namespace for the caller (check.h): damaged is damaged,
+         * whichever file it is in. */
+        if (v == EGDB_ECORRUPT || v >= 0)
+            return PST_ECORRUPT;
+        return v == EGDB_ENOMEM ? PST_ENOMEM : PST_EIO;
+    }
+    }
+    *kind = LEAF_DB;
+    return 0;
+}
+
+/*
+ * open_stored - reads p's record and fills the frame f for it: the record
+ * must imply the goal, and where X moves, the stored move must be legal.
+ *   X to move:          lo >= goal (a draw or a win) and a move stored:
+ *                       the win move for a win goal; for a draw goal the
+ *                       draw move, or the win move of a win record that
+ *                       has none (store.h).
+ *   the other to move:  hi <= -goal (it cannot do better than lose, or
+ *                       than draw); no move is needed, every reply is
+ *                       a child.
+ * RETURN 0; PCHK_INVALID (the failure is recorded); a negative PST_E*
+ * code when the record cannot be read.
+ */
+static int
+open_stored(chk_walk *w, const eng_pos *p, const char *via, chk_frame *f)
+{
+    pst_record r;
+    int rc = pst_get(w->st, p, &r);
+    if (rc == PST_ENOTFOUND)
+        return fail(w, p, "no stored proof for this position (%s to move)%s", colour_name(p->stm),
+                    via);
+    if (rc != 0) {
+        char fen[ENG_FEN_MAX];
+        eng_format_fen(p, fen, sizeof fen);
+        set_err(w->err, w->errlen, "store record of %s cannot be read: %s", fen, pst_strerror(rc));
+        return rc;
+    }
+    if (!eng_bound_valid(r.bound)) {
+        /* pst_get promises never to return this; a checker does not take
+         * promises for granted. */
+        char fen[ENG_FEN_MAX];
+        eng_format_fen(p, fen, sizeof fen);
+        set_err(w->err, w->errlen, "store record of %s has bound code %d", fen, (int)r.bound);
+        return PST_ECORRUPT;
+    }
+    int need = goal_need(w);
+    int lo = eng_bound_lo(r.bound), hi = eng_bound_hi(r.bound);
+    memset(f, 0, sizeof *f);
+    f->pos = *p;
+    if (p->stm == w->x) {
+        if (lo < need)
+            return fail(w, p, "stored bound %s (%s to move) does not imply it%s",
+                        eng_bound_name(r.bound), colour_name(p->stm), via);
+        const pst_move *pm;
+        const char *which;
+        if (w->win) {
+            pm = &r.win;
+            which = "win";
+        } else if (r.draw.from != PST_NOMOVE) {
+            pm = &r.draw;
+            which = "draw";
+        } else if (lo == ENG_WIN) {
+            pm = &r.win;
+            which = "win";
+        } else {
+            return fail(w, p, "stored bound %s but no draw move", eng_bound_name(r.bound));
+        }
+        if (pm->from == PST_NOMOVE)
+            return fail(w, p, "stored bound %s but no %s move", eng_bound_name(r.bound), which);
+        if (pst_move_find(p, pm, &f->own) != 0) {
+            char mt[64];
+            pst_move_text(pm, mt, sizeof mt);
+            return fail(w, p, "stored %s move %s is not legal here", which, mt);
+        }
+        f->own_move = 1;
+        f->nkids = 1;
+    } else {
+        if (hi > -need)
+            return fail(w, p, "stored bound %s (%s to move) does not imply it%s",
+                        eng_bound_name(r.bound), colour_name(p->stm), via);
+        eng_movelist list;
+        int n = eng_generate(p, &list, ENG_DUPS_MERGE);
+        if (n < 0) {
+            char fen[ENG_FEN_MAX];
+            eng_format_fen(p, fen, sizeof fen);
+            set_err(w->err, w->errlen, "%s has more than %d moves", fen, ENG_MAX_MOVES);
+            return PST_EINVAL;
+        }
+        f->nkids = n; /* > 0: leaf_value has ruled out a position without moves */
+    }
+    w->out->positions++;
+    return 0;
+}
+
+/* The k-th child move of frame f. */
+static void
+frame_move(const chk_frame *f, int k, eng_move *m)
+{
+    if (f->own_move) {
+        *m = f->own;
+        return;
+    }
+    eng_movelist list;
+    eng_generate(&f->pos, &list, ENG_DUPS_MERGE);
+    *m = list.m[k];
+}
+
+static int
+stack_push(chk_walk *w, chk_frame **f)
+{
+    if (w->depth == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : CHK_STACK_MIN;
+        if (cap > SIZE_MAX / sizeof(chk_frame))
+            return PST_ENOMEM;
+        chk_frame *s = realloc(w->stack, cap * sizeof *s);
+        if (!s)
+            return PST_ENOMEM;
+        w->stack = s;
+        w->cap = cap;
+    }
+    *f = &w->stack[w->depth++];
+    return 0;
+}
+
+/*
+ * enter - takes position p into the proof: p is reached from the stored
+ * position `from` by move m (both NULL for the root).
+ * RETURN
+ *   ENTER_DONE with *longest: p needs nothing more (a leaf that reaches
+ *     the goal, or a position visited before; for a win goal, one fully
+ *     checked);
+ *   ENTER_PUSHED: p is a stored position whose record implies the goal;
+ *     its frame is on top of the stack and its children come next;
+ *   PCHK_INVALID: the proof fails here (recorded in out);
+ *   a negative code: the check cannot go on (err says why).
+ */
+static int
+enter(chk_walk *w, const eng_pos *from, const eng_move *m, const eng_pos *p, int *longest)
+{
+    char mv[ENG_MOVE_STR_MAX] = "", via[ENG_MOVE_STR_MAX + 32] = "";
+    const char *kind_of_move = "";
+    if (m) {
+        move_text(m, mv, sizeof mv);
+        kind_of_move = from->stm == w->x ? "move" : "reply";
+        snprintf(via, sizeof via, "; reached by %s", mv);
+    }
+
+    vis_entry *e = vis_find(&w->set, p);
+    if (e) {
+        /* A draw proof may come back to any position: staying inside the
+         * set for ever is a draw. A win proof may join a line already
+         * proven, but not one still open: that line would never end. */
+        if (w->win && e->state == VIS_OPEN) {
+            char fen[ENG_FEN_MAX];
+            eng_format_fen(p, fen, sizeof fen);
+            return fail(w, from,
+                        "cycle: %s %s comes back to %s, which is still on the line "
+                        "being checked (a win must end)",
+                        kind_of_move, mv, fen);
+        }
+        *longest = e->longest;
+        return ENTER_DONE;
+    }
+
+    int kind, v = ENG_DRAW;
+    int rc = leaf_value(w, p, &kind, &v);
+    if (rc < 0)
+        return rc;
+    if (kind != LEAF_NONE) {
+        /* The leaf's value is for its side to move; X's is the same or
+         * its negation. */
+        int vx = p->stm == w->x ? v : -v;
+        if (vx < goal_need(w)) {
+            const char *word = v == ENG_WIN ? "a win" : v == ENG_LOSS ? "a loss" : "a draw";
+            if (!m && kind == LEAF_END)
+                return fail(w, p, "%s has no move here (a loss for %s)", colour_name(p->stm),
+                            colour_name(p->stm));
+            if (!m)
+                return fail(w, p,
+                            "the database values this position as %s for %s (the "
+                            "database, not the store, decides its value)",
+                            word, colour_name(p->stm));
+            if (kind == LEAF_END)
+                return fail(w, from, "%s %s leaves %s without a move (a loss for %s)", kind_of_move,
+                            mv, colour_name(p->stm), colour_name(p->stm));
+            return fail(w, from, "%s %s leads to a position the database values as %s for %s",
+                        kind_of_move, mv, word, colour_name(p->stm));
+        }
+        if (kind == LEAF_END)
+            w->out->leaves_end++;
+        else
+            w->out->leaves_db++;
+        /* Leaves go into the set too, so that each is probed once. */
+        if (!vis_add(&w->set, p, VIS_DONE))
+            goto nomem;
+        *longest = 0;
+        return ENTER_DONE;
+    }
+
+    chk_frame nf, *f;
+    rc = open_stored(w, p, via, &nf);
+    if (rc != 0)
+        return rc;
+    if (stack_push(w, &f) != 0 || !vis_add(&w->set, p, VIS_OPEN))
+        goto nomem;
+    *f = nf;
+    return ENTER_PUSHED;
+
+nomem:
+    set_err(w->err, w->errlen, "out of memory after %zu positions", w->set.n);
+    return PST_ENOMEM;
+}
+
+/*
+ * walk_goal - checks one proof from root (see the top of the file).
+ * Longest lines: a leaf's line is 0 plies, a stored position's is one
+ * more than its longest child's, computed when the position leaves the
+ * stack; in an acyclic proof this is the longest path to a leaf.
+ * RETURN 0 (valid), PCHK_INVALID or a negative code.
+ */
+static int
+walk_goal(chk_walk *w, const eng_pos *root, int *longest)
+{
+    int len = 0;
+    vis_clear(&w->set);
+    w->depth = 0;
+    int rc = enter(w, NULL, NULL, root, &len);
+    if (rc == PCHK_INVALID || rc < 0)
+        return rc;
+    *longest = len;
+    while (w->depth > 0) {
+        chk_frame *f = &w->stack[w->depth - 1];
+        if (f->next < f->nkids) {
+            eng_move m;
+            eng_pos here = f->pos, child;
+            frame_move(f, f->next++, &m);
+            eng_make(&here, &m, &child);
+            /* enter may grow the stack: f is not used across the call */
+            rc = enter(w, &here, &m, &child, &len);
+            if (rc == PCHK_INVALID || rc < 0)
+                return rc;
+            if (rc == ENTER_DONE) {
+                f = &w->stack[w->depth - 1];
+                if (len + 1 > f->longest)
+                    f->longest = len + 1;
+            }
+            continue;
+        }
+        /* Every child is proven: so is this position. */
+        vis_entry *e = vis_find(&w->set, &f->pos);
+        e->state = VIS_DONE;
+        e->longest = f->longest;
+        len = f->longest;
+        w->depth--;
+        if (w->depth > 0) {
+            f = &w->stack[w->depth - 1];
+            if (len + 1 > f->longest)
+                f->longest = len + 1;
+        } else {
+            *longest = len;
+        }
+    }
+    return 0;
+}
+
+/* ---- the public function -------------------------------------------- */
+
+int
+pchk_check(pst_env *st, const egdb *db, const eng_pos *root, pchk_result *out, char *err,
+           size_t errlen)
+{
+    char msg[200];
+    memset(out, 0, sizeof *out);
+    out->status = PCHK_VALID;
+    out->longest_win = -1;
+    if (eng_validate(root, msg, sizeof msg) != 0) {
+        set_err(err, errlen, "not a position: %s", msg);
+        return PST_EINVAL;
+    }
+    pst_record r;
+    int rc = pst_get(st, root, &r);
+    if (rc == PST_ENOTFOUND) {
+        out->status = PCHK_NOTHING;
+        return 0;
+    }
+    if (rc != 0) {
+        char fen[ENG_FEN_MAX];
+        eng_format_fen(root, fen, sizeof fen);
+        set_err(err, errlen, "store record of %s cannot be read: %s", fen, pst_strerror(rc));
+        return rc;
+    }
+    if (!eng_bound_valid(r.bound)) {
+        set_err(err, errlen, "store record of the root has bound code %d", (int)r.bound);
+        return PST_ECORRUPT;
+    }
+    out->bound = r.bound;
+
+    /* The proofs the bound implies, for the root's side to move s and
+     * the other side o (check.h). */
+    int s = root->stm, o = !root->stm;
+    int lo = eng_bound_lo(r.bound), hi = eng_bound_hi(r.bound);
+    struct {
+        int x, win;
+    } goals[4];
+    int ngoals = 0;
+    if (lo >= ENG_DRAW)
+        goals[ngoals].x = s, goals[ngoals++].win = 0;
+    if (lo == ENG_WIN)
+        goals[ngoals].x = s, goals[ngoals++].win = 1;
+    if (hi <= ENG_DRAW)
+        goals[ngoals].x = o, goals[ngoals++].win = 0;
+    if (hi == ENG_LOSS)
+        goals[ngoals].x = o, goals[ngoals++].win = 1;
+
+    chk_walk w;
+    memset(&w, 0, sizeof w);
+    w.st = st;
+    w.db = db;
+    w.dbmax = db ? egdb_max_pieces(db) : 0;
+    w.out = out;
+    w.err = err;
+    w.errlen = errlen;
+
+    if (ngoals == 0) {
+        /* LW: the store never writes it (store.h); a record that claims
+         * nothing is not a proof of anything. */
+        w.x = s;
+        fail(&w, root, "stored bound %s claims nothing", eng_bound_name(r.bound));
+        snprintf(out->why, sizeof out->why, "stored bound %s claims nothing (not a proof)",
+                 eng_bound_name(r.bound));
+        return 0;
+    }
+
+    rc = 0;
+    for (int i = 0; i < ngoals && rc == 0; i++) {
+        int len = 0;
+        w.x = goals[i].x;
+        w.win = goals[i].win;
+        rc = walk_goal(&w, root, &len);
+        if (rc == 0 && w.win && len > out->longest_win)
+            out->longest_win = len;
+    }
+    free(w.set.slot);
+    free(w.stack);
+    if (rc == PCHK_INVALID)
+        return 0;
+    return rc;
+}
