@@ -144,6 +144,10 @@ struct dfpn_ctx {
     size_t nitems, items_cap;
     int w_side, w_reach; /* the proof being written: its side, reach or not */
     uint64_t researched;
+    eng_pos *log; /* positions taken, in order (for rollback) */
+    size_t nlog, log_cap;
+    char stuck[300]; /* where the last candidate could not be closed */
+    int strict;      /* walking: a repetition counts before the table */
 };
 
 /* ---- prototypes ------------------------------------------------------- */
@@ -502,14 +506,17 @@ value_child(dfpn_ctx *c, int ply, child *ch)
     budget(c);
 
     tt_entry *e = tt_find(c, p, ch->key);
-    if (e && (e->flags & F_FINAL)) {
+    if (e && (e->flags & F_FINAL) && !c->strict) {
         set_success(ch, e->pn == 0);
         ch->len = (uint16_t)(e->pn == 0 ? e->dn : e->pn);
         ch->leaf = LEAF_TT;
         return;
     }
     /* 2. repetition: only positions since the last irreversible move can
-     * recur, and only those with the same side to move (two plies apart) */
+     * recur, and only those with the same side to move (two plies apart).
+     * While a proof is written it is checked before the table, so that a
+     * win written through a new search never comes back to the walk's
+     * line. */
     if (!ch->irrev)
         for (int a = ply - 2; a >= c->seg[ply - 1]; a -= 2)
             if (same_pos(&c->path[a], p)) {
@@ -520,6 +527,12 @@ value_child(dfpn_ctx *c, int ply, child *ch)
                 ch->leaf = LEAF_REP;
                 return;
             }
+    if (e && (e->flags & F_FINAL)) {
+        set_success(ch, e->pn == 0);
+        ch->len = (uint16_t)(e->pn == 0 ? e->dn : e->pn);
+        ch->leaf = LEAF_TT;
+        return;
+    }
     uint64_t nm = eng_count_moves(p, ENG_DUPS_MERGE);
     if (nm == 0) { /* 3. the side to move has lost */
         set_success(ch, p->stm != c->attacker);
@@ -861,7 +874,7 @@ mid(dfpn_ctx *c, int ply, uint32_t thpn, uint32_t thdn, int inc)
         int rep_up, len;
         deps d;
         final_info(c, or_node, ch, n, pn == 0, p, &rep_up, &d, &len);
-        if (rep_up > 0 && !c->o->ghi_naive) /* rests on positions above: lines with them only */
+        if (rep_up > 0 && !c->o->ghi_naive && !c->o->optimistic) /* this line only */
             pt_put(c, p, key, c->phash[ply], pn == 0, &d, rep_up, len);
         else
             tt_put(c, p, key, pn, dn, (uint16_t)len, work, ply);
@@ -895,6 +908,21 @@ pos_hash(const eng_pos *p)
     return h ^ (h >> 29);
 }
 
+static int
+log_add(dfpn_ctx *c, const eng_pos *p)
+{
+    if (c->nlog == c->log_cap) {
+        size_t cap = c->log_cap ? c->log_cap * 2 : 4096;
+        eng_pos *l = realloc(c->log, cap * sizeof *l);
+        if (!l)
+            return -1;
+        c->log = l;
+        c->log_cap = cap;
+    }
+    c->log[c->nlog++] = *p;
+    return 0;
+}
+
 static pset_entry *
 pset_find(dfpn_ctx *c, const eng_pos *p, int add)
 {
@@ -918,11 +946,22 @@ pset_find(dfpn_ctx *c, const eng_pos *p, int add)
         return NULL;
     size_t j = pos_hash(p) & (c->set_cap - 1);
     while (c->set[j].used) {
-        if (same_pos(&c->set[j].pos, p))
-            return &c->set[j];
+        if (same_pos(&c->set[j].pos, p)) {
+            pset_entry *q = &c->set[j];
+            if (q->state != 3) /* 3: rolled back, as if absent */
+                return q;
+            if (!add)
+                return NULL;
+            q->state = 0;
+            q->item = UINT32_MAX;
+            q->len = 0;
+            return log_add(c, p) == 0 ? q : NULL;
+        }
         j = (j + 1) & (c->set_cap - 1);
     }
     if (!add)
+        return NULL;
+    if (log_add(c, p) != 0)
         return NULL;
     c->set[j].used = 1;
     c->set[j].pos = *p;
@@ -1028,90 +1067,129 @@ research(dfpn_ctx *c, int ply)
         c->abort = saved;
 }
 
+/* A failure to close the proof below a choice: remembered, so that the
+ * walk can try another move, and reported if none is left. */
+static int
+walk_stuck(dfpn_ctx *c, const eng_pos *p, const char *why)
+{
+    char fen[ENG_FEN_MAX];
+    eng_format_fen(p, fen, sizeof fen);
+    snprintf(c->stuck, sizeof c->stuck, "at %s: %s", fen, why);
+    return 1;
+}
+
+/* Forgets every position the walk took since log entry `to`. */
+static void
+rollback(dfpn_ctx *c, size_t to, size_t items)
+{
+    while (c->nlog > to) {
+        pset_entry *q = pset_find(c, &c->log[--c->nlog], 0);
+        if (q)
+            q->state = 3;
+    }
+    c->nitems = items;
+}
+
 /*
  * walk - adds path[ply] (not a leaf) and its proof below to the set.
- * RETURN 0, or -1 with c->error set.
+ * Where the proving side moves, the candidate moves are tried in order
+ * (a leaf, a position already taken, then by the tables' proof length or
+ * repetitions); a candidate whose proof cannot be closed (a win that
+ * would come back to a position on the walk, a reply the tables cannot
+ * prove again) is rolled back and the next tried.
+ * RETURN 0; 1 when the proof below cannot be closed (c->stuck says where);
+ * -1 with c->error set (a database or memory failure).
  */
 static int
 walk(dfpn_ctx *c, int ply)
 {
     const eng_pos p = c->path[ply];
     pset_entry *se = pset_find(c, &p, 1);
-    if (!se)
+    if (!se || add_item(c, &p, se) != 0)
         return set_error(c, DFPN_ENOMEM, "out of memory writing the proof"), -1;
     se->state = 1;
-    if (add_item(c, &p, se) != 0)
-        return set_error(c, DFPN_ENOMEM, "out of memory writing the proof"), -1;
     uint32_t item = se->item;
     size_t top0 = c->top;
     int w_moves = p.stm == c->w_side;
-    int maxlen = 0;
-    for (int attempt = 0; attempt < 2; attempt++) {
+    int maxlen = 0, closed = 0;
+    for (int attempt = 0; attempt < 2 && !closed; attempt++) {
+        if (attempt == 1) { /* search this position again on this line */
+            research(c, ply);
+            if (c->error)
+                return -1;
+        }
         child *ch;
         c->top = top0;
         int n = expand(c, ply, &ch);
-        if (n <= 0)
-            return walk_fail(c, &p, "the line is too deep to write"), -1;
         if (c->error)
             return -1;
-        int ok = 1;
+        if (n <= 0)
+            return walk_stuck(c, &p, "the line is too deep to write");
         if (w_moves) {
-            /* Prefer, in order: a leaf, a position already taken (for a
-             * win only a finished one: never one on the walk), then the
-             * child with the shortest proof or the fewest repetitions. */
-            int pick = -1, pick_rank = 4, pick_len = INT32_MAX;
+            int rank[ENG_MAX_MOVES], len[ENG_MAX_MOVES];
             for (int i = 0; i < n; i++) {
                 int lf = walk_leaf(c, &ch[i].pos);
                 if (lf == -2)
                     return walk_fail(c, &ch[i].pos, "database probe failed"), -1;
-                int rank = 4, l = INT32_MAX;
                 pset_entry *q = pset_find(c, &ch[i].pos, 0);
+                rank[i] = 4, len[i] = INT32_MAX;
                 if (lf == 1)
-                    rank = 0, l = 0;
-                else if (q && (q->state == 2 || !c->w_reach))
-                    rank = 1, l = q->len;
-                else if (!q && child_wins(c, &ch[i]))
-                    rank = 2, l = c->w_reach ? ch[i].len : ch[i].rep_up;
-                if (rank < pick_rank || (rank == pick_rank && l < pick_len))
-                    pick = i, pick_rank = rank, pick_len = l;
+                    rank[i] = 0, len[i] = 0;
+                else if (lf == 0 && q && (q->state == 2 || !c->w_reach))
+                    rank[i] = 1, len[i] = q->len;
+                else if (lf == 0 && !q && child_wins(c, &ch[i]))
+                    rank[i] = 2, len[i] = c->w_reach ? ch[i].len : ch[i].rep_up;
             }
-            if (pick_rank == 4) {
-                ok = 0;
-            } else {
+            for (;;) {
+                int pick = -1;
+                for (int i = 0; i < n; i++)
+                    if (rank[i] < 4 && (pick < 0 || rank[i] < rank[pick] ||
+                                        (rank[i] == rank[pick] && len[i] < len[pick])))
+                        pick = i;
+                if (pick < 0)
+                    break;
                 child *x = &ch[pick];
+                if (rank[pick] < 2) {
+                    maxlen = len[pick];
+                } else {
+                    size_t log0 = c->nlog, items0 = c->nitems;
+                    descend(c, ply, x);
+                    int r = walk(c, ply + 1);
+                    if (r < 0)
+                        return -1;
+                    if (r > 0) { /* try the next candidate */
+                        rollback(c, log0, items0);
+                        rank[pick] = 4;
+                        continue;
+                    }
+                    pset_entry *q = pset_find(c, &x->pos, 0);
+                    maxlen = q ? q->len : 0;
+                }
                 pst_move mv = pst_move_of(&x->mv);
                 if (c->w_reach)
                     c->items[item].rec.win = mv;
                 else
                     c->items[item].rec.draw = mv;
-                if (pick_rank == 2) {
-                    descend(c, ply, x);
-                    if (walk(c, ply + 1) != 0)
-                        return -1;
-                    pset_entry *q = pset_find(c, &x->pos, 0);
-                    maxlen = q ? q->len : 0;
-                } else {
-                    maxlen = pick_len == INT32_MAX ? 0 : pick_len;
-                }
+                closed = 1;
+                break;
             }
+            if (!closed && attempt == 1)
+                return walk_stuck(c, &p, "no move keeps the proof, even after a new search");
         } else {
-            for (int i = 0; i < n && ok; i++) {
+            closed = 1;
+            for (int i = 0; i < n && closed; i++) {
                 child *x = &ch[i];
                 int lf = walk_leaf(c, &x->pos);
                 if (lf == -2)
                     return walk_fail(c, &x->pos, "database probe failed"), -1;
-                if (lf == -1) {
-                    ok = 0;
-                    break;
-                }
+                if (lf == -1) /* a reply the proof cannot survive */
+                    return walk_stuck(c, &x->pos, "a reply reaches a losing leaf");
                 if (lf == 1)
                     continue;
                 pset_entry *q = pset_find(c, &x->pos, 0);
                 if (q) {
-                    if (c->w_reach && q->state != 2) {
-                        ok = 0; /* a cycle in a win proof */
-                        break;
-                    }
+                    if (c->w_reach && q->state != 2) /* a win may not cycle */
+                        return walk_stuck(c, &x->pos, "a reply comes back to the walk's line");
                     if (q->len > maxlen)
                         maxlen = q->len;
                     continue;
@@ -1123,27 +1201,20 @@ walk(dfpn_ctx *c, int ply)
                         return -1;
                     refresh_child(c, ply + 1, x);
                     if (!child_wins(c, x)) {
-                        ok = 0;
+                        closed = 0;
                         break;
                     }
                 }
-                if (walk(c, ply + 1) != 0)
-                    return -1;
+                int r = walk(c, ply + 1);
+                if (r != 0)
+                    return r; /* the choice above tries another move */
                 q = pset_find(c, &x->pos, 0);
                 if (q && q->len > maxlen)
                     maxlen = q->len;
             }
+            if (!closed && attempt == 1)
+                return walk_stuck(c, &p, "a reply escapes the proof, even after a new search");
         }
-        if (ok)
-            break;
-        if (attempt == 1)
-            return walk_fail(c, &p,
-                             w_moves ? "no move keeps the proof, even after a new search"
-                                     : "a reply escapes the proof, even after a new search"),
-                   -1;
-        research(c, ply);
-        if (c->error)
-            return -1;
     }
     c->top = top0;
     se = pset_find(c, &p, 0); /* the set may have moved */
@@ -1193,7 +1264,7 @@ main_line(dfpn_ctx *c, dfpn_result *out)
 }
 
 static int
-write_proof(dfpn_ctx *c, int attacker_won_root, dfpn_result *out)
+write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
 {
     c->w_side = attacker_won_root ? c->attacker : !c->attacker;
     c->w_reach = c->w_side != c->safety;
@@ -1201,8 +1272,10 @@ write_proof(dfpn_ctx *c, int attacker_won_root, dfpn_result *out)
     if (c->set)
         memset(c->set, 0, c->set_cap * sizeof *c->set);
     c->nitems = 0;
+    c->nlog = 0;
     c->top = 0;
     c->researched = 0;
+    c->strict = 1;
     /* the walk may search again: give it a budget of its own */
     double extra = c->o->time_limit > 30 ? c->o->time_limit : 30;
     c->deadline = now() + extra;
@@ -1219,13 +1292,17 @@ write_proof(dfpn_ctx *c, int attacker_won_root, dfpn_result *out)
         walk_fail(c, &c->path[0], "the root's leaf value contradicts the answer");
         return c->error;
     }
-    if (walk(c, 0) != 0)
+    int wr = walk(c, 0);
+    c->strict = 0;
+    if (wr > 0)
+        set_error(c, DFPN_EPROOF, c->stuck);
+    if (wr != 0)
         return c->error ? c->error : DFPN_EPROOF;
     out->researched = c->researched;
     pset_entry *root = pset_find(c, &c->path[0], 0);
     out->proof_length = c->w_reach && root ? root->len : -1;
     main_line(c, out);
-    if (c->o->store) {
+    if (c->o->store && put) {
         char e[256];
         int rc = pst_put_many(c->o->store, c->items, c->nitems, e, sizeof e);
         if (rc != 0) {
@@ -1275,6 +1352,7 @@ dfpn_free(dfpn_ctx *c)
     free(c->arena);
     free(c->set);
     free(c->items);
+    free(c->log);
     free(c);
 }
 
@@ -1380,8 +1458,18 @@ dfpn_prove(dfpn_ctx *c, const eng_pos *root, int attacker, int goal, const dfpn_
     if (c->error) {
         out->status = DFPN_UNKNOWN;
         rcode = c->error;
-    } else if (out->status != DFPN_UNKNOWN && o->write_proof) {
-        rcode = write_proof(c, out->status == DFPN_PROVEN, out);
+    } else if (out->status != DFPN_UNKNOWN) {
+        int winner = out->status == DFPN_PROVEN ? attacker : !attacker;
+        int verify = o->optimistic && winner == c->safety;
+        if (o->write_proof || verify) {
+            /* without write_proof the walk only verifies: nothing is written */
+            rcode = write_proof(c, out->status == DFPN_PROVEN, o->write_proof, out);
+            if (rcode == DFPN_EPROOF && verify) { /* not a certificate: not an answer */
+                out->status = DFPN_UNKNOWN;
+                out->refuted = 1;
+                rcode = 0;
+            }
+        }
     }
     out->nodes = c->nodes;
     out->expanded = c->expanded;

@@ -92,6 +92,16 @@ typedef struct dfpn_opts {
     volatile int *stop;  /* set nonzero to stop (may be NULL) */
     void (*progress)(const dfpn_progress *p, void *arg); /* about twice a second */
     void *progress_arg;
+    int optimistic; /* keep path-dependent safety results in the table as
+                       if they held on every line (fast in king endings,
+                       where a plain GHI-safe search re-proves the same
+                       cycles on every line, but possibly wrong); such a
+                       result stands only if the proof walk closes it into
+                       a certificate (prover.h, WRITING A PROOF), which is
+                       then checked like any other. Otherwise status is
+                       UNKNOWN and refuted is set: run the query again
+                       without this switch. Reach-side results (wins) are
+                       never affected. */
     int ghi_naive; /* TESTS ONLY: keep path-dependent results in the
                       transposition table as if they held on every line
                       (the classic GHI bug), so that a test can show a
@@ -111,6 +121,7 @@ typedef struct dfpn_result {
     uint64_t proof_records; /* records written to the store (write_proof) */
     uint64_t researched;    /* positions re-searched while writing the proof */
     int proof_length;       /* plies of the longest line of a win proof (-1: n/a) */
+    int refuted;            /* optimistic: a safety result the walk could not close */
     double seconds;
     int pvlen;              /* the proof's main line from the root */
     eng_move pv[128];

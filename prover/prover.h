@@ -153,6 +153,7 @@ typedef struct prv_result {
     int nq;           /* queries run */
     prv_query q[PRV_MAXQ];
     uint64_t nodes, expanded;
+    int refuted; /* optimistic answers the walk refuted (then re-searched) */
     double seconds;
 } prv_result;
 

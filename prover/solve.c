@@ -96,7 +96,7 @@ prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_
         d.db = o->db;
         d.db_pieces = o->db_pieces;
         d.store = o->store;
-        d.write_proof = 1;
+        d.write_proof = o->store != NULL; /* a proof is written only where it is kept */
         d.stop = o->stop;
         d.progress = o->progress;
         d.progress_arg = o->progress_arg;
@@ -113,9 +113,26 @@ prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_
         prv_query *q = &out->q[out->nq++];
         q->attacker = att;
         q->goal = goal;
+        /* optimistic first (dfpn.h): fast where cycles abound, and its
+         * answer stands only as a closed certificate; if refuted, the
+         * GHI-safe search runs with what is left of the budget */
+        d.optimistic = 1;
         rc = dfpn_prove(c, p, att, goal, &d, &q->r, err, errlen);
         out->nodes += q->r.nodes;
         out->expanded += q->r.expanded;
+        if (rc == 0 && q->r.refuted) {
+            out->refuted++;
+            d.optimistic = 0;
+            if (d.time_limit > 0)
+                d.time_limit -= q->r.seconds;
+            if (d.node_limit)
+                d.node_limit = d.node_limit > q->r.nodes ? d.node_limit - q->r.nodes : 1;
+            if (d.time_limit >= 0) {
+                rc = dfpn_prove(c, p, att, goal, &d, &q->r, err, errlen);
+                out->nodes += q->r.nodes;
+                out->expanded += q->r.expanded;
+            }
+        }
         /* An answer whose proof could not be written still stands: df-pn
          * found it. It is reported, with the error, but not trusted for
          * more queries. */
