@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1740,6 +1741,88 @@ test_map_resized_by_other(void **state)
     rm_store(dir);
 }
 
+/* ---- threads ----------------------------------------------------------- */
+
+/* Threads of one process sharing one pst_env: each writes its own
+ * positions in small batches and reads everyone's, while the map grows
+ * from 64 KiB under them (resizes wait for every transaction). */
+enum { TH_N = 4, TH_EACH = 1500, TH_BATCH = 50 };
+
+typedef struct thread_ctx {
+    pst_env *s;
+    const pst_item *items; /* TH_N * TH_EACH, thread t owns [t*TH_EACH, ...) */
+    int t;
+    int failures;
+} thread_ctx;
+
+static void *
+thread_main(void *arg)
+{
+    thread_ctx *c = arg;
+    uint64_t rs = 100 + (uint64_t)c->t;
+    char err[512];
+    for (int i = 0; i < TH_EACH; i += TH_BATCH) {
+        const pst_item *mine = c->items + (size_t)c->t * TH_EACH + i;
+        if (pst_put_many(c->s, mine, TH_BATCH, err, sizeof err) != 0) {
+            fprintf(stderr, "thread %d: %s\n", c->t, err);
+            c->failures++;
+            return NULL;
+        }
+        /* Everything this thread wrote is there; others' records are
+         * there or not yet, and never different. */
+        for (int k = 0; k < 40; k++) {
+            int own = k % 2 == 0;
+            size_t j = own ? (size_t)c->t * TH_EACH + rng_next(&rs) % (uint64_t)(i + TH_BATCH)
+                           : rng_next(&rs) % (TH_N * TH_EACH);
+            pst_record r;
+            int rc = pst_get(c->s, &c->items[j].pos, &r);
+            if ((rc == 0 && !rec_equal(&r, &c->items[j].rec)) || (own && rc != 0) ||
+                (rc != 0 && rc != PST_ENOTFOUND))
+                c->failures++;
+        }
+    }
+    return NULL;
+}
+
+static void
+test_threads_share_one_env(void **state)
+{
+    (void)state;
+    char dir[256], err[512];
+    new_store_dir(dir, sizeof dir, "pst-threads");
+    setenv("CHECKERS_PST_MAP_BYTES", "65536", 1);
+    pst_env *s = open_rw(dir);
+    unsetenv("CHECKERS_PST_MAP_BYTES");
+    eng_pos *ps = gen_positions(81, TH_N * TH_EACH, 1);
+    pst_item *items = malloc(TH_N * TH_EACH * sizeof *items);
+    uint64_t rs = 4;
+    for (int i = 0; i < TH_N * TH_EACH; i++)
+        items[i] = item_make(&ps[i], rec_random(&ps[i], &rs));
+    pthread_t th[TH_N];
+    thread_ctx ctx[TH_N];
+    for (int t = 0; t < TH_N; t++) {
+        ctx[t] = (thread_ctx){s, items, t, 0};
+        assert_int_equal(pthread_create(&th[t], NULL, thread_main, &ctx[t]), 0);
+    }
+    for (int t = 0; t < TH_N; t++) {
+        assert_int_equal(pthread_join(th[t], NULL), 0);
+        assert_int_equal(ctx[t].failures, 0);
+    }
+    pst_stats st;
+    assert_int_equal(pst_stats_get(s, &st, err, sizeof err), 0);
+    assert_int_equal(st.records, TH_N * TH_EACH);
+    assert_true(st.map_bytes > 65536);
+    for (int i = 0; i < TH_N * TH_EACH; i++) {
+        pst_record r;
+        assert_int_equal(pst_get(s, &ps[i], &r), 0);
+        assert_true(rec_equal(&r, &items[i].rec));
+    }
+    pst_close(s);
+    free(items);
+    free(ps);
+    rm_store(dir);
+}
+
 int
 main(void)
 {
@@ -1760,6 +1843,7 @@ main(void)
         cmocka_unit_test(test_two_writers),
         cmocka_unit_test(test_map_growth),
         cmocka_unit_test(test_map_resized_by_other),
+        cmocka_unit_test(test_threads_share_one_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
