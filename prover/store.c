@@ -715,7 +715,7 @@ pst_validate_item(const pst_item *it, size_t i, pst_norm *out, char *err, size_t
 }
 
 /*
- * pst_merge - store.h's MERGING rule, plus the one it leaves to us:
+ * pst_merge - store.h's MERGING rule, with its reasons:
  *   bounds      intersected; empty -> PST_ECONTRADICT.
  *   moves       the stored one stays; a new one fills an absent slot. The
  *               input check guarantees a new move suits the new bound,

@@ -355,7 +355,8 @@ pst_check_header(const char *path, const char *file, char *err, size_t errlen)
  * LMDB's assertion callback (mdb_env_set_assert, called before abort) and
  * a SIGSEGV/SIGBUS handler jump back there, and the stretch returns
  * PST_ASSERTED, which its caller reports as PST_ECORRUPT after aborting
- * the transaction.
+ * the transaction. (An LMDB built with NDEBUG has no assertions; Debian's
+ * has them. The faults are guarded either way.)
  *
  * Why this is sound: the interrupted LMDB code held no lock but the
  * writers' mutex of a write transaction, and that transaction is aborted
