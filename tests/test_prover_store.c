@@ -1161,10 +1161,11 @@ damage_child(const char *dir, const expect_ctx *x0, int wfd)
 }
 
 /* Copies the reference data.mdb into a fresh directory, damages it with
- * fn and runs a reader over it in a child. */
+ * fn (which returns the length to keep) and runs a reader over it in a
+ * child. */
 static void
 run_damaged(const char *name, const unsigned char *orig, size_t len, size_t psize,
-            void (*fn)(unsigned char *b, size_t len, size_t psize, void *arg), void *arg,
+            size_t (*fn)(unsigned char *b, size_t len, size_t psize, void *arg), void *arg,
             const expect_ctx *x, damage_report *rep)
 {
     char dir[256], file[600];
@@ -1172,10 +1173,7 @@ run_damaged(const char *name, const unsigned char *orig, size_t len, size_t psiz
     snprintf(file, sizeof file, "%s/data.mdb", dir);
     unsigned char *b = malloc(len);
     memcpy(b, orig, len);
-    size_t blen = len;
-    fn(b, blen, psize, arg);
-    if (arg == (void *)-1)
-        blen = len / 2; /* the truncation case */
+    size_t blen = fn(b, len, psize, arg); /* the length to keep */
     write_file(file, b, blen);
     free(b);
     int fds[2];
@@ -1210,34 +1208,37 @@ run_damaged(const char *name, const unsigned char *orig, size_t len, size_t psiz
 }
 
 /* Damage kinds: arg is a byte offset (or page number) as needed. */
-static void
+static size_t
 dmg_meta_magic(unsigned char *b, size_t len, size_t psize, void *arg)
 {
     (void)len;
     (void)psize;
     (void)arg;
     b[16] ^= 0xFF; /* meta page 0: mm_magic */
+    return len;
 }
 
-static void
+static size_t
 dmg_meta_psize(unsigned char *b, size_t len, size_t psize, void *arg)
 {
     (void)len;
     (void)psize;
     (void)arg;
     memset(b + 40, 0, 4); /* meta page 0: the page size */
+    return len;
 }
 
-static void
+static size_t
 dmg_meta_lastpg(unsigned char *b, size_t len, size_t psize, void *arg)
 {
     (void)len;
     (void)arg;
     for (int m = 0; m < 2; m++)
         memset(b + m * psize + 136, 0x7F, 8); /* both metas: mm_last_pg */
+    return len;
 }
 
-static void
+static size_t
 dmg_meta_root(unsigned char *b, size_t len, size_t psize, void *arg)
 {
     /* arg: the page number to point the main tree at (both metas). */
@@ -1245,9 +1246,10 @@ dmg_meta_root(unsigned char *b, size_t len, size_t psize, void *arg)
     uint64_t root = *(const uint64_t *)arg;
     for (int m = 0; m < 2; m++)
         memcpy(b + m * psize + 128, &root, 8);
+    return len;
 }
 
-static void
+static size_t
 dmg_page(unsigned char *b, size_t len, size_t psize, void *arg)
 {
     /* arg: 0 zeros, 1 0xFF, 2 random bytes, over the middle page. */
@@ -1256,15 +1258,16 @@ dmg_page(unsigned char *b, size_t len, size_t psize, void *arg)
     uint64_t s = 77;
     for (size_t i = 0; i < psize; i++)
         b[pg * psize + i] = kind == 0 ? 0 : kind == 1 ? 0xFF : (unsigned char)rng_next(&s);
+    return len;
 }
 
-static void
+static size_t
 dmg_truncate(unsigned char *b, size_t len, size_t psize, void *arg)
 {
     (void)b;
-    (void)len;
     (void)psize;
     (void)arg;
+    return len / 2;
 }
 
 typedef struct dmg_bytes {
@@ -1273,7 +1276,7 @@ typedef struct dmg_bytes {
     int hits;
 } dmg_bytes;
 
-static void
+static size_t
 dmg_record(unsigned char *b, size_t len, size_t psize, void *arg)
 {
     (void)psize;
@@ -1284,6 +1287,7 @@ dmg_record(unsigned char *b, size_t len, size_t psize, void *arg)
             b[i + (size_t)d->at] ^= 0x5A;
             d->hits++;
         }
+    return len;
 }
 
 /*
@@ -1292,7 +1296,7 @@ dmg_record(unsigned char *b, size_t len, size_t psize, void *arg)
  * page is an 8-byte page number, u16 pad, u16 flags, u16 lower, u16
  * upper, then the node offsets). These make an unguarded LMDB 0.9 crash.
  */
-static void
+static size_t
 dmg_node_dupdata(unsigned char *b, size_t len, size_t psize, void *arg)
 {
     /* The node of one record marked as a set of duplicates (F_DUPDATA):
@@ -1305,9 +1309,10 @@ dmg_node_dupdata(unsigned char *b, size_t len, size_t psize, void *arg)
             b[i - 4] |= 0x04;
             d->hits++;
         }
+    return len;
 }
 
-static void
+static size_t
 dmg_node_offset(unsigned char *b, size_t len, size_t psize, void *arg)
 {
     /* The first node offset of the last leaf page that holds one of our
@@ -1331,15 +1336,16 @@ dmg_node_offset(unsigned char *b, size_t len, size_t psize, void *arg)
         uint16_t far = 65520;
         memcpy(b + pg * psize + 16, &far, 2);
         d->hits = (int)pg;
-        return;
+        return len;
     }
+    return len;
 }
 
 typedef struct dmg_random {
     uint64_t seed;
 } dmg_random;
 
-static void
+static size_t
 dmg_random_bytes(unsigned char *b, size_t len, size_t psize, void *arg)
 {
     dmg_random *d = arg;
@@ -1348,6 +1354,7 @@ dmg_random_bytes(unsigned char *b, size_t len, size_t psize, void *arg)
         size_t off = 2 * psize + (size_t)(rng_next(&s) % (len - 2 * psize));
         b[off] = (unsigned char)rng_next(&s);
     }
+    return len;
 }
 
 static void
@@ -1396,7 +1403,7 @@ test_damaged_file(void **state)
      * older tree (the reader then finds fewer records, never wrong ones). */
     for (root = 2; root < 6; root++)
         run_damaged("meta root moved", orig, len, psize, dmg_meta_root, &root, &x, &rep);
-    run_damaged("truncated", orig, len, psize, dmg_truncate, (void *)-1, &x, &rep);
+    run_damaged("truncated", orig, len, psize, dmg_truncate, NULL, &x, &rep);
     assert_int_not_equal(rep.open_rc, 0);
 
     /* The middle of the file: a page of zeros, of 0xFF, of noise. Every
