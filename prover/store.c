@@ -263,6 +263,13 @@ pst_checksum(const uint8_t key[PST_KEY_BYTES], const uint8_t *val)
     return XXH32(buf, sizeof buf, 0);
 }
 
+/*
+ * The value layout is store.h's, byte for byte, written field by field in
+ * little-endian order rather than as a C struct, so the file does not
+ * depend on the compiler's padding or the machine's byte order. Reserved
+ * bytes are zero and checked on reading: a later format can give them a
+ * meaning and be told apart.
+ */
 void
 pst_encode(const uint8_t key[16], const pst_record *r, uint8_t val[32])
 {
@@ -347,6 +354,8 @@ pst_decode_why(const uint8_t key[PST_KEY_BYTES], const uint8_t *val, size_t len,
     return 0;
 }
 
+/* The public decoder takes any length and any bytes (the fuzz test
+ * drives it); only the reason is dropped. */
 int
 pst_decode(const uint8_t key[16], const uint8_t *val, size_t len, pst_record *out)
 {
@@ -358,6 +367,12 @@ pst_decode(const uint8_t key[16], const uint8_t *val, size_t len, pst_record *ou
 
 /* ---- moves ------------------------------------------------------------ */
 
+/*
+ * A stored move is three numbers, not a route: the route is found again
+ * by generating the position's moves. That keeps records at 32 bytes and
+ * makes a stored move that is not legal impossible to act on: it names
+ * nothing.
+ */
 int
 pst_move_find(const eng_pos *p, const pst_move *pm, eng_move *out)
 {
@@ -498,6 +513,11 @@ pst_create_txn(pst_env *s, MDB_txn *txn, void *arg, char *err, size_t errlen)
     return 0;
 }
 
+/*
+ * The order matters: everything that can refuse the store without
+ * touching it (the path, LMDB's header, the schema in a read transaction)
+ * comes before the only write, the creation of an empty store.
+ */
 int
 pst_open(const char *path, int flags, pst_env **out, char *err, size_t errlen)
 {
@@ -629,6 +649,8 @@ fail:
     return rc;
 }
 
+/* Pooled read transactions hold reader slots: they are given back before
+ * the environment closes (LMDB's rule: transactions first). */
 void
 pst_close(pst_env *s)
 {
@@ -859,6 +881,12 @@ pst_precheck(pst_env *s, pst_batch *b, char *err, size_t errlen)
     return rc == 0 ? 0 : pst_lmdb_fail(s, rc, "reading the stored records", err, errlen);
 }
 
+/*
+ * Three stages, cheapest first: every record is checked on its own
+ * (position, bound, moves: no LMDB at all), then merged in a read
+ * transaction (pst_precheck: no writers' lock), and only a batch that
+ * changes something opens a write transaction, which merges again.
+ */
 int
 pst_put_many(pst_env *s, const pst_item *items, size_t n, char *err, size_t errlen)
 {
@@ -918,6 +946,13 @@ pst_get_run(void *arg)
     return rc;
 }
 
+/*
+ * The hot path of the solvers: one pooled read transaction, one lookup,
+ * 32 bytes copied out, then the checks (checksum, codes) outside any
+ * lock. The record is stored for the canonical position; only the moves
+ * need turning for a White-to-move caller, the bound is for the side to
+ * move either way.
+ */
 int
 pst_get(pst_env *s, const eng_pos *p, pst_record *out)
 {
@@ -985,6 +1020,8 @@ pst_name_key(const uint8_t *key, size_t klen, char *buf, size_t len)
     }
 }
 
+/* Sizes are checked before anything is copied: a damaged node may claim
+ * any size, and only 16 + 32 bytes are ever read from the map. */
 static int
 pst_chunk_run(void *arg)
 {
@@ -1119,6 +1156,11 @@ pst_count_one(const eng_pos *p, const pst_record *r, void *arg)
     return 0;
 }
 
+/*
+ * A full scan rather than counters kept beside the records: counters
+ * would be one more thing for every writer of every process to keep
+ * exact across crashes, and the scan also checks every record.
+ */
 int
 pst_stats_get(pst_env *s, pst_stats *out, char *err, size_t errlen)
 {
