@@ -16,6 +16,7 @@ int cli_moves(int argc, char **argv);
 int cli_egdb(int argc, char **argv);
 int cli_solve(int argc, char **argv);
 int cli_search(int argc, char **argv);
+int cli_store(int argc, char **argv);
 
 /* Seconds from a monotonic clock. */
 double cli_now(void);

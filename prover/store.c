@@ -2,12 +2,11 @@
  * store.c - the proven-node store in LMDB (format and contract in
  * store.h).
  *
- * The file has five parts: the record codec (pure functions: keys,
- * values, checksums, the colour flip of moves), the LMDB plumbing
- * (transactions that survive map growth, and guards that turn LMDB's
- * reactions to a damaged file into errors), opening (the header and
- * schema checks), writing (validation, merging) and reading (get, scans,
- * statistics).
+ * The file has four parts: the record codec (pure functions: keys,
+ * values, checksums, the colour flip of moves), opening (the schema
+ * check), writing (validation, merging) and reading (get, scans,
+ * statistics). What LMDB leaves to its caller (errors, map growth,
+ * transactions, guards against a damaged file) is in store_lmdb.c.
  *
  * Why LMDB, and why this way:
  *   - Copy-on-write B-tree with one atomic meta-page switch per commit: a
@@ -20,24 +19,17 @@
  *     of address space (no disk) and doubles when a write finds it full.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <setjmp.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <lmdb.h>
 #include <xxhash.h>
 
 #include "prover/store.h"
+#include "prover/store_lmdb.h"
 
 /* ---- constants -------------------------------------------------------- */
 
@@ -51,106 +43,19 @@
 #define PST_FLAG_DRAW 0x02
 
 /*
- * The initial map: 1 GiB of address space, not of disk (LMDB only writes
- * the pages it uses). Large enough that a typical run never resizes,
- * small enough to leave room for many processes on a 47-bit address
- * space. CHECKERS_PST_MAP_BYTES overrides it so that the tests can reach
- * MDB_MAP_FULL with a few thousand records.
- */
-#define PST_MAP_INITIAL ((size_t)1 << 30)
-#define PST_MAP_ENV "CHECKERS_PST_MAP_BYTES"
-#define PST_MAP_MIN ((size_t)4096)
-#define PST_MAP_MAX ((size_t)1 << 46) /* 64 TiB: beyond this a doubling is a bug */
-
-/*
  * Reader slots in lock.mdb, shared by every process of the machine. LMDB's
  * default (126) is low for many solver processes with several threads
  * each; a slot costs 64 bytes of lock file.
  */
 #define PST_MAX_READERS 1022
 
-/* Reset read transactions kept per environment for reuse (see pst_env). */
-#define PST_POOL 64
-
 /* Records copied out of LMDB per read transaction of a scan. */
 #define PST_SCAN_CHUNK 4096
-
-/* How often a transaction start is retried after another process grew
- * the map (MDB_MAP_RESIZED); each retry adopts the new size, so more
- * than a few in a row means something else is wrong. */
-#define PST_RESIZED_TRIES 64
-
-/* The LMDB meta page as mdb.c lays it out (data format 1, 64-bit). See
- * pst_check_header for why we read it ourselves. */
-#define LMDB_MAGIC 0xBEEFC0DEu
-#define LMDB_DATA_VERSION 1u
-#define LMDB_P_META 0x08
-#define LMDB_META_END 152 /* bytes of page header + MDB_meta */
-#define LMDB_P_INVALID UINT64_MAX
 
 /* What the schema check found. */
 enum { PST_SCHEMA_OK = 0, PST_SCHEMA_EMPTY = 1 };
 
-/* What pst_guarded returns when LMDB failed an assertion or faulted. Not
- * a PST_E* code and not an LMDB one: it never leaves this file. */
-#define PST_ASSERTED (-1000)
-
-/* The value a jump out of LMDB carries when an assertion failed (signals
- * carry their number). */
-#define PST_JUMP_ASSERT 1000
-
 /* ---- types ------------------------------------------------------------ */
-
-/*
- * An open store. LMDB wants one MDB_env per process and file; the
- * pst_env wraps it with what LMDB leaves to the caller:
- *
- *   map_lock  mdb_env_set_mapsize may only run when no transaction of the
- *             process is active. Every transaction holds map_lock shared;
- *             a resize (after MDB_MAP_FULL or MDB_MAP_RESIZED) takes it
- *             exclusively. The lock prefers the resizer: with readers
- *             preferred, solver threads calling pst_get in a loop would
- *             starve a resize for ever. That is safe because no thread
- *             ever takes the lock twice: scans call back with no
- *             transaction open.
- *   pool      reset read transactions. With MDB_NOTLS a reset transaction
- *             keeps its reader slot, so renewing it skips the lock-file
- *             mutex that mdb_txn_begin takes: pst_get is on the solvers'
- *             hot path.
- *   damaged   set (with the first message) when this process has seen
- *             any damage in the file, a bad record or a bad page; from
- *             then on pst_put_many refuses to write. LMDB writes into
- *             copies of the pages on its way, and a damaged page can make
- *             it write past them or spread the damage; and whatever
- *             damaged one record may have damaged pages that reads have
- *             not met yet. The file is evidence to keep as it is.
- *   broken    set when LMDB faulted inside a write transaction and
- *             faulted again while the transaction was aborted: LMDB's
- *             state in this process can no longer be trusted, and every
- *             call fails with PST_ECORRUPT without entering LMDB again;
- *             pst_close then leaves the environment as it is (the
- *             writers' mutex is released when the process exits, which
- *             it should do soon).
- * pool_lock guards pool and damaged.
- */
-struct pst_env {
-    MDB_env *env;
-    MDB_dbi nodes;
-    MDB_dbi meta;
-    int rdonly;
-    char *path;
-    pthread_rwlock_t map_lock;
-    pthread_mutex_t pool_lock;
-    MDB_txn *pool[PST_POOL];
-    int npool;
-    int damaged;
-    char damage[320];
-    atomic_int broken;
-};
-
-/* A write transaction body: returns 0, an LMDB code, or a PST_E* code
- * with err written. */
-typedef int (*pst_txn_fn)(pst_env *s, MDB_txn *txn, void *arg, char *err, size_t errlen);
 
 /* A scan callback: a canonical position and its checked record. */
 typedef int (*pst_scan_fn)(const eng_pos *p, const pst_record *r, void *arg);
@@ -168,17 +73,6 @@ typedef struct pst_batch {
     size_t n;
     size_t changed; /* records whose stored value the batch changes */
 } pst_batch;
-
-/* One attempt of pst_write, run under pst_guarded. */
-typedef struct pst_write_op {
-    pst_env *s;
-    MDB_txn *txn; /* NULL once committed (commit frees it, even when it fails) */
-    pst_txn_fn fn;
-    void *arg;
-    char *err;
-    size_t errlen;
-    const char *what; /* the step that failed, for the message */
-} pst_write_op;
 
 /* pst_schema in a read transaction, under pst_guarded. */
 typedef struct pst_schema_op {
@@ -226,49 +120,7 @@ typedef struct pst_chunk_op {
     size_t errlen;
 } pst_chunk_op;
 
-/* A guarded stretch of LMDB calls (see pst_guarded). */
-typedef struct pst_guard {
-    sigjmp_buf jb;
-    struct pst_guard *prev;
-    char *msg; /* the caller's buffer for LMDB's assertion text */
-    size_t msglen;
-} pst_guard;
-
-/* ---- static data ------------------------------------------------------ */
-
-/*
- * The innermost guarded stretch of the calling thread. Thread-local
- * because neither the LMDB assertion callback (it gets the environment,
- * which every thread shares) nor a signal handler can be handed a
- * context; it only ever points into a live stack frame of its own
- * thread. With the saved signal actions below, it is the only mutable
- * state of this file outside a pst_env.
- */
-static _Thread_local pst_guard *pst_guard_cur;
-
-/* The SIGSEGV and SIGBUS actions found when the store last installed its
- * own, to chain to for faults that are not ours; pst_fault_lock
- * serialises installations. */
-static pthread_mutex_t pst_fault_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct sigaction pst_old_segv, pst_old_bus;
-
-/* ---- prototypes ------------------------------------------------------- */
-
-static void pst_errf(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 /* ---- small helpers ---------------------------------------------------- */
-
-static void
-pst_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* Little-endian field access: the file format is the same on every
  * machine, whatever its byte order. */
@@ -411,6 +263,13 @@ pst_checksum(const uint8_t key[PST_KEY_BYTES], const uint8_t *val)
     return XXH32(buf, sizeof buf, 0);
 }
 
+/*
+ * The value layout is store.h's, byte for byte, written field by field in
+ * little-endian order rather than as a C struct, so the file does not
+ * depend on the compiler's padding or the machine's byte order. Reserved
+ * bytes are zero and checked on reading: a later format can give them a
+ * meaning and be told apart.
+ */
 void
 pst_encode(const uint8_t key[16], const pst_record *r, uint8_t val[32])
 {
@@ -495,6 +354,8 @@ pst_decode_why(const uint8_t key[PST_KEY_BYTES], const uint8_t *val, size_t len,
     return 0;
 }
 
+/* The public decoder takes any length and any bytes (the fuzz test
+ * drives it); only the reason is dropped. */
 int
 pst_decode(const uint8_t key[16], const uint8_t *val, size_t len, pst_record *out)
 {
@@ -506,6 +367,12 @@ pst_decode(const uint8_t key[16], const uint8_t *val, size_t len, pst_record *ou
 
 /* ---- moves ------------------------------------------------------------ */
 
+/*
+ * A stored move is three numbers, not a route: the route is found again
+ * by generating the position's moves. That keeps records at 32 bytes and
+ * makes a stored move that is not legal impossible to act on: it names
+ * nothing.
+ */
 int
 pst_move_find(const eng_pos *p, const pst_move *pm, eng_move *out)
 {
@@ -533,530 +400,6 @@ pst_move_of(const eng_move *m)
 {
     pst_move pm = {m->from, m->to, m->captured};
     return pm;
-}
-
-/* ---- LMDB plumbing ---------------------------------------------------- */
-
-/*
- * An LMDB or system error as a project code. The damage LMDB can see
- * (a page that is not where a tree says, a page of the wrong kind, a
- * header that is not LMDB's) is PST_ECORRUPT; a file from another LMDB
- * data format is PST_EVERSION; the rest is I/O.
- */
-static int
-pst_code_of(int rc)
-{
-    if (rc >= PST_EREADONLY && rc <= 0)
-        return rc; /* already one of ours */
-    switch (rc) {
-    case MDB_CORRUPTED:
-    case MDB_PAGE_NOTFOUND:
-    case MDB_INVALID:
-        return PST_ECORRUPT;
-    case MDB_VERSION_MISMATCH:
-        return PST_EVERSION;
-    case ENOMEM:
-        return PST_ENOMEM;
-    default:
-        return PST_EIO;
-    }
-}
-
-/* Records the first sign of a damaged file structure (see pst_env). */
-static void
-pst_set_damaged(pst_env *s, const char *msg)
-{
-    pthread_mutex_lock(&s->pool_lock);
-    if (!s->damaged) {
-        s->damaged = 1;
-        snprintf(s->damage, sizeof s->damage, "%s", msg);
-    }
-    pthread_mutex_unlock(&s->pool_lock);
-}
-
-/* Writes "PATH: what: LMDB's message" for an LMDB or errno code (not for
- * our own codes, whose message the caller has written). */
-static int
-pst_lmdb_fail(pst_env *s, int rc, const char *what, char *err, size_t errlen)
-{
-    int code = pst_code_of(rc);
-    if (rc >= PST_EREADONLY && rc < 0)
-        return rc;
-    char msg[320];
-    snprintf(msg, sizeof msg, "%s: %s: %s", s->path, what, mdb_strerror(rc));
-    pst_errf(err, errlen, "%s", msg);
-    if (code == PST_ECORRUPT)
-        pst_set_damaged(s, msg);
-    return code;
-}
-
-/* The answer of every call once the environment is broken. */
-static int
-pst_broken_fail(pst_env *s, char *err, size_t errlen)
-{
-    pst_errf(err, errlen,
-             "%s: LMDB faulted twice on the damaged file in this process; the store is unusable "
-             "until the process exits",
-             s->path);
-    return PST_ECORRUPT;
-}
-
-/* A guarded stretch that LMDB could not finish (PST_ASSERTED): the
- * message, the damaged mark, PST_ECORRUPT. */
-static int
-pst_damaged_fail(pst_env *s, const char *what, const char *amsg, char *err, size_t errlen)
-{
-    char msg[320];
-    snprintf(msg, sizeof msg, "%s: damaged file (%s): %s", s->path, what, amsg);
-    pst_errf(err, errlen, "%s", msg);
-    pst_set_damaged(s, msg);
-    return PST_ECORRUPT;
-}
-
-/*
- * The initial map size: 1 GiB, or CHECKERS_PST_MAP_BYTES. The variable is
- * read at every pst_open (not cached: no mutable globals) and a bad value
- * is refused rather than ignored, so a test that means to exercise growth
- * cannot silently run with the default.
- */
-static int
-pst_map_initial(size_t *out, char *err, size_t errlen)
-{
-    const char *v = getenv(PST_MAP_ENV);
-    *out = PST_MAP_INITIAL;
-    if (!v || !*v)
-        return 0;
-    char *end;
-    errno = 0;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0 || n < PST_MAP_MIN ||
-        n > PST_MAP_MAX) {
-        pst_errf(err, errlen, "%s='%s': expected a byte count from %zu to %zu", PST_MAP_ENV, v,
-                 PST_MAP_MIN, PST_MAP_MAX);
-        return PST_EINVAL;
-    }
-    *out = (size_t)n;
-    return 0;
-}
-
-/*
- * pst_check_header - reads LMDB's two meta pages before LMDB does.
- *
- * Why: LMDB 0.9 trusts its meta pages. A damaged page size of 0 makes
- * mdb_env_open divide by zero (SIGFPE), and a last-page number past the
- * end of the file makes it read pages that do not exist (SIGBUS). The
- * store must answer a damaged file with an error, never a crash, so the
- * fields LMDB trusts blindly are checked here first: the magic, the data
- * format, the page size, and that the tree's pages lie inside the file.
- * The layout is mdb.c's (MDB_page header then MDB_meta, data format 1,
- * native byte order, 64-bit fields); on another word size the check is
- * skipped and LMDB's own checks remain.
- *
- * A writer of another process may be rewriting a meta page while we read
- * it, and a store being created may be caught between its creation and
- * its first write; the caller retries before calling a file damaged.
- * RETURN 0 (including: no file yet, or an empty one: LMDB initialises
- * it), PST_ECORRUPT or PST_EVERSION with err, PST_EIO.
- */
-static int
-pst_check_header(const char *path, const char *file, char *err, size_t errlen)
-{
-#if SIZE_MAX == UINT64_MAX
-    int fd = open(file, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ENOENT)
-            return 0;
-        pst_errf(err, errlen, "%s: cannot read %s: %s", path, file, strerror(errno));
-        return PST_EIO;
-    }
-    uint8_t m[2][LMDB_META_END];
-    uint32_t psize = 0;
-    int rc = 0;
-    for (int i = 0; i < 2 && rc == 0; i++) {
-        off_t off = (off_t)i * psize;
-        ssize_t got = pread(fd, m[i], LMDB_META_END, off);
-        if (got == 0 && i == 0)
-            goto done; /* empty: LMDB writes the meta pages */
-        if (got != LMDB_META_END) {
-            pst_errf(err, errlen, "%s: %s is too short for LMDB's meta page %d", path, file, i);
-            rc = got < 0 ? PST_EIO : PST_ECORRUPT;
-            break;
-        }
-        uint16_t flags;
-        uint32_t magic, version, ps;
-        memcpy(&flags, m[i] + 10, sizeof flags);
-        memcpy(&magic, m[i] + 16, sizeof magic);
-        memcpy(&version, m[i] + 20, sizeof version);
-        memcpy(&ps, m[i] + 40, sizeof ps);
-        if (!(flags & LMDB_P_META) || magic != LMDB_MAGIC) {
-            pst_errf(err, errlen, "%s: %s is not an LMDB file (meta page %d has no LMDB magic)",
-                     path, file, i);
-            rc = PST_ECORRUPT;
-        } else if (version != LMDB_DATA_VERSION) {
-            pst_errf(err, errlen,
-                     "%s: %s has LMDB data format %" PRIu32 " (meta page %d); this build reads "
-                     "format %u",
-                     path, file, version, i, LMDB_DATA_VERSION);
-            rc = PST_EVERSION;
-        } else if (ps < 512 || ps > 65536 || (ps & (ps - 1)) != 0 || (i == 1 && ps != psize)) {
-            pst_errf(err, errlen, "%s: %s: meta page %d gives a page size of %" PRIu32, path, file,
-                     i, ps);
-            rc = PST_ECORRUPT;
-        }
-        psize = ps;
-    }
-    if (rc == 0) {
-        /* LMDB uses the meta page with the larger transaction id. */
-        uint64_t t0, t1, last, root[2];
-        memcpy(&t0, m[0] + 144, sizeof t0);
-        memcpy(&t1, m[1] + 144, sizeof t1);
-        const uint8_t *cur = t1 > t0 ? m[1] : m[0];
-        memcpy(&last, cur + 136, sizeof last);
-        memcpy(&root[0], cur + 80, sizeof root[0]);
-        memcpy(&root[1], cur + 128, sizeof root[1]);
-        struct stat st;
-        if (fstat(fd, &st) != 0) {
-            pst_errf(err, errlen, "%s: cannot stat %s: %s", path, file, strerror(errno));
-            rc = PST_EIO;
-        } else if (last < 1 || last >= (uint64_t)st.st_size / psize) {
-            pst_errf(err, errlen,
-                     "%s: %s: the meta page says the tree uses %" PRIu64 " pages of %" PRIu32
-                     " bytes but the file holds %" PRIu64 " bytes",
-                     path, file, last + 1, psize, (uint64_t)st.st_size);
-            rc = PST_ECORRUPT;
-        } else {
-            for (int d = 0; d < 2; d++)
-                if (root[d] != LMDB_P_INVALID && (root[d] < 2 || root[d] > last)) {
-                    pst_errf(err, errlen,
-                             "%s: %s: the meta page puts a tree root at page %" PRIu64
-                             ", outside pages 2..%" PRIu64,
-                             path, file, root[d], last);
-                    rc = PST_ECORRUPT;
-                }
-        }
-    }
-done:
-    close(fd);
-    return rc;
-#else
-    (void)path;
-    (void)file;
-    (void)err;
-    (void)errlen;
-    return 0;
-#endif
-}
-
-/*
- * Damage that LMDB does not survive. LMDB 0.9 trusts its pages: it has
- * no page checksums, and a damaged branch or leaf page makes it
- *   - fail one of its assertions, which calls abort() (a leaf where a
- *     branch should be, a node count that does not fit);
- *   - follow a node offset (16 bits, so up to 64 KiB past the page) past
- *     the end of the file, which the map covers: SIGBUS;
- *   - treat a plain node as a duplicate set and write through a NULL
- *     sub-cursor: SIGSEGV.
- * Without a remedy, one damaged page would kill every solver and every
- * `proof check` that reads it. The remedy: every stretch of LMDB calls is
- * run through pst_guarded, which records a jump target for the thread.
- * LMDB's assertion callback (mdb_env_set_assert, called before abort) and
- * a SIGSEGV/SIGBUS handler jump back there, and the stretch returns
- * PST_ASSERTED, which its caller reports as PST_ECORRUPT after aborting
- * the transaction.
- *
- * Why this is sound: the interrupted LMDB code held no lock but the
- * writers' mutex of a write transaction, and that transaction is aborted
- * right after the jump (which frees the mutex and discards its dirty
- * pages), so nothing of it reaches the file. A read transaction is
- * aborted rather than pooled. What it cannot do: a damaged page that
- * LMDB copies and then writes into (a write transaction) may overrun the
- * copy on the heap before anything faults; a damaged store should be
- * read (pst_stats_get, `checkers store stats`) before anything writes to
- * it again.
- *
- * The handler is installed by pst_open, unless it is in place already,
- * with the actions it found saved: a fault outside a guarded stretch
- * goes to the previous handler, or, if there was none, ends the process
- * exactly as it would have ended. (Checking at every open puts it back
- * when a program, or a test harness, installed its own since.) A fault inside a guarded
- * stretch is taken for damage: those stretches run LMDB's code over the
- * map and our copies out of it, nothing else.
- */
-static void
-pst_on_assert(MDB_env *env, const char *msg)
-{
-    (void)env;
-    pst_guard *g = pst_guard_cur;
-    if (!g)
-        return; /* LMDB aborts, as it means to */
-    if (g->msg && g->msglen)
-        snprintf(g->msg, g->msglen, "%s", msg);
-    siglongjmp(g->jb, PST_JUMP_ASSERT);
-}
-
-static void
-pst_on_fault(int sig, siginfo_t *si, void *ctx)
-{
-    pst_guard *g = pst_guard_cur;
-    if (g)
-        siglongjmp(g->jb, sig);
-    const struct sigaction *old = sig == SIGBUS ? &pst_old_bus : &pst_old_segv;
-    if (old->sa_flags & SA_SIGINFO) {
-        old->sa_sigaction(sig, si, ctx);
-        return;
-    }
-    if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
-        old->sa_handler(sig);
-        return;
-    }
-    /* The default action: put it back and return; the faulting
-     * instruction runs again and the process ends with its own signal. */
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    sigaction(sig, &dfl, NULL);
-}
-
-static void
-pst_fault_install(void)
-{
-    pthread_mutex_lock(&pst_fault_lock);
-    int sigs[2] = {SIGSEGV, SIGBUS};
-    struct sigaction *old[2] = {&pst_old_segv, &pst_old_bus};
-    for (int i = 0; i < 2; i++) {
-        struct sigaction cur;
-        if (sigaction(sigs[i], NULL, &cur) != 0 ||
-            ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == pst_on_fault))
-            continue;
-        /* SA_NODEFER: the jump leaves the handler without returning, so
-         * the signal must not stay blocked for the thread afterwards. */
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = pst_on_fault;
-        sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-        sigemptyset(&sa.sa_mask);
-        *old[i] = cur;
-        sigaction(sigs[i], &sa, NULL);
-    }
-    pthread_mutex_unlock(&pst_fault_lock);
-}
-
-/*
- * pst_guarded - runs fn(arg), returning its value, or PST_ASSERTED with
- * what happened in msg when LMDB failed an assertion or faulted inside
- * it. fn must keep whatever the caller needs for cleanup (transaction,
- * cursor) in arg's memory, not in its own locals: after the jump only arg
- * is known.
- */
-static int
-pst_guarded(int (*fn)(void *arg), void *arg, char *msg, size_t msglen)
-{
-    pst_guard g;
-    g.prev = pst_guard_cur;
-    g.msg = msg;
-    g.msglen = msglen;
-    pst_guard_cur = &g;
-    int jumped = sigsetjmp(g.jb, 0);
-    if (jumped != 0) {
-        /* Nothing of g changed after sigsetjmp: reading it is defined. */
-        pst_guard_cur = g.prev;
-        if (jumped != PST_JUMP_ASSERT && msg && msglen)
-            snprintf(msg, msglen, "LMDB %s (%s)",
-                     jumped == SIGBUS ? "read past the end of the file"
-                                      : "followed a damaged pointer",
-                     jumped == SIGBUS ? "SIGBUS" : "SIGSEGV");
-        return PST_ASSERTED;
-    }
-    int rc = fn(arg);
-    pst_guard_cur = g.prev;
-    return rc;
-}
-
-/* Sleeps ms milliseconds (the header check's retries). */
-static void
-pst_nap(long ms)
-{
-    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&t, NULL);
-}
-
-/*
- * The map after MDB_MAP_FULL (grow: double) or MDB_MAP_RESIZED (adopt
- * the size another process committed). Called without map_lock held; it
- * takes it exclusively, so no transaction of this process is active, as
- * mdb_env_set_mapsize requires. failed_size is the map size the failing
- * transaction ran with: when another thread has grown the map since, the
- * caller simply retries.
- */
-static int
-pst_map_adjust(pst_env *s, int rc, size_t failed_size, char *err, size_t errlen)
-{
-    int ret = 0;
-    pthread_rwlock_wrlock(&s->map_lock);
-    MDB_envinfo info;
-    mdb_env_info(s->env, &info);
-    if (rc == MDB_MAP_RESIZED) {
-        /* Size 0: LMDB takes the size from the newest meta page. */
-        int r = mdb_env_set_mapsize(s->env, 0);
-        if (r != 0)
-            ret = pst_lmdb_fail(s, r, "adopting the map size of another process", err, errlen);
-    } else if (info.me_mapsize == failed_size) {
-        if (failed_size >= PST_MAP_MAX) {
-            pst_errf(err, errlen, "%s: the map is full at %zu bytes, the most this store grows to",
-                     s->path, failed_size);
-            ret = PST_EIO;
-        } else {
-            int r = mdb_env_set_mapsize(s->env, failed_size * 2);
-            if (r != 0)
-                ret = pst_lmdb_fail(s, r, "growing the map", err, errlen);
-        }
-    }
-    pthread_rwlock_unlock(&s->map_lock);
-    return ret;
-}
-
-static size_t
-pst_map_size(pst_env *s)
-{
-    MDB_envinfo info;
-    mdb_env_info(s->env, &info);
-    return info.me_mapsize;
-}
-
-/*
- * pst_write - runs fn in a write transaction and commits it, retrying the
- * whole transaction after the map grew. fn must therefore be repeatable:
- * it reads everything it merges inside the transaction, so a retry sees
- * whatever other writers committed in between.
- *
- * Write transactions stay short because pst_put_many validates every
- * record (move generation included) before this starts: LMDB serialises
- * writers of all processes, and a long writer stalls every solver.
- */
-static int
-pst_write_once(void *arg)
-{
-    pst_write_op *op = arg;
-    op->what = "writing";
-    int rc = op->fn(op->s, op->txn, op->arg, op->err, op->errlen);
-    if (rc != 0)
-        return rc;
-    op->what = "committing";
-    rc = mdb_txn_commit(op->txn);
-    op->txn = NULL;
-    return rc;
-}
-
-static int
-pst_abort_run(void *arg)
-{
-    pst_write_op *op = arg;
-    MDB_txn *txn = op->txn;
-    op->txn = NULL; /* not again, whatever happens */
-    mdb_txn_abort(txn);
-    return 0;
-}
-
-static int
-pst_write(pst_env *s, pst_txn_fn fn, void *arg, char *err, size_t errlen)
-{
-    for (int tries = 0;; tries++) {
-        pthread_rwlock_rdlock(&s->map_lock);
-        size_t size = pst_map_size(s);
-        char amsg[256] = "";
-        pst_write_op op = {s, NULL, fn, arg, err, errlen, "beginning a write transaction"};
-        int rc = mdb_txn_begin(s->env, NULL, 0, &op.txn);
-        if (rc == 0)
-            rc = pst_guarded(pst_write_once, &op, amsg, sizeof amsg);
-        else
-            op.txn = NULL;
-        if (op.txn && rc == PST_ASSERTED) {
-            /* The transaction LMDB was inside when it faulted may itself
-             * be damaged; if aborting it faults too, the environment is
-             * given up (see pst_env: broken). */
-            char amsg2[256];
-            if (pst_guarded(pst_abort_run, &op, amsg2, sizeof amsg2) == PST_ASSERTED)
-                atomic_store(&s->broken, 1);
-        } else if (op.txn) {
-            mdb_txn_abort(op.txn); /* fn failed */
-        }
-        pthread_rwlock_unlock(&s->map_lock);
-        if (rc == PST_ASSERTED)
-            return pst_damaged_fail(s, op.what, amsg, err, errlen);
-        if ((rc == MDB_MAP_FULL || rc == MDB_MAP_RESIZED) && tries < PST_RESIZED_TRIES) {
-            int r = pst_map_adjust(s, rc, size, err, errlen);
-            if (r != 0)
-                return r;
-            continue;
-        }
-        if (rc == 0)
-            return 0;
-        return pst_lmdb_fail(s, rc, op.what, err, errlen);
-    }
-}
-
-/*
- * Read transactions. pst_read_begin returns with map_lock held shared and
- * a live read transaction (renewed from the pool when one is there);
- * pst_read_end resets it, returns it to the pool and releases the lock.
- */
-static int
-pst_read_begin(pst_env *s, MDB_txn **out)
-{
-    for (int tries = 0;; tries++) {
-        pthread_rwlock_rdlock(&s->map_lock);
-        size_t size = pst_map_size(s);
-        MDB_txn *txn = NULL;
-        pthread_mutex_lock(&s->pool_lock);
-        if (s->npool > 0)
-            txn = s->pool[--s->npool];
-        pthread_mutex_unlock(&s->pool_lock);
-        int rc;
-        if (txn) {
-            rc = mdb_txn_renew(txn);
-            if (rc != 0)
-                mdb_txn_abort(txn);
-        } else {
-            rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
-        }
-        if (rc == 0) {
-            *out = txn;
-            return 0;
-        }
-        pthread_rwlock_unlock(&s->map_lock);
-        if (rc == MDB_MAP_RESIZED && tries < PST_RESIZED_TRIES) {
-            int r = pst_map_adjust(s, rc, size, NULL, 0);
-            if (r != 0)
-                return r;
-            continue;
-        }
-        return rc;
-    }
-}
-
-/* The end of a read transaction that failed inside LMDB: it is not
- * pooled, since its state after an assertion is not LMDB's to vouch for. */
-static void
-pst_read_fail(pst_env *s, MDB_txn *txn)
-{
-    mdb_txn_abort(txn);
-    pthread_rwlock_unlock(&s->map_lock);
-}
-
-static void
-pst_read_end(pst_env *s, MDB_txn *txn)
-{
-    mdb_txn_reset(txn);
-    pthread_mutex_lock(&s->pool_lock);
-    if (s->npool < PST_POOL) {
-        s->pool[s->npool++] = txn;
-        txn = NULL;
-    }
-    pthread_mutex_unlock(&s->pool_lock);
-    if (txn)
-        mdb_txn_abort(txn);
-    pthread_rwlock_unlock(&s->map_lock);
 }
 
 /* ---- opening: the schema check ---------------------------------------- */
@@ -1170,6 +513,11 @@ pst_create_txn(pst_env *s, MDB_txn *txn, void *arg, char *err, size_t errlen)
     return 0;
 }
 
+/*
+ * The order matters: everything that can refuse the store without
+ * touching it (the path, LMDB's header, the schema in a read transaction)
+ * comes before the only write, the creation of an empty store.
+ */
 int
 pst_open(const char *path, int flags, pst_env **out, char *err, size_t errlen)
 {
@@ -1220,11 +568,9 @@ pst_open(const char *path, int flags, pst_env **out, char *err, size_t errlen)
         rc = PST_EIO;
         goto fail;
     }
-    /* The header check, retried: a failure that persists over a few
-     * reads 20 ms apart is the file, not a concurrent writer. */
-    for (int tries = 0; (rc = pst_check_header(path, file, err, errlen)) != 0 && tries < 3; tries++)
-        pst_nap(20);
-    if (rc != 0)
+    /* LMDB's header, checked before LMDB reads it (store_lmdb.c says
+     * why). */
+    if ((rc = pst_check_header(path, file, err, errlen)) != 0)
         goto fail;
 
     pst_fault_install();
@@ -1303,6 +649,8 @@ fail:
     return rc;
 }
 
+/* Pooled read transactions hold reader slots: they are given back before
+ * the environment closes (LMDB's rule: transactions first). */
 void
 pst_close(pst_env *s)
 {
@@ -1389,7 +737,7 @@ pst_validate_item(const pst_item *it, size_t i, pst_norm *out, char *err, size_t
 }
 
 /*
- * pst_merge - store.h's MERGING rule, plus the one it leaves to us:
+ * pst_merge - store.h's MERGING rule, with its reasons:
  *   bounds      intersected; empty -> PST_ECONTRADICT.
  *   moves       the stored one stays; a new one fills an absent slot. The
  *               input check guarantees a new move suits the new bound,
@@ -1533,6 +881,12 @@ pst_precheck(pst_env *s, pst_batch *b, char *err, size_t errlen)
     return rc == 0 ? 0 : pst_lmdb_fail(s, rc, "reading the stored records", err, errlen);
 }
 
+/*
+ * Three stages, cheapest first: every record is checked on its own
+ * (position, bound, moves: no LMDB at all), then merged in a read
+ * transaction (pst_precheck: no writers' lock), and only a batch that
+ * changes something opens a write transaction, which merges again.
+ */
 int
 pst_put_many(pst_env *s, const pst_item *items, size_t n, char *err, size_t errlen)
 {
@@ -1592,6 +946,13 @@ pst_get_run(void *arg)
     return rc;
 }
 
+/*
+ * The hot path of the solvers: one pooled read transaction, one lookup,
+ * 32 bytes copied out, then the checks (checksum, codes) outside any
+ * lock. The record is stored for the canonical position; only the moves
+ * need turning for a White-to-move caller, the bound is for the side to
+ * move either way.
+ */
 int
 pst_get(pst_env *s, const eng_pos *p, pst_record *out)
 {
@@ -1659,6 +1020,8 @@ pst_name_key(const uint8_t *key, size_t klen, char *buf, size_t len)
     }
 }
 
+/* Sizes are checked before anything is copied: a damaged node may claim
+ * any size, and only 16 + 32 bytes are ever read from the map. */
 static int
 pst_chunk_run(void *arg)
 {
@@ -1793,6 +1156,11 @@ pst_count_one(const eng_pos *p, const pst_record *r, void *arg)
     return 0;
 }
 
+/*
+ * A full scan rather than counters kept beside the records: counters
+ * would be one more thing for every writer of every process to keep
+ * exact across crashes, and the scan also checks every record.
+ */
 int
 pst_stats_get(pst_env *s, pst_stats *out, char *err, size_t errlen)
 {

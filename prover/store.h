@@ -82,7 +82,9 @@
  *
  * THREAD SAFETY
  *   A pst_env may be used from several threads of one process (LMDB is
- *   opened with MDB_NOTLS); each call opens its own transaction.
+ *   opened with MDB_NOTLS); each call opens its own transaction. It
+ *   belongs to the process that opened it: a child of fork() opens its
+ *   own (LMDB's rule), and one process opens a store once.
  *
  * ERRORS
  *   0 on success, a negative PST_E* code otherwise; functions with an err

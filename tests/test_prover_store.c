@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1160,10 +1161,11 @@ damage_child(const char *dir, const expect_ctx *x0, int wfd)
 }
 
 /* Copies the reference data.mdb into a fresh directory, damages it with
- * fn and runs a reader over it in a child. */
+ * fn (which returns the length to keep) and runs a reader over it in a
+ * child. */
 static void
 run_damaged(const char *name, const unsigned char *orig, size_t len, size_t psize,
-            void (*fn)(unsigned char *b, size_t len, size_t psize, void *arg), void *arg,
+            size_t (*fn)(unsigned char *b, size_t len, size_t psize, void *arg), void *arg,
             const expect_ctx *x, damage_report *rep)
 {
     char dir[256], file[600];
@@ -1171,10 +1173,7 @@ run_damaged(const char *name, const unsigned char *orig, size_t len, size_t psiz
     snprintf(file, sizeof file, "%s/data.mdb", dir);
     unsigned char *b = malloc(len);
     memcpy(b, orig, len);
-    size_t blen = len;
-    fn(b, blen, psize, arg);
-    if (arg == (void *)-1)
-        blen = len / 2; /* the truncation case */
+    size_t blen = fn(b, len, psize, arg); /* the length to keep */
     write_file(file, b, blen);
     free(b);
     int fds[2];
@@ -1209,34 +1208,37 @@ run_damaged(const char *name, const unsigned char *orig, size_t len, size_t psiz
 }
 
 /* Damage kinds: arg is a byte offset (or page number) as needed. */
-static void
+static size_t
 dmg_meta_magic(unsigned char *b, size_t len, size_t psize, void *arg)
 {
     (void)len;
     (void)psize;
     (void)arg;
     b[16] ^= 0xFF; /* meta page 0: mm_magic */
+    return len;
 }
 
-static void
+static size_t
 dmg_meta_psize(unsigned char *b, size_t len, size_t psize, void *arg)
 {
     (void)len;
     (void)psize;
     (void)arg;
     memset(b + 40, 0, 4); /* meta page 0: the page size */
+    return len;
 }
 
-static void
+static size_t
 dmg_meta_lastpg(unsigned char *b, size_t len, size_t psize, void *arg)
 {
     (void)len;
     (void)arg;
     for (int m = 0; m < 2; m++)
         memset(b + m * psize + 136, 0x7F, 8); /* both metas: mm_last_pg */
+    return len;
 }
 
-static void
+static size_t
 dmg_meta_root(unsigned char *b, size_t len, size_t psize, void *arg)
 {
     /* arg: the page number to point the main tree at (both metas). */
@@ -1244,9 +1246,10 @@ dmg_meta_root(unsigned char *b, size_t len, size_t psize, void *arg)
     uint64_t root = *(const uint64_t *)arg;
     for (int m = 0; m < 2; m++)
         memcpy(b + m * psize + 128, &root, 8);
+    return len;
 }
 
-static void
+static size_t
 dmg_page(unsigned char *b, size_t len, size_t psize, void *arg)
 {
     /* arg: 0 zeros, 1 0xFF, 2 random bytes, over the middle page. */
@@ -1255,15 +1258,16 @@ dmg_page(unsigned char *b, size_t len, size_t psize, void *arg)
     uint64_t s = 77;
     for (size_t i = 0; i < psize; i++)
         b[pg * psize + i] = kind == 0 ? 0 : kind == 1 ? 0xFF : (unsigned char)rng_next(&s);
+    return len;
 }
 
-static void
+static size_t
 dmg_truncate(unsigned char *b, size_t len, size_t psize, void *arg)
 {
     (void)b;
-    (void)len;
     (void)psize;
     (void)arg;
+    return len / 2;
 }
 
 typedef struct dmg_bytes {
@@ -1272,7 +1276,7 @@ typedef struct dmg_bytes {
     int hits;
 } dmg_bytes;
 
-static void
+static size_t
 dmg_record(unsigned char *b, size_t len, size_t psize, void *arg)
 {
     (void)psize;
@@ -1283,6 +1287,7 @@ dmg_record(unsigned char *b, size_t len, size_t psize, void *arg)
             b[i + (size_t)d->at] ^= 0x5A;
             d->hits++;
         }
+    return len;
 }
 
 /*
@@ -1291,7 +1296,7 @@ dmg_record(unsigned char *b, size_t len, size_t psize, void *arg)
  * page is an 8-byte page number, u16 pad, u16 flags, u16 lower, u16
  * upper, then the node offsets). These make an unguarded LMDB 0.9 crash.
  */
-static void
+static size_t
 dmg_node_dupdata(unsigned char *b, size_t len, size_t psize, void *arg)
 {
     /* The node of one record marked as a set of duplicates (F_DUPDATA):
@@ -1304,9 +1309,10 @@ dmg_node_dupdata(unsigned char *b, size_t len, size_t psize, void *arg)
             b[i - 4] |= 0x04;
             d->hits++;
         }
+    return len;
 }
 
-static void
+static size_t
 dmg_node_offset(unsigned char *b, size_t len, size_t psize, void *arg)
 {
     /* The first node offset of the last leaf page that holds one of our
@@ -1330,15 +1336,16 @@ dmg_node_offset(unsigned char *b, size_t len, size_t psize, void *arg)
         uint16_t far = 65520;
         memcpy(b + pg * psize + 16, &far, 2);
         d->hits = (int)pg;
-        return;
+        return len;
     }
+    return len;
 }
 
 typedef struct dmg_random {
     uint64_t seed;
 } dmg_random;
 
-static void
+static size_t
 dmg_random_bytes(unsigned char *b, size_t len, size_t psize, void *arg)
 {
     dmg_random *d = arg;
@@ -1347,6 +1354,7 @@ dmg_random_bytes(unsigned char *b, size_t len, size_t psize, void *arg)
         size_t off = 2 * psize + (size_t)(rng_next(&s) % (len - 2 * psize));
         b[off] = (unsigned char)rng_next(&s);
     }
+    return len;
 }
 
 static void
@@ -1395,7 +1403,7 @@ test_damaged_file(void **state)
      * older tree (the reader then finds fewer records, never wrong ones). */
     for (root = 2; root < 6; root++)
         run_damaged("meta root moved", orig, len, psize, dmg_meta_root, &root, &x, &rep);
-    run_damaged("truncated", orig, len, psize, dmg_truncate, (void *)-1, &x, &rep);
+    run_damaged("truncated", orig, len, psize, dmg_truncate, NULL, &x, &rep);
     assert_int_not_equal(rep.open_rc, 0);
 
     /* The middle of the file: a page of zeros, of 0xFF, of noise. Every
@@ -1740,6 +1748,88 @@ test_map_resized_by_other(void **state)
     rm_store(dir);
 }
 
+/* ---- threads ----------------------------------------------------------- */
+
+/* Threads of one process sharing one pst_env: each writes its own
+ * positions in small batches and reads everyone's, while the map grows
+ * from 64 KiB under them (resizes wait for every transaction). */
+enum { TH_N = 4, TH_EACH = 1500, TH_BATCH = 50 };
+
+typedef struct thread_ctx {
+    pst_env *s;
+    const pst_item *items; /* TH_N * TH_EACH, thread t owns [t*TH_EACH, ...) */
+    int t;
+    int failures;
+} thread_ctx;
+
+static void *
+thread_main(void *arg)
+{
+    thread_ctx *c = arg;
+    uint64_t rs = 100 + (uint64_t)c->t;
+    char err[512];
+    for (int i = 0; i < TH_EACH; i += TH_BATCH) {
+        const pst_item *mine = c->items + (size_t)c->t * TH_EACH + i;
+        if (pst_put_many(c->s, mine, TH_BATCH, err, sizeof err) != 0) {
+            fprintf(stderr, "thread %d: %s\n", c->t, err);
+            c->failures++;
+            return NULL;
+        }
+        /* Everything this thread wrote is there; others' records are
+         * there or not yet, and never different. */
+        for (int k = 0; k < 40; k++) {
+            int own = k % 2 == 0;
+            size_t j = own ? (size_t)c->t * TH_EACH + rng_next(&rs) % (uint64_t)(i + TH_BATCH)
+                           : rng_next(&rs) % (TH_N * TH_EACH);
+            pst_record r;
+            int rc = pst_get(c->s, &c->items[j].pos, &r);
+            if ((rc == 0 && !rec_equal(&r, &c->items[j].rec)) || (own && rc != 0) ||
+                (rc != 0 && rc != PST_ENOTFOUND))
+                c->failures++;
+        }
+    }
+    return NULL;
+}
+
+static void
+test_threads_share_one_env(void **state)
+{
+    (void)state;
+    char dir[256], err[512];
+    new_store_dir(dir, sizeof dir, "pst-threads");
+    setenv("CHECKERS_PST_MAP_BYTES", "65536", 1);
+    pst_env *s = open_rw(dir);
+    unsetenv("CHECKERS_PST_MAP_BYTES");
+    eng_pos *ps = gen_positions(81, TH_N * TH_EACH, 1);
+    pst_item *items = malloc(TH_N * TH_EACH * sizeof *items);
+    uint64_t rs = 4;
+    for (int i = 0; i < TH_N * TH_EACH; i++)
+        items[i] = item_make(&ps[i], rec_random(&ps[i], &rs));
+    pthread_t th[TH_N];
+    thread_ctx ctx[TH_N];
+    for (int t = 0; t < TH_N; t++) {
+        ctx[t] = (thread_ctx){s, items, t, 0};
+        assert_int_equal(pthread_create(&th[t], NULL, thread_main, &ctx[t]), 0);
+    }
+    for (int t = 0; t < TH_N; t++) {
+        assert_int_equal(pthread_join(th[t], NULL), 0);
+        assert_int_equal(ctx[t].failures, 0);
+    }
+    pst_stats st;
+    assert_int_equal(pst_stats_get(s, &st, err, sizeof err), 0);
+    assert_int_equal(st.records, TH_N * TH_EACH);
+    assert_true(st.map_bytes > 65536);
+    for (int i = 0; i < TH_N * TH_EACH; i++) {
+        pst_record r;
+        assert_int_equal(pst_get(s, &ps[i], &r), 0);
+        assert_true(rec_equal(&r, &items[i].rec));
+    }
+    pst_close(s);
+    free(items);
+    free(ps);
+    rm_store(dir);
+}
+
 int
 main(void)
 {
@@ -1760,6 +1850,7 @@ main(void)
         cmocka_unit_test(test_two_writers),
         cmocka_unit_test(test_map_growth),
         cmocka_unit_test(test_map_resized_by_other),
+        cmocka_unit_test(test_threads_share_one_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
