@@ -1052,8 +1052,6 @@ static void
 research(dfpn_ctx *c, int ply)
 {
     c->researched++;
-    int saved = c->abort;
-    c->abort = 0;
     for (int k = 0; k < 64 && !c->abort; k++) {
         mid(c, ply, DEEP, DEEP, 0);
         const tt_entry *e = tt_find(c, &c->path[ply], eng_key(&c->path[ply]));
@@ -1063,8 +1061,6 @@ research(dfpn_ctx *c, int ply)
                    &up))
             break;
     }
-    if (!c->abort)
-        c->abort = saved;
 }
 
 /* A failure to close the proof below a choice: remembered, so that the
@@ -1104,6 +1100,8 @@ static int
 walk(dfpn_ctx *c, int ply)
 {
     const eng_pos p = c->path[ply];
+    if (c->abort) /* the walk's budget, or a stop */
+        return walk_stuck(c, &p, "the time for writing the proof ran out");
     pset_entry *se = pset_find(c, &p, 1);
     if (!se || add_item(c, &p, se) != 0)
         return set_error(c, DFPN_ENOMEM, "out of memory writing the proof"), -1;
@@ -1276,9 +1274,10 @@ write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
     c->top = 0;
     c->researched = 0;
     c->strict = 1;
-    /* the walk may search again: give it a budget of its own */
-    double extra = c->o->time_limit > 30 ? c->o->time_limit : 30;
-    c->deadline = now() + extra;
+    /* The walk may search again: it gets a budget of its own, half the
+     * query's time (at least 5 s), or a minute without a time limit. */
+    double tl = c->o->time_limit;
+    c->deadline = now() + (tl > 0 ? (tl / 2 > 5 ? tl / 2 : 5) : 60);
     c->node_limit = 0;
     c->abort = 0;
     /* new searches on the walk's lines may go to the full depth; the open
