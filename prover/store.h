@@ -32,7 +32,10 @@
  *   Writing a record for a position that already has one intersects the
  *   bounds (lo = max, hi = min). A stored move is never replaced (so that
  *   a proof once written cannot be broken by a later writer); a move is
- *   added where there was none. effort is the larger of the two. If the
+ *   added where there was none. effort is the larger of the two. length
+ *   goes with the win or loss proof it measures: a stored WW or LL keeps
+ *   its length, a win or loss that the new record brings brings its
+ *   length, and otherwise the first nonzero length is kept. If the
  *   intersection is empty, the new record contradicts a stored proof:
  *   the whole batch is refused with PST_ECONTRADICT, nothing is written,
  *   and the message names the position. That is a bug somewhere, and the
@@ -72,6 +75,10 @@
  *   state. Any number of processes may open the same store. The map size
  *   starts at 1 GiB and grows (doubling) on MDB_MAP_FULL; a process that
  *   sees another process's growth (MDB_MAP_RESIZED) adopts it.
+ *   The environment variable CHECKERS_PST_MAP_BYTES, read by pst_open,
+ *   sets the initial map size in bytes (4096 to 2^46; anything else is
+ *   refused with PST_EINVAL): the tests use a small one to make the map
+ *   grow with a few thousand records.
  *
  * THREAD SAFETY
  *   A pst_env may be used from several threads of one process (LMDB is
@@ -80,6 +87,19 @@
  * ERRORS
  *   0 on success, a negative PST_E* code otherwise; functions with an err
  *   buffer say what and where (the path, the LMDB message, the position).
+ *
+ * DAMAGED FILES
+ *   A damaged file or record is PST_ECORRUPT (or PST_EVERSION when the
+ *   damage hides the schema), never a value. LMDB 0.9 trusts its pages
+ *   and aborts or faults on some damage; pst_open therefore checks LMDB's
+ *   header itself, sets LMDB's assertion callback, and installs SIGSEGV
+ *   and SIGBUS handlers that turn a fault inside the store's own LMDB
+ *   calls into PST_ECORRUPT and pass every other fault on to the handler
+ *   that was there before (or to the default action). Once a process has
+ *   seen damage in a store, pst_put_many refuses to write to it
+ *   (PST_ECORRUPT): the file is evidence. Reads are safe on any damage;
+ *   a write into a damaged page that no read has met can still corrupt
+ *   the writing process's heap inside LMDB (the file is not changed).
  */
 #ifndef PROVER_STORE_H
 #define PROVER_STORE_H
@@ -168,9 +188,13 @@ int pst_get(pst_env *env, const eng_pos *p, pst_record *out);
 /*
  * pst_put_many - writes n records in one transaction, merging each with
  * what is stored (see MERGING). Either every record is written or none.
+ * A batch that changes no stored record writes nothing (no transaction).
  * RETURN 0; PST_ECONTRADICT (err names the position and both bounds);
- * PST_EINVAL (a record with bound LW or a move that is not legal in its
- * position, named in err); PST_EREADONLY; PST_EIO.
+ * PST_EINVAL (an invalid position, a record with bound LW, a move its
+ * bound has no use for (a win move needs WW, a draw move lo >= DRAW) or
+ * a move that is not legal in its position, named in err);
+ * PST_EREADONLY; PST_ECORRUPT (the store is
+ * damaged, see DAMAGED FILES); PST_EIO.
  */
 int pst_put_many(pst_env *env, const pst_item *items, size_t n, char *err, size_t errlen);
 
@@ -181,7 +205,10 @@ int pst_stats_get(pst_env *env, pst_stats *out, char *err, size_t errlen);
  * pst_foreach - calls fn for every record, in key order, with the
  * canonical position (Black to move) and its record; stops early and
  * returns fn's value when fn returns nonzero. A damaged record stops the
- * scan with PST_ECORRUPT (err names the key).
+ * scan with PST_ECORRUPT (err names the key), after the records before
+ * it. fn runs with no transaction open, so it may call pst_get and
+ * pst_put_many; the scan reads in chunks, so with writers at work it is
+ * not a snapshot (each record it shows is whole and checked).
  */
 int pst_foreach(pst_env *env, int (*fn)(const eng_pos *p, const pst_record *r, void *arg),
                 void *arg, char *err, size_t errlen);

@@ -1,0 +1,1765 @@
+/*
+ * test_prover_store.c - the proven-node store (prover/store.h): records
+ * read back in both orientations, the merge rules, refusals (LW bounds,
+ * illegal moves, contradictions, other schemas, damaged files and
+ * records), crashes of writers (SIGKILL mid-transaction), two writing
+ * processes, map growth, and a fuzz of the record decoder.
+ *
+ * Child processes report through exit codes and pipes, never through
+ * cmocka's asserts (which belong to the parent's test runner).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lmdb.h>
+#include <xxhash.h>
+
+#include "engine/engine.h"
+#include "engine/value.h"
+#include "prover/store.h"
+#include "tests/test_util.h"
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static uint64_t
+rng_next(uint64_t *s)
+{
+    /* xorshift64*: small, seeded, the same on every machine. */
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 2685821657736338717ull;
+}
+
+/*
+ * want distinct positions (distinct up to the colour flip) met in seeded
+ * random games from the start position, in the orientation play reached
+ * them (so about half have White to move). need_moves: only positions
+ * with a legal move.
+ */
+static eng_pos *
+gen_positions(uint64_t seed, size_t want, int need_moves)
+{
+    size_t cap = 1;
+    while (cap < 4 * want)
+        cap <<= 1;
+    eng_pos *out = malloc(want * sizeof *out);
+    eng_pos *set = calloc(cap, sizeof *set);
+    unsigned char *used = calloc(cap, 1);
+    assert_non_null(out);
+    assert_non_null(set);
+    assert_non_null(used);
+    uint64_t s = seed * 2 + 1;
+    size_t n = 0;
+    while (n < want) {
+        eng_pos p;
+        eng_start(&p);
+        for (int ply = 0; ply < 150 && n < want; ply++) {
+            eng_movelist l;
+            int nm = eng_generate(&p, &l, ENG_DUPS_MERGE);
+            if (!need_moves || nm > 0) {
+                eng_pos c = eng_canonical(&p);
+                size_t h = (size_t)eng_key(&p) & (cap - 1);
+                while (used[h] && !eng_equal(&set[h], &c))
+                    h = (h + 1) & (cap - 1);
+                if (!used[h]) {
+                    used[h] = 1;
+                    set[h] = c;
+                    out[n++] = p;
+                }
+            }
+            if (nm <= 0)
+                break;
+            eng_make(&p, &l.m[rng_next(&s) % (uint64_t)nm], &p);
+        }
+    }
+    free(set);
+    free(used);
+    return out;
+}
+
+static pst_move
+no_move(void)
+{
+    pst_move m = {PST_NOMOVE, 0, 0};
+    return m;
+}
+
+static pst_record
+rec_make(eng_bound b, uint64_t effort, uint16_t length)
+{
+    pst_record r;
+    r.bound = b;
+    r.win = no_move();
+    r.draw = no_move();
+    r.effort = effort;
+    r.length = length;
+    return r;
+}
+
+static int
+move_equal(const pst_move *a, const pst_move *b)
+{
+    if (a->from == PST_NOMOVE || b->from == PST_NOMOVE)
+        return a->from == b->from;
+    return a->from == b->from && a->to == b->to && a->captured == b->captured;
+}
+
+static int
+rec_equal(const pst_record *a, const pst_record *b)
+{
+    return a->bound == b->bound && move_equal(&a->win, &b->win) && move_equal(&a->draw, &b->draw) &&
+           a->effort == b->effort && a->length == b->length;
+}
+
+/* The move on the rotated board (square i -> 31 - i), written here
+ * independently of store.c. */
+static pst_move
+move_flip(pst_move m)
+{
+    if (m.from == PST_NOMOVE)
+        return m;
+    uint32_t c = 0;
+    for (int i = 0; i < 32; i++)
+        if (m.captured >> i & 1)
+            c |= 1u << (31 - i);
+    pst_move f = {(uint8_t)(31 - m.from), (uint8_t)(31 - m.to), c};
+    return f;
+}
+
+/* A random valid record for p: moves only where the bound allows them. */
+static pst_record
+rec_random(const eng_pos *p, uint64_t *s)
+{
+    eng_movelist l;
+    int nm = eng_generate(p, &l, ENG_DUPS_MERGE);
+    pst_record r = rec_make((eng_bound)(rng_next(s) % 5), rng_next(s), (uint16_t)rng_next(s));
+    if (nm > 0 && r.bound == ENG_WW)
+        r.win = pst_move_of(&l.m[rng_next(s) % (uint64_t)nm]);
+    if (nm > 0 && r.bound >= ENG_DD && rng_next(s) % 2)
+        r.draw = pst_move_of(&l.m[rng_next(s) % (uint64_t)nm]);
+    return r;
+}
+
+static pst_item
+item_make(const eng_pos *p, pst_record r)
+{
+    pst_item it;
+    it.pos = *p;
+    it.rec = r;
+    return it;
+}
+
+static void
+new_store_dir(char *buf, size_t len, const char *name)
+{
+    assert_non_null(test_tmpdir(buf, len, name));
+}
+
+static void
+rm_store(const char *dir)
+{
+    char f[600];
+    snprintf(f, sizeof f, "%s/data.mdb", dir);
+    unlink(f);
+    snprintf(f, sizeof f, "%s/lock.mdb", dir);
+    unlink(f);
+    rmdir(dir);
+}
+
+static pst_env *
+open_rw(const char *dir)
+{
+    pst_env *s = NULL;
+    char err[512] = "";
+    int rc = pst_open(dir, 0, &s, err, sizeof err);
+    if (rc != 0)
+        fprintf(stderr, "pst_open %s: %s\n", dir, err);
+    assert_int_equal(rc, 0);
+    return s;
+}
+
+static int
+put_items(pst_env *s, const pst_item *it, size_t n, char *err, size_t errlen)
+{
+    int rc = pst_put_many(s, it, n, err, errlen);
+    if (rc != 0 && rc != PST_ECONTRADICT && rc != PST_EINVAL)
+        fprintf(stderr, "pst_put_many: %s (%s)\n", err, pst_strerror(rc));
+    return rc;
+}
+
+/* XXH64 of a whole file, or 0 when it cannot be read. */
+static uint64_t
+file_hash(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    XXH64_state_t *st = XXH64_createState();
+    XXH64_reset(st, 0);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        XXH64_update(st, buf, n);
+    fclose(f);
+    uint64_t h = XXH64_digest(st);
+    XXH64_freeState(st);
+    return h;
+}
+
+static unsigned char *
+read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc((size_t)n + 1);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+static void
+write_file(const char *path, const unsigned char *b, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* The 16-byte key of a position, as store.h lays it out. */
+static void
+key_of(const eng_pos *p, uint8_t key[16])
+{
+    eng_pos c = eng_canonical(p);
+    uint32_t m[4] = {c.bm, c.wm, c.bk, c.wk};
+    for (int i = 0; i < 4; i++)
+        for (int b = 0; b < 4; b++)
+            key[4 * i + b] = (uint8_t)(m[i] >> (8 * b));
+}
+
+/* A raw LMDB environment on a directory, for writing what pst_put_many
+ * never would. */
+static MDB_env *
+raw_open(const char *dir)
+{
+    MDB_env *env;
+    assert_int_equal(mdb_env_create(&env), 0);
+    assert_int_equal(mdb_env_set_maxdbs(env, 4), 0);
+    assert_int_equal(mdb_env_set_mapsize(env, (size_t)1 << 24), 0);
+    assert_int_equal(mdb_env_open(env, dir, 0, 0664), 0);
+    return env;
+}
+
+static void
+raw_put(MDB_env *env, const char *db, const void *k, size_t klen, const void *v, size_t vlen)
+{
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    assert_int_equal(mdb_dbi_open(txn, db, MDB_CREATE, &dbi), 0);
+    MDB_val kv = {klen, (void *)k}, vv = {vlen, (void *)v};
+    assert_int_equal(mdb_put(txn, dbi, &kv, &vv, 0), 0);
+    assert_int_equal(mdb_txn_commit(txn), 0);
+}
+
+/* Waits for a child; nonzero unless it exited with status 0. */
+static int
+child_failed(pid_t pid, const char *what)
+{
+    int st;
+    if (waitpid(pid, &st, 0) != pid) {
+        fprintf(stderr, "%s: waitpid failed\n", what);
+        return 1;
+    }
+    if (WIFSIGNALED(st)) {
+        fprintf(stderr, "%s: killed by signal %d\n", what, WTERMSIG(st));
+        return 1;
+    }
+    if (WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "%s: exit status %d\n", what, WEXITSTATUS(st));
+        return 1;
+    }
+    return 0;
+}
+
+static void
+nap_ms(long ms)
+{
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+/* ---- the codec and moves ---------------------------------------------- */
+
+static void
+test_encode_decode_roundtrip(void **state)
+{
+    (void)state;
+    uint64_t s = 7;
+    eng_pos *ps = gen_positions(11, 300, 0);
+    for (int i = 0; i < 300; i++) {
+        uint8_t key[16], val[32];
+        eng_pos c = eng_canonical(&ps[i]);
+        key_of(&c, key);
+        pst_record r = rec_random(&c, &s), back;
+        pst_encode(key, &r, val);
+        assert_int_equal(val[0], 1);
+        assert_int_equal(val[1], r.bound);
+        assert_int_equal(pst_decode(key, val, 32, &back), 0);
+        assert_true(rec_equal(&r, &back));
+        /* The checksum is XXH32 (seed 0) of the key and bytes 0..27. */
+        uint8_t buf[44];
+        memcpy(buf, key, 16);
+        memcpy(buf + 16, val, 28);
+        uint32_t sum = XXH32(buf, sizeof buf, 0);
+        assert_int_equal(val[28] | val[29] << 8 | val[30] << 16 | (uint32_t)val[31] << 24, sum);
+        /* Wrong lengths. */
+        assert_int_equal(pst_decode(key, val, 31, &back), PST_ECORRUPT);
+        assert_int_equal(pst_decode(key, val, 0, &back), PST_ECORRUPT);
+    }
+    free(ps);
+
+    /* Records with a valid checksum but contents no writer writes. */
+    uint8_t key[16] = {1, 2, 3}, val[32];
+    pst_record r = rec_make(ENG_DW, 5, 0), back;
+    r.draw.from = 8;
+    r.draw.to = 12;
+    struct {
+        int byte;
+        uint8_t value;
+    } bad[] = {
+        {0, 2},    /* record format 2 */
+        {1, 5},    /* LW */
+        {1, 9},    /* no bound */
+        {2, 0x04}, /* unknown flag */
+        {2, 0x03}, /* a win move with DW */
+        {3, 1},    /* reserved byte */
+        {10, 32},  /* draw move from off the board */
+        {26, 1},   /* reserved byte */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        pst_encode(key, &r, val);
+        val[bad[i].byte] = bad[i].value;
+        uint8_t buf[44];
+        memcpy(buf, key, 16);
+        memcpy(buf + 16, val, 28);
+        uint32_t sum = XXH32(buf, sizeof buf, 0);
+        for (int b = 0; b < 4; b++)
+            val[28 + b] = (uint8_t)(sum >> (8 * b));
+        assert_int_equal(pst_decode(key, val, 32, &back), PST_ECORRUPT);
+    }
+    /* A draw move with LD. */
+    r.bound = ENG_LD;
+    pst_encode(key, &r, val);
+    assert_int_equal(pst_decode(key, val, 32, &back), PST_ECORRUPT);
+}
+
+static void
+test_move_find_roundtrip(void **state)
+{
+    (void)state;
+    eng_pos *ps = gen_positions(3, 400, 1);
+    long moves = 0, captures = 0;
+    for (int i = 0; i < 400; i++) {
+        eng_movelist l, fl;
+        int n = eng_generate(&ps[i], &l, ENG_DUPS_MERGE);
+        eng_pos f = eng_flip(&ps[i]);
+        assert_int_equal(eng_generate(&f, &fl, ENG_DUPS_MERGE), n);
+        for (int k = 0; k < n; k++) {
+            pst_move pm = pst_move_of(&l.m[k]);
+            assert_int_equal(pm.from, l.m[k].from);
+            assert_int_equal(pm.to, l.m[k].to);
+            assert_int_equal(pm.captured, l.m[k].captured);
+            eng_move back;
+            assert_int_equal(pst_move_find(&ps[i], &pm, &back), 0);
+            assert_int_equal(back.from, l.m[k].from);
+            assert_int_equal(back.to, l.m[k].to);
+            assert_int_equal(back.captured, l.m[k].captured);
+            assert_int_equal(back.njumps, l.m[k].njumps);
+            assert_memory_equal(back.path, l.m[k].path, back.njumps);
+            /* The same move on the flipped board names a move of the twin. */
+            pst_move fm = move_flip(pm);
+            eng_move fb;
+            assert_int_equal(pst_move_find(&f, &fm, &fb), 0);
+            assert_int_equal(fb.njumps, l.m[k].njumps);
+            moves++;
+            captures += l.m[k].captured != 0;
+        }
+        /* A move to an occupied or unreachable square names nothing. */
+        pst_move bad = {l.m[0].from, l.m[0].from, 0};
+        assert_int_equal(pst_move_find(&ps[i], &bad, NULL), PST_EINVAL);
+        pst_move off = {40, 1, 0};
+        assert_int_equal(pst_move_find(&ps[i], &off, NULL), PST_EINVAL);
+    }
+    assert_true(moves > 2000);
+    assert_true(captures > 50);
+    free(ps);
+}
+
+static void
+test_fuzz_decode(void **state)
+{
+    (void)state;
+    uint64_t s = 99;
+    int rounds = test_sanitized() ? 20000 : 200000;
+    uint8_t key[16], val[64];
+    pst_record r;
+    for (int i = 0; i < rounds; i++) {
+        size_t len = (size_t)(rng_next(&s) % 65);
+        for (int b = 0; b < 16; b++)
+            key[b] = (uint8_t)rng_next(&s);
+        for (size_t b = 0; b < len; b++)
+            val[b] = (uint8_t)rng_next(&s);
+        r.bound = 0xEE;
+        int rc = pst_decode(key, val, len, &r);
+        assert_true(rc == 0 || rc == PST_ECORRUPT);
+        if (rc == 0)
+            assert_true(r.bound <= ENG_WW);
+    }
+    /* Every single-byte change of a valid record, in the value or in the
+     * key, is caught: both are under the checksum. */
+    eng_pos *ps = gen_positions(21, 200, 1);
+    for (int i = 0; i < 200; i++) {
+        key_of(&ps[i], key);
+        eng_pos c = eng_canonical(&ps[i]);
+        pst_record rec = rec_random(&c, &s);
+        uint8_t good[32];
+        pst_encode(key, &rec, good);
+        for (int b = 0; b < 48; b++) {
+            for (int t = 0; t < 4; t++) {
+                uint8_t k2[16], v2[32], x = (uint8_t)(1 + rng_next(&s) % 255);
+                memcpy(k2, key, 16);
+                memcpy(v2, good, 32);
+                if (b < 32)
+                    v2[b] ^= x;
+                else
+                    k2[b - 32] ^= x;
+                assert_int_equal(pst_decode(k2, v2, 32, &r), PST_ECORRUPT);
+            }
+        }
+    }
+    free(ps);
+}
+
+/* ---- reading and writing ---------------------------------------------- */
+
+static void
+test_roundtrip_orientations(void **state)
+{
+    (void)state;
+    char dir[256], err[512];
+    new_store_dir(dir, sizeof dir, "pst-rt");
+    pst_env *s = open_rw(dir);
+    enum { N = 600 };
+    eng_pos *ps = gen_positions(5, N, 1);
+    pst_item *items = malloc(N * sizeof *items);
+    uint64_t rs = 17;
+    int white = 0;
+    for (int i = 0; i < N; i++) {
+        items[i] = item_make(&ps[i], rec_random(&ps[i], &rs));
+        white += ps[i].stm == ENG_WHITE;
+    }
+    assert_true(white > 100 && white < N - 100);
+    assert_int_equal(put_items(s, items, N, err, sizeof err), 0);
+
+    for (int i = 0; i < N; i++) {
+        pst_record r;
+        /* In the writer's own orientation: the same record, moves in its
+         * own squares. */
+        assert_int_equal(pst_get(s, &ps[i], &r), 0);
+        assert_true(rec_equal(&r, &items[i].rec));
+        if (r.win.from != PST_NOMOVE)
+            assert_int_equal(pst_move_find(&ps[i], &r.win, NULL), 0);
+        if (r.draw.from != PST_NOMOVE)
+            assert_int_equal(pst_move_find(&ps[i], &r.draw, NULL), 0);
+        /* Through the twin: the bound is unchanged (it is for the side to
+         * move), the moves turn with the board. */
+        eng_pos f = eng_flip(&ps[i]);
+        assert_int_equal(pst_get(s, &f, &r), 0);
+        assert_int_equal(r.bound, items[i].rec.bound);
+        pst_move fw = move_flip(items[i].rec.win), fd = move_flip(items[i].rec.draw);
+        assert_true(move_equal(&r.win, &fw));
+        assert_true(move_equal(&r.draw, &fd));
+        assert_int_equal(r.effort, items[i].rec.effort);
+        if (r.draw.from != PST_NOMOVE)
+            assert_int_equal(pst_move_find(&f, &r.draw, NULL), 0);
+    }
+
+    /* A hand-checked White-to-move case: 22-18 is square 21 -> 17
+     * (0-based); stored canonically as 10 -> 14, read back as 21 -> 17. */
+    eng_pos w;
+    assert_int_equal(eng_parse_fen("W:W22:B3", &w, err, sizeof err), 0);
+    pst_record rw = rec_make(ENG_DW, 3, 0);
+    rw.draw.from = 21;
+    rw.draw.to = 17;
+    pst_item iw = item_make(&w, rw);
+    assert_int_equal(put_items(s, &iw, 1, err, sizeof err), 0);
+    pst_record back;
+    assert_int_equal(pst_get(s, &w, &back), 0);
+    assert_int_equal(back.draw.from, 21);
+    assert_int_equal(back.draw.to, 17);
+    eng_pos b = eng_flip(&w);
+    assert_int_equal(pst_get(s, &b, &back), 0);
+    assert_int_equal(back.draw.from, 10);
+    assert_int_equal(back.draw.to, 14);
+    assert_int_equal(back.bound, ENG_DW);
+
+    /* A position never written. */
+    eng_pos none;
+    assert_int_equal(eng_parse_fen("B:W32:B1", &none, err, sizeof err), 0);
+    assert_int_equal(pst_get(s, &none, &back), PST_ENOTFOUND);
+    /* An invalid position is refused, not looked up. */
+    eng_pos bad = {1u, 1u, 0, 0, ENG_BLACK};
+    assert_int_equal(pst_get(s, &bad, &back), PST_EINVAL);
+
+    pst_close(s);
+    /* And again after reopening, read-only. */
+    pst_env *ro = NULL;
+    assert_int_equal(pst_open(dir, PST_RDONLY, &ro, err, sizeof err), 0);
+    for (int i = 0; i < N; i += 7) {
+        pst_record r;
+        assert_int_equal(pst_get(ro, &ps[i], &r), 0);
+        assert_true(rec_equal(&r, &items[i].rec));
+    }
+    assert_int_equal(pst_put_many(ro, items, 1, err, sizeof err), PST_EREADONLY);
+    pst_close(ro);
+    free(items);
+    free(ps);
+    rm_store(dir);
+}
+
+typedef struct collect {
+    pst_item *items;
+    size_t n, cap;
+    int sorted;
+    int last_set;
+    uint8_t last[16];
+} collect;
+
+static int
+collect_one(const eng_pos *p, const pst_record *r, void *arg)
+{
+    collect *c = arg;
+    uint8_t key[16];
+    key_of(p, key);
+    /* Key order, Black to move. */
+    if (p->stm != ENG_BLACK || (c->last_set && memcmp(c->last, key, 16) >= 0))
+        c->sorted = 0;
+    memcpy(c->last, key, 16);
+    c->last_set = 1;
+    if (c->n == c->cap) {
+        c->cap = c->cap ? 2 * c->cap : 256;
+        c->items = realloc(c->items, c->cap * sizeof *c->items);
+    }
+    c->items[c->n++] = item_make(p, *r);
+    return 0;
+}
+
+static int
+stop_at_ten(const eng_pos *p, const pst_record *r, void *arg)
+{
+    (void)p;
+    (void)r;
+    int *n = arg;
+    return ++*n == 10 ? 42 : 0;
+}
+
+static void
+test_stats_and_foreach(void **state)
+{
+    (void)state;
+    char dir[256], err[512];
+    new_store_dir(dir, sizeof dir, "pst-stats");
+    pst_env *s = open_rw(dir);
+    pst_stats st;
+    assert_int_equal(pst_stats_get(s, &st, err, sizeof err), 0);
+    assert_int_equal(st.records, 0);
+    assert_int_equal(st.map_bytes, (uint64_t)1 << 30);
+    assert_true(st.used_bytes > 0 && st.used_bytes < 65536);
+
+    /* More than one scan chunk (4096) of records. */
+    enum { N = 9000 };
+    eng_pos *ps = gen_positions(8, N, 1);
+    pst_item *items = malloc(N * sizeof *items);
+    uint64_t rs = 5, by_bound[5] = {0}, wins = 0, draws = 0, by_pieces[25] = {0};
+    for (int i = 0; i < N; i++) {
+        items[i] = item_make(&ps[i], rec_random(&ps[i], &rs));
+        by_bound[items[i].rec.bound]++;
+        wins += items[i].rec.win.from != PST_NOMOVE;
+        draws += items[i].rec.draw.from != PST_NOMOVE;
+        by_pieces[__builtin_popcount(ps[i].bm | ps[i].wm | ps[i].bk | ps[i].wk)]++;
+    }
+    assert_int_equal(put_items(s, items, N, err, sizeof err), 0);
+    assert_int_equal(pst_stats_get(s, &st, err, sizeof err), 0);
+    assert_int_equal(st.records, N);
+    for (int b = 0; b < 5; b++)
+        assert_int_equal(st.by_bound[b], by_bound[b]);
+    assert_int_equal(st.by_bound[ENG_LW], 0);
+    assert_int_equal(st.with_win_move, wins);
+    assert_int_equal(st.with_draw_move, draws);
+    for (int k = 0; k < 25; k++)
+        assert_int_equal(st.by_pieces[k], by_pieces[k]);
+    assert_true(st.used_bytes > (uint64_t)N * 48 && st.used_bytes <= st.map_bytes);
+
+    collect c = {NULL, 0, 0, 1, 0, {0}};
+    assert_int_equal(pst_foreach(s, collect_one, &c, err, sizeof err), 0);
+    assert_int_equal(c.n, N);
+    assert_true(c.sorted);
+    for (size_t i = 0; i < c.n; i++) {
+        /* Every record seen is the one written, in canonical squares. */
+        pst_record r;
+        assert_int_equal(pst_get(s, &c.items[i].pos, &r), 0);
+        assert_true(rec_equal(&r, &c.items[i].rec));
+    }
+    int seen = 0;
+    assert_int_equal(pst_foreach(s, stop_at_ten, &seen, err, sizeof err), 42);
+    assert_int_equal(seen, 10);
+    free(c.items);
+    free(items);
+    free(ps);
+    pst_close(s);
+    rm_store(dir);
+}
+
+/* ---- merging and refusals --------------------------------------------- */
+
+static void
+test_merge_rules(void **state)
+{
+    (void)state;
+    char dir[256], err[512];
+    new_store_dir(dir, sizeof dir, "pst-merge");
+    pst_env *s = open_rw(dir);
+    eng_pos *ps = gen_positions(13, 8, 1);
+    eng_movelist l;
+    pst_record r;
+
+    /* DW with a draw move, then LD: DD, the move kept, effort the max. */
+    int n = eng_generate(&ps[0], &l, ENG_DUPS_MERGE);
+    assert_true(n >= 1);
+    pst_record dw = rec_make(ENG_DW, 100, 0);
+    dw.draw = pst_move_of(&l.m[0]);
+    pst_item it = item_make(&ps[0], dw);
+    assert_int_equal(put_items(s, &it, 1, err, sizeof err), 0);
+    it = item_make(&ps[0], rec_make(ENG_LD, 50, 0));
+    assert_int_equal(put_items(s, &it, 1, err, sizeof err), 0);
+    assert_int_equal(pst_get(s, &ps[0], &r), 0);
+    assert_int_equal(r.bound, ENG_DD);
+    assert_true(move_equal(&r.draw, &dw.draw));
+    assert_int_equal(r.effort, 100);
+
+    /* The same merge written through the twin. */
+    eng_pos f1 = eng_flip(&ps[1]);
+    n = eng_generate(&f1, &l, ENG_DUPS_MERGE);
+    pst_record dw1 = rec_make(ENG_DW, 1, 0);
+    dw1.draw = pst_move_of(&l.m[n - 1]);
+    it = item_make(&f1, dw1);
+    assert_int_equal(put_items(s, &it, 1, err, sizeof err), 0);
+    it = item_make(&ps[1], rec_make(ENG_LD, 2, 0));
+    assert_int_equal(put_items(s, &it, 1, err, sizeof err), 0);
+    assert_int_equal(pst_get(s, &f1, &r), 0);
+    assert_int_equal(r.bound, ENG_DD);
+    assert_true(move_equal(&r.draw, &dw1.draw));
+    assert_int_equal(r.effort, 2);
+
+    /* First writer wins a move slot; an empty slot is filled. */
+    n = eng_generate(&ps[2], &l, ENG_DUPS_MERGE);
+    assert_true(n >= 2);
+    pst_record a = rec_make(ENG_DW, 5, 0);
+    a.draw = pst_move_of(&l.m[0]);
+    it = item_make(&ps[2], a);
+    assert_int_equal(put_items(s, &it, 1, err, sizeof err), 0);
+    pst_record b = rec_make(ENG_WW, 3, 9);
+    b.win = pst_move_of(&l.m[1]);
+    b.draw = pst_move_of(&l.m[1]);
+    it = item_make(&ps[2], b);
+    assert_int_equal(put_items(s, &it, 1, err, sizeof err), 0);
+    assert_int_equal(pst_get(s, &ps[2], &r), 0);
+    assert_int_equal(r.bound, ENG_WW);
+    assert_true(move_equal(&r.draw, &a.draw)); /* kept */
+    assert_true(move_equal(&r.win, &b.win));   /* added */
+    assert_int_equal(r.effort, 5);
+    assert_int_equal(r.length, 9); /* the win and its length came together */
+    /* A second win record: the win move and its length stay. */
+    pst_record c = rec_make(ENG_WW, 7, 4);
+    c.win = pst_move_of(&l.m[0]);
+    it = item_make(&ps[2], c);
+    assert_int_equal(put_items(s, &it, 1, err, sizeof err), 0);
+    assert_int_equal(pst_get(s, &ps[2], &r), 0);
+    assert_true(move_equal(&r.win, &b.win));
+    assert_int_equal(r.length, 9);
+    assert_int_equal(r.effort, 7);
+
+    /* A loss: LD then LL brings the loss and its length. */
+    it = item_make(&ps[3], rec_make(ENG_LD, 1, 0));
+    assert_int_equal(put_items(s, &it, 1, err, sizeof err), 0);
+    it = item_make(&ps[3], rec_make(ENG_LL, 1, 12));
+    assert_int_equal(put_items(s, &it, 1, err, sizeof err), 0);
+    assert_int_equal(pst_get(s, &ps[3], &r), 0);
+    assert_int_equal(r.bound, ENG_LL);
+    assert_int_equal(r.length, 12);
+    /* Writing the same record again changes nothing. */
+    assert_int_equal(put_items(s, &it, 1, err, sizeof err), 0);
+    assert_int_equal(pst_get(s, &ps[3], &r), 0);
+    assert_int_equal(r.bound, ENG_LL);
+
+    /* Two records for one position in one batch merge in order. */
+    pst_item two[2] = {item_make(&ps[4], rec_make(ENG_DW, 1, 0)),
+                       item_make(&ps[4], rec_make(ENG_LD, 1, 0))};
+    assert_int_equal(put_items(s, two, 2, err, sizeof err), 0);
+    assert_int_equal(pst_get(s, &ps[4], &r), 0);
+    assert_int_equal(r.bound, ENG_DD);
+    free(ps);
+    pst_close(s);
+    rm_store(dir);
+}
+
+static void
+test_contradiction_refuses_batch(void **state)
+{
+    (void)state;
+    char dir[256], err[512] = "";
+    new_store_dir(dir, sizeof dir, "pst-contra");
+    pst_env *s = open_rw(dir);
+    eng_pos *ps = gen_positions(17, 6, 1);
+    eng_movelist l;
+    eng_generate(&ps[0], &l, ENG_DUPS_MERGE);
+    pst_record ww = rec_make(ENG_WW, 1, 3);
+    ww.win = pst_move_of(&l.m[0]);
+    pst_item it = item_make(&ps[0], ww);
+    assert_int_equal(put_items(s, &it, 1, err, sizeof err), 0);
+
+    /* Valid records around the contradicting one, one of them a merge
+     * into the stored record's twin: none may be written. */
+    eng_pos f0 = eng_flip(&ps[0]);
+    pst_item batch[5] = {
+        item_make(&ps[1], rec_make(ENG_DD, 1, 0)), item_make(&ps[2], rec_make(ENG_LL, 1, 0)),
+        item_make(&f0, rec_make(ENG_LL, 9, 0)), /* WW stored: contradiction */
+        item_make(&ps[3], rec_make(ENG_LD, 1, 0)), item_make(&ps[4], rec_make(ENG_DW, 1, 0)),
+    };
+    assert_int_equal(pst_put_many(s, batch, 5, err, sizeof err), PST_ECONTRADICT);
+    char fen[ENG_FEN_MAX];
+    eng_format_fen(&f0, fen, sizeof fen);
+    assert_non_null(strstr(err, fen));
+    assert_non_null(strstr(err, "WW"));
+    assert_non_null(strstr(err, "LL"));
+    pst_record r;
+    for (int i = 1; i <= 4; i++)
+        assert_int_equal(pst_get(s, &ps[i], &r), PST_ENOTFOUND);
+    assert_int_equal(pst_get(s, &ps[0], &r), 0);
+    assert_true(rec_equal(&r, &ww));
+
+    /* LD against WW contradicts too; DW does not. */
+    it = item_make(&ps[0], rec_make(ENG_LD, 1, 0));
+    assert_int_equal(pst_put_many(s, &it, 1, err, sizeof err), PST_ECONTRADICT);
+    it = item_make(&ps[0], rec_make(ENG_DW, 1, 0));
+    assert_int_equal(pst_put_many(s, &it, 1, err, sizeof err), 0);
+    /* A batch that contradicts itself. */
+    pst_item self[2] = {item_make(&ps[5], rec_make(ENG_WW, 1, 0)),
+                        item_make(&ps[5], rec_make(ENG_LD, 1, 0))};
+    assert_int_equal(pst_put_many(s, self, 2, err, sizeof err), PST_ECONTRADICT);
+    assert_int_equal(pst_get(s, &ps[5], &r), PST_ENOTFOUND);
+    free(ps);
+    pst_close(s);
+    rm_store(dir);
+}
+
+static void
+test_invalid_records(void **state)
+{
+    (void)state;
+    char dir[256], err[512] = "";
+    new_store_dir(dir, sizeof dir, "pst-inval");
+    pst_env *s = open_rw(dir);
+    eng_pos p;
+    assert_int_equal(eng_parse_fen("B:W18:B11,15", &p, err, sizeof err), 0);
+    pst_item ok = item_make(&p, rec_make(ENG_DD, 1, 0));
+    eng_pos q;
+    assert_int_equal(eng_parse_fen("W:W23:B9", &q, err, sizeof err), 0);
+
+    /* LW says nothing: refused, and the valid record before it too. */
+    pst_item b1[2] = {ok, item_make(&q, rec_make(ENG_LW, 1, 0))};
+    assert_int_equal(pst_put_many(s, b1, 2, err, sizeof err), PST_EINVAL);
+    assert_non_null(strstr(err, "LW"));
+    assert_non_null(strstr(err, "W:W23:B9"));
+    pst_record r;
+    assert_int_equal(pst_get(s, &p, &r), PST_ENOTFOUND);
+    pst_item bad_code = item_make(&q, rec_make((eng_bound)7, 1, 0));
+    assert_int_equal(pst_put_many(s, &bad_code, 1, err, sizeof err), PST_EINVAL);
+
+    /* An illegal move: Black must capture 15x22, so 15-19 is no move. */
+    pst_record rm = rec_make(ENG_WW, 1, 0);
+    rm.win.from = 14; /* square 15 */
+    rm.win.to = 18;   /* square 19 */
+    rm.win.captured = 0;
+    pst_item b2[2] = {ok, item_make(&p, rm)};
+    assert_int_equal(pst_put_many(s, b2, 2, err, sizeof err), PST_EINVAL);
+    assert_non_null(strstr(err, "B:W18:B11,15"));
+    assert_non_null(strstr(err, "from 15 to 19"));
+    assert_int_equal(pst_get(s, &p, &r), PST_ENOTFOUND);
+    /* The legal capture is accepted. */
+    rm.win.to = 21; /* square 22 */
+    rm.win.captured = 1u << 17;
+    pst_item good = item_make(&p, rm);
+    assert_int_equal(pst_put_many(s, &good, 1, err, sizeof err), 0);
+
+    /* A move where the side to move is the defender. */
+    pst_record rd = rec_make(ENG_LD, 1, 0);
+    rd.draw = rm.win;
+    pst_item b3 = item_make(&p, rd);
+    assert_int_equal(pst_put_many(s, &b3, 1, err, sizeof err), PST_EINVAL);
+    pst_record rwin = rec_make(ENG_DW, 1, 0);
+    rwin.win = rm.win;
+    b3 = item_make(&p, rwin);
+    assert_int_equal(pst_put_many(s, &b3, 1, err, sizeof err), PST_EINVAL);
+    /* A position that is no position. */
+    eng_pos bad = {1u << 30, 0, 0, 0, ENG_BLACK};
+    pst_item b4 = item_make(&bad, rec_make(ENG_DD, 1, 0));
+    assert_int_equal(pst_put_many(s, &b4, 1, err, sizeof err), PST_EINVAL);
+    assert_int_equal(pst_put_many(s, NULL, 3, err, sizeof err), PST_EINVAL);
+    assert_int_equal(pst_put_many(s, NULL, 0, err, sizeof err), 0);
+    pst_close(s);
+    rm_store(dir);
+}
+
+/* ---- foreign stores ---------------------------------------------------- */
+
+static void
+check_refused(const char *dir, const char *needle)
+{
+    char file[600], err[512] = "";
+    snprintf(file, sizeof file, "%s/data.mdb", dir);
+    uint64_t before = file_hash(file);
+    assert_true(before != 0);
+    pst_env *s = NULL;
+    assert_int_equal(pst_open(dir, 0, &s, err, sizeof err), PST_EVERSION);
+    assert_null(s);
+    assert_non_null(strstr(err, dir));
+    if (needle)
+        assert_non_null(strstr(err, needle));
+    assert_int_equal(file_hash(file), before);
+    assert_int_equal(pst_open(dir, PST_RDONLY, &s, err, sizeof err), PST_EVERSION);
+    assert_int_equal(file_hash(file), before);
+}
+
+static void
+test_other_versions_refused(void **state)
+{
+    (void)state;
+    char dir[256], err[512];
+    eng_pos p;
+    eng_start(&p);
+    uint8_t key[16], val[32];
+    key_of(&p, key);
+    pst_record r = rec_make(ENG_DD, 1, 0);
+    pst_encode(key, &r, val);
+
+    /* Schema 999. */
+    new_store_dir(dir, sizeof dir, "pst-v999");
+    MDB_env *env = raw_open(dir);
+    raw_put(env, "meta", "schema", 6, "checkers-proof-store 999", 24);
+    raw_put(env, "nodes", key, 16, val, 32);
+    mdb_env_close(env);
+    check_refused(dir, "checkers-proof-store 999");
+    rm_store(dir);
+
+    /* No meta database at all: an LMDB environment with other data. */
+    new_store_dir(dir, sizeof dir, "pst-nometa");
+    env = raw_open(dir);
+    raw_put(env, "nodes", key, 16, val, 32);
+    mdb_env_close(env);
+    check_refused(dir, "meta");
+    rm_store(dir);
+
+    /* A meta database without the schema record. */
+    new_store_dir(dir, sizeof dir, "pst-noschema");
+    env = raw_open(dir);
+    raw_put(env, "meta", "created", 7, "yesterday", 9);
+    mdb_env_close(env);
+    check_refused(dir, "schema");
+    rm_store(dir);
+
+    /* An empty LMDB environment (a creation that did not finish) is not
+     * refused: opening it for writing makes it a store. */
+    new_store_dir(dir, sizeof dir, "pst-empty");
+    env = raw_open(dir);
+    mdb_env_close(env);
+    pst_env *s = NULL;
+    assert_int_equal(pst_open(dir, PST_RDONLY, &s, err, sizeof err), PST_EVERSION);
+    s = open_rw(dir);
+    pst_item it = item_make(&p, r);
+    assert_int_equal(pst_put_many(s, &it, 1, err, sizeof err), 0);
+    pst_close(s);
+    env = raw_open(dir);
+    MDB_txn *txn;
+    MDB_dbi meta;
+    MDB_val k = {6, "schema"}, v;
+    assert_int_equal(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), 0);
+    assert_int_equal(mdb_dbi_open(txn, "meta", 0, &meta), 0);
+    assert_int_equal(mdb_get(txn, meta, &k, &v), 0);
+    assert_int_equal(v.mv_size, strlen(PST_SCHEMA));
+    assert_memory_equal(v.mv_data, PST_SCHEMA, v.mv_size);
+    mdb_txn_abort(txn);
+    mdb_env_close(env);
+    rm_store(dir);
+
+    /* A file that is not LMDB at all. */
+    new_store_dir(dir, sizeof dir, "pst-notlmdb");
+    char file[600];
+    snprintf(file, sizeof file, "%s/data.mdb", dir);
+    unsigned char junk[8192];
+    memset(junk, 'x', sizeof junk);
+    write_file(file, junk, sizeof junk);
+    assert_int_equal(pst_open(dir, 0, &s, err, sizeof err), PST_ECORRUPT);
+    assert_non_null(strstr(err, "not an LMDB file"));
+    snprintf(file, sizeof file, "%s/data.mdb", dir);
+    size_t len;
+    unsigned char *b = read_file(file, &len);
+    assert_int_equal(len, sizeof junk);
+    assert_memory_equal(b, junk, len);
+    free(b);
+    rm_store(dir);
+}
+
+static void
+test_open_errors(void **state)
+{
+    (void)state;
+    char dir[256], path[600], err[512] = "";
+    new_store_dir(dir, sizeof dir, "pst-missing");
+    snprintf(path, sizeof path, "%s/nothing", dir);
+    pst_env *s = NULL;
+    /* Read-only: no store, no directory made, a message naming the path. */
+    assert_int_equal(pst_open(path, PST_RDONLY, &s, err, sizeof err), PST_EIO);
+    assert_null(s);
+    assert_non_null(strstr(err, path));
+    struct stat st;
+    assert_int_not_equal(stat(path, &st), 0);
+    /* Read-only on an existing directory without a store leaves it
+     * empty (no lock file). */
+    assert_int_equal(pst_open(dir, PST_RDONLY, &s, err, sizeof err), PST_EIO);
+    char lock[600];
+    snprintf(lock, sizeof lock, "%s/lock.mdb", dir);
+    assert_int_not_equal(stat(lock, &st), 0);
+    /* Writing: a missing parent directory is an error, not a crash. */
+    snprintf(path, sizeof path, "%s/no/such/dir", dir);
+    assert_int_equal(pst_open(path, 0, &s, err, sizeof err), PST_EIO);
+    assert_non_null(strstr(err, path));
+    /* A map size variable that is not a number is refused by name. */
+    setenv("CHECKERS_PST_MAP_BYTES", "64k", 1);
+    assert_int_equal(pst_open(dir, 0, &s, err, sizeof err), PST_EINVAL);
+    assert_non_null(strstr(err, "CHECKERS_PST_MAP_BYTES"));
+    unsetenv("CHECKERS_PST_MAP_BYTES");
+    assert_string_equal(pst_strerror(PST_ECONTRADICT), "a new record contradicts a stored one");
+    rmdir(dir);
+}
+
+/* ---- damaged records and files ---------------------------------------- */
+
+static int
+count_records(const eng_pos *p, const pst_record *r, void *arg)
+{
+    (void)p;
+    (void)r;
+    ++*(int *)arg;
+    return 0;
+}
+
+static void
+test_damaged_records(void **state)
+{
+    (void)state;
+    char dir[256], err[512] = "";
+    new_store_dir(dir, sizeof dir, "pst-damrec");
+    pst_env *s = open_rw(dir);
+    eng_pos *ps = gen_positions(23, 50, 1);
+    pst_item items[50];
+    uint64_t rs = 3;
+    for (int i = 0; i < 50; i++)
+        items[i] = item_make(&ps[i], rec_random(&ps[i], &rs));
+    assert_int_equal(put_items(s, items, 50, err, sizeof err), 0);
+    pst_close(s);
+
+    /* One value byte altered (the effort), written straight into LMDB. */
+    uint8_t key[16], val[32];
+    eng_pos c = eng_canonical(&ps[7]);
+    key_of(&c, key);
+    pst_record cr = items[7].rec;
+    if (ps[7].stm == ENG_WHITE) {
+        cr.win = move_flip(cr.win);
+        cr.draw = move_flip(cr.draw);
+    }
+    pst_encode(key, &cr, val);
+    val[17] ^= 0x10;
+    MDB_env *env = raw_open(dir);
+    raw_put(env, "nodes", key, 16, val, 32);
+    mdb_env_close(env);
+    s = open_rw(dir);
+    pst_record r;
+    assert_int_equal(pst_get(s, &ps[7], &r), PST_ECORRUPT);
+    assert_int_equal(pst_get(s, &c, &r), PST_ECORRUPT);
+    assert_int_equal(pst_get(s, &ps[8], &r), 0); /* the others are fine */
+    int n = 0;
+    assert_int_equal(pst_foreach(s, count_records, &n, err, sizeof err), PST_ECORRUPT);
+    char fen[ENG_FEN_MAX];
+    eng_format_fen(&c, fen, sizeof fen);
+    assert_non_null(strstr(err, fen));
+    assert_non_null(strstr(err, "checksum"));
+    pst_stats st;
+    assert_int_equal(pst_stats_get(s, &st, err, sizeof err), PST_ECORRUPT);
+    /* A write that merges into the damaged record is refused, and does
+     * not cover the damage with a fresh checksum. */
+    pst_item again = items[7];
+    assert_int_equal(pst_put_many(s, &again, 1, err, sizeof err), PST_ECORRUPT);
+    assert_non_null(strstr(err, "damaged"));
+    assert_int_equal(pst_get(s, &ps[7], &r), PST_ECORRUPT);
+    pst_close(s);
+
+    /* A value of the wrong size, and a key of the wrong size. */
+    env = raw_open(dir);
+    pst_encode(key, &cr, val);
+    raw_put(env, "nodes", key, 16, val, 31);
+    raw_put(env, "nodes", key, 15, val, 32);
+    mdb_env_close(env);
+    s = open_rw(dir);
+    assert_int_equal(pst_get(s, &ps[7], &r), PST_ECORRUPT);
+    n = 0;
+    assert_int_equal(pst_foreach(s, count_records, &n, err, sizeof err), PST_ECORRUPT);
+    assert_non_null(strstr(err, "15-byte key"));
+    pst_close(s);
+
+    /* A checksum-valid record with an invalid bound code. */
+    env = raw_open(dir);
+    pst_encode(key, &cr, val);
+    val[1] = 5;
+    val[2] = 0;
+    memset(val + 4, 0, 12);
+    uint8_t buf[44];
+    memcpy(buf, key, 16);
+    memcpy(buf + 16, val, 28);
+    uint32_t sum = XXH32(buf, 44, 0);
+    for (int b = 0; b < 4; b++)
+        val[28 + b] = (uint8_t)(sum >> (8 * b));
+    raw_put(env, "nodes", key, 16, val, 32);
+    mdb_env_close(env);
+    s = open_rw(dir);
+    assert_int_equal(pst_get(s, &ps[7], &r), PST_ECORRUPT);
+    pst_close(s);
+    free(ps);
+    rm_store(dir);
+}
+
+/*
+ * What a reader of a damaged copy saw, sent from a child process (LMDB
+ * may misbehave on a damaged file: a crash must fail the test, not end
+ * the suite).
+ */
+typedef struct damage_report {
+    int open_rc;
+    int get_ok, get_err, get_wrong, get_noerrmsg;
+    int foreach_rc, foreach_seen, foreach_wrong;
+    int put_rc;
+    char err[300];
+} damage_report;
+
+typedef struct expect_ctx {
+    const pst_item *items;
+    int n;
+    damage_report *rep;
+} expect_ctx;
+
+static int
+expect_cmp(const void *a, const void *b)
+{
+    uint8_t ka[16], kb[16];
+    key_of(&((const pst_item *)a)->pos, ka);
+    key_of(&((const pst_item *)b)->pos, kb);
+    return memcmp(ka, kb, 16);
+}
+
+/* The expected record of a canonical position (items sorted by key, in
+ * canonical orientation), or NULL. */
+static const pst_item *
+expect_find(const expect_ctx *x, const eng_pos *p)
+{
+    pst_item k = item_make(p, rec_make(ENG_DD, 0, 0));
+    return bsearch(&k, x->items, (size_t)x->n, sizeof k, expect_cmp);
+}
+
+static int
+expect_one(const eng_pos *p, const pst_record *r, void *arg)
+{
+    expect_ctx *x = arg;
+    const pst_item *e = expect_find(x, p);
+    x->rep->foreach_seen++;
+    if (!e || !rec_equal(&e->rec, r))
+        x->rep->foreach_wrong++;
+    return 0;
+}
+
+/* Child: reads the whole damaged store, then tries one write. */
+static void
+damage_child(const char *dir, const expect_ctx *x0, int wfd)
+{
+    damage_report rep;
+    memset(&rep, 0, sizeof rep);
+    expect_ctx x = *x0;
+    x.rep = &rep;
+    alarm(30); /* a hang is a failure too */
+    pst_env *s = NULL;
+    rep.open_rc = pst_open(dir, 0, &s, rep.err, sizeof rep.err);
+    if (rep.open_rc == 0) {
+        for (int i = 0; i < x.n; i++) {
+            pst_record r;
+            int rc = pst_get(s, &x.items[i].pos, &r);
+            if (rc == 0) {
+                rep.get_ok++;
+                if (!rec_equal(&r, &x.items[i].rec))
+                    rep.get_wrong++;
+            } else if (rc != PST_ENOTFOUND) {
+                rep.get_err++;
+            }
+        }
+        char err[300] = "";
+        rep.foreach_rc = pst_foreach(s, expect_one, &x, err, sizeof err);
+        if (rep.foreach_rc != 0) {
+            snprintf(rep.err, sizeof rep.err, "%s", err);
+            if (!err[0])
+                rep.get_noerrmsg++;
+        }
+        /* Writing into a damaged file may fail; it must not crash. */
+        pst_item it = x.items[0];
+        rep.put_rc = pst_put_many(s, &it, 1, err, sizeof err);
+        pst_close(s);
+    } else if (!rep.err[0]) {
+        rep.get_noerrmsg++;
+    }
+    if (write(wfd, &rep, sizeof rep) != (ssize_t)sizeof rep)
+        _exit(3);
+    _exit(0);
+}
+
+/* Copies the reference data.mdb into a fresh directory, damages it with
+ * fn and runs a reader over it in a child. */
+static void
+run_damaged(const char *name, const unsigned char *orig, size_t len, size_t psize,
+            void (*fn)(unsigned char *b, size_t len, size_t psize, void *arg), void *arg,
+            const expect_ctx *x, damage_report *rep)
+{
+    char dir[256], file[600];
+    new_store_dir(dir, sizeof dir, "pst-damfile");
+    snprintf(file, sizeof file, "%s/data.mdb", dir);
+    unsigned char *b = malloc(len);
+    memcpy(b, orig, len);
+    size_t blen = len;
+    fn(b, blen, psize, arg);
+    if (arg == (void *)-1)
+        blen = len / 2; /* the truncation case */
+    write_file(file, b, blen);
+    free(b);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        damage_child(dir, x, fds[1]);
+    }
+    close(fds[1]);
+    memset(rep, 0, sizeof *rep);
+    ssize_t got = read(fds[0], rep, sizeof *rep);
+    close(fds[0]);
+    int failed = child_failed(pid, name);
+    if (failed || got != (ssize_t)sizeof *rep)
+        fprintf(stderr, "damage '%s': the reader crashed or hung\n", name);
+    assert_false(failed);
+    assert_int_equal(got, sizeof *rep);
+    if (getenv("PST_TEST_VERBOSE"))
+        fprintf(stderr, "  %-24s open %d, get %d ok %d errors, foreach %d (%d seen): %s\n", name,
+                rep->open_rc, rep->get_ok, rep->get_err, rep->foreach_rc, rep->foreach_seen,
+                rep->err);
+    /* Never a wrong record, never an error without a message. */
+    assert_int_equal(rep->get_wrong, 0);
+    assert_int_equal(rep->foreach_wrong, 0);
+    assert_int_equal(rep->get_noerrmsg, 0);
+    if (rep->open_rc != 0)
+        assert_true(rep->open_rc == PST_ECORRUPT || rep->open_rc == PST_EVERSION ||
+                    rep->open_rc == PST_EIO);
+    rm_store(dir);
+}
+
+/* Damage kinds: arg is a byte offset (or page number) as needed. */
+static void
+dmg_meta_magic(unsigned char *b, size_t len, size_t psize, void *arg)
+{
+    (void)len;
+    (void)psize;
+    (void)arg;
+    b[16] ^= 0xFF; /* meta page 0: mm_magic */
+}
+
+static void
+dmg_meta_psize(unsigned char *b, size_t len, size_t psize, void *arg)
+{
+    (void)len;
+    (void)psize;
+    (void)arg;
+    memset(b + 40, 0, 4); /* meta page 0: the page size */
+}
+
+static void
+dmg_meta_lastpg(unsigned char *b, size_t len, size_t psize, void *arg)
+{
+    (void)len;
+    (void)arg;
+    for (int m = 0; m < 2; m++)
+        memset(b + m * psize + 136, 0x7F, 8); /* both metas: mm_last_pg */
+}
+
+static void
+dmg_meta_root(unsigned char *b, size_t len, size_t psize, void *arg)
+{
+    /* arg: the page number to point the main tree at (both metas). */
+    (void)len;
+    uint64_t root = *(const uint64_t *)arg;
+    for (int m = 0; m < 2; m++)
+        memcpy(b + m * psize + 128, &root, 8);
+}
+
+static void
+dmg_page(unsigned char *b, size_t len, size_t psize, void *arg)
+{
+    /* arg: 0 zeros, 1 0xFF, 2 random bytes, over the middle page. */
+    size_t pg = (len / psize) / 2;
+    int kind = (int)(intptr_t)arg;
+    uint64_t s = 77;
+    for (size_t i = 0; i < psize; i++)
+        b[pg * psize + i] = kind == 0 ? 0 : kind == 1 ? 0xFF : (unsigned char)rng_next(&s);
+}
+
+static void
+dmg_truncate(unsigned char *b, size_t len, size_t psize, void *arg)
+{
+    (void)b;
+    (void)len;
+    (void)psize;
+    (void)arg;
+}
+
+typedef struct dmg_bytes {
+    const uint8_t *pat; /* key and value of one record, 48 bytes */
+    int at;             /* which byte of the 48 to damage */
+    int hits;
+} dmg_bytes;
+
+static void
+dmg_record(unsigned char *b, size_t len, size_t psize, void *arg)
+{
+    (void)psize;
+    dmg_bytes *d = arg;
+    d->hits = 0;
+    for (size_t i = 0; i + 48 <= len; i++)
+        if (memcmp(b + i, d->pat, 48) == 0) {
+            b[i + (size_t)d->at] ^= 0x5A;
+            d->hits++;
+        }
+}
+
+/*
+ * Node-level damage of LMDB's leaf format (mdb.c: a node is data size
+ * u16 lo, u16 hi, flags u16, key size u16, then the key and the data; a
+ * page is an 8-byte page number, u16 pad, u16 flags, u16 lower, u16
+ * upper, then the node offsets). These make an unguarded LMDB 0.9 crash.
+ */
+static void
+dmg_node_dupdata(unsigned char *b, size_t len, size_t psize, void *arg)
+{
+    /* The node of one record marked as a set of duplicates (F_DUPDATA):
+     * LMDB then writes through its NULL sub-cursor (SIGSEGV). */
+    (void)psize;
+    dmg_bytes *d = arg;
+    d->hits = 0;
+    for (size_t i = 8; i + 48 <= len; i++)
+        if (memcmp(b + i, d->pat, 48) == 0) {
+            b[i - 4] |= 0x04;
+            d->hits++;
+        }
+}
+
+static void
+dmg_node_offset(unsigned char *b, size_t len, size_t psize, void *arg)
+{
+    /* The first node offset of the last leaf page that holds one of our
+     * records, pointed 65520 bytes on: past the end of the file, which
+     * the map covers (SIGBUS). */
+    dmg_bytes *d = arg;
+    d->hits = 0;
+    for (size_t pg = len / psize; pg-- > 2;) {
+        const unsigned char *P = b + pg * psize;
+        uint16_t flags, ksize;
+        memcpy(&flags, P + 10, 2);
+        if (flags != 0x02)
+            continue; /* not a leaf */
+        uint16_t first;
+        memcpy(&first, P + 16, 2);
+        if ((size_t)first + 8 + 16 > psize)
+            continue;
+        memcpy(&ksize, P + first + 6, 2);
+        if (ksize != 16)
+            continue; /* a leaf of the main or meta database */
+        uint16_t far = 65520;
+        memcpy(b + pg * psize + 16, &far, 2);
+        d->hits = (int)pg;
+        return;
+    }
+}
+
+typedef struct dmg_random {
+    uint64_t seed;
+} dmg_random;
+
+static void
+dmg_random_bytes(unsigned char *b, size_t len, size_t psize, void *arg)
+{
+    dmg_random *d = arg;
+    uint64_t s = d->seed;
+    for (int k = 0; k < 8; k++) {
+        size_t off = 2 * psize + (size_t)(rng_next(&s) % (len - 2 * psize));
+        b[off] = (unsigned char)rng_next(&s);
+    }
+}
+
+static void
+test_damaged_file(void **state)
+{
+    (void)state;
+    char dir[256], file[600], err[512];
+    new_store_dir(dir, sizeof dir, "pst-damref");
+    pst_env *s = open_rw(dir);
+    enum { N = 3000 };
+    eng_pos *ps = gen_positions(31, N, 1);
+    pst_item *items = malloc(N * sizeof *items);
+    uint64_t rs = 9;
+    for (int i = 0; i < N; i++) {
+        /* Expected records are kept canonical (what pst_foreach shows). */
+        eng_pos c = eng_canonical(&ps[i]);
+        items[i] = item_make(&c, rec_random(&c, &rs));
+    }
+    /* One commit: every page but the metas is part of the live tree. */
+    assert_int_equal(put_items(s, items, N, err, sizeof err), 0);
+    pst_close(s);
+    qsort(items, N, sizeof *items, expect_cmp);
+    snprintf(file, sizeof file, "%s/data.mdb", dir);
+    size_t len;
+    unsigned char *orig = read_file(file, &len);
+    uint32_t psize32;
+    memcpy(&psize32, orig + 40, 4);
+    size_t psize = psize32;
+    assert_true(psize >= 512 && len >= 20 * psize);
+    expect_ctx x = {items, N, NULL};
+    damage_report rep;
+
+    /* The header page: refused at open, with a message. */
+    run_damaged("meta magic", orig, len, psize, dmg_meta_magic, NULL, &x, &rep);
+    assert_int_equal(rep.open_rc, PST_ECORRUPT);
+    assert_non_null(strstr(rep.err, "LMDB"));
+    run_damaged("meta page size", orig, len, psize, dmg_meta_psize, NULL, &x, &rep);
+    assert_int_equal(rep.open_rc, PST_ECORRUPT);
+    assert_non_null(strstr(rep.err, "page size"));
+    run_damaged("meta last page", orig, len, psize, dmg_meta_lastpg, NULL, &x, &rep);
+    assert_int_equal(rep.open_rc, PST_ECORRUPT);
+    uint64_t root = len / psize + 5; /* past the end of the file */
+    run_damaged("meta root past the end", orig, len, psize, dmg_meta_root, &root, &x, &rep);
+    assert_int_equal(rep.open_rc, PST_ECORRUPT);
+    /* A root on another page of the file: a page of the wrong kind, or an
+     * older tree (the reader then finds fewer records, never wrong ones). */
+    for (root = 2; root < 6; root++)
+        run_damaged("meta root moved", orig, len, psize, dmg_meta_root, &root, &x, &rep);
+    run_damaged("truncated", orig, len, psize, dmg_truncate, (void *)-1, &x, &rep);
+    assert_int_not_equal(rep.open_rc, 0);
+
+    /* The middle of the file: a page of zeros, of 0xFF, of noise. Every
+     * page is live, so the damage must be seen. */
+    for (intptr_t kind = 0; kind < 3; kind++) {
+        run_damaged("middle page", orig, len, psize, dmg_page, (void *)kind, &x, &rep);
+        assert_true(rep.open_rc != 0 || rep.get_err > 0 || rep.foreach_rc != 0);
+        if (rep.open_rc == 0) {
+            assert_true(rep.get_ok < N);
+            assert_true(rep.foreach_rc != 0 && rep.err[0] != '\0');
+        }
+    }
+
+    /* A record page: the value bytes, then the key bytes, of one record
+     * (every copy of them in the file). */
+    const pst_item *victim = &items[N / 3];
+    uint8_t pat[48];
+    key_of(&victim->pos, pat);
+    pst_encode(pat, &victim->rec, pat + 16);
+    dmg_bytes d = {pat, 16 + 20, 0};
+    run_damaged("record value", orig, len, psize, dmg_record, &d, &x, &rep);
+    assert_true(d.hits >= 1);
+    assert_int_equal(rep.open_rc, 0);
+    assert_int_equal(rep.get_err, 1);
+    assert_int_equal(rep.get_ok, N - 1);
+    assert_int_equal(rep.foreach_rc, PST_ECORRUPT);
+    char fen[ENG_FEN_MAX];
+    eng_format_fen(&victim->pos, fen, sizeof fen);
+    assert_non_null(strstr(rep.err, fen));
+    d.at = 15; /* the last key byte: the key keeps its place in the order */
+    run_damaged("record key", orig, len, psize, dmg_record, &d, &x, &rep);
+    assert_true(d.hits >= 1);
+    assert_int_equal(rep.open_rc, 0);
+    assert_int_equal(rep.get_ok, N - 1);
+    assert_int_equal(rep.foreach_rc, PST_ECORRUPT);
+    assert_non_null(strstr(rep.err, "checksum"));
+
+    /* Damage that makes LMDB itself fault: reported, never a crash. */
+    run_damaged("node flags", orig, len, psize, dmg_node_dupdata, &d, &x, &rep);
+    assert_true(d.hits >= 1);
+    assert_int_equal(rep.open_rc, 0);
+    assert_int_equal(rep.get_ok, N - 1);
+    assert_int_equal(rep.get_err, 1);
+    assert_int_equal(rep.foreach_rc, PST_ECORRUPT);
+    assert_non_null(strstr(rep.err, "SIGSEGV"));
+    assert_int_equal(rep.put_rc, PST_ECORRUPT); /* no writing after damage */
+    run_damaged("node offset", orig, len, psize, dmg_node_offset, &d, &x, &rep);
+    assert_true(d.hits > 2);
+    /* The damaged offset points past the end of the file. */
+    assert_true((size_t)d.hits * psize + 65520 >= len);
+    assert_int_equal(rep.open_rc, 0);
+    assert_true(rep.get_err >= 1);
+    assert_int_equal(rep.foreach_rc, PST_ECORRUPT);
+    assert_non_null(strstr(rep.err, "SIGBUS"));
+
+    /* Scattered single bytes past the metas. */
+    int seeds = test_sanitized() ? 4 : 12;
+    for (int k = 0; k < seeds; k++) {
+        dmg_random dr = {1000u + (uint64_t)k};
+        run_damaged("random bytes", orig, len, psize, dmg_random_bytes, &dr, &x, &rep);
+    }
+    free(orig);
+    free(items);
+    free(ps);
+    rm_store(dir);
+}
+
+/* ---- crashes and concurrency ------------------------------------------ */
+
+/*
+ * The SIGKILL test's batches: round r, batch k holds KB_SIZE positions
+ * of its own (disjoint from every other batch), each written with effort
+ * = the batch's number; its last record is the marker (length 1).
+ */
+enum { KB_ROUNDS = 4, KB_BATCHES = 30, KB_SIZE = 400 };
+
+static pst_item
+kill_item(const eng_pos *pool, int round, int k, int j)
+{
+    int batch = round * KB_BATCHES + k;
+    const eng_pos *p = &pool[(size_t)batch * KB_SIZE + (size_t)j];
+    return item_make(
+        p, rec_make((eng_bound)(batch % 5), (uint64_t)batch + 1, (uint16_t)(j == KB_SIZE - 1)));
+}
+
+static void
+kill_writer(const char *dir, const eng_pos *pool, int round)
+{
+    pst_item *b = malloc(KB_SIZE * sizeof *b);
+    char err[512];
+    pst_env *s = NULL;
+    if (!b || pst_open(dir, 0, &s, err, sizeof err) != 0)
+        _exit(2);
+    for (int k = 0; k < KB_BATCHES; k++) {
+        for (int j = 0; j < KB_SIZE; j++)
+            b[j] = kill_item(pool, round, k, j);
+        if (pst_put_many(s, b, KB_SIZE, err, sizeof err) != 0)
+            _exit(3);
+    }
+    pst_close(s);
+    _exit(0);
+}
+
+static void
+test_sigkill_mid_transaction(void **state)
+{
+    (void)state;
+    char dir[256], err[512];
+    new_store_dir(dir, sizeof dir, "pst-kill");
+    eng_pos *pool = gen_positions(41, (size_t)KB_ROUNDS * KB_BATCHES * KB_SIZE, 0);
+    uint64_t rs = (uint64_t)time(NULL) | 1;
+    int partial_rounds = 0;
+    for (int round = 0; round < KB_ROUNDS; round++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+            kill_writer(dir, pool, round);
+        /* The first kill comes early (maybe before the store exists),
+         * the others somewhere in the run. */
+        nap_ms(round == 0 ? 1 + (long)(rng_next(&rs) % 5) : 5 + (long)(rng_next(&rs) % 120));
+        kill(pid, SIGKILL);
+        int st;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true((WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) ||
+                    (WIFEXITED(st) && WEXITSTATUS(st) == 0));
+
+        /* Reopen as a restarted solver would: every batch of every round
+         * so far is all there or not there at all, and a round's batches
+         * committed in order. */
+        pst_env *s = NULL;
+        int rc = pst_open(dir, 0, &s, err, sizeof err);
+        if (rc != 0)
+            fprintf(stderr, "reopen after SIGKILL: %s\n", err);
+        assert_int_equal(rc, 0);
+        for (int r = 0; r <= round; r++) {
+            int committed = 0, gap = 0;
+            for (int k = 0; k < KB_BATCHES; k++) {
+                int present = 0;
+                for (int j = 0; j < KB_SIZE; j++) {
+                    pst_item want = kill_item(pool, r, k, j);
+                    pst_record got;
+                    int g = pst_get(s, &want.pos, &got);
+                    assert_true(g == 0 || g == PST_ENOTFOUND);
+                    if (g == 0) {
+                        assert_true(rec_equal(&got, &want.rec));
+                        present++;
+                    }
+                }
+                assert_true(present == 0 || present == KB_SIZE);
+                if (present) {
+                    assert_false(gap);
+                    committed++;
+                } else {
+                    gap = 1;
+                }
+            }
+            if (r == round && committed > 0 && committed < KB_BATCHES)
+                partial_rounds++;
+        }
+        pst_close(s);
+    }
+    /* Not an assertion on timing: how many kills landed mid-run. */
+    fprintf(stderr, "  (kills that landed mid-run: %d of %d)\n", partial_rounds, KB_ROUNDS);
+    free(pool);
+    rm_store(dir);
+}
+
+/* Two writers: A writes DW with a draw move for [0, 2N/3), B writes LD
+ * for [N/3, N) through the twins; the middle third merges to DD. */
+enum { TW_N = 3000, TW_BATCH = 100 };
+
+static pst_item
+two_item(const eng_pos *pool, int who, int i)
+{
+    if (who == 0) {
+        eng_movelist l;
+        int n = eng_generate(&pool[i], &l, ENG_DUPS_MERGE);
+        pst_record r = rec_make(ENG_DW, 10, 0);
+        r.draw = pst_move_of(&l.m[i % n]);
+        return item_make(&pool[i], r);
+    }
+    eng_pos f = eng_flip(&pool[i]);
+    return item_make(&f, rec_make(ENG_LD, 20, 0));
+}
+
+static void
+two_writer(const char *dir, const eng_pos *pool, int who)
+{
+    /* A small map in both: they grow it under each other's feet. */
+    setenv("CHECKERS_PST_MAP_BYTES", "65536", 1);
+    char err[512];
+    pst_env *s = NULL;
+    if (pst_open(dir, 0, &s, err, sizeof err) != 0) {
+        fprintf(stderr, "writer %d: %s\n", who, err);
+        _exit(2);
+    }
+    int lo = who == 0 ? 0 : TW_N / 3, hi = who == 0 ? 2 * TW_N / 3 : TW_N;
+    pst_item b[TW_BATCH];
+    for (int i = lo; i < hi; i += TW_BATCH) {
+        int n = 0;
+        for (int j = i; j < hi && n < TW_BATCH; j++)
+            b[n++] = two_item(pool, who, j);
+        if (pst_put_many(s, b, (size_t)n, err, sizeof err) != 0) {
+            fprintf(stderr, "writer %d: %s\n", who, err);
+            _exit(3);
+        }
+    }
+    pst_close(s);
+    _exit(0);
+}
+
+static void
+test_two_writers(void **state)
+{
+    (void)state;
+    char dir[256], err[512];
+    new_store_dir(dir, sizeof dir, "pst-two");
+    eng_pos *pool = gen_positions(51, TW_N, 1);
+    pid_t pid[2];
+    for (int w = 0; w < 2; w++) {
+        pid[w] = fork();
+        assert_true(pid[w] >= 0);
+        if (pid[w] == 0)
+            two_writer(dir, pool, w);
+    }
+    int failed = child_failed(pid[0], "writer 0");
+    failed |= child_failed(pid[1], "writer 1");
+    assert_false(failed);
+    pst_env *s = NULL;
+    assert_int_equal(pst_open(dir, PST_RDONLY, &s, err, sizeof err), 0);
+    for (int i = 0; i < TW_N; i++) {
+        pst_record r;
+        assert_int_equal(pst_get(s, &pool[i], &r), 0);
+        pst_item a = two_item(pool, 0, i);
+        if (i < TW_N / 3) {
+            assert_true(rec_equal(&r, &a.rec));
+        } else if (i < 2 * TW_N / 3) {
+            assert_int_equal(r.bound, ENG_DD);
+            assert_true(move_equal(&r.draw, &a.rec.draw));
+            assert_int_equal(r.effort, 20);
+        } else {
+            pst_record want = rec_make(ENG_LD, 20, 0);
+            assert_true(rec_equal(&r, &want));
+        }
+    }
+    pst_stats st;
+    assert_int_equal(pst_stats_get(s, &st, err, sizeof err), 0);
+    assert_int_equal(st.records, TW_N);
+    assert_int_equal(st.by_bound[ENG_DD], 2 * TW_N / 3 - TW_N / 3);
+    pst_close(s);
+    free(pool);
+    rm_store(dir);
+}
+
+/* ---- the map ----------------------------------------------------------- */
+
+static void
+test_map_growth(void **state)
+{
+    (void)state;
+    char dir[256], err[512];
+    new_store_dir(dir, sizeof dir, "pst-grow");
+    setenv("CHECKERS_PST_MAP_BYTES", "65536", 1);
+    pst_env *s = open_rw(dir);
+    pst_stats st;
+    assert_int_equal(pst_stats_get(s, &st, err, sizeof err), 0);
+    assert_int_equal(st.map_bytes, 65536);
+
+    enum { N = 4000 };
+    eng_pos *ps = gen_positions(61, N, 1);
+    pst_item *items = malloc(N * sizeof *items);
+    uint64_t rs = 1;
+    for (int i = 0; i < N; i++)
+        items[i] = item_make(&ps[i], rec_random(&ps[i], &rs));
+    /* Small batches, then one batch bigger than the map has room for. */
+    for (int i = 0; i < 1000; i += 100)
+        assert_int_equal(put_items(s, items + i, 100, err, sizeof err), 0);
+    assert_int_equal(put_items(s, items + 1000, N - 1000, err, sizeof err), 0);
+    assert_int_equal(pst_stats_get(s, &st, err, sizeof err), 0);
+    assert_int_equal(st.records, N);
+    assert_true(st.map_bytes >= 8 * 65536);
+    assert_true(st.used_bytes <= st.map_bytes);
+    /* Doubling from 64 KiB: a power of two. */
+    assert_int_equal(st.map_bytes & (st.map_bytes - 1), 0);
+    for (int i = 0; i < N; i++) {
+        pst_record r;
+        assert_int_equal(pst_get(s, &ps[i], &r), 0);
+        assert_true(rec_equal(&r, &items[i].rec));
+    }
+    pst_close(s);
+    unsetenv("CHECKERS_PST_MAP_BYTES");
+    free(items);
+    free(ps);
+    rm_store(dir);
+}
+
+/* Another process grows the map while this one holds the store open with
+ * a small one: the next transaction here sees MDB_MAP_RESIZED. */
+static void
+test_map_resized_by_other(void **state)
+{
+    (void)state;
+    char dir[256], err[512];
+    new_store_dir(dir, sizeof dir, "pst-resized");
+    setenv("CHECKERS_PST_MAP_BYTES", "65536", 1);
+    pst_env *s = open_rw(dir);
+    enum { N = 3000 };
+    eng_pos *ps = gen_positions(71, N + 10, 1);
+    pst_item *items = malloc((N + 10) * sizeof *items);
+    uint64_t rs = 2;
+    for (int i = 0; i < N + 10; i++)
+        items[i] = item_make(&ps[i], rec_random(&ps[i], &rs));
+    assert_int_equal(put_items(s, items, 10, err, sizeof err), 0);
+    pst_record r;
+    assert_int_equal(pst_get(s, &ps[0], &r), 0); /* leaves a pooled reader */
+
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        pst_env *c = NULL;
+        if (pst_open(dir, 0, &c, err, sizeof err) != 0 ||
+            pst_put_many(c, items + 10, N, err, sizeof err) != 0)
+            _exit(2);
+        pst_close(c);
+        _exit(0);
+    }
+    assert_false(child_failed(pid, "grower"));
+    for (int i = 0; i < N + 10; i++) {
+        assert_int_equal(pst_get(s, &ps[i], &r), 0);
+        assert_true(rec_equal(&r, &items[i].rec));
+    }
+    pst_item more = item_make(&ps[5], rec_make(items[5].rec.bound, 1, 0));
+    assert_int_equal(put_items(s, &more, 1, err, sizeof err), 0);
+    pst_stats st;
+    assert_int_equal(pst_stats_get(s, &st, err, sizeof err), 0);
+    assert_int_equal(st.records, N + 10);
+    assert_true(st.map_bytes > 65536);
+    pst_close(s);
+    unsetenv("CHECKERS_PST_MAP_BYTES");
+    free(items);
+    free(ps);
+    rm_store(dir);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_encode_decode_roundtrip),
+        cmocka_unit_test(test_move_find_roundtrip),
+        cmocka_unit_test(test_fuzz_decode),
+        cmocka_unit_test(test_roundtrip_orientations),
+        cmocka_unit_test(test_stats_and_foreach),
+        cmocka_unit_test(test_merge_rules),
+        cmocka_unit_test(test_contradiction_refuses_batch),
+        cmocka_unit_test(test_invalid_records),
+        cmocka_unit_test(test_other_versions_refused),
+        cmocka_unit_test(test_open_errors),
+        cmocka_unit_test(test_damaged_records),
+        cmocka_unit_test(test_damaged_file),
+        cmocka_unit_test(test_sigkill_mid_transaction),
+        cmocka_unit_test(test_two_writers),
+        cmocka_unit_test(test_map_growth),
+        cmocka_unit_test(test_map_resized_by_other),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
