@@ -15,6 +15,7 @@ int cli_show(int argc, char **argv);
 int cli_moves(int argc, char **argv);
 int cli_egdb(int argc, char **argv);
 int cli_store(int argc, char **argv);
+int cli_proof(int argc, char **argv);
 
 /* Seconds from a monotonic clock. */
 double cli_now(void);
