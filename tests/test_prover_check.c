@@ -16,8 +16,9 @@
  * longest win line). Damaged proofs - a losing move, a missing reply, a
  * weaker bound, a cyclic win proof, an illegal move (written with raw
  * LMDB calls, since pst_put_many refuses it), nothing stored - must be
- * rejected at the right position, and a damaged record must stop the
- * check with PST_ECORRUPT instead of producing a verdict.
+ * rejected at the right position, and a damaged record or database
+ * block must stop the check with PST_ECORRUPT instead of producing a
+ * verdict.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +26,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <lmdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -854,13 +856,13 @@ unordered(const draw_set *d)
  * the draw is kept only by moving round, so the proof has cycles; both
  * sides' proofs are accepted, with exact counts.
  */
-static void
-test_draw_proof_with_cycles(void **state)
+/* The first drawn 2-v-2 king position (Black to move, no capture) of a
+ * seeded scan. */
+static eng_pos
+draw_root(const fixture *f)
 {
-    fixture *f = *state;
     eng_pos root;
     uint64_t rng = 0xD2A3ull;
-    /* the first drawn 2-v-2 king position without a capture */
     for (;;) {
         uint32_t used = 0, sq[4];
         for (int i = 0; i < 4; i++) {
@@ -874,8 +876,15 @@ test_draw_proof_with_cycles(void **state)
         root.wk = (1u << sq[2]) | (1u << sq[3]);
         root.stm = ENG_BLACK;
         if (!eng_has_capture(&root) && db_outcome(f->db5, &root) == ENG_DRAW)
-            break;
+            return root;
     }
+}
+
+static void
+test_draw_proof_with_cycles(void **state)
+{
+    fixture *f = *state;
+    eng_pos root = draw_root(f);
     draw_set d;
     build_draw_set(f, &root, &d);
     assert_true(d.nint[0] > 100 && d.nint[1] > 100);
@@ -894,6 +903,93 @@ test_draw_proof_with_cycles(void **state)
     assert_int_equal(r.longest_win, -1);
     store_free(&s);
     draw_set_free(&d);
+}
+
+/* Copies src to dst whole; nonzero on failure. */
+static int
+copy_file(const char *src, const char *dst)
+{
+    FILE *in = fopen(src, "rb"), *out = in ? fopen(dst, "wb") : NULL;
+    char buf[65536];
+    size_t n;
+    int rc = in && out ? 0 : -1;
+    while (rc == 0 && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, n, out) != n)
+            rc = -1;
+    if (in)
+        fclose(in);
+    if (out && fclose(out) != 0)
+        rc = -1;
+    return rc;
+}
+
+/* Flips bits of a file's last byte. */
+static void
+damage_last_byte(const char *path)
+{
+    FILE *fp = fopen(path, "r+b");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, -1, SEEK_END), 0);
+    int c = fgetc(fp);
+    assert_true(c != EOF);
+    assert_int_equal(fseek(fp, -1, SEEK_END), 0);
+    assert_int_equal(fputc(c ^ 0x5A, fp), c ^ 0x5A);
+    assert_int_equal(fclose(fp), 0);
+}
+
+/*
+ * The 2-v-2 draw proof over a copy of the 1-3 piece databases whose two
+ * king-only 3-piece files (2100, 1200: where the ending's captures lead)
+ * have a damaged block: the probe of a leaf fails its checksum, and the
+ * check stops with PST_ECORRUPT, never a value and never a verdict.
+ */
+static void
+test_damaged_database(void **state)
+{
+    fixture *f = *state;
+    char dir[512], src[1024], dst[1024], err[512] = "";
+    const char *db = test_db_dir();
+    assert_non_null(test_tmpdir(dir, sizeof dir, "test_prover_check_db"));
+    /* every compressed slice of 1-3 pieces: "bkwkbmwm.rr.cwl" */
+    DIR *d = opendir(db);
+    assert_non_null(d);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        const char *n = de->d_name;
+        size_t len = strlen(n);
+        if (len < 8 || strcmp(n + len - 4, ".cwl") != 0 ||
+            (n[0] - '0') + (n[1] - '0') + (n[2] - '0') + (n[3] - '0') > 3)
+            continue;
+        snprintf(src, sizeof src, "%s/%s", db, n);
+        snprintf(dst, sizeof dst, "%s/%s", dir, n);
+        assert_int_equal(copy_file(src, dst), 0);
+    }
+    closedir(d);
+    snprintf(dst, sizeof dst, "%s/2100.00.cwl", dir);
+    damage_last_byte(dst);
+    snprintf(dst, sizeof dst, "%s/1200.00.cwl", dir);
+    damage_last_byte(dst);
+    egdb *bad;
+    if (egdb_open(dir, 3, (size_t)1 << 20, &bad, err, sizeof err) != 0)
+        fail_msg("egdb_open of the damaged copy: %s", err);
+
+    eng_pos root = draw_root(f);
+    draw_set ds;
+    build_draw_set(f, &root, &ds);
+    tstore s;
+    store_new(&s);
+    store_put(&s, ds.rec.v, ds.rec.n);
+    pchk_result r;
+    int rc = pchk_check(s.st, bad, &root, &r, err, sizeof err);
+    assert_int_equal(rc, PST_ECORRUPT);
+    if (!strstr(err, "database probe of"))
+        fail_msg("message '%s' does not name the probe", err);
+    store_free(&s);
+    draw_set_free(&ds);
+    egdb_close(bad);
+
+    snprintf(src, sizeof src, "rm -rf '%s'", dir);
+    assert_int_equal(system(src), 0);
 }
 
 /* ---- damaged proofs ----------------------------------------------------------- */
@@ -1168,12 +1264,21 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_win_proofs_valid), cmocka_unit_test(test_loss_root_valid),
-        cmocka_unit_test(test_database_root),    cmocka_unit_test(test_draw_proof_with_cycles),
-        cmocka_unit_test(test_losing_move),      cmocka_unit_test(test_missing_reply),
-        cmocka_unit_test(test_weaker_bound),     cmocka_unit_test(test_win_cycle),
-        cmocka_unit_test(test_illegal_move),     cmocka_unit_test(test_nothing_stored),
+        /* valid proofs */
+        cmocka_unit_test(test_win_proofs_valid),
+        cmocka_unit_test(test_loss_root_valid),
+        cmocka_unit_test(test_database_root),
+        cmocka_unit_test(test_draw_proof_with_cycles),
+        /* damaged proofs: a verdict at the right position */
+        cmocka_unit_test(test_losing_move),
+        cmocka_unit_test(test_missing_reply),
+        cmocka_unit_test(test_weaker_bound),
+        cmocka_unit_test(test_win_cycle),
+        cmocka_unit_test(test_illegal_move),
+        cmocka_unit_test(test_nothing_stored),
+        /* damaged files: an error, never a verdict */
         cmocka_unit_test(test_damaged_record),
+        cmocka_unit_test(test_damaged_database),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
