@@ -108,6 +108,7 @@ export CHECKERS_TEST_DB := $(TESTDB)
 
 testdata: deps
 	@$(MAKE) --no-print-directory SANITIZE= $(BIN)/checkers
+	@mkdir -p $(dir $(TESTDB))
 	@[ -f $(TESTDB)/.complete ] || { ./$(BIN)/checkers egdb build --pieces 5 --dir $(TESTDB) >/dev/null && touch $(TESTDB)/.complete; }
 
 test-unit: $(TEST_BINS) testdata

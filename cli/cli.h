@@ -14,6 +14,8 @@ int cli_perft(int argc, char **argv);
 int cli_show(int argc, char **argv);
 int cli_moves(int argc, char **argv);
 int cli_egdb(int argc, char **argv);
+int cli_solve(int argc, char **argv);
+int cli_search(int argc, char **argv);
 int cli_store(int argc, char **argv);
 int cli_proof(int argc, char **argv);
 

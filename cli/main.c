@@ -28,6 +28,8 @@ static const command commands[] = {
     {"show", cli_show, "print a position as a board with its legal moves"},
     {"moves", cli_moves, "list the legal moves of a position and the FEN after each"},
     {"egdb", cli_egdb, "endgame databases: build, probe, stats, verify, count"},
+    {"solve", cli_solve, "prove the value of a position (df-pn, databases, proof store)"},
+    {"search", cli_search, "alpha-beta search: heuristic score, line, proven win or loss"},
     {"store", cli_store, "the proven-node store (read-only): stats, get, export"},
     {"proof", cli_proof, "proofs in the proven-node store: check (the independent checker)"},
 };

@@ -26,11 +26,16 @@
  *   windows off (the proven range makes windows jumpy), a transposition
  *   table of 16-byte-keyed entries checked against the full position,
  *   captures extended (a position with a capture is never a leaf: the
- *   quiescence search plays captures until the side to move has none),
- *   killer and history move ordering, and database probes at every quiet
- *   node with at most the database's piece count. A position repeated on
- *   the current line scores 0 (a draw) and that score is not stored in the
- *   table as exact, so no path-dependent score is reused elsewhere.
+ *   quiescence search plays captures until the side to move has none; a
+ *   single legal move costs no depth), killer and history move ordering,
+ *   late quiet moves reduced by a ply off the principal variation, and
+ *   database probes at every quiet node below the root with at most the
+ *   database's piece count. A position repeated on the current line
+ *   scores 0 (a draw) and is not stored in the table. Its ancestors' table
+ *   entries may carry values the 0 influenced (heuristic scores are
+ *   path-dependent there, as in any alpha-beta program); proven scores are
+ *   not: a 0 is never in the proven range, so replacing any leaf by it can
+ *   hide a proof but never make one (ab.c, WHY A PROVEN SCORE IS A PROOF).
  *
  * EVALUATION (ab_eval; the weights are in eval.c with their reasons)
  *   material (men and kings, with a trade-down bonus for the side ahead),
@@ -67,19 +72,10 @@ enum { AB_HEURISTIC = 0, AB_PROVEN_WIN = 1, AB_PROVEN_LOSS = -1 };
 
 typedef struct ab_ctx ab_ctx; /* a search context with its table (opaque) */
 
-typedef struct ab_opts {
-    const egdb *db;        /* may be NULL: no database */
-    int db_pieces;         /* probe quiet positions with at most this many pieces */
-    int max_depth;         /* nominal depth in plies (0: no limit but time) */
-    double time_limit;     /* seconds, 0: none (then max_depth must be > 0) */
-    uint64_t node_limit;   /* 0: none */
-    volatile int *stop;    /* set nonzero to stop (may be NULL) */
-} ab_opts;
-
 typedef struct ab_result {
-    int score;      /* for the side to move of the root, see SCORES */
-    int proven;     /* AB_PROVEN_WIN, AB_PROVEN_LOSS or AB_HEURISTIC */
-    int depth;      /* last completed iteration */
+    int score;  /* for the side to move of the root, see SCORES */
+    int proven; /* AB_PROVEN_WIN, AB_PROVEN_LOSS or AB_HEURISTIC */
+    int depth;  /* last completed iteration */
     int pvlen;
     eng_move pv[AB_MAXPV];
     uint64_t nodes; /* positions searched (interior, leaves and quiescence) */
@@ -87,10 +83,28 @@ typedef struct ab_result {
     double seconds;
 } ab_result;
 
+typedef struct ab_opts {
+    const egdb *db;      /* may be NULL: no database */
+    int db_pieces;       /* probe quiet positions with at most this many pieces
+                            (<= 0 or more than egdb_max_pieces(db): all it has) */
+    int max_depth;       /* nominal depth in plies (0: no limit but time) */
+    double time_limit;   /* seconds, 0: none (then max_depth must be > 0) */
+    uint64_t node_limit; /* 0: none */
+    volatile int *stop;  /* set nonzero to stop (may be NULL) */
+    /* Called after every completed iteration with the result so far (its
+     * nodes, probes and seconds count the whole search until then); may be
+     * NULL. Runs on the searching thread; it must not call ab_* on the
+     * same context. */
+    void (*progress)(const ab_result *r, void *arg);
+    void *progress_arg;
+} ab_opts;
+
 /* ---- functions ------------------------------------------------------ */
 
 /* ab_new - a context with a transposition table of about tt_bytes (at
- * least 1 MB is used). RETURN 0 and *out, or AB_ENOMEM. */
+ * least 1 MB is used; the largest power-of-two number of 128-byte
+ * buckets that fits), plus about 5.3 MB of per-ply work space (move
+ * lists of 400 plies). RETURN 0 and *out, or AB_ENOMEM. */
 int ab_new(size_t tt_bytes, ab_ctx **out);
 void ab_free(ab_ctx *c);
 
@@ -99,9 +113,15 @@ void ab_clear(ab_ctx *c);
 
 /*
  * ab_search - iterative deepening from p until max_depth, the time or
- * node limit, or *stop; the result is that of the last completed
- * iteration (depth 1 always completes).
- * RETURN 0; AB_EINVAL (invalid position, no limit given); AB_EDB (a
+ * node limit, *stop, or a proven score (a proof does not improve with
+ * depth); the result is that of the last completed iteration (depth 1
+ * always completes). With a time limit, no iteration is started after
+ * half of it is spent (it would not finish). The root is searched even
+ * when the database knows it, so the result always has a move when one
+ * exists; pv is that iteration's line, lengthened from the table and
+ * checked move by move against eng_generate.
+ * RETURN 0; AB_EINVAL (invalid position, no limit given: max_depth,
+ * time_limit and node_limit all 0, or a negative one); AB_EDB (a
  * database probe failed: a damaged block; never scored as a value).
  */
 int ab_search(ab_ctx *c, const eng_pos *p, const ab_opts *o, ab_result *out);

@@ -1,0 +1,299 @@
+/*
+ * solve_cmds.c - `checkers solve`: prove the value of a position (or one
+ * goal) with df-pn over the endgame databases, writing the proof into the
+ * proven-node store.
+ */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "egdb/egdb.h"
+#include "prover/prover.h"
+#include "prover/search.h"
+#include "prover/store.h"
+
+/* ---- static data ------------------------------------------------------ */
+
+static const char solve_help[] =
+    "usage: checkers solve --db DIR [--pieces N] [--store PATH] [--goal value|win|draw]\n"
+    "                      [--time S] [--nodes N] [--tt MB] [--cache MB] [--json] FEN\n"
+    "\n"
+    "Proves the game-theoretic value of a position for its side to move with\n"
+    "df-pn search over the endgame databases, and writes the whole proof into\n"
+    "the proven-node store (--store), where `checkers proof check` can verify it.\n"
+    "\n"
+    "  --goal value  the exact value (default): a draw is two proofs, one for\n"
+    "                each side; a short alpha-beta search picks the order\n"
+    "  --goal win    only whether the side to move wins (win, or <=draw)\n"
+    "  --goal draw   only whether it at least draws (>=draw, or loss)\n"
+    "  --db DIR      endgame databases; --pieces N uses only those of up to N\n"
+    "  --store PATH  proven-node store (LMDB directory, created if missing):\n"
+    "                read before searching, and every proof is written to it\n"
+    "  --time S, --nodes N   budget for the whole solve (default: none)\n"
+    "  --tt MB       df-pn table (default 256); --cache MB database cache (default 256)\n"
+    "  --json        one JSON object instead of the text report\n"
+    "\n"
+    "Output: the first line is FEN<TAB>RESULT, RESULT one of win, loss, draw,\n"
+    ">=draw, <=draw, unknown (for the side to move); then the main line of the\n"
+    "proof in PDN, the queries run, nodes, time and table use.\n"
+    "Exit status: 0 the goal was proved, 1 the budget ran out (a partial bound\n"
+    "may still be printed), 2 bad usage or input, 3 a damaged database or store.\n"
+    "\n"
+    "Examples:\n"
+    "  checkers solve --db egdb-data --store proofs 'B:W18,22,K27:B5,9,K14'\n"
+    "  checkers solve --db egdb-data --pieces 4 --goal win --time 30 FEN\n";
+
+static volatile int stop_flag;
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static void
+on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+}
+
+typedef struct prog {
+    int last_len;
+    int q;
+} prog;
+
+/* A progress line on a terminal, rewritten in place. */
+static void
+on_progress(const dfpn_progress *p, void *arg)
+{
+    prog *ps = arg;
+    char line[200];
+    double rate = p->seconds > 0 ? (double)p->nodes / p->seconds : 0;
+    int n = snprintf(line, sizeof line,
+                     "\rdf-pn: %" PRIu64 " nodes  %.0f nodes/s  root pn %u dn %u  table %.0f%%"
+                     "  gc %" PRIu64 "  %.0fs",
+                     p->nodes, rate, p->root_pn, p->root_dn, 100 * p->tt_fill, p->gc_runs,
+                     p->seconds);
+    fprintf(stderr, "%s%*s", line, ps->last_len > n ? ps->last_len - n : 0, "");
+    ps->last_len = n;
+    fflush(stderr);
+}
+
+static const char *
+query_name(int attacker, int goal)
+{
+    if (goal == DFPN_WIN)
+        return attacker == ENG_BLACK ? "Black wins?" : "White wins?";
+    return attacker == ENG_BLACK ? "Black at least draws?" : "White at least draws?";
+}
+
+static const char *
+status_name(int s)
+{
+    return s == DFPN_PROVEN ? "proven" : s == DFPN_DISPROVEN ? "disproven" : "unknown";
+}
+
+static void
+print_line(FILE *f, const eng_pos *root, const eng_move *pv, int n)
+{
+    eng_pos p = *root;
+    for (int i = 0; i < n; i++) {
+        char m[ENG_MOVE_STR_MAX];
+        eng_format_move(&pv[i], m, sizeof m);
+        if (p.stm == ENG_BLACK || i == 0)
+            fprintf(f, "%s%d.%s", i ? " " : "", i / 2 + 1, p.stm == ENG_WHITE ? ".." : "");
+        fprintf(f, " %s", m);
+        eng_make(&p, &pv[i], &p);
+    }
+}
+
+/* ---- the command ------------------------------------------------------ */
+
+int
+cli_solve(int argc, char **argv)
+{
+    const char *db_dir = NULL, *store_path = NULL, *fen = NULL, *goal_s = "value";
+    long pieces = 0, tt_mb = 256, cache_mb = 256;
+    double time_s = 0;
+    unsigned long long nodes = 0;
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int more = i + 1 < argc;
+        if (cli_is_help(a)) {
+            fputs(solve_help, stdout);
+            return CLI_EXIT_OK;
+        } else if (!strcmp(a, "--db") && more) {
+            db_dir = argv[++i];
+        } else if (!strcmp(a, "--store") && more) {
+            store_path = argv[++i];
+        } else if (!strcmp(a, "--goal") && more) {
+            goal_s = argv[++i];
+        } else if (!strcmp(a, "--pieces") && more) {
+            if ((pieces = cli_parse_uint("solve", "--pieces", argv[++i], 1, 24)) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(a, "--tt") && more) {
+            if ((tt_mb = cli_parse_uint("solve", "--tt", argv[++i], 1, 1 << 20)) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(a, "--cache") && more) {
+            if ((cache_mb = cli_parse_uint("solve", "--cache", argv[++i], 0, 1 << 20)) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(a, "--time") && more) {
+            char *end;
+            time_s = strtod(argv[++i], &end);
+            if (*end || time_s <= 0) {
+                fprintf(stderr, "checkers solve: bad --time '%s' (seconds > 0)\n", argv[i]);
+                return CLI_EXIT_USAGE;
+            }
+        } else if (!strcmp(a, "--nodes") && more) {
+            char *end;
+            nodes = strtoull(argv[++i], &end, 10);
+            if (*end || nodes == 0) {
+                fprintf(stderr, "checkers solve: bad --nodes '%s' (a positive count)\n",
+                        argv[i]);
+                return CLI_EXIT_USAGE;
+            }
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (a[0] == '-' && a[1] == '-') {
+            fprintf(stderr, "checkers solve: unknown option or missing value: %s\n%s", a,
+                    solve_help);
+            return CLI_EXIT_USAGE;
+        } else if (!fen) {
+            fen = a;
+        } else {
+            fprintf(stderr, "checkers solve: one FEN only (extra '%s')\n", a);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    int goal = !strcmp(goal_s, "value") ? PRV_VALUE
+               : !strcmp(goal_s, "win") ? PRV_WIN
+               : !strcmp(goal_s, "draw") ? PRV_DRAW
+                                         : -1;
+    if (goal < 0) {
+        fprintf(stderr, "checkers solve: bad --goal '%s' (value, win or draw)\n", goal_s);
+        return CLI_EXIT_USAGE;
+    }
+    if (!db_dir || !fen) {
+        fprintf(stderr, "checkers solve: %s\n%s", !fen ? "a FEN is required" : "--db is required",
+                solve_help);
+        return CLI_EXIT_USAGE;
+    }
+    eng_pos p;
+    if (cli_parse_fen("solve", fen, &p) != 0)
+        return CLI_EXIT_USAGE;
+
+    char err[512];
+    egdb *db = NULL;
+    int rc = egdb_open(db_dir, (int)pieces, (size_t)cache_mb << 20, &db, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "checkers solve: %s\n", err);
+        return rc == EGDB_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
+    }
+    pst_env *st = NULL;
+    if (store_path && (rc = pst_open(store_path, 0, &st, err, sizeof err)) != 0) {
+        fprintf(stderr, "checkers solve: %s\n", err);
+        egdb_close(db);
+        return rc == PST_ECORRUPT || rc == PST_EVERSION ? CLI_EXIT_DAMAGED : CLI_EXIT_FAIL;
+    }
+    int dbp = egdb_max_pieces(db);
+
+    /* A short alpha-beta search orders the value queries (prover.h). */
+    int hint = 0;
+    if (goal == PRV_VALUE) {
+        ab_ctx *ab;
+        if (ab_new(16u << 20, &ab) == 0) {
+            ab_opts ao = {0};
+            ao.db = db;
+            ao.db_pieces = dbp;
+            ao.time_limit = 0.2;
+            ao.stop = &stop_flag;
+            ab_result ar;
+            if (ab_search(ab, &p, &ao, &ar) == 0)
+                hint = ar.score > 60 ? 1 : ar.score < -60 ? -1 : 0;
+            ab_free(ab);
+        }
+    }
+
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    prog ps = {0, 0};
+    prv_opts o = {0};
+    o.db = db;
+    o.db_pieces = dbp;
+    o.store = st;
+    o.goal = goal;
+    o.time_limit = time_s;
+    o.node_limit = nodes;
+    o.tt_bytes = (size_t)tt_mb << 20;
+    o.hint = hint;
+    o.stop = &stop_flag;
+    o.progress = isatty(2) && !json ? on_progress : NULL;
+    o.progress_arg = &ps;
+    prv_result r;
+    rc = prv_solve(&p, &o, &r, err, sizeof err);
+    if (ps.last_len)
+        fprintf(stderr, "\r%*s\r", ps.last_len, "");
+    char canon[ENG_FEN_MAX];
+    eng_format_fen(&p, canon, sizeof canon);
+    const char *word = prv_bound_word(r.bound);
+    const prv_query *last = r.nq ? &r.q[r.nq - 1] : NULL;
+    double nps = r.seconds > 0 ? (double)r.nodes / r.seconds : 0;
+    if (json) {
+        printf("{\"fen\":\"%s\",\"result\":\"%s\",\"bound\":\"%s\",\"complete\":%s,"
+               "\"nodes\":%" PRIu64 ",\"expanded\":%" PRIu64 ",\"seconds\":%.3f,"
+               "\"nodes_per_second\":%.0f,\"queries\":[",
+               canon, word, eng_bound_name(r.bound), r.complete ? "true" : "false", r.nodes,
+               r.expanded, r.seconds, nps);
+        for (int i = 0; i < r.nq; i++) {
+            const dfpn_result *d = &r.q[i].r;
+            printf("%s{\"query\":\"%s\",\"status\":\"%s\",\"pn\":%u,\"dn\":%u,\"nodes\":%" PRIu64
+                   ",\"seconds\":%.3f,\"proof_records\":%" PRIu64 ",\"proof_length\":%d,"
+                   "\"table_used\":%" PRIu64 ",\"table_entries\":%" PRIu64 ",\"gc_runs\":%" PRIu64
+                   "}",
+                   i ? "," : "", query_name(r.q[i].attacker, r.q[i].goal), status_name(d->status),
+                   d->pn, d->dn, d->nodes, d->seconds, d->proof_records, d->proof_length,
+                   d->tt_used, d->tt_entries, d->gc_runs);
+        }
+        printf("]%s%s%s}\n", rc ? ",\"error\":\"" : "", rc ? err : "", rc ? "\"" : "");
+    } else {
+        printf("%s\t%s\n", canon, word);
+        if (last && last->r.pvlen) {
+            printf("line: ");
+            print_line(stdout, &p, last->r.pv, last->r.pvlen);
+            printf("\n");
+        }
+        for (int i = 0; i < r.nq; i++) {
+            const dfpn_result *d = &r.q[i].r;
+            printf("query %d: %-22s %-9s %" PRIu64 " nodes, %.2fs, root pn %u dn %u", i + 1,
+                   query_name(r.q[i].attacker, r.q[i].goal), status_name(d->status), d->nodes,
+                   d->seconds, d->pn >= DFPN_INF ? DFPN_INF : d->pn,
+                   d->dn >= DFPN_INF ? DFPN_INF : d->dn);
+            if (d->proof_records)
+                printf(", proof of %" PRIu64 " positions written", d->proof_records);
+            if (d->proof_length >= 0)
+                printf(", longest win line %d plies", d->proof_length);
+            printf("\n");
+        }
+        printf("nodes: %" PRIu64 " (%" PRIu64 " expanded) in %.2fs, %.0f nodes/s\n", r.nodes,
+               r.expanded, r.seconds, nps);
+        if (last)
+            printf("table: %" PRIu64 " of %" PRIu64 " entries in use, %" PRIu64
+                   " garbage collections\n",
+                   last->r.tt_used, last->r.tt_entries, last->r.gc_runs);
+        if (!r.complete)
+            printf("budget ran out: %s\n",
+                   r.bound == ENG_LW ? "nothing proved" : "only the bound above was proved");
+    }
+    if (rc)
+        fprintf(stderr, "checkers solve: %s\n", err);
+    if (st)
+        pst_close(st);
+    egdb_close(db);
+    if (rc)
+        return strstr(err, "database") || strstr(err, "store") ? CLI_EXIT_DAMAGED : CLI_EXIT_FAIL;
+    return r.complete ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+}

@@ -1,0 +1,1397 @@
+/*
+ * dfpn.c - depth-first proof-number search with GHI-safe repetitions and
+ * the writing of whole proofs into the proven-node store.
+ *
+ * Read prover.h (REPETITIONS AND GHI, WRITING A PROOF) first: it states
+ * what this file guarantees and why; the comments here say how.
+ *
+ * Numbers are kept in the attacker's frame throughout: pn is the proof
+ * number of "the attacker reaches the goal", dn its disproof number. A
+ * node with pn == 0 is a success for the attacker, dn == 0 a success for
+ * the defender. One of the two sides is the SAFETY side of the query:
+ * the side whose success a repetition gives (goal WIN: the defender, who
+ * only has to avoid losing; goal DRAW: the attacker, who only has to
+ * avoid losing). The other side is the REACH side: its success is a win,
+ * which no repetition can give.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/bits.h"
+#include "engine/value.h"
+#include "prover/dfpn.h"
+
+/* ---- constants -------------------------------------------------------- */
+
+#define BUCKET 4             /* entries a bucket: 128 bytes, two cache lines */
+#define GC_SAMPLE 16384      /* entries sampled to find the median effort    */
+#define ARENA_CHILDREN 65536 /* children on the current line, all plies     */
+#define PT_MIN 4096          /* path-dependent table entries, at least       */
+#define SAT (DFPN_INF - 1)   /* the largest number a non-final node can have */
+#define DEEP (1u << 22)      /* both numbers of a line cut at DFPN_MAXPLY    */
+
+enum { F_USED = 1, F_WHITE = 2, F_FINAL = 4 };
+#define ROUND_SHIFT 3 /* flags bits 3-7: the depth round of an open entry */
+
+/* ---- types ------------------------------------------------------------ */
+
+/* A table entry: the full position, so that a hit is confirmed exactly. */
+typedef struct tt_entry {
+    uint32_t bm, wm, bk, wk;
+    uint32_t pn, dn; /* final: the winning side's number is 0, the other
+                        field holds the proof length (see tt_put)      */
+    uint32_t work;   /* positions expanded below, saturating            */
+    uint16_t min_depth;
+    uint8_t flags;
+    uint8_t gen; /* the query that wrote it: older entries are empty */
+} tt_entry;
+
+/*
+ * The positions above a node that a path-dependent result rests on (the
+ * ancestors whose repetition it used), at most NDEP of them; DEP_OVER when
+ * there were more and only the whole line's hash can key the result.
+ */
+#define NDEP 3
+#define DEP_OVER 0xFF
+typedef struct deps {
+    uint8_t n;
+    eng_pos p[NDEP];
+} deps;
+
+/*
+ * A path-dependent result. A safety success only gets better with more
+ * positions on the line (each is one more repetition for the safety side
+ * to use), so it holds on every line that has all the positions it rests
+ * on above the node (d); with too many of them, only on the same
+ * reversible segment (phash).
+ */
+typedef struct pt_entry {
+    eng_pos pos;
+    deps d;
+    uint64_t phash;
+    uint8_t used, gen, attacker_won;
+    uint16_t len;
+    int16_t rep_up; /* used with DEP_OVER only */
+} pt_entry;
+#define PT_WAYS 4
+
+/* What the search knows of one child while its parent is expanded. */
+typedef struct child {
+    eng_move mv;
+    eng_pos pos;
+    uint64_t key;   /* eng_key of pos */
+    uint64_t phash; /* path hash of the line ending at pos */
+    uint32_t pn, dn;
+    int16_t rep_up; /* safety success: plies above pos of the repeated
+                       position it rests on (<= 0: path-independent) */
+    deps d;         /* which positions those are (rep_up > 0) */
+    uint16_t len;   /* final: plies of its proof (reach side: the
+                       longest line; safety side: unused) */
+    uint16_t min_depth;
+    uint8_t fixed; /* final, and cannot change on this line */
+    uint8_t irrev; /* the move to it was a man move or a capture */
+    uint8_t leaf;  /* LEAF_*: how it was valued */
+} child;
+
+enum { LEAF_NONE, LEAF_END, LEAF_DB, LEAF_STORE, LEAF_REP, LEAF_TT, LEAF_PT, LEAF_CUT };
+
+/* The set of positions of a proof being written. */
+typedef struct pset_entry {
+    eng_pos pos;
+    uint32_t used;
+    uint32_t state; /* 1 in progress, 2 done */
+    uint32_t item;  /* index of its record in the batch, or UINT32_MAX */
+    uint16_t len;
+} pset_entry;
+
+struct dfpn_ctx {
+    tt_entry *tt;
+    size_t nbuckets; /* a power of two */
+    size_t used;
+    pt_entry *pt;
+    size_t npt;  /* a power of two */
+    uint8_t gen; /* the current query's generation (never 0) */
+
+    /* the query */
+    const dfpn_opts *o;
+    int attacker, goal, safety; /* colours: safety = side a repetition helps */
+    double eps;
+    double t0, deadline, next_progress;
+    uint64_t node_limit;
+    uint64_t nodes, expanded, probes, store_hits, gc_runs;
+    int abort;     /* budget or stop: unwind */
+    int error;     /* a DFPN_E* code that ends the query */
+    char emsg[400];
+    uint32_t root_pn, root_dn;
+    int maxply; /* the current depth limit (DEPTH LIMIT below) */
+    int round;  /* depth rounds so far (< 32 by the growth of maxply) */
+
+    /* the current line */
+    eng_pos path[DFPN_MAXPLY + 2];
+    uint64_t phash[DFPN_MAXPLY + 2];
+    int seg[DFPN_MAXPLY + 2]; /* first ply of the reversible segment */
+    child *arena;
+    size_t top;
+    eng_movelist ml;
+
+    /* writing a proof */
+    pset_entry *set;
+    size_t nset, set_cap;
+    pst_item *items;
+    size_t nitems, items_cap;
+    int w_side, w_reach; /* the proof being written: its side, reach or not */
+    uint64_t researched;
+};
+
+/* ---- prototypes ------------------------------------------------------- */
+
+static void mid(dfpn_ctx *c, int ply, uint32_t thpn, uint32_t thdn, int inc);
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static double
+now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static uint32_t
+sat_add(uint32_t a, uint32_t b)
+{
+    if (a >= DFPN_INF || b >= DFPN_INF)
+        return DFPN_INF;
+    uint32_t s = a + b; /* both < 2^30: no wrap */
+    return s >= DFPN_INF ? SAT : s;
+}
+
+static int
+same_pos(const eng_pos *a, const eng_pos *b)
+{
+    return a->bm == b->bm && a->wm == b->wm && a->bk == b->bk && a->wk == b->wk &&
+           a->stm == b->stm;
+}
+
+static int
+npieces(const eng_pos *p)
+{
+    return bits_popcount(p->bm | p->wm | p->bk | p->wk);
+}
+
+/* A line's hash: the reversible segment's positions in order. The side to
+ * move is mixed in because eng_key is the same for a position and its
+ * colour-flipped twin. */
+static uint64_t
+mix(uint64_t h, uint64_t key, int stm)
+{
+    h ^= key + (stm ? 0x9E3779B97F4A7C15ull : 0x632BE59BD9B4E019ull) + (h << 6) + (h >> 2);
+    h *= 0xBF58476D1CE4E5B9ull;
+    return h ^ (h >> 31);
+}
+
+/* Nonzero when a final child is the attacker's success. */
+static int
+attacker_won(const child *ch)
+{
+    return ch->pn == 0;
+}
+
+static int
+is_final(uint32_t pn, uint32_t dn)
+{
+    return pn == 0 || dn == 0;
+}
+
+static void
+set_success(child *ch, int attacker_success)
+{
+    ch->pn = attacker_success ? 0 : DFPN_INF;
+    ch->dn = attacker_success ? DFPN_INF : 0;
+}
+
+static void
+set_error(dfpn_ctx *c, int code, const char *msg)
+{
+    if (!c->error) {
+        c->error = code;
+        snprintf(c->emsg, sizeof c->emsg, "%s", msg);
+    }
+    c->abort = 1;
+}
+
+/* ---- the transposition table ------------------------------------------ */
+
+/*
+ * TABLE
+ * Entries are found by the key's low bits and confirmed against all four
+ * masks and the side to move. A final entry keeps its proof length in
+ * the number that is not 0 (the other one is DFPN_INF by definition and
+ * need not be stored); tt_get rebuilds it.
+ */
+/* An entry of this query that still holds: final, or open and written in
+ * the current depth round (an open entry of an earlier round saw a
+ * shallower cut, so its numbers are forgotten). */
+static int
+live(const dfpn_ctx *c, const tt_entry *e)
+{
+    return (e->flags & F_USED) && e->gen == c->gen &&
+           ((e->flags & F_FINAL) || (e->flags >> ROUND_SHIFT) == (c->round & 31));
+}
+
+static tt_entry *
+tt_find(dfpn_ctx *c, const eng_pos *p, uint64_t key)
+{
+    tt_entry *b = &c->tt[(key & (c->nbuckets - 1)) * BUCKET];
+    uint8_t w = p->stm ? F_WHITE : 0;
+    for (int i = 0; i < BUCKET; i++)
+        if (live(c, &b[i]) && (b[i].flags & F_WHITE) == w && b[i].bm == p->bm &&
+            b[i].wm == p->wm && b[i].bk == p->bk && b[i].wk == p->wk)
+            return &b[i];
+    return NULL;
+}
+
+static uint64_t
+entry_score(const tt_entry *e)
+{
+    return (uint64_t)e->work + ((e->flags & F_FINAL) ? DFPN_FINAL_BONUS : 0);
+}
+
+/*
+ * GARBAGE COLLECTION (small-tree GC)
+ * Frees every entry whose effort (plus the bonus of a final entry) is
+ * below the median of a sample. Entries that cost little to recompute
+ * go; proofs and big subtrees stay. Freeing an entry loses only
+ * information, never correctness: a missing child is valued afresh.
+ */
+static void
+tt_gc(dfpn_ctx *c)
+{
+    size_t n = c->nbuckets * BUCKET;
+    uint64_t *s = malloc(GC_SAMPLE * sizeof *s);
+    if (!s)
+        return; /* bucket replacement still bounds the table */
+    size_t k = 0;
+    uint64_t x = 0x243F6A8885A308D3ull ^ c->gc_runs;
+    for (int tries = 0; k < GC_SAMPLE && tries < 4 * GC_SAMPLE; tries++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        const tt_entry *e = &c->tt[x % n];
+        if (live(c, e))
+            s[k++] = entry_score(e);
+    }
+    /* quickselect */
+    size_t want = k / 2, l = 0, r = k ? k - 1 : 0;
+    while (k && l < r) {
+        uint64_t piv = s[(l + r) / 2];
+        size_t i = l, j = r;
+        while (i <= j) {
+            while (s[i] < piv)
+                i++;
+            while (s[j] > piv)
+                j--;
+            if (i <= j) {
+                uint64_t t = s[i];
+                s[i] = s[j], s[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (want <= j)
+            r = j;
+        else if (want >= i)
+            l = i;
+        else
+            break;
+    }
+    uint64_t median = k ? s[want] : 0;
+    free(s);
+    size_t kept = 0; /* recounted: entries of older rounds die unseen */
+    for (size_t i = 0; i < n; i++) {
+        tt_entry *e = &c->tt[i];
+        if (!live(c, e))
+            continue;
+        if (entry_score(e) <= median)
+            e->flags = 0;
+        else
+            kept++;
+    }
+    c->used = kept;
+    c->gc_runs++;
+}
+
+/* Writes what is known of p. work is added to the entry's effort. */
+static void
+tt_put(dfpn_ctx *c, const eng_pos *p, uint64_t key, uint32_t pn, uint32_t dn, uint16_t len,
+       uint64_t work, int depth)
+{
+    tt_entry *e = tt_find(c, p, key);
+    if (!e) {
+        if (c->used * 4 >= c->nbuckets * BUCKET * 3)
+            tt_gc(c);
+        tt_entry *b = &c->tt[(key & (c->nbuckets - 1)) * BUCKET];
+        e = &b[0];
+        for (int i = 0; i < BUCKET; i++) {
+            if (!live(c, &b[i])) {
+                e = &b[i];
+                break;
+            }
+            if (entry_score(&b[i]) < entry_score(e))
+                e = &b[i];
+        }
+        if (!live(c, e))
+            c->used++;
+        e->bm = p->bm, e->wm = p->wm, e->bk = p->bk, e->wk = p->wk;
+        e->flags = (uint8_t)(F_USED | (p->stm ? F_WHITE : 0) | ((c->round & 31) << ROUND_SHIFT));
+        e->gen = c->gen;
+        e->work = 0;
+        e->min_depth = (uint16_t)depth;
+    }
+    if ((e->flags & F_FINAL) && !is_final(pn, dn))
+        return; /* a final result is never overwritten by numbers */
+    uint64_t w = (uint64_t)e->work + work;
+    e->work = w > UINT32_MAX ? UINT32_MAX : (uint32_t)w;
+    if (depth < e->min_depth)
+        e->min_depth = (uint16_t)depth;
+    if (is_final(pn, dn)) {
+        e->flags |= F_FINAL;
+        e->pn = pn == 0 ? 0 : len;
+        e->dn = pn == 0 ? len : 0;
+    } else {
+        e->pn = pn, e->dn = dn;
+    }
+}
+
+/* ---- the path-dependent table ------------------------------------------ */
+
+/* Nonzero when q is on the line above ply (plies seg..ply-1); *at is the
+ * nearest such ply. */
+static int
+on_line(const dfpn_ctx *c, int seg, int ply, const eng_pos *q, int *at)
+{
+    for (int a = ply - 1; a >= seg; a--)
+        if (same_pos(&c->path[a], q)) {
+            *at = a;
+            return 1;
+        }
+    return 0;
+}
+
+/*
+ * pt_get - a path-dependent result for p at ply that holds on the current
+ * line, whose reversible segment starts at seg; *rep_up is recomputed for
+ * this line.
+ */
+static const pt_entry *
+pt_get(dfpn_ctx *c, const eng_pos *p, uint64_t key, int seg, int ply, uint64_t phash, int *rep_up)
+{
+    const pt_entry *b = &c->pt[(key & ((c->npt - 1) & ~(size_t)(PT_WAYS - 1)))];
+    for (int i = 0; i < PT_WAYS; i++) {
+        const pt_entry *e = &b[i];
+        if (!e->used || e->gen != c->gen || !same_pos(&e->pos, p))
+            continue;
+        if (e->d.n == DEP_OVER) {
+            if (e->phash == phash) {
+                *rep_up = e->rep_up;
+                return e;
+            }
+            continue;
+        }
+        int ok = 1, up = 0, at;
+        for (int k = 0; k < e->d.n && ok; k++) {
+            ok = on_line(c, seg, ply, &e->d.p[k], &at);
+            if (ok && ply - at > up)
+                up = ply - at;
+        }
+        if (ok) {
+            *rep_up = up;
+            return e;
+        }
+    }
+    return NULL;
+}
+
+static void
+pt_put(dfpn_ctx *c, const eng_pos *p, uint64_t key, uint64_t phash, int att_won, const deps *d,
+       int rep_up, int len)
+{
+    pt_entry *b = &c->pt[(key & ((c->npt - 1) & ~(size_t)(PT_WAYS - 1)))];
+    pt_entry *e = &b[0];
+    for (int i = 0; i < PT_WAYS; i++) /* a free way, else the first */
+        if (!b[i].used || b[i].gen != c->gen) {
+            e = &b[i];
+            break;
+        }
+    if (e == &b[0] && b[0].used && b[0].gen == c->gen) { /* all taken: shift out the oldest */
+        memmove(&b[0], &b[1], (PT_WAYS - 1) * sizeof *b);
+        e = &b[PT_WAYS - 1];
+    }
+    e->pos = *p;
+    e->d = *d;
+    e->phash = phash;
+    e->used = 1;
+    e->gen = c->gen;
+    e->attacker_won = (uint8_t)att_won;
+    e->rep_up = (int16_t)rep_up;
+    e->len = (uint16_t)len;
+}
+
+/* ---- budget and progress ---------------------------------------------- */
+
+static void
+budget(dfpn_ctx *c)
+{
+    if (c->o->stop && *c->o->stop)
+        c->abort = 1;
+    if (c->node_limit && c->nodes >= c->node_limit)
+        c->abort = 1;
+    if ((c->nodes & 1023) == 0) {
+        double t = now();
+        if (c->deadline > 0 && t >= c->deadline)
+            c->abort = 1;
+        if (c->o->progress && t >= c->next_progress) {
+            dfpn_progress pr = {c->nodes,   c->expanded,
+                                t - c->t0,  c->root_pn,
+                                c->root_dn, (double)c->used / (double)(c->nbuckets * BUCKET),
+                                c->gc_runs};
+            c->o->progress(&pr, c->o->progress_arg);
+            c->next_progress = t + 0.5;
+        }
+    }
+}
+
+/* ---- valuing a child ------------------------------------------------- */
+
+/* The value v (EGDB_WIN/LOSS/DRAW for the side to move of p) as a
+ * success for the attacker (1) or the defender (0). */
+static int
+attacker_succeeds(const dfpn_ctx *c, const eng_pos *p, int v)
+{
+    int o = v == EGDB_WIN ? ENG_WIN : v == EGDB_LOSS ? ENG_LOSS : ENG_DRAW;
+    if (p->stm != c->attacker)
+        o = -o;
+    return c->goal == DFPN_WIN ? o == ENG_WIN : o >= ENG_DRAW;
+}
+
+/*
+ * value_child - what is known of ch (at ply `ply`, its ancestors in
+ * c->path[0..ply-1]) without expanding it. The order matters:
+ *   1. a final table entry: a path-independent truth, whatever the line;
+ *   2. a repetition on the line: the safety side's success, resting on
+ *      the repeated position (rep_up plies above);
+ *   3. no legal move, 4. the databases (quiet positions only), 5. the
+ *      store: path-independent truths;
+ *   6. a path-dependent result for this very line;
+ *   7. the table's numbers, or initial numbers from mobility.
+ */
+static void
+value_child(dfpn_ctx *c, int ply, child *ch)
+{
+    const eng_pos *p = &ch->pos;
+    ch->fixed = 1;
+    ch->rep_up = 0;
+    ch->d.n = 0;
+    ch->len = 0;
+    ch->leaf = LEAF_NONE;
+    ch->min_depth = UINT16_MAX;
+    c->nodes++;
+    budget(c);
+
+    tt_entry *e = tt_find(c, p, ch->key);
+    if (e && (e->flags & F_FINAL)) {
+        set_success(ch, e->pn == 0);
+        ch->len = (uint16_t)(e->pn == 0 ? e->dn : e->pn);
+        ch->leaf = LEAF_TT;
+        return;
+    }
+    /* 2. repetition: only positions since the last irreversible move can
+     * recur, and only those with the same side to move (two plies apart) */
+    if (!ch->irrev)
+        for (int a = ply - 2; a >= c->seg[ply - 1]; a -= 2)
+            if (same_pos(&c->path[a], p)) {
+                set_success(ch, c->safety == c->attacker);
+                ch->rep_up = (int16_t)(ply - a);
+                ch->d.n = 1;
+                ch->d.p[0] = *p;
+                ch->leaf = LEAF_REP;
+                return;
+            }
+    uint64_t nm = eng_count_moves(p, ENG_DUPS_MERGE);
+    if (nm == 0) { /* 3. the side to move has lost */
+        set_success(ch, p->stm != c->attacker);
+        ch->leaf = LEAF_END;
+        return;
+    }
+    const dfpn_opts *o = c->o;
+    if (o->db && npieces(p) <= o->db_pieces) { /* 4. */
+        int v = egdb_probe_quiet(o->db, p);
+        if (v >= 0) {
+            c->probes++;
+            set_success(ch, attacker_succeeds(c, p, v));
+            ch->leaf = LEAF_DB;
+            return;
+        }
+        if (v != EGDB_ECAPTURE && v != EGDB_ENOTFOUND) {
+            char fen[ENG_FEN_MAX], m[200];
+            eng_format_fen(p, fen, sizeof fen);
+            snprintf(m, sizeof m, "database probe of %s failed: %s", fen, egdb_strerror(v));
+            set_error(c, DFPN_EDB, m);
+            ch->fixed = 0, ch->pn = ch->dn = SAT;
+            return;
+        }
+    }
+    if (o->store) { /* 5. */
+        pst_record r;
+        int rc = pst_get(o->store, p, &r);
+        if (rc == 0) {
+            eng_bound b = p->stm == c->attacker ? r.bound : eng_bound_neg(r.bound);
+            int lo = eng_bound_lo(b), hi = eng_bound_hi(b);
+            int win = c->goal == DFPN_WIN;
+            if (win ? lo == ENG_WIN : lo >= ENG_DRAW) {
+                set_success(ch, 1);
+            } else if (win ? hi <= ENG_DRAW : hi == ENG_LOSS) {
+                set_success(ch, 0);
+            } else {
+                rc = PST_ENOTFOUND; /* says nothing about this goal */
+            }
+            if (rc == 0) {
+                c->store_hits++;
+                ch->leaf = LEAF_STORE;
+                tt_put(c, p, ch->key, ch->pn, ch->dn, 0, 0, ply);
+                return;
+            }
+        }
+        if (rc != PST_ENOTFOUND) {
+            char m[200];
+            snprintf(m, sizeof m, "proven-node store: %s", pst_strerror(rc));
+            set_error(c, DFPN_ESTORE, m);
+            ch->fixed = 0, ch->pn = ch->dn = SAT;
+            return;
+        }
+    }
+    int up;
+    const pt_entry *q = pt_get(c, p, ch->key, ch->irrev ? ply : c->seg[ply - 1], ply, ch->phash,
+                               &up); /* 6. */
+    if (q) {
+        set_success(ch, q->attacker_won);
+        ch->rep_up = (int16_t)up;
+        ch->d = q->d;
+        ch->len = q->len;
+        ch->leaf = LEAF_PT;
+        return;
+    }
+    ch->fixed = 0; /* 7. */
+    if (ply > c->maxply) { /* past the depth limit: open, and blocked */
+        ch->pn = ch->dn = DEEP;
+        ch->leaf = LEAF_CUT;
+        return;
+    }
+    if (e) {
+        ch->pn = e->pn, ch->dn = e->dn;
+        ch->min_depth = e->min_depth;
+    } else if (p->stm == c->attacker) {
+        ch->pn = 1, ch->dn = (uint32_t)nm;
+    } else {
+        ch->pn = (uint32_t)nm, ch->dn = 1;
+    }
+}
+
+/* Re-reads a child that is not fixed: its subtree (or a transposition)
+ * may have changed what the tables say. */
+static void
+refresh_child(dfpn_ctx *c, int ply, child *ch)
+{
+    if (ch->fixed)
+        return;
+    const tt_entry *e = tt_find(c, &ch->pos, ch->key);
+    if (e && (e->flags & F_FINAL)) {
+        set_success(ch, e->pn == 0);
+        ch->len = (uint16_t)(e->pn == 0 ? e->dn : e->pn);
+        ch->rep_up = 0;
+        ch->d.n = 0;
+        ch->fixed = 1;
+        ch->leaf = LEAF_TT;
+        return;
+    }
+    int up;
+    const pt_entry *q =
+        pt_get(c, &ch->pos, ch->key, ch->irrev ? ply : c->seg[ply - 1], ply, ch->phash, &up);
+    if (q) {
+        set_success(ch, q->attacker_won);
+        ch->rep_up = (int16_t)up;
+        ch->d = q->d;
+        ch->len = q->len;
+        ch->fixed = 1;
+        ch->leaf = LEAF_PT;
+        return;
+    }
+    if (e && ch->leaf != LEAF_CUT) {
+        ch->pn = e->pn, ch->dn = e->dn;
+        ch->min_depth = e->min_depth;
+    }
+    (void)ply;
+}
+
+/* Generates the children of path[ply] into the arena and values them.
+ * RETURN the number of children, or -1 when the line is too deep. */
+static int
+expand(dfpn_ctx *c, int ply, child **out)
+{
+    const eng_pos *p = &c->path[ply];
+    int n = eng_generate(p, &c->ml, ENG_DUPS_MERGE);
+    if (n < 0 || ply + 1 > DFPN_MAXPLY || c->top + (size_t)n > ARENA_CHILDREN)
+        return -1;
+    child *ch = &c->arena[c->top];
+    c->top += (size_t)n;
+    c->expanded++;
+    uint32_t men = p->stm ? p->wm : p->bm;
+    for (int i = 0; i < n; i++) {
+        child *x = &ch[i];
+        x->mv = c->ml.m[i];
+        eng_make(p, &x->mv, &x->pos);
+        x->irrev = x->mv.captured != 0 || ((men >> x->mv.from) & 1);
+        x->key = eng_key(&x->pos);
+        x->phash = mix(x->irrev ? 0 : c->phash[ply], x->key, x->pos.stm);
+    }
+    for (int i = 0; i < n; i++)
+        value_child(c, ply + 1, &ch[i]);
+    *out = ch;
+    return n;
+}
+
+/* The child at i becomes path[ply+1]. */
+static void
+descend(dfpn_ctx *c, int ply, const child *x)
+{
+    c->path[ply + 1] = x->pos;
+    c->phash[ply + 1] = x->phash;
+    c->seg[ply + 1] = x->irrev ? ply + 1 : c->seg[ply];
+}
+
+/* ---- the search ------------------------------------------------------- */
+
+/* The child threshold of the 1+epsilon trick: search the best child until
+ * its number passes the second best's by the factor 1+epsilon. */
+static uint32_t
+grow(const dfpn_ctx *c, uint32_t second)
+{
+    if (second >= SAT)
+        return SAT;
+    double g = ceil((double)second * (1.0 + c->eps));
+    uint32_t a = g >= (double)SAT ? SAT : (uint32_t)g;
+    return a > second + 1 ? a : second + 1;
+}
+
+/* The node's numbers from its children; *best and the second best's
+ * number (of the kind the node minimises). */
+static void
+combine(const dfpn_ctx *c, int or_node, const child *ch, int n, uint32_t *pn, uint32_t *dn,
+        int *best, uint32_t *second)
+{
+    uint32_t mn = DFPN_INF, mn2 = DFPN_INF, sum = 0;
+    int b = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t a = or_node ? ch[i].pn : ch[i].dn; /* minimised */
+        uint32_t s = or_node ? ch[i].dn : ch[i].pn; /* summed */
+        sum = sat_add(sum, s);
+        /* ties go to the child with the smaller other number */
+        if (a < mn || (a == mn && (or_node ? ch[i].dn < ch[b].dn : ch[i].pn < ch[b].pn))) {
+            mn2 = mn;
+            mn = a;
+            b = i;
+        } else if (a < mn2) {
+            mn2 = a;
+        }
+    }
+    (void)c;
+    *best = b;
+    *second = mn2;
+    *pn = or_node ? mn : sum;
+    *dn = or_node ? sum : mn;
+}
+
+static void
+deps_union(deps *a, const deps *b)
+{
+    if (a->n == DEP_OVER)
+        return;
+    if (b->n == DEP_OVER) {
+        a->n = DEP_OVER;
+        return;
+    }
+    for (int k = 0; k < b->n; k++) {
+        int have = 0;
+        for (int j = 0; j < a->n && !have; j++)
+            have = same_pos(&a->p[j], &b->p[k]);
+        if (have)
+            continue;
+        if (a->n == NDEP) {
+            a->n = DEP_OVER;
+            return;
+        }
+        a->p[a->n++] = b->p[k];
+    }
+}
+
+/*
+ * What a final node rests on. The side that succeeded either chose one
+ * child (it moves here) or needed every child. For the safety side the
+ * dependency on repetitions is carried up: rep_up one less per ply, and
+ * the set of positions it rests on, less the node itself (a repetition of
+ * the node closes inside its own proof). For the reach side the proof
+ * length (one more per ply).
+ */
+static void
+final_info(const dfpn_ctx *c, int or_node, const child *ch, int n, int att_won,
+           const eng_pos *self, int *rep_up, deps *d, int *len)
+{
+    int chooser = att_won ? or_node : !or_node;
+    int safety = (att_won ? c->attacker : !c->attacker) == c->safety;
+    int r = chooser ? INT16_MAX : INT16_MIN, l = chooser ? INT16_MAX : 0;
+    int pick = -1;
+    d->n = 0;
+    for (int i = 0; i < n; i++) {
+        if (!is_final(ch[i].pn, ch[i].dn) || attacker_won(&ch[i]) != att_won)
+            continue;
+        if (chooser) {
+            if (safety ? ch[i].rep_up < r : ch[i].len < l) {
+                r = ch[i].rep_up;
+                l = ch[i].len;
+                pick = i;
+            }
+        } else {
+            if (ch[i].rep_up > r)
+                r = ch[i].rep_up;
+            if (ch[i].len > l)
+                l = ch[i].len;
+            if (safety)
+                deps_union(d, &ch[i].d);
+        }
+    }
+    if (chooser && safety && pick >= 0)
+        *d = ch[pick].d;
+    if (d->n != DEP_OVER) /* the node itself closes its own repetitions */
+        for (int k = 0; k < d->n; k++)
+            if (same_pos(&d->p[k], self)) {
+                d->p[k--] = d->p[--d->n];
+            }
+    *rep_up = safety ? r - 1 : 0;
+    if (*rep_up <= 0)
+        d->n = 0;
+    *len = l >= UINT16_MAX - 1 ? UINT16_MAX - 1 : l + 1;
+}
+
+/*
+ * mid - Nagai's multiple iterative deepening at path[ply]: search below
+ * it until its proof number reaches thpn or its disproof number thdn, or
+ * it is solved, or the budget runs out; then record what it learnt.
+ * PRECONDITION: path[ply] is not a leaf (it has moves and is not valued
+ * by the databases, the store or a repetition).
+ */
+static void
+mid(dfpn_ctx *c, int ply, uint32_t thpn, uint32_t thdn, int inc)
+{
+    const eng_pos *p = &c->path[ply];
+    uint64_t key = eng_key(p);
+    uint64_t exp0 = c->expanded;
+    size_t top0 = c->top;
+    child *ch;
+    int n = expand(c, ply, &ch);
+    if (n <= 0) { /* too deep: leave it open, and make it unattractive to
+                     both sides without saturating the sums above it */
+        c->top = top0;
+        tt_put(c, p, key, DEEP, DEEP, 0, 1, ply);
+        return;
+    }
+    int or_node = p->stm == c->attacker;
+    uint32_t pn, dn, second;
+    int best;
+    /* TCA (Kishimoto 2010): a child first seen at a shallower depth may be
+     * an ancestor's transposition, whose numbers would stop this node
+     * from making progress. Its children then get thresholds above their
+     * current numbers, so every call expands something. */
+    for (int i = 0; i < n && !inc; i++)
+        if (!ch[i].fixed && ch[i].min_depth <= ply)
+            inc = 1;
+    combine(c, or_node, ch, n, &pn, &dn, &best, &second);
+    if (inc && !is_final(pn, dn)) {
+        if (thpn <= pn)
+            thpn = pn + 1 > SAT ? SAT : pn + 1;
+        if (thdn <= dn)
+            thdn = dn + 1 > SAT ? SAT : dn + 1;
+    }
+    for (;;) {
+        combine(c, or_node, ch, n, &pn, &dn, &best, &second);
+        if (ply == 0)
+            c->root_pn = pn, c->root_dn = dn;
+        if (is_final(pn, dn) || pn >= thpn || dn >= thdn || c->abort)
+            break;
+        child *x = &ch[best];
+        if (x->pn >= DEEP || x->dn >= DEEP)
+            break; /* only lines past the depth limit are left here */
+        uint32_t cpn, cdn;
+        if (or_node) {
+            cpn = grow(c, second) < thpn ? grow(c, second) : thpn;
+            cdn = thdn >= DFPN_INF ? SAT : thdn - dn + x->dn;
+        } else {
+            cdn = grow(c, second) < thdn ? grow(c, second) : thdn;
+            cpn = thpn >= DFPN_INF ? SAT : thpn - pn + x->pn;
+        }
+        if (cpn > SAT)
+            cpn = SAT;
+        if (cdn > SAT)
+            cdn = SAT;
+        if (inc) {
+            if (cpn <= x->pn)
+                cpn = x->pn + 1 > SAT ? SAT : x->pn + 1;
+            if (cdn <= x->dn)
+                cdn = x->dn + 1 > SAT ? SAT : x->dn + 1;
+        }
+        descend(c, ply, x);
+        mid(c, ply + 1, cpn, cdn, inc);
+        for (int i = 0; i < n; i++)
+            refresh_child(c, ply + 1, &ch[i]);
+    }
+    uint64_t work = c->expanded - exp0;
+    if (is_final(pn, dn)) {
+        int rep_up, len;
+        deps d;
+        final_info(c, or_node, ch, n, pn == 0, p, &rep_up, &d, &len);
+        if (rep_up > 0 && !c->o->ghi_naive) /* rests on positions above: lines with them only */
+            pt_put(c, p, key, c->phash[ply], pn == 0, &d, rep_up, len);
+        else
+            tt_put(c, p, key, pn, dn, (uint16_t)len, work, ply);
+    } else {
+        tt_put(c, p, key, pn, dn, 0, work, ply);
+    }
+    c->top = top0;
+}
+
+/* ---- writing a proof --------------------------------------------------- */
+
+/*
+ * WRITING A PROOF (prover.h tells what is written and why it is enough)
+ * A depth-first walk from the root over the side w_side's proof, with a
+ * set of the positions taken so far. Where w_side moves, one child that
+ * the tables say succeeds is taken (for a win: the shortest, never one
+ * still on the walk, so that the written win proof is acyclic); where the
+ * other side moves, every child. A child the tables no longer know
+ * (evicted, or a path-dependent result of another line) is searched
+ * again from this line. Leaves are exactly the checker's leaves: no
+ * legal move, a position the databases cover, a position whose stored
+ * record already implies the goal.
+ */
+
+static uint64_t
+pos_hash(const eng_pos *p)
+{
+    uint64_t h = ((uint64_t)p->bm << 32 | p->wm) * 0x9E3779B97F4A7C15ull;
+    h ^= ((uint64_t)p->bk << 32 | p->wk) + (uint64_t)p->stm;
+    h *= 0xC2B2AE3D27D4EB4Full;
+    return h ^ (h >> 29);
+}
+
+static pset_entry *
+pset_find(dfpn_ctx *c, const eng_pos *p, int add)
+{
+    if (add && (c->nset + 1) * 2 > c->set_cap) {
+        size_t cap = c->set_cap ? c->set_cap * 2 : 4096;
+        pset_entry *s = calloc(cap, sizeof *s);
+        if (!s)
+            return NULL;
+        for (size_t i = 0; i < c->set_cap; i++)
+            if (c->set[i].used) {
+                size_t j = pos_hash(&c->set[i].pos) & (cap - 1);
+                while (s[j].used)
+                    j = (j + 1) & (cap - 1);
+                s[j] = c->set[i];
+            }
+        free(c->set);
+        c->set = s;
+        c->set_cap = cap;
+    }
+    if (!c->set_cap)
+        return NULL;
+    size_t j = pos_hash(p) & (c->set_cap - 1);
+    while (c->set[j].used) {
+        if (same_pos(&c->set[j].pos, p))
+            return &c->set[j];
+        j = (j + 1) & (c->set_cap - 1);
+    }
+    if (!add)
+        return NULL;
+    c->set[j].used = 1;
+    c->set[j].pos = *p;
+    c->set[j].state = 0;
+    c->set[j].item = UINT32_MAX;
+    c->set[j].len = 0;
+    c->nset++;
+    return &c->set[j];
+}
+
+/* What the walk may take as a leaf: 1 a leaf that satisfies the goal, 0
+ * not a leaf, -1 a leaf that contradicts the goal (a bug: reported). */
+static int
+walk_leaf(dfpn_ctx *c, const eng_pos *p)
+{
+    int wr = c->w_reach;
+    if (eng_count_moves(p, ENG_DUPS_MERGE) == 0) /* lost for the side to move */
+        return (p->stm != c->w_side) ? 1 : -1;
+    const dfpn_opts *o = c->o;
+    if (o->db && npieces(p) <= egdb_max_pieces(o->db)) {
+        int v = egdb_probe(o->db, p);
+        if (v == EGDB_ENOTFOUND)
+            return 0;
+        if (v < 0)
+            return -2;
+        int x = v == EGDB_WIN ? ENG_WIN : v == EGDB_LOSS ? ENG_LOSS : ENG_DRAW;
+        if (p->stm != c->w_side)
+            x = -x;
+        return (wr ? x == ENG_WIN : x >= ENG_DRAW) ? 1 : -1;
+    }
+    if (o->store) {
+        pst_record r;
+        if (pst_get(o->store, p, &r) == 0) {
+            eng_bound b = p->stm == c->w_side ? r.bound : eng_bound_neg(r.bound);
+            int lo = eng_bound_lo(b);
+            int has = p->stm != c->w_side || (wr ? r.win.from != PST_NOMOVE
+                                                  : (r.draw.from != PST_NOMOVE ||
+                                                     r.win.from != PST_NOMOVE));
+            if ((wr ? lo == ENG_WIN : lo >= ENG_DRAW) && has)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* Does the child succeed for w_side in the tables (after value_child)? */
+static int
+child_wins(const dfpn_ctx *c, const child *x)
+{
+    if (!is_final(x->pn, x->dn))
+        return 0;
+    return attacker_won(x) == (c->w_side == c->attacker);
+}
+
+static int
+add_item(dfpn_ctx *c, const eng_pos *p, pset_entry *se)
+{
+    if (c->nitems == c->items_cap) {
+        size_t cap = c->items_cap ? c->items_cap * 2 : 1024;
+        pst_item *it = realloc(c->items, cap * sizeof *it);
+        if (!it)
+            return -1;
+        c->items = it;
+        c->items_cap = cap;
+    }
+    pst_item *it = &c->items[c->nitems];
+    memset(it, 0, sizeof *it);
+    it->pos = *p;
+    int w_moves = p->stm == c->w_side;
+    it->rec.bound = c->w_reach ? (w_moves ? ENG_WW : ENG_LL) : (w_moves ? ENG_DW : ENG_LD);
+    it->rec.win.from = PST_NOMOVE;
+    it->rec.draw.from = PST_NOMOVE;
+    se->item = (uint32_t)c->nitems++;
+    return 0;
+}
+
+static void
+walk_fail(dfpn_ctx *c, const eng_pos *p, const char *why)
+{
+    char fen[ENG_FEN_MAX], m[256];
+    eng_format_fen(p, fen, sizeof fen);
+    snprintf(m, sizeof m, "at %s: %s", fen, why);
+    set_error(c, DFPN_EPROOF, m);
+}
+
+/* Searches path[ply] again (its line is the walk's) until it is solved. */
+static void
+research(dfpn_ctx *c, int ply)
+{
+    c->researched++;
+    int saved = c->abort;
+    c->abort = 0;
+    for (int k = 0; k < 64 && !c->abort; k++) {
+        mid(c, ply, DEEP, DEEP, 0);
+        const tt_entry *e = tt_find(c, &c->path[ply], eng_key(&c->path[ply]));
+        int up;
+        if ((e && (e->flags & F_FINAL)) ||
+            pt_get(c, &c->path[ply], eng_key(&c->path[ply]), c->seg[ply], ply, c->phash[ply],
+                   &up))
+            break;
+    }
+    if (!c->abort)
+        c->abort = saved;
+}
+
+/*
+ * walk - adds path[ply] (not a leaf) and its proof below to the set.
+ * RETURN 0, or -1 with c->error set.
+ */
+static int
+walk(dfpn_ctx *c, int ply)
+{
+    const eng_pos p = c->path[ply];
+    pset_entry *se = pset_find(c, &p, 1);
+    if (!se)
+        return set_error(c, DFPN_ENOMEM, "out of memory writing the proof"), -1;
+    se->state = 1;
+    if (add_item(c, &p, se) != 0)
+        return set_error(c, DFPN_ENOMEM, "out of memory writing the proof"), -1;
+    uint32_t item = se->item;
+    size_t top0 = c->top;
+    int w_moves = p.stm == c->w_side;
+    int maxlen = 0;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        child *ch;
+        c->top = top0;
+        int n = expand(c, ply, &ch);
+        if (n <= 0)
+            return walk_fail(c, &p, "the line is too deep to write"), -1;
+        if (c->error)
+            return -1;
+        int ok = 1;
+        if (w_moves) {
+            /* Prefer, in order: a leaf, a position already taken (for a
+             * win only a finished one: never one on the walk), then the
+             * child with the shortest proof or the fewest repetitions. */
+            int pick = -1, pick_rank = 4, pick_len = INT32_MAX;
+            for (int i = 0; i < n; i++) {
+                int lf = walk_leaf(c, &ch[i].pos);
+                if (lf == -2)
+                    return walk_fail(c, &ch[i].pos, "database probe failed"), -1;
+                int rank = 4, l = INT32_MAX;
+                pset_entry *q = pset_find(c, &ch[i].pos, 0);
+                if (lf == 1)
+                    rank = 0, l = 0;
+                else if (q && (q->state == 2 || !c->w_reach))
+                    rank = 1, l = q->len;
+                else if (!q && child_wins(c, &ch[i]))
+                    rank = 2, l = c->w_reach ? ch[i].len : ch[i].rep_up;
+                if (rank < pick_rank || (rank == pick_rank && l < pick_len))
+                    pick = i, pick_rank = rank, pick_len = l;
+            }
+            if (pick_rank == 4) {
+                ok = 0;
+            } else {
+                child *x = &ch[pick];
+                pst_move mv = pst_move_of(&x->mv);
+                if (c->w_reach)
+                    c->items[item].rec.win = mv;
+                else
+                    c->items[item].rec.draw = mv;
+                if (pick_rank == 2) {
+                    descend(c, ply, x);
+                    if (walk(c, ply + 1) != 0)
+                        return -1;
+                    pset_entry *q = pset_find(c, &x->pos, 0);
+                    maxlen = q ? q->len : 0;
+                } else {
+                    maxlen = pick_len == INT32_MAX ? 0 : pick_len;
+                }
+            }
+        } else {
+            for (int i = 0; i < n && ok; i++) {
+                child *x = &ch[i];
+                int lf = walk_leaf(c, &x->pos);
+                if (lf == -2)
+                    return walk_fail(c, &x->pos, "database probe failed"), -1;
+                if (lf == -1) {
+                    ok = 0;
+                    break;
+                }
+                if (lf == 1)
+                    continue;
+                pset_entry *q = pset_find(c, &x->pos, 0);
+                if (q) {
+                    if (c->w_reach && q->state != 2) {
+                        ok = 0; /* a cycle in a win proof */
+                        break;
+                    }
+                    if (q->len > maxlen)
+                        maxlen = q->len;
+                    continue;
+                }
+                descend(c, ply, x);
+                if (!child_wins(c, x)) {
+                    research(c, ply + 1);
+                    if (c->error)
+                        return -1;
+                    refresh_child(c, ply + 1, x);
+                    if (!child_wins(c, x)) {
+                        ok = 0;
+                        break;
+                    }
+                }
+                if (walk(c, ply + 1) != 0)
+                    return -1;
+                q = pset_find(c, &x->pos, 0);
+                if (q && q->len > maxlen)
+                    maxlen = q->len;
+            }
+        }
+        if (ok)
+            break;
+        if (attempt == 1)
+            return walk_fail(c, &p,
+                             w_moves ? "no move keeps the proof, even after a new search"
+                                     : "a reply escapes the proof, even after a new search"),
+                   -1;
+        research(c, ply);
+        if (c->error)
+            return -1;
+    }
+    c->top = top0;
+    se = pset_find(c, &p, 0); /* the set may have moved */
+    se->state = 2;
+    se->len = (uint16_t)(maxlen + 1 > UINT16_MAX - 1 ? UINT16_MAX - 1 : maxlen + 1);
+    const tt_entry *e = tt_find(c, &p, eng_key(&p));
+    c->items[item].rec.effort = e ? e->work : 0;
+    c->items[item].rec.length = c->w_reach ? se->len : 0;
+    return 0;
+}
+
+/* The main line of the written proof, from the set. */
+static void
+main_line(dfpn_ctx *c, dfpn_result *out)
+{
+    eng_pos p = c->path[0];
+    out->pvlen = 0;
+    for (int k = 0; k < 128; k++) {
+        pset_entry *se = pset_find(c, &p, 0);
+        if (!se || se->item == UINT32_MAX)
+            break;
+        const pst_record *r = &c->items[se->item].rec;
+        eng_move m;
+        if (p.stm == c->w_side) {
+            const pst_move *pm = c->w_reach ? &r->win : &r->draw;
+            if (pst_move_find(&p, pm, &m) != 0)
+                break;
+        } else { /* the reply with the longest proof below it */
+            eng_movelist l;
+            int n = eng_generate(&p, &l, ENG_DUPS_MERGE), bi = -1, bl = -1;
+            for (int i = 0; i < n; i++) {
+                eng_pos q;
+                eng_make(&p, &l.m[i], &q);
+                pset_entry *x = pset_find(c, &q, 0);
+                if (x && x->len > bl)
+                    bl = x->len, bi = i;
+            }
+            if (bi < 0) /* every reply ends at once: show the first */
+                bi = 0;
+            if (n <= 0)
+                break;
+            m = l.m[bi];
+        }
+        out->pv[out->pvlen++] = m;
+        eng_make(&p, &m, &p);
+    }
+}
+
+static int
+write_proof(dfpn_ctx *c, int attacker_won_root, dfpn_result *out)
+{
+    c->w_side = attacker_won_root ? c->attacker : !c->attacker;
+    c->w_reach = c->w_side != c->safety;
+    c->nset = 0;
+    if (c->set)
+        memset(c->set, 0, c->set_cap * sizeof *c->set);
+    c->nitems = 0;
+    c->top = 0;
+    c->researched = 0;
+    /* the walk may search again: give it a budget of its own */
+    double extra = c->o->time_limit > 30 ? c->o->time_limit : 30;
+    c->deadline = now() + extra;
+    c->node_limit = 0;
+    c->abort = 0;
+    /* new searches on the walk's lines may go to the full depth; the open
+     * numbers of the last round saw its cut, so they are forgotten */
+    c->maxply = DFPN_MAXPLY;
+    c->round++;
+    int lf = walk_leaf(c, &c->path[0]);
+    if (lf == 1)
+        return 0; /* the root is a leaf: nothing to write */
+    if (lf < 0) {
+        walk_fail(c, &c->path[0], "the root's leaf value contradicts the answer");
+        return c->error;
+    }
+    if (walk(c, 0) != 0)
+        return c->error ? c->error : DFPN_EPROOF;
+    out->researched = c->researched;
+    pset_entry *root = pset_find(c, &c->path[0], 0);
+    out->proof_length = c->w_reach && root ? root->len : -1;
+    main_line(c, out);
+    if (c->o->store) {
+        char e[256];
+        int rc = pst_put_many(c->o->store, c->items, c->nitems, e, sizeof e);
+        if (rc != 0) {
+            char m[300];
+            snprintf(m, sizeof m, "writing the proof: %s", e);
+            set_error(c, DFPN_ESTORE, m);
+            return DFPN_ESTORE;
+        }
+        out->proof_records = c->nitems;
+    }
+    return 0;
+}
+
+/* ---- the interface ----------------------------------------------------- */
+
+int
+dfpn_new(size_t tt_bytes, dfpn_ctx **out)
+{
+    dfpn_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return DFPN_ENOMEM;
+    size_t nb = 1;
+    while (nb * 2 * BUCKET * sizeof(tt_entry) <= (tt_bytes < (1u << 20) ? (1u << 20) : tt_bytes))
+        nb *= 2;
+    c->nbuckets = nb;
+    c->npt = PT_MIN;
+    while (c->npt * sizeof(pt_entry) * 8 < nb * BUCKET * sizeof(tt_entry))
+        c->npt *= 2;
+    c->tt = calloc(nb * BUCKET, sizeof *c->tt);
+    c->pt = calloc(c->npt, sizeof *c->pt);
+    c->arena = malloc(ARENA_CHILDREN * sizeof *c->arena);
+    if (!c->tt || !c->pt || !c->arena) {
+        dfpn_free(c);
+        return DFPN_ENOMEM;
+    }
+    *out = c;
+    return 0;
+}
+
+void
+dfpn_free(dfpn_ctx *c)
+{
+    if (!c)
+        return;
+    free(c->tt);
+    free(c->pt);
+    free(c->arena);
+    free(c->set);
+    free(c->items);
+    free(c);
+}
+
+const char *
+dfpn_strerror(int code)
+{
+    switch (code) {
+    case DFPN_OK:
+        return "success";
+    case DFPN_ENOMEM:
+        return "out of memory";
+    case DFPN_EINVAL:
+        return "invalid position or goal";
+    case DFPN_EDB:
+        return "endgame database probe failed";
+    case DFPN_ESTORE:
+        return "proven-node store failed";
+    case DFPN_EPROOF:
+        return "the proof could not be written whole";
+    default:
+        return "unknown error";
+    }
+}
+
+int
+dfpn_prove(dfpn_ctx *c, const eng_pos *root, int attacker, int goal, const dfpn_opts *o,
+           dfpn_result *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    out->proof_length = -1;
+    if (eng_validate(root, err, errlen) != 0 || (attacker != ENG_BLACK && attacker != ENG_WHITE) ||
+        (goal != DFPN_WIN && goal != DFPN_DRAW) || (o->ghi_naive && o->store))
+        return DFPN_EINVAL;
+    /* A new generation empties the tables without touching their memory;
+     * only when the 8-bit counter wraps are they really cleared. */
+    if (++c->gen == 0) {
+        memset(c->tt, 0, c->nbuckets * BUCKET * sizeof *c->tt);
+        memset(c->pt, 0, c->npt * sizeof *c->pt);
+        c->gen = 1;
+    }
+    c->used = 0;
+    c->o = o;
+    c->attacker = attacker;
+    c->goal = goal;
+    c->safety = goal == DFPN_WIN ? !attacker : attacker;
+    c->eps = o->epsilon > 0 ? o->epsilon : 0.25;
+    c->t0 = now();
+    c->deadline = o->time_limit > 0 ? c->t0 + o->time_limit : 0;
+    c->next_progress = c->t0 + 0.5;
+    c->node_limit = o->node_limit;
+    c->nodes = c->expanded = c->probes = c->store_hits = c->gc_runs = 0;
+    c->abort = c->error = 0;
+    c->emsg[0] = 0;
+    c->top = 0;
+    c->path[0] = *root;
+    c->phash[0] = mix(0, eng_key(root), root->stm);
+    c->seg[0] = 0;
+    c->root_pn = c->root_dn = 1;
+
+    /* The root itself may be a leaf: value it as a child of nothing. */
+    child rc;
+    memset(&rc, 0, sizeof rc);
+    rc.pos = *root;
+    rc.key = eng_key(root);
+    rc.irrev = 1;
+    rc.phash = c->phash[0];
+    value_child(c, 0, &rc);
+    uint32_t pn = rc.pn, dn = rc.dn;
+    /*
+     * DEPTH LIMIT. In king endings a line can run for hundreds of plies
+     * without repeating, and a plain df-pn dives down them. So the search
+     * runs with a depth limit that grows (by half, from 24 plies to
+     * DFPN_MAXPLY): positions past it are open and blocked (both numbers
+     * DEEP), so the search stops when only such lines are left, and the
+     * next round goes deeper. Proofs and disproofs never rest on a cut
+     * position, so every final result of a round is true in the next; the
+     * numbers of open positions are not (they saw the cut), so a new round
+     * forgets them.
+     */
+    c->maxply = 24;
+    c->round = 0;
+    if (!c->error && !is_final(pn, dn)) {
+        while (!c->abort) {
+            mid(c, 0, DEEP, DEEP, 0);
+            const tt_entry *e = tt_find(c, root, rc.key);
+            if (e && (e->flags & F_FINAL)) {
+                pn = e->pn == 0 ? 0 : DFPN_INF;
+                dn = e->pn == 0 ? DFPN_INF : 0;
+                break;
+            }
+            if (e)
+                pn = e->pn, dn = e->dn;
+            if (c->abort || c->maxply >= DFPN_MAXPLY)
+                break;
+            c->maxply = c->maxply * 3 / 2 > DFPN_MAXPLY ? DFPN_MAXPLY : c->maxply * 3 / 2;
+            c->round++; /* forgets the open entries: see live() */
+        }
+    }
+    out->pn = pn;
+    out->dn = dn;
+    out->status = pn == 0 ? DFPN_PROVEN : dn == 0 ? DFPN_DISPROVEN : DFPN_UNKNOWN;
+    int rcode = 0;
+    if (c->error) {
+        out->status = DFPN_UNKNOWN;
+        rcode = c->error;
+    } else if (out->status != DFPN_UNKNOWN && o->write_proof) {
+        rcode = write_proof(c, out->status == DFPN_PROVEN, out);
+    }
+    out->nodes = c->nodes;
+    out->expanded = c->expanded;
+    out->db_probes = c->probes;
+    out->store_hits = c->store_hits;
+    out->gc_runs = c->gc_runs;
+    out->tt_used = c->used;
+    out->tt_entries = c->nbuckets * BUCKET;
+    out->seconds = now() - c->t0;
+    if (rcode && err && errlen)
+        snprintf(err, errlen, "%s", c->emsg[0] ? c->emsg : dfpn_strerror(rcode));
+    return rcode;
+}

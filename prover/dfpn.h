@@ -1,0 +1,142 @@
+/*
+ * dfpn.h - depth-first proof-number search (Nagai) for one goal at a time.
+ *
+ * A query is (root position, attacker colour, goal): goal DFPN_WIN asks
+ * "does the attacker win?", goal DFPN_DRAW "does the attacker at least
+ * draw?". The answer is PROVEN, DISPROVEN or UNKNOWN (the budget ran
+ * out). A disproof is itself a proof for the other side: "the attacker
+ * does not win" is "the defender at least draws", and "the attacker does
+ * not draw" is "the defender wins". prover.h explains how two queries
+ * give an exact value, how repetitions are handled (GHI) and why no proof
+ * rests on a line that was not played; this header is the interface.
+ *
+ * THE SEARCH IN ONE PARAGRAPH
+ *   Attacker nodes are OR nodes, defender nodes AND nodes. A child is
+ *   valued, without expanding it, by (in this order) the transposition
+ *   table's path-independent results, a repetition on the current line,
+ *   no legal move (lost), the databases (quiet positions only: a position
+ *   with a capture is searched, never probed), the proven-node store, the
+ *   path-dependent table, and finally initial numbers from its mobility
+ *   (pn 1, dn = moves at OR nodes; the reverse at AND nodes). Child
+ *   thresholds use the 1+epsilon trick (Pawlewicz and Lew): the best
+ *   child may search until its number passes the second best's times
+ *   1+epsilon. Numbers saturate at DFPN_INF (2^30, far below UINT32_MAX).
+ *   Kishimoto's threshold controlling algorithm (TCA, AAAI 2010) guards
+ *   against endless re-expansion where the graph has cycles.
+ *
+ * THE TABLE
+ *   Buckets of four 32-byte entries, each holding the full position
+ *   (four masks and the side to move: a hit is confirmed against it, so a
+ *   hash collision can never become a proof), pn, dn, the search effort
+ *   behind the entry, the shallowest depth it was seen at (for TCA) and,
+ *   for a final entry, the length of its proof. A full bucket replaces its
+ *   entry with the least effort; proven and disproven entries count
+ *   DFPN_FINAL_BONUS more. When three quarters of the entries are in use,
+ *   a garbage collection samples the effort of 16,384 entries and frees
+ *   every entry below the median (small-tree GC, as KomoringHeights does).
+ *
+ * THREAD SAFETY
+ *   A dfpn_ctx belongs to one thread. The database and store handles in
+ *   dfpn_opts may be shared.
+ */
+#ifndef PROVER_DFPN_H
+#define PROVER_DFPN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "egdb/egdb.h"
+#include "engine/engine.h"
+#include "prover/store.h"
+
+/* ---- constants ------------------------------------------------------ */
+
+#define DFPN_INF (1u << 30) /* proof numbers saturate here */
+#define DFPN_MAXPLY 1000    /* deeper lines are left open (never proven) */
+#define DFPN_FINAL_BONUS (1u << 20)
+
+enum dfpn_goal { DFPN_DRAW = 0, DFPN_WIN = 1 };
+
+enum dfpn_status { DFPN_DISPROVEN = -1, DFPN_UNKNOWN = 0, DFPN_PROVEN = 1 };
+
+enum dfpn_err {
+    DFPN_OK = 0,
+    DFPN_ENOMEM = -1,
+    DFPN_EINVAL = -2,
+    DFPN_EDB = -3,     /* a database probe failed (damaged block): no value used */
+    DFPN_ESTORE = -4,  /* the store could not be read or written */
+    DFPN_EPROOF = -5   /* the proof could not be written whole (err says where) */
+};
+
+/* ---- types ---------------------------------------------------------- */
+
+typedef struct dfpn_ctx dfpn_ctx; /* a solver with its table (opaque) */
+
+typedef struct dfpn_progress {
+    uint64_t nodes;     /* positions valued so far in this query */
+    uint64_t expanded;  /* positions expanded (moves generated)  */
+    double seconds;
+    uint32_t root_pn, root_dn;
+    double tt_fill; /* fraction of table entries in use */
+    uint64_t gc_runs;
+} dfpn_progress;
+
+typedef struct dfpn_opts {
+    const egdb *db;      /* may be NULL */
+    int db_pieces;       /* quiet positions with at most this many pieces are probed */
+    pst_env *store;      /* may be NULL: then nothing is read or written */
+    int write_proof;     /* nonzero: write the whole proof into store */
+    double time_limit;   /* seconds, 0: none */
+    uint64_t node_limit; /* positions valued, 0: none */
+    double epsilon;      /* the 1+epsilon trick; 0 means the default 0.25 */
+    volatile int *stop;  /* set nonzero to stop (may be NULL) */
+    void (*progress)(const dfpn_progress *p, void *arg); /* about twice a second */
+    void *progress_arg;
+    int ghi_naive; /* TESTS ONLY: keep path-dependent results in the
+                      transposition table as if they held on every line
+                      (the classic GHI bug), so that a test can show a
+                      position where that gives a wrong answer. Never set
+                      it with a store: dfpn_prove refuses (DFPN_EINVAL). */
+} dfpn_opts;
+
+typedef struct dfpn_result {
+    int status;         /* DFPN_PROVEN / DFPN_DISPROVEN / DFPN_UNKNOWN */
+    uint32_t pn, dn;    /* the root's numbers at the end */
+    uint64_t nodes;     /* positions valued (every child looked at counts) */
+    uint64_t expanded;  /* positions expanded */
+    uint64_t db_probes;
+    uint64_t store_hits;
+    uint64_t gc_runs;
+    uint64_t tt_used, tt_entries;
+    uint64_t proof_records; /* records written to the store (write_proof) */
+    uint64_t researched;    /* positions re-searched while writing the proof */
+    int proof_length;       /* plies of the longest line of a win proof (-1: n/a) */
+    double seconds;
+    int pvlen;              /* the proof's main line from the root */
+    eng_move pv[128];
+} dfpn_result;
+
+/* ---- functions ------------------------------------------------------ */
+
+/* dfpn_new - a solver with a table of about tt_bytes (at least 1 MB).
+ * RETURN 0 and *out, or DFPN_ENOMEM. */
+int dfpn_new(size_t tt_bytes, dfpn_ctx **out);
+void dfpn_free(dfpn_ctx *c);
+
+/*
+ * dfpn_prove - runs one query from root until it is answered or the
+ * budget runs out. The table is cleared first: each query starts afresh
+ * (its numbers mean something only for its own attacker and goal); what
+ * earlier queries proved reaches it through the store.
+ * With o->store and o->write_proof, an answered query writes its whole
+ * proof (prover.h, WRITING A PROOF) in one transaction before returning.
+ * RETURN 0 with out filled; DFPN_EINVAL (invalid position or goal),
+ * DFPN_EDB, DFPN_ESTORE, or DFPN_EPROOF (the answer in out stands, but
+ * its proof could not be written; err says where and why).
+ */
+int dfpn_prove(dfpn_ctx *c, const eng_pos *root, int attacker, int goal, const dfpn_opts *o,
+               dfpn_result *out, char *err, size_t errlen);
+
+const char *dfpn_strerror(int code);
+
+#endif /* PROVER_DFPN_H */

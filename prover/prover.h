@@ -1,0 +1,174 @@
+/*
+ * prover.h - the solvers: the manual of the prover module.
+ *
+ * Given a position and a goal, prove it, or say honestly that the budget
+ * ran out (seed 003, sections 3.2-3.4: Chinook's two solvers). The module
+ * has four parts, each with its own header:
+ *   search.h  alpha-beta with the databases: a heuristic score, proven
+ *             when the whole tree behind it rests on terminal and
+ *             database values; it orders df-pn's queries and will steer
+ *             the manager;
+ *   dfpn.h    df-pn for one goal at a time, GHI-safe, writing whole
+ *             proofs into the store;
+ *   store.h   the proven-node store (LMDB), shared by every solver
+ *             process of a machine;
+ *   check.h   the independent checker of what the store holds.
+ * This header adds prv_solve, which turns goals into df-pn queries, and
+ * writes down the reasoning the parts share.
+ *
+ * VALUES AND QUERIES
+ *   A result is a bound (engine/value.h) on the value for the side to
+ *   move. One df-pn query asks whether a colour A wins (goal WIN) or at
+ *   least draws (goal DRAW). Either answer is a proof: "A does not win" is
+ *   "the other side at least draws", "A does not draw" is "the other side
+ *   wins". So:
+ *     goal win    one query, (stm, WIN):   WW, or LD;
+ *     goal draw   one query, (stm, DRAW):  DW, or LL;
+ *     goal value  two queries. Which first depends on a short alpha-beta
+ *                 search: likely win: (stm, WIN) then, if disproven,
+ *                 (stm, DRAW); likely loss: (opponent, WIN) then
+ *                 (opponent, DRAW); otherwise (stm, DRAW) then, if
+ *                 proven, (opponent, DRAW). Each pair settles the value:
+ *                 a draw is always two proofs, one for each side.
+ *   When the budget runs out after the first query, the result is the
+ *   bound that query gave (>=draw or <=draw), not an exact value.
+ *
+ * REPETITIONS AND GHI (graph history interaction)
+ *   The game as proved: a side with no move loses; a game that goes on
+ *   for ever is a draw. In the search a position that repeats on the
+ *   current line is scored a draw: good for the side that only has to
+ *   avoid losing (the SAFETY side of the query: the defender of a WIN
+ *   query, the attacker of a DRAW query), bad for the side that has to
+ *   win (the REACH side).
+ *
+ *   Why a win never depends on the line. A success of the reach side is a
+ *   win: at a node where it moves one child must be won, where the other
+ *   side moves every child; its leaves are positions without a move for
+ *   the loser, database wins, and stored wins, never repetitions. By
+ *   induction on the order in which results are found, every such result
+ *   is a true property of the position alone, whatever line led to it.
+ *   Such results go into the transposition table and may be reused
+ *   anywhere.
+ *
+ *   Why a safety result may depend on the line, and what is done about
+ *   it (Kishimoto and Mueller's approach: mark path-dependent results and
+ *   do not reuse them on other lines). A safety success may rest on a
+ *   repetition of a position that is on the current line above the node.
+ *   Every safety result carries rep_up: how many plies above the node the
+ *   highest repeated position it rests on is (for a chosen child, the
+ *   child's rep_up less one; where every child is needed, the largest
+ *   less one; a repetition leaf k plies below its twin has rep_up k).
+ *     rep_up <= 0: every repetition it rests on is of the node itself or
+ *       of positions below it: a cycle that closes inside its own proof.
+ *       The result holds whatever line leads to the node: it goes into
+ *       the transposition table, and may be written to the store.
+ *     rep_up > 0: it rests on the line above. It goes into a separate
+ *       path-dependent table, keyed by the position AND a hash of the
+ *       whole reversible segment of the line above it (the positions
+ *       since the last man move or capture, in order: only those can
+ *       recur, because men never move back and pieces never come back),
+ *       and is used only on a line with the same segment. It never
+ *       enters the transposition table, and never the store.
+ *   The root has nothing above it, so its result always has rep_up <= 0.
+ *   Why this is sound at the root: a safety proof is a finite tree whose
+ *   leaves are true safety values (terminal, database, store, table) or
+ *   repetitions of a position on its own branch. The safety side follows
+ *   the tree and, at a repetition, plays on as from the earlier
+ *   occurrence; every play then either reaches a true leaf or stays in
+ *   the tree for ever, which is a draw. Only path-independent results
+ *   are reused across lines, so no proof leans on a line that was not
+ *   played.
+ *   Endless re-expansion (a node whose children's numbers come from its
+ *   own ancestors and so never pass its thresholds) is prevented by
+ *   Kishimoto's threshold controlling algorithm: when a child was first
+ *   seen at a shallower depth, children get thresholds above their
+ *   current numbers, so every call expands at least one new position.
+ *
+ * WRITING A PROOF (what dfpn_prove writes into the store)
+ *   After a query is answered, its proof is walked from the root: where
+ *   the proving side moves, one move that keeps the proof (from the
+ *   tables: for a win the child with the shortest proof, never one on the
+ *   walk, so win proofs are acyclic); where the other side moves, every
+ *   reply. A child the tables no longer know (evicted by the garbage
+ *   collector, or a path-dependent result of another line) is searched
+ *   again on the walk's own line. Leaves are exactly the checker's: no
+ *   legal move, a position the databases cover, a position whose stored
+ *   record already implies the goal. Every position of the walk becomes
+ *   one record (for the proving side to move: WW with its win move, or
+ *   DW with its draw move; for the other side: LL or LD), and all of them
+ *   are written in one transaction, so the store never holds a record
+ *   without the rest of its proof. A draw proof written this way may
+ *   contain cycles (it is closed under play); a win proof may not.
+ *   `proof check` (check.h) then verifies the result from scratch.
+ *
+ * THREAD SAFETY
+ *   prv_solve uses its own contexts; the database and store handles may be
+ *   shared between threads and processes.
+ */
+#ifndef PROVER_PROVER_H
+#define PROVER_PROVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "egdb/egdb.h"
+#include "engine/engine.h"
+#include "engine/value.h"
+#include "prover/dfpn.h"
+#include "prover/store.h"
+
+/* ---- constants ------------------------------------------------------ */
+
+enum prv_goal { PRV_VALUE = 0, PRV_WIN = 1, PRV_DRAW = 2 };
+
+enum prv_err { PRV_OK = 0, PRV_ENOMEM = -1, PRV_EINVAL = -2, PRV_ESOLVER = -3 };
+
+#define PRV_MAXQ 2 /* queries a solve runs at most */
+
+/* ---- types ---------------------------------------------------------- */
+
+typedef struct prv_opts {
+    const egdb *db;
+    int db_pieces;
+    pst_env *store;      /* may be NULL: nothing is read or written */
+    int goal;            /* PRV_VALUE, PRV_WIN, PRV_DRAW */
+    double time_limit;   /* seconds for the whole solve, 0: none */
+    uint64_t node_limit; /* df-pn positions for the whole solve, 0: none */
+    size_t tt_bytes;     /* df-pn table */
+    int hint;            /* expected outcome for the side to move (-1, 0, 1),
+                            e.g. from ab_search; orders the value queries */
+    volatile int *stop;
+    void (*progress)(const dfpn_progress *p, void *arg);
+    void *progress_arg;
+} prv_opts;
+
+typedef struct prv_query {
+    int attacker, goal; /* as dfpn_prove takes them */
+    dfpn_result r;
+} prv_query;
+
+typedef struct prv_result {
+    eng_bound bound;  /* what was proved for the side to move (LW: nothing) */
+    int complete;     /* the goal asked for was settled */
+    int nq;           /* queries run */
+    prv_query q[PRV_MAXQ];
+    uint64_t nodes, expanded;
+    double seconds;
+} prv_result;
+
+/* ---- functions ------------------------------------------------------ */
+
+/*
+ * prv_solve - proves what o->goal asks about p (VALUES AND QUERIES).
+ * RETURN 0 with out filled (out->complete says whether the budget
+ * sufficed); PRV_EINVAL; PRV_ENOMEM; PRV_ESOLVER (a database, store or
+ * proof-writing failure: err says which; out->bound then holds only what
+ * was proved before it).
+ */
+int prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_t errlen);
+
+/* The bound as `checkers solve` prints it: win, loss, draw, >=draw,
+ * <=draw, unknown. Static strings. */
+const char *prv_bound_word(eng_bound b);
+
+#endif /* PROVER_PROVER_H */

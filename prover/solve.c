@@ -1,0 +1,143 @@
+/*
+ * solve.c - prv_solve: goals as df-pn queries (prover.h, VALUES AND
+ * QUERIES).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "prover/prover.h"
+
+/* ---- functions -------------------------------------------------------- */
+
+static double
+now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+const char *
+prv_bound_word(eng_bound b)
+{
+    switch (b) {
+    case ENG_WW:
+        return "win";
+    case ENG_LL:
+        return "loss";
+    case ENG_DD:
+        return "draw";
+    case ENG_DW:
+        return ">=draw";
+    case ENG_LD:
+        return "<=draw";
+    default:
+        return "unknown";
+    }
+}
+
+/*
+ * The bound for the side to move of p that a query's answer proves.
+ * attacker == stm: PROVEN gives lo >= goal, DISPROVEN hi < goal.
+ * attacker != stm: the same seen from the other side, negated.
+ */
+static eng_bound
+bound_of(const eng_pos *p, int attacker, int goal, int status)
+{
+    eng_bound b;
+    if (status == DFPN_PROVEN)
+        b = goal == DFPN_WIN ? ENG_WW : ENG_DW;
+    else if (status == DFPN_DISPROVEN)
+        b = goal == DFPN_WIN ? ENG_LD : ENG_LL;
+    else
+        return ENG_LW;
+    return attacker == p->stm ? b : eng_bound_neg(b);
+}
+
+static eng_bound
+meet(eng_bound a, eng_bound b)
+{
+    int lo = eng_bound_lo(a) > eng_bound_lo(b) ? eng_bound_lo(a) : eng_bound_lo(b);
+    int hi = eng_bound_hi(a) < eng_bound_hi(b) ? eng_bound_hi(a) : eng_bound_hi(b);
+    return eng_bound_make(lo, hi);
+}
+
+int
+prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    out->bound = ENG_LW;
+    if (eng_validate(p, err, errlen) != 0 || o->goal < PRV_VALUE || o->goal > PRV_DRAW)
+        return PRV_EINVAL;
+    dfpn_ctx *c;
+    if (dfpn_new(o->tt_bytes, &c) != 0) {
+        snprintf(err, errlen, "out of memory for a %zu-byte table", o->tt_bytes);
+        return PRV_ENOMEM;
+    }
+    double t0 = now();
+    int stm = p->stm, opp = !p->stm;
+    /* the first query */
+    int att, goal;
+    if (o->goal == PRV_WIN) {
+        att = stm, goal = DFPN_WIN;
+    } else if (o->goal == PRV_DRAW) {
+        att = stm, goal = DFPN_DRAW;
+    } else if (o->hint > 0) {
+        att = stm, goal = DFPN_WIN;
+    } else if (o->hint < 0) {
+        att = opp, goal = DFPN_WIN;
+    } else {
+        att = stm, goal = DFPN_DRAW;
+    }
+    int rc = 0;
+    for (;;) {
+        dfpn_opts d = {0};
+        d.db = o->db;
+        d.db_pieces = o->db_pieces;
+        d.store = o->store;
+        d.write_proof = 1;
+        d.stop = o->stop;
+        d.progress = o->progress;
+        d.progress_arg = o->progress_arg;
+        if (o->time_limit > 0) {
+            d.time_limit = o->time_limit - (now() - t0);
+            if (d.time_limit <= 0.01)
+                break;
+        }
+        if (o->node_limit) {
+            if (out->nodes >= o->node_limit)
+                break;
+            d.node_limit = o->node_limit - out->nodes;
+        }
+        prv_query *q = &out->q[out->nq++];
+        q->attacker = att;
+        q->goal = goal;
+        rc = dfpn_prove(c, p, att, goal, &d, &q->r, err, errlen);
+        out->nodes += q->r.nodes;
+        out->expanded += q->r.expanded;
+        /* An answer whose proof could not be written still stands: df-pn
+         * found it. It is reported, with the error, but not trusted for
+         * more queries. */
+        eng_bound b = bound_of(p, att, goal, q->r.status);
+        out->bound = meet(out->bound, b);
+        if (rc != 0 || q->r.status == DFPN_UNKNOWN)
+            break;
+        if (o->goal != PRV_VALUE || eng_bound_is_exact(out->bound) || out->nq == PRV_MAXQ)
+            break;
+        /* the second query of a value solve settles what the first left */
+        if (out->bound == ENG_LD) /* stm does not win: does stm draw? */
+            att = stm, goal = DFPN_DRAW;
+        else if (out->bound == ENG_DW) /* stm does not lose: does opp draw? */
+            att = opp, goal = DFPN_DRAW;
+        else
+            break;
+    }
+    dfpn_free(c);
+    out->seconds = now() - t0;
+    out->complete = o->goal == PRV_VALUE ? eng_bound_is_exact(out->bound)
+                    : o->goal == PRV_WIN ? (out->bound == ENG_WW || out->bound == ENG_LD ||
+                                            eng_bound_is_exact(out->bound))
+                                         : (out->bound != ENG_LW);
+    return rc ? PRV_ESOLVER : 0;
+}
