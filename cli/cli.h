@@ -17,6 +17,7 @@ int cli_egdb(int argc, char **argv);
 int cli_solve(int argc, char **argv);
 int cli_search(int argc, char **argv);
 int cli_store(int argc, char **argv);
+int cli_proof(int argc, char **argv);
 
 /* Seconds from a monotonic clock. */
 double cli_now(void);

@@ -7,7 +7,7 @@
  *   1  the work failed (I/O error, a check that did not pass)
  *   2  bad usage or bad input (unknown option, malformed FEN or move)
  *   3  a database file is damaged or missing (egdb verify), or the
- *      proven-node store is damaged (store)
+ *      proven-node store is damaged (store, proof check)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +31,7 @@ static const command commands[] = {
     {"solve", cli_solve, "prove the value of a position (df-pn, databases, proof store)"},
     {"search", cli_search, "alpha-beta search: heuristic score, line, proven win or loss"},
     {"store", cli_store, "the proven-node store (read-only): stats, get, export"},
+    {"proof", cli_proof, "proofs in the proven-node store: check (the independent checker)"},
 };
 
 /* ---- functions -------------------------------------------------------- */
@@ -45,7 +46,8 @@ usage(FILE *f)
         fprintf(f, "  %-7s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n'checkers <command> --help' describes a command, with examples.\n"
                "Exit status: 0 success, 1 the work failed, 2 bad usage or input,\n"
-               "3 a damaged database file (egdb verify) or proof store (store).\n");
+               "3 a damaged database file (egdb verify) or proof store (store, proof\n"
+               "check).\n");
 }
 
 int

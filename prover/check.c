@@ -629,14 +629,31 @@ pchk_check(pst_env *st, const egdb *db, const eng_pos *root, pchk_result *out, c
         int x, win;
     } goals[4];
     int ngoals = 0;
-    if (lo >= ENG_DRAW)
-        goals[ngoals].x = s, goals[ngoals++].win = 0;
-    if (lo == ENG_WIN)
-        goals[ngoals].x = s, goals[ngoals++].win = 1;
-    if (hi <= ENG_DRAW)
-        goals[ngoals].x = o, goals[ngoals++].win = 0;
-    if (hi == ENG_LOSS)
-        goals[ngoals].x = o, goals[ngoals++].win = 1;
+    if (lo >= ENG_DRAW) {
+        goals[ngoals].x = s;
+        goals[ngoals++].win = 0;
+    }
+    if (lo == ENG_WIN) {
+        goals[ngoals].x = s;
+        goals[ngoals++].win = 1;
+    }
+    if (hi <= ENG_DRAW) {
+        goals[ngoals].x = o;
+        goals[ngoals++].win = 0;
+    }
+    if (hi == ENG_LOSS) {
+        goals[ngoals].x = o;
+        goals[ngoals++].win = 1;
+    }
+    if (ngoals == 0) {
+        /* LW: the store never writes it (store.h); a record that claims
+         * nothing is not a proof of anything. */
+        out->status = PCHK_INVALID;
+        eng_format_fen(root, out->where, sizeof out->where);
+        snprintf(out->why, sizeof out->why, "stored bound %s claims nothing (not a proof)",
+                 eng_bound_name(r.bound));
+        return 0;
+    }
 
     chk_walk w;
     memset(&w, 0, sizeof w);
@@ -646,16 +663,6 @@ pchk_check(pst_env *st, const egdb *db, const eng_pos *root, pchk_result *out, c
     w.out = out;
     w.err = err;
     w.errlen = errlen;
-
-    if (ngoals == 0) {
-        /* LW: the store never writes it (store.h); a record that claims
-         * nothing is not a proof of anything. */
-        w.x = s;
-        fail(&w, root, "stored bound %s claims nothing", eng_bound_name(r.bound));
-        snprintf(out->why, sizeof out->why, "stored bound %s claims nothing (not a proof)",
-                 eng_bound_name(r.bound));
-        return 0;
-    }
 
     rc = 0;
     for (int i = 0; i < ngoals && rc == 0; i++) {

@@ -56,6 +56,14 @@ enum pchk_status {
 
 /* ---- types ---------------------------------------------------------- */
 
+/*
+ * where / why of an invalid proof: where is the position at which the
+ * first failure is found - a position whose record is missing, too weak
+ * for the goal or names an illegal move, or a stored position whose move
+ * (or reply) leads to a leaf short of the goal or, in a win proof, back
+ * to a position still on the line being checked. why starts with the
+ * goal ("Black wins: ...") and names the move or the bound involved.
+ */
 typedef struct pchk_result {
     int status;              /* PCHK_* */
     eng_bound bound;         /* the bound recorded for the root's side to move */

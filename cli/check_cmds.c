@@ -1,0 +1,217 @@
+/*
+ * check_cmds.c - `checkers proof ...`: commands on the proven-node store.
+ * For now one: `proof check`, the independent checker of prover/check.h.
+ *
+ * Exit status of `proof check` (for scripts, stable):
+ *   0  valid: every proof the stored bound implies is complete
+ *   1  invalid: a proof fails (the position and the reason are printed)
+ *   2  nothing stored for the FEN, or bad usage or input (options, FEN,
+ *      a path that is not a store or database)
+ *   3  a damaged store record or database file (the check could not run)
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "egdb/egdb.h"
+#include "engine/value.h"
+#include "prover/check.h"
+#include "prover/store.h"
+
+/* ---- static data ------------------------------------------------------ */
+
+static const char proof_help[] =
+    "usage: checkers proof check --store PATH --db DIR [--pieces N] [--cache MB] FEN\n"
+    "\n"
+    "Checks from scratch that the proven-node store holds a complete proof of\n"
+    "the bound it records for FEN, trusting only the rules, the endgame\n"
+    "databases and the store's bytes (no proof numbers, no search).\n"
+    "\n"
+    "A bound is checked as the proofs it implies: \"at least a draw\" for a side\n"
+    "is a set of stored positions closed under play (its stored moves, all the\n"
+    "opponent's moves; cycles allowed), \"a win\" the same set without cycles.\n"
+    "A position with no move is lost; a position the database covers has the\n"
+    "database's value.\n"
+    "\n"
+    "  --store PATH  the proof store (opened read-only)\n"
+    "  --db DIR      the endgame databases the proof's leaves rest on\n"
+    "  --pieces N    use the databases only up to N pieces: pass the limit the\n"
+    "                solver used (a larger one can only accept more)\n"
+    "  --cache MB    memory for decoded database blocks (default 256)\n"
+    "\n"
+    "Output: FEN<TAB>valid|invalid|nothing stored, then the bound and the\n"
+    "proofs checked, the positions visited, the leaves, the longest win line;\n"
+    "for an invalid proof, the first position that fails and why.\n"
+    "Exit status: 0 valid, 1 invalid, 2 nothing stored or bad usage/input,\n"
+    "3 a damaged store or database.\n"
+    "\n"
+    "Examples:\n"
+    "  checkers proof check --store proofs --db egdb-data 'B:W18,K26:BK10,K14'\n"
+    "  checkers proof check --store proofs --db egdb-data --pieces 6 \\\n"
+    "      'W:W21,22,23,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,15'\n";
+
+/* ---- helpers ---------------------------------------------------------- */
+
+/* "draw: Black at least draws and White at least draws": the bound in
+ * words, then the proofs it implies, in the order pchk_check checks them. */
+static void
+bound_text(eng_bound b, int stm, char *buf, size_t len)
+{
+    static const char *const word[ENG_NBOUNDS] = {
+        "loss", "at most a draw", "draw", "at least a draw", "win", "nothing"};
+    const char *s = stm == ENG_BLACK ? "Black" : "White";
+    const char *o = stm == ENG_BLACK ? "White" : "Black";
+    const char *parts[4];
+    int n = 0;
+    if (!eng_bound_valid(b)) {
+        snprintf(buf, len, "bound code %d", (int)b);
+        return;
+    }
+    int lo = eng_bound_lo(b), hi = eng_bound_hi(b);
+    char p[4][32];
+    if (lo >= ENG_DRAW)
+        snprintf(p[n], sizeof p[n], "%s at least draws", s), parts[n] = p[n], n++;
+    if (lo == ENG_WIN)
+        snprintf(p[n], sizeof p[n], "%s wins", s), parts[n] = p[n], n++;
+    if (hi <= ENG_DRAW)
+        snprintf(p[n], sizeof p[n], "%s at least draws", o), parts[n] = p[n], n++;
+    if (hi == ENG_LOSS)
+        snprintf(p[n], sizeof p[n], "%s wins", o), parts[n] = p[n], n++;
+    int off = snprintf(buf, len, "%s (%s for %s to move):", word[b], eng_bound_name(b), s);
+    for (int i = 0; i < n && off > 0 && (size_t)off < len; i++)
+        off += snprintf(buf + off, len - (size_t)off, "%s %s", i ? " and" : "", parts[i]);
+    if (n == 0 && off > 0 && (size_t)off < len)
+        snprintf(buf + off, len - (size_t)off, " no proof");
+}
+
+/* Exit status for a store error: damaged (3) or not a usable store (2). */
+static int
+store_exit(int rc)
+{
+    return rc == PST_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
+}
+
+/* Exit status for a database that cannot be opened: a damaged file (3),
+ * otherwise a path that holds no usable database (2; egdb_open says
+ * EGDB_EMISSING for a directory without the complete set asked for). */
+static int
+db_exit(int rc)
+{
+    return rc == EGDB_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
+}
+
+/* ---- subcommands -------------------------------------------------------- */
+
+static int
+proof_check_cmd(int argc, char **argv)
+{
+    const char *store = NULL, *dbdir = NULL, *fen = NULL;
+    long pieces = 0, cache_mb = 256;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (cli_is_help(o)) {
+            fputs(proof_help, stdout);
+            return CLI_EXIT_OK;
+        } else if (!strcmp(o, "--store") && i + 1 < argc) {
+            store = argv[++i];
+        } else if (!strcmp(o, "--db") && i + 1 < argc) {
+            dbdir = argv[++i];
+        } else if (!strcmp(o, "--pieces") && i + 1 < argc) {
+            if ((pieces =
+                     cli_parse_uint("proof check", "--pieces", argv[++i], 1, EGDB_MAX_PIECES)) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(o, "--cache") && i + 1 < argc) {
+            if ((cache_mb = cli_parse_uint("proof check", "--cache (MB)", argv[++i], 1, 1000000)) <
+                0)
+                return CLI_EXIT_USAGE;
+        } else if (o[0] == '-' && o[1] != '\0') {
+            fprintf(stderr, "checkers proof check: unknown or incomplete option '%s'\n", o);
+            return CLI_EXIT_USAGE;
+        } else if (!fen) {
+            fen = o;
+        } else {
+            fprintf(stderr, "checkers proof check: one FEN only ('%s' is a second)\n", o);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (!store || !dbdir || !fen) {
+        fprintf(stderr, "checkers proof check: needs --store PATH, --db DIR and a FEN\n"
+                        "('checkers proof check --help' has examples)\n");
+        return CLI_EXIT_USAGE;
+    }
+    eng_pos root;
+    if (cli_parse_fen("proof check", fen, &root) != 0)
+        return CLI_EXIT_USAGE;
+
+    char err[512];
+    egdb *db = NULL;
+    pst_env *st = NULL;
+    int status;
+    int rc = egdb_open(dbdir, (int)pieces, (size_t)cache_mb * 1000000, &db, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "checkers proof check: %s (%s)\n", err, egdb_strerror(rc));
+        return db_exit(rc);
+    }
+    rc = pst_open(store, PST_RDONLY, &st, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "checkers proof check: %s (%s)\n", err, pst_strerror(rc));
+        status = store_exit(rc);
+        goto cleanup;
+    }
+
+    pchk_result res;
+    double t0 = cli_now();
+    rc = pchk_check(st, db, &root, &res, err, sizeof err);
+    if (rc != 0) {
+        /* The check could not run: a damaged record or database block is
+         * never a verdict. */
+        fprintf(stderr, "checkers proof check: %s: %s\n", fen, err);
+        status = rc == PST_ECORRUPT || rc == PST_EIO ? CLI_EXIT_DAMAGED : CLI_EXIT_FAIL;
+        goto cleanup;
+    }
+    if (res.status == PCHK_NOTHING) {
+        printf("%s\tnothing stored\n", fen);
+        status = CLI_EXIT_USAGE;
+        goto cleanup;
+    }
+    char bt[256];
+    bound_text(res.bound, root.stm, bt, sizeof bt);
+    printf("%s\t%s\n", fen, res.status == PCHK_VALID ? "valid" : "invalid");
+    printf("bound: %s\n", bt);
+    if (res.status == PCHK_INVALID) {
+        printf("failing position: %s\n", res.where);
+        printf("reason: %s\n", res.why);
+    }
+    printf("positions visited: %" PRIu64 "\n", res.positions);
+    printf("database leaves: %" PRIu64 " (up to %d pieces)\n", res.leaves_db, egdb_max_pieces(db));
+    printf("terminal leaves: %" PRIu64 "\n", res.leaves_end);
+    if (res.status != PCHK_VALID)
+        printf("longest win line: - (the check stopped at the failure)\n");
+    else if (res.longest_win >= 0)
+        printf("longest win line: %d plies\n", res.longest_win);
+    else
+        printf("longest win line: none (no win proof)\n");
+    fprintf(stderr, "checked in %.2f s\n", cli_now() - t0);
+    status = res.status == PCHK_VALID ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+
+cleanup:
+    if (st)
+        pst_close(st);
+    egdb_close(db);
+    return status;
+}
+
+int
+cli_proof(int argc, char **argv)
+{
+    if (argc < 2 || cli_is_help(argv[1])) {
+        fputs(proof_help, argc < 2 ? stderr : stdout);
+        return argc < 2 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "check"))
+        return proof_check_cmd(argc - 1, argv + 1);
+    fprintf(stderr, "checkers proof: unknown subcommand '%s' (known: check)\n", argv[1]);
+    return CLI_EXIT_USAGE;
+}
