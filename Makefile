@@ -119,7 +119,7 @@ test-unit: $(TEST_BINS) testdata
 test-san: $(TEST_BINS) $(CHECKERS) testdata
 	@set -e; for t in $(TEST_BINS); do echo "== $$t (sanitized)"; CHECKERS_SANITIZED=1 ./$$t; done
 
-test-e2e: all
+test-e2e: all testdata
 	@set -e; for t in tests/e2e_*.sh; do [ -f "$$t" ] || continue; \
 	    echo "== $$t"; CHECKERS=$(CURDIR)/$(BIN)/checkers sh $$t; done
 

@@ -1,0 +1,102 @@
+#!/bin/sh
+# End-to-end checks of `checkers solve`, `proof check` and `store`: results
+# against the databases, proofs written to a store and checked by the
+# independent checker, answers from the store, budgets, exit codes, and a
+# solver killed with SIGKILL while it writes. Run by `make test` with
+# $CHECKERS set to the binary and $CHECKERS_TEST_DB to the 1-5 piece
+# databases. The solver uses fewer pieces (--pieces) than the reference
+# value the databases give, so it has to search.
+set -u
+C=${CHECKERS:-bin/checkers}
+DB=${CHECKERS_TEST_DB:-}
+fail=0
+if [ -z "$DB" ] || [ ! -d "$DB" ]; then
+    echo "FAIL e2e_solve: CHECKERS_TEST_DB is not set (run through make test)"
+    exit 1
+fi
+T=$(mktemp -d "${TMPDIR:-/tmp}/e2e_solve.XXXXXX") || { echo "FAIL mktemp"; exit 1; }
+bg=
+cleanup() {
+    [ -n "$bg" ] && kill -9 "$bg" 2>/dev/null
+    rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+check() { # name, expected, actual
+    if [ "$2" != "$3" ]; then
+        echo "FAIL $1: expected [$2] got [$3]"
+        fail=1
+    else
+        echo "ok   $1"
+    fi
+}
+
+# The value the full databases give (win/loss/draw), the solver's first line.
+dbval() { $C egdb probe --db "$DB" "$1" | cut -f 2; }
+S="$T/store"
+
+# A win, a loss and a draw, each with the databases one piece short (the
+# draws only exist by repetition there: kings shuttle for ever).
+for f in 'B:W24,28:B5,K10' 'W:WK3:BK10,K14' 'B:WK1:BK32' 'W:WK10:B26,K29' 'B:W9,23:B22,K27'; do
+    n=$(echo "$f" | tr -cd '0-9,:' | tr ':,' '\n\n' | grep -c .)
+    out=$($C solve --db "$DB" --pieces $((n - 1)) --store "$S" --time 60 "$f")
+    rc=$?
+    check "solve $f exit" 0 $rc
+    check "solve $f = database" "$(dbval "$f")" "$(echo "$out" | head -n 1 | cut -f 2)"
+    $C proof check --store "$S" --db "$DB" --pieces $((n - 1)) "$f" >"$T/chk" 2>/dev/null
+    check "proof check $f" "0 valid" "$? $(head -n 1 "$T/chk" | cut -f 2)"
+done
+
+# Asked again, the store answers: no df-pn query needs more than a few nodes.
+out=$($C solve --db "$DB" --pieces 3 --store "$S" --json 'B:W24,28:B5,K10')
+check "answered from the store" "win" "$(echo "$out" | sed 's/.*"result":"\([^"]*\)".*/\1/')"
+check "store nodes" "1" "$(echo "$out" | sed 's/.*"nodes":\([0-9]*\),.*/\1/' | awk '{print ($1 <= 2)}')"
+
+# One goal only.
+check "goal win on a draw" "<=draw" \
+    "$($C solve --db "$DB" --pieces 1 --goal win 'B:WK1:BK32' | head -n 1 | cut -f 2)"
+check "goal draw on a draw" ">=draw" \
+    "$($C solve --db "$DB" --pieces 1 --goal draw 'B:WK1:BK32' | head -n 1 | cut -f 2)"
+
+# The budget runs out: exit 1, and the result is unknown or a bound.
+out=$($C solve --db "$DB" --pieces 4 --nodes 50 'W:W5,15,K1:B20,23')
+check "budget exit" 1 $?
+case "$(echo "$out" | head -n 1 | cut -f 2)" in
+unknown | ">=draw" | "<=draw") echo "ok   budget result" ;;
+*) echo "FAIL budget result: $(echo "$out" | head -n 1)"; fail=1 ;;
+esac
+
+# The store, read-only.
+check "store get" "WW" "$($C store get --store "$S" 'B:W24,28:B5,K10' | head -n 1 | cut -f 2)"
+check "store export lines" 1 "$($C store export --store "$S" | awk 'END {print (NR > 10)}')"
+$C store get --store "$S" 'B:W30:B3' >/dev/null 2>&1
+check "store get, nothing stored" 1 $?
+$C proof check --store "$S" --db "$DB" 'B:W30:B3' >/dev/null 2>&1
+check "proof check, nothing stored" 2 $?
+
+# Bad input: exit 2 with a message naming it.
+$C solve --db "$DB" 'B:W33:B1' >/dev/null 2>"$T/err"
+check "bad FEN exit" 2 $?
+check "bad FEN message" 1 "$(grep -c "33" "$T/err")"
+$C solve 'B:W30:B3' >/dev/null 2>&1
+check "no --db" 2 $?
+$C solve --db "$DB" --goal maybe 'B:W30:B3' >/dev/null 2>&1
+check "bad goal" 2 $?
+
+# A solver killed with SIGKILL while it works and writes: the store still
+# opens, and every proof in it still checks.
+S2="$T/store2"
+$C solve --db "$DB" --pieces 4 --store "$S2" --time 60 'W:W9,19,25:BK4,K29' >/dev/null 2>&1 &
+bg=$!
+$C solve --db "$DB" --pieces 2 --store "$S2" 'B:WK1:B4,K31' >/dev/null 2>&1
+sleep 1
+kill -9 "$bg" 2>/dev/null
+wait "$bg" 2>/dev/null
+bg=
+$C store stats --store "$S2" >/dev/null 2>&1
+check "store opens after SIGKILL" 0 $?
+$C proof check --store "$S2" --db "$DB" --pieces 2 'B:WK1:B4,K31' >/dev/null 2>&1
+check "proof checks after SIGKILL" 0 $?
+
+exit $fail
