@@ -17,9 +17,11 @@
  * How the suite is made: for piece count n and index k, ballot number
  * (n * 7 + k * 13) % 174 + 1 is played, then both sides play on by a
  * depth-4 alpha-beta search, choosing at random (seed n, k) among the
- * moves within 0.15 men of the best, until exactly n pieces are left (a
- * capture that jumps past n restarts with the next seed). Deterministic
- * for a given engine and evaluation.
+ * moves within 0.15 men of the best, until exactly n pieces are left; a
+ * position is kept only if the sides are at most one piece apart (a
+ * capture that jumps past n, or a lopsided game, restarts with the next
+ * seed), so the suite holds the contested endings a proof meets rather
+ * than easy wins. Deterministic for a given engine and evaluation.
  *
  * Settings (environment): SOLVE_BENCH_DB (default egdb-data),
  * SOLVE_BENCH_TIME seconds a position (default 10; the issue's target
@@ -105,7 +107,7 @@ ballot(int no, char *moves, size_t len)
 static int
 make_position(ab_ctx *ab, const egdb *db, int n, int k, eng_pos *out)
 {
-    for (int attempt = 0; attempt < 50; attempt++) {
+    for (int attempt = 0; attempt < 200; attempt++) {
         uint64_t s = 0x9E3779B97F4A7C15ull ^ ((uint64_t)n << 32) ^ ((uint64_t)k << 8) ^
                      (uint64_t)attempt;
         int no = (n * 7 + k * 13 + attempt) % 174 + 1;
@@ -145,7 +147,9 @@ make_position(ab_ctx *ab, const egdb *db, int n, int k, eng_pos *out)
                     cand[nc++] = i;
             eng_make(&p, &l.m[cand[rnd(&s) % (uint64_t)nc]], &p);
         }
-        if (ok && pieces(&p) == n && eng_count_moves(&p, ENG_DUPS_MERGE) > 0) {
+        int diff = bits_popcount(p.bm | p.bk) - bits_popcount(p.wm | p.wk);
+        if (ok && pieces(&p) == n && diff >= -1 && diff <= 1 &&
+            eng_count_moves(&p, ENG_DUPS_MERGE) > 0) {
             *out = p;
             return 0;
         }
