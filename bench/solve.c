@@ -108,8 +108,8 @@ static int
 make_position(ab_ctx *ab, const egdb *db, int n, int k, eng_pos *out)
 {
     for (int attempt = 0; attempt < 200; attempt++) {
-        uint64_t s = 0x9E3779B97F4A7C15ull ^ ((uint64_t)n << 32) ^ ((uint64_t)k << 8) ^
-                     (uint64_t)attempt;
+        uint64_t s =
+            0x9E3779B97F4A7C15ull ^ ((uint64_t)n << 32) ^ ((uint64_t)k << 8) ^ (uint64_t)attempt;
         int no = (n * 7 + k * 13 + attempt) % 174 + 1;
         char moves[64], *save = NULL;
         if (ballot(no, moves, sizeof moves) != 0)
@@ -201,8 +201,8 @@ main(void)
     uint64_t leaves = eng_perft(&start, 11, ENG_DUPS_MERGE);
     double base = (double)leaves / (bench_now() - t0);
 
-    printf("solve bench: %s, 2 cores; databases of up to %d pieces; %.0f s a position\n", cpu,
-           dbp, tlim);
+    printf("solve bench: %s, 2 cores; databases of up to %d pieces; %.0f s a position\n", cpu, dbp,
+           tlim);
     static row rows[MAXPOS];
     int nr = 0, wrong = 0, badproof = 0;
     uint64_t tot_nodes = 0;
@@ -250,14 +250,16 @@ main(void)
             r->checked = -1;
             if (pr.bound != ENG_LW) {
                 pchk_result cr;
-                r->checked = pchk_check(st, db, &r->p, &cr, err, sizeof err) == 0 &&
-                             cr.status == PCHK_VALID;
+                r->checked =
+                    pchk_check(st, db, &r->p, &cr, err, sizeof err) == 0 && cr.status == PCHK_VALID;
                 if (!r->checked) {
                     badproof++;
                     printf("  PROOF FAILS its check: %s: %s at %s\n", fen, cr.why, cr.where);
                 }
             }
-            int abv = ar.proven == AB_PROVEN_WIN ? ENG_WIN : ar.proven == AB_PROVEN_LOSS ? ENG_LOSS : 2;
+            int abv = ar.proven == AB_PROVEN_WIN    ? ENG_WIN
+                      : ar.proven == AB_PROVEN_LOSS ? ENG_LOSS
+                                                    : 2;
             if (abv != 2 && pr.bound != ENG_LW && !eng_bound_contains(pr.bound, abv)) {
                 wrong++;
                 printf("  WRONG: %s: df-pn %s, alpha-beta proves %s\n", fen,

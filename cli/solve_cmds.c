@@ -72,11 +72,11 @@ on_progress(const dfpn_progress *p, void *arg)
     prog *ps = arg;
     char line[200];
     double rate = p->seconds > 0 ? (double)p->nodes / p->seconds : 0;
-    int n = snprintf(line, sizeof line,
-                     "\rdf-pn: %" PRIu64 " nodes  %.0f nodes/s  root pn %u dn %u  table %.0f%%"
-                     "  gc %" PRIu64 "  %.0fs",
-                     p->nodes, rate, p->root_pn, p->root_dn, 100 * p->tt_fill, p->gc_runs,
-                     p->seconds);
+    int n =
+        snprintf(line, sizeof line,
+                 "\rdf-pn: %" PRIu64 " nodes  %.0f nodes/s  root pn %u dn %u  table %.0f%%"
+                 "  gc %" PRIu64 "  %.0fs",
+                 p->nodes, rate, p->root_pn, p->root_dn, 100 * p->tt_fill, p->gc_runs, p->seconds);
     fprintf(stderr, "%s%*s", line, ps->last_len > n ? ps->last_len - n : 0, "");
     ps->last_len = n;
     fflush(stderr);
@@ -152,8 +152,7 @@ cli_solve(int argc, char **argv)
             char *end;
             nodes = strtoull(argv[++i], &end, 10);
             if (*end || nodes == 0) {
-                fprintf(stderr, "checkers solve: bad --nodes '%s' (a positive count)\n",
-                        argv[i]);
+                fprintf(stderr, "checkers solve: bad --nodes '%s' (a positive count)\n", argv[i]);
                 return CLI_EXIT_USAGE;
             }
         } else if (!strcmp(a, "--json")) {
@@ -169,8 +168,8 @@ cli_solve(int argc, char **argv)
             return CLI_EXIT_USAGE;
         }
     }
-    int goal = !strcmp(goal_s, "value") ? PRV_VALUE
-               : !strcmp(goal_s, "win") ? PRV_WIN
+    int goal = !strcmp(goal_s, "value")  ? PRV_VALUE
+               : !strcmp(goal_s, "win")  ? PRV_WIN
                : !strcmp(goal_s, "draw") ? PRV_DRAW
                                          : -1;
     if (goal < 0) {

@@ -112,8 +112,10 @@ struct dfpn_ctx {
     size_t nbuckets; /* a power of two */
     size_t used;
     pt_entry *pt;
-    size_t npt;  /* a power of two */
-    uint8_t gen; /* the current query's generation (never 0) */
+    size_t npt;       /* a power of two */
+    uint8_t gen;      /* the current query's generation (never 0) */
+    uint64_t pt_puts; /* path-dependent results stored in this query: none
+                         (always so in optimistic mode) skips the lookups */
 
     /* the query */
     const dfpn_opts *o;
@@ -122,8 +124,8 @@ struct dfpn_ctx {
     double t0, deadline, next_progress;
     uint64_t node_limit;
     uint64_t nodes, expanded, probes, store_hits, gc_runs;
-    int abort;     /* budget or stop: unwind */
-    int error;     /* a DFPN_E* code that ends the query */
+    int abort; /* budget or stop: unwind */
+    int error; /* a DFPN_E* code that ends the query */
     char emsg[400];
     uint32_t root_pn, root_dn;
     int maxply; /* the current depth limit (DEPTH LIMIT below) */
@@ -176,8 +178,7 @@ sat_add(uint32_t a, uint32_t b)
 static int
 same_pos(const eng_pos *a, const eng_pos *b)
 {
-    return a->bm == b->bm && a->wm == b->wm && a->bk == b->bk && a->wk == b->wk &&
-           a->stm == b->stm;
+    return a->bm == b->bm && a->wm == b->wm && a->bk == b->bk && a->wk == b->wk && a->stm == b->stm;
 }
 
 static int
@@ -252,8 +253,8 @@ tt_find(dfpn_ctx *c, const eng_pos *p, uint64_t key)
     tt_entry *b = &c->tt[(key & (c->nbuckets - 1)) * BUCKET];
     uint8_t w = p->stm ? F_WHITE : 0;
     for (int i = 0; i < BUCKET; i++)
-        if (live(c, &b[i]) && (b[i].flags & F_WHITE) == w && b[i].bm == p->bm &&
-            b[i].wm == p->wm && b[i].bk == p->bk && b[i].wk == p->wk)
+        if (live(c, &b[i]) && (b[i].flags & F_WHITE) == w && b[i].bm == p->bm && b[i].wm == p->wm &&
+            b[i].bk == p->bk && b[i].wk == p->wk)
             return &b[i];
     return NULL;
 }
@@ -393,6 +394,8 @@ on_line(const dfpn_ctx *c, int seg, int ply, const eng_pos *q, int *at)
 static const pt_entry *
 pt_get(dfpn_ctx *c, const eng_pos *p, uint64_t key, int seg, int ply, uint64_t phash, int *rep_up)
 {
+    if (!c->pt_puts)
+        return NULL;
     const pt_entry *b = &c->pt[(key & ((c->npt - 1) & ~(size_t)(PT_WAYS - 1)))];
     for (int i = 0; i < PT_WAYS; i++) {
         const pt_entry *e = &b[i];
@@ -425,6 +428,7 @@ pt_put(dfpn_ctx *c, const eng_pos *p, uint64_t key, uint64_t phash, int att_won,
 {
     pt_entry *b = &c->pt[(key & ((c->npt - 1) & ~(size_t)(PT_WAYS - 1)))];
     pt_entry *e = &b[0];
+    c->pt_puts++;
     for (int i = 0; i < PT_WAYS; i++) /* a free way, else the first */
         if (!b[i].used || b[i].gen != c->gen) {
             e = &b[i];
@@ -587,8 +591,8 @@ value_child(dfpn_ctx *c, int ply, child *ch)
         }
     }
     int up;
-    const pt_entry *q = pt_get(c, p, ch->key, ch->irrev ? ply : c->seg[ply - 1], ply, ch->phash,
-                               &up); /* 6. */
+    const pt_entry *q =
+        pt_get(c, p, ch->key, ch->irrev ? ply : c->seg[ply - 1], ply, ch->phash, &up); /* 6. */
     if (q) {
         set_success(ch, q->attacker_won);
         ch->rep_up = (int16_t)up;
@@ -597,7 +601,7 @@ value_child(dfpn_ctx *c, int ply, child *ch)
         ch->leaf = LEAF_PT;
         return;
     }
-    ch->fixed = 0; /* 7. */
+    ch->fixed = 0;         /* 7. */
     if (ply > c->maxply) { /* past the depth limit: open, and blocked */
         ch->pn = ch->dn = DEEP;
         ch->leaf = LEAF_CUT;
@@ -669,6 +673,11 @@ expand(dfpn_ctx *c, int ply, child **out)
         x->irrev = x->mv.captured != 0 || ((men >> x->mv.from) & 1);
         x->key = eng_key(&x->pos);
         x->phash = mix(x->irrev ? 0 : c->phash[ply], x->key, x->pos.stm);
+        /* the table is far larger than the caches: fetch every child's
+         * bucket (two lines) before any is read, so the misses overlap */
+        const char *b = (const char *)&c->tt[(x->key & (c->nbuckets - 1)) * BUCKET];
+        __builtin_prefetch(b);
+        __builtin_prefetch(b + 64);
     }
     for (int i = 0; i < n; i++)
         value_child(c, ply + 1, &ch[i]);
@@ -759,8 +768,8 @@ deps_union(deps *a, const deps *b)
  * length (one more per ply).
  */
 static void
-final_info(const dfpn_ctx *c, int or_node, const child *ch, int n, int att_won,
-           const eng_pos *self, int *rep_up, deps *d, int *len)
+final_info(const dfpn_ctx *c, int or_node, const child *ch, int n, int att_won, const eng_pos *self,
+           int *rep_up, deps *d, int *len)
 {
     int chooser = att_won ? or_node : !or_node;
     int safety = (att_won ? c->attacker : !c->attacker) == c->safety;
@@ -997,9 +1006,9 @@ walk_leaf(dfpn_ctx *c, const eng_pos *p)
         if (pst_get(o->store, p, &r) == 0) {
             eng_bound b = p->stm == c->w_side ? r.bound : eng_bound_neg(r.bound);
             int lo = eng_bound_lo(b);
-            int has = p->stm != c->w_side || (wr ? r.win.from != PST_NOMOVE
-                                                  : (r.draw.from != PST_NOMOVE ||
-                                                     r.win.from != PST_NOMOVE));
+            int has = p->stm != c->w_side ||
+                      (wr ? r.win.from != PST_NOMOVE
+                          : (r.draw.from != PST_NOMOVE || r.win.from != PST_NOMOVE));
             if ((wr ? lo == ENG_WIN : lo >= ENG_DRAW) && has)
                 return 1;
         }
@@ -1057,8 +1066,7 @@ research(dfpn_ctx *c, int ply)
         const tt_entry *e = tt_find(c, &c->path[ply], eng_key(&c->path[ply]));
         int up;
         if ((e && (e->flags & F_FINAL)) ||
-            pt_get(c, &c->path[ply], eng_key(&c->path[ply]), c->seg[ply], ply, c->phash[ply],
-                   &up))
+            pt_get(c, &c->path[ply], eng_key(&c->path[ply]), c->seg[ply], ply, c->phash[ply], &up))
             break;
     }
 }
@@ -1393,6 +1401,7 @@ dfpn_prove(dfpn_ctx *c, const eng_pos *root, int attacker, int goal, const dfpn_
         c->gen = 1;
     }
     c->used = 0;
+    c->pt_puts = 0;
     c->o = o;
     c->attacker = attacker;
     c->goal = goal;

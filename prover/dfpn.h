@@ -63,9 +63,9 @@ enum dfpn_err {
     DFPN_OK = 0,
     DFPN_ENOMEM = -1,
     DFPN_EINVAL = -2,
-    DFPN_EDB = -3,     /* a database probe failed (damaged block): no value used */
-    DFPN_ESTORE = -4,  /* the store could not be read or written */
-    DFPN_EPROOF = -5   /* the proof could not be written whole (err says where) */
+    DFPN_EDB = -3,    /* a database probe failed (damaged block): no value used */
+    DFPN_ESTORE = -4, /* the store could not be read or written */
+    DFPN_EPROOF = -5  /* the proof could not be written whole (err says where) */
 };
 
 /* ---- types ---------------------------------------------------------- */
@@ -73,8 +73,8 @@ enum dfpn_err {
 typedef struct dfpn_ctx dfpn_ctx; /* a solver with its table (opaque) */
 
 typedef struct dfpn_progress {
-    uint64_t nodes;     /* positions valued so far in this query */
-    uint64_t expanded;  /* positions expanded (moves generated)  */
+    uint64_t nodes;    /* positions valued so far in this query */
+    uint64_t expanded; /* positions expanded (moves generated)  */
     double seconds;
     uint32_t root_pn, root_dn;
     double tt_fill; /* fraction of table entries in use */
@@ -102,18 +102,18 @@ typedef struct dfpn_opts {
                        UNKNOWN and refuted is set: run the query again
                        without this switch. Reach-side results (wins) are
                        never affected. */
-    int ghi_naive; /* TESTS ONLY: keep path-dependent results in the
-                      transposition table as if they held on every line
-                      (the classic GHI bug), so that a test can show a
-                      position where that gives a wrong answer. Never set
-                      it with a store: dfpn_prove refuses (DFPN_EINVAL). */
+    int ghi_naive;  /* TESTS ONLY: keep path-dependent results in the
+                       transposition table as if they held on every line
+                       (the classic GHI bug), so that a test can show a
+                       position where that gives a wrong answer. Never set
+                       it with a store: dfpn_prove refuses (DFPN_EINVAL). */
 } dfpn_opts;
 
 typedef struct dfpn_result {
-    int status;         /* DFPN_PROVEN / DFPN_DISPROVEN / DFPN_UNKNOWN */
-    uint32_t pn, dn;    /* the root's numbers at the end */
-    uint64_t nodes;     /* positions valued (every child looked at counts) */
-    uint64_t expanded;  /* positions expanded */
+    int status;        /* DFPN_PROVEN / DFPN_DISPROVEN / DFPN_UNKNOWN */
+    uint32_t pn, dn;   /* the root's numbers at the end */
+    uint64_t nodes;    /* positions valued (every child looked at counts) */
+    uint64_t expanded; /* positions expanded */
     uint64_t db_probes;
     uint64_t store_hits;
     uint64_t gc_runs;
@@ -123,7 +123,7 @@ typedef struct dfpn_result {
     int proof_length;       /* plies of the longest line of a win proof (-1: n/a) */
     int refuted;            /* optimistic: a safety result the walk could not close */
     double seconds;
-    int pvlen;              /* the proof's main line from the root */
+    int pvlen; /* the proof's main line from the root */
     eng_move pv[128];
 } dfpn_result;
 

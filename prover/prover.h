@@ -148,9 +148,9 @@ typedef struct prv_query {
 } prv_query;
 
 typedef struct prv_result {
-    eng_bound bound;  /* what was proved for the side to move (LW: nothing) */
-    int complete;     /* the goal asked for was settled */
-    int nq;           /* queries run */
+    eng_bound bound; /* what was proved for the side to move (LW: nothing) */
+    int complete;    /* the goal asked for was settled */
+    int nq;          /* queries run */
     prv_query q[PRV_MAXQ];
     uint64_t nodes, expanded;
     int refuted; /* optimistic answers the walk refuted (then re-searched) */

@@ -382,10 +382,8 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_five_vs_database),
-        cmocka_unit_test(test_five_with_store),
-        cmocka_unit_test(test_small_table_gc),
-        cmocka_unit_test(test_ghi_cases),
+        cmocka_unit_test(test_five_vs_database),   cmocka_unit_test(test_five_with_store),
+        cmocka_unit_test(test_small_table_gc),     cmocka_unit_test(test_ghi_cases),
         cmocka_unit_test(test_draw_by_repetition),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
