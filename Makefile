@@ -62,7 +62,7 @@ CHECKERS := $(if $(SANITIZE),$(BUILD)/checkers,$(BIN)/checkers)
 
 # ---- targets -------------------------------------------------------------
 
-.PHONY: all deps run test test-unit test-san test-e2e testdata bench format clean
+.PHONY: all deps run test test-unit test-san test-e2e testdata check-solve6 bench format clean
 .DEFAULT_GOAL := all
 
 all: deps $(CHECKERS) $(LIBS)
@@ -122,6 +122,12 @@ test-san: $(TEST_BINS) $(CHECKERS) testdata
 test-e2e: all testdata
 	@set -e; for t in tests/e2e_*.sh; do [ -f "$$t" ] || continue; \
 	    echo "== $$t"; CHECKERS=$(CURDIR)/$(BIN)/checkers sh $$t; done
+
+# The solver against the 6-piece databases (slower; run and reported, not
+# part of `make test`): needs the 1-6 piece databases in egdb-data.
+check-solve6: $(BUILD)/tests/test_prover_dfpn
+	CHECKERS_TEST_DB=$(CURDIR)/egdb-data CHECKERS_SOLVE_PIECES=6 \
+	    CHECKERS_SOLVE_SAMPLE=$${SAMPLE:-500} ./$(BUILD)/tests/test_prover_dfpn
 
 bench: all $(BENCH_BINS)
 	@set -e; for b in $(BENCH_BINS); do echo "== $$b"; ./$$b; done
