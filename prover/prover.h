@@ -78,6 +78,21 @@
  *   the tree for ever, which is a draw. Only path-independent results
  *   are reused across lines, so no proof leans on a line that was not
  *   played.
+ *   Optimistic first. Keeping path-dependent results apart is what makes
+ *   the search sound, and it is also what makes it slow where cycles
+ *   abound: in king endings every line is a long walk that avoids
+ *   repeating, and a result that rests on one line's positions is proven
+ *   again on every other line (a lone king against a lone king was not
+ *   proven in 3 million nodes). So prv_solve runs each query first with
+ *   dfpn_opts.optimistic: path-dependent safety results go into the
+ *   transposition table as if they held everywhere, which can be wrong
+ *   (the test suite shows positions where it is). Such an answer is not
+ *   trusted: it stands only if the proof walk below (WRITING A PROOF)
+ *   closes it into a set of positions closed under play, which is a
+ *   certificate whatever search produced it, and which `proof check`
+ *   verifies again. If the walk cannot close it, the query runs again
+ *   GHI-safe with what is left of the budget. Wins are never affected:
+ *   no win rests on a repetition.
  *   Endless re-expansion (a node whose children's numbers come from its
  *   own ancestors and so never pass its thresholds) is prevented by
  *   Kishimoto's threshold controlling algorithm: when a child was first
