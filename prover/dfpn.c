@@ -52,7 +52,8 @@ typedef struct tt_entry {
 /*
  * The positions above a node that a path-dependent result rests on (the
  * ancestors whose repetition it used), at most NDEP of them; DEP_OVER when
- * there were more and only the whole line's hash can key the result.
+ * there were more: such a result is then only handed to its caller (mid's
+ * out-parameter), never stored, so no result is ever keyed by a hash.
  */
 #define NDEP 3
 #define DEP_OVER 0xFF
@@ -65,16 +66,14 @@ typedef struct deps {
  * A path-dependent result. A safety success only gets better with more
  * positions on the line (each is one more repetition for the safety side
  * to use), so it holds on every line that has all the positions it rests
- * on above the node (d); with too many of them, only on the same
- * reversible segment (phash).
+ * on (d) above the node. Both the position and those positions are
+ * compared in full.
  */
 typedef struct pt_entry {
     eng_pos pos;
     deps d;
-    uint64_t phash;
     uint8_t used, gen, attacker_won;
     uint16_t len;
-    int16_t rep_up; /* used with DEP_OVER only */
 } pt_entry;
 #define PT_WAYS 4
 
@@ -82,8 +81,7 @@ typedef struct pt_entry {
 typedef struct child {
     eng_move mv;
     eng_pos pos;
-    uint64_t key;   /* eng_key of pos */
-    uint64_t phash; /* path hash of the line ending at pos */
+    uint64_t key; /* eng_key of pos */
     uint32_t pn, dn;
     int16_t rep_up; /* safety success: plies above pos of the repeated
                        position it rests on (<= 0: path-independent) */
@@ -133,7 +131,6 @@ struct dfpn_ctx {
 
     /* the current line */
     eng_pos path[DFPN_MAXPLY + 2];
-    uint64_t phash[DFPN_MAXPLY + 2];
     int seg[DFPN_MAXPLY + 2]; /* first ply of the reversible segment */
     child *arena;
     size_t top;
@@ -154,7 +151,7 @@ struct dfpn_ctx {
 
 /* ---- prototypes ------------------------------------------------------- */
 
-static void mid(dfpn_ctx *c, int ply, uint32_t thpn, uint32_t thdn, int inc);
+static void mid(dfpn_ctx *c, int ply, uint32_t thpn, uint32_t thdn, int inc, child *self);
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -185,17 +182,6 @@ static int
 npieces(const eng_pos *p)
 {
     return bits_popcount(p->bm | p->wm | p->bk | p->wk);
-}
-
-/* A line's hash: the reversible segment's positions in order. The side to
- * move is mixed in because eng_key is the same for a position and its
- * colour-flipped twin. */
-static uint64_t
-mix(uint64_t h, uint64_t key, int stm)
-{
-    h ^= key + (stm ? 0x9E3779B97F4A7C15ull : 0x632BE59BD9B4E019ull) + (h << 6) + (h >> 2);
-    h *= 0xBF58476D1CE4E5B9ull;
-    return h ^ (h >> 31);
 }
 
 /* Nonzero when a final child is the attacker's success. */
@@ -259,6 +245,13 @@ tt_find(dfpn_ctx *c, const eng_pos *p, uint64_t key)
     return NULL;
 }
 
+static int
+cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static uint64_t
 entry_score(const tt_entry *e)
 {
@@ -287,33 +280,8 @@ tt_gc(dfpn_ctx *c)
         if (live(c, e))
             s[k++] = entry_score(e);
     }
-    /* quickselect */
-    size_t want = k / 2, l = 0, r = k ? k - 1 : 0;
-    while (k && l < r) {
-        uint64_t piv = s[(l + r) / 2];
-        size_t i = l, j = r;
-        while (i <= j) {
-            while (s[i] < piv)
-                i++;
-            while (s[j] > piv)
-                j--;
-            if (i <= j) {
-                uint64_t t = s[i];
-                s[i] = s[j], s[j] = t;
-                i++;
-                if (j == 0)
-                    break;
-                j--;
-            }
-        }
-        if (want <= j)
-            r = j;
-        else if (want >= i)
-            l = i;
-        else
-            break;
-    }
-    uint64_t median = k ? s[want] : 0;
+    qsort(s, k, sizeof *s, cmp_u64); /* 16k numbers, once a collection */
+    uint64_t median = k ? s[k / 2] : 0;
     free(s);
     size_t kept = 0; /* recounted: entries of older rounds die unseen */
     for (size_t i = 0; i < n; i++) {
@@ -392,7 +360,7 @@ on_line(const dfpn_ctx *c, int seg, int ply, const eng_pos *q, int *at)
  * this line.
  */
 static const pt_entry *
-pt_get(dfpn_ctx *c, const eng_pos *p, uint64_t key, int seg, int ply, uint64_t phash, int *rep_up)
+pt_get(dfpn_ctx *c, const eng_pos *p, uint64_t key, int seg, int ply, int *rep_up)
 {
     if (!c->pt_puts)
         return NULL;
@@ -401,13 +369,6 @@ pt_get(dfpn_ctx *c, const eng_pos *p, uint64_t key, int seg, int ply, uint64_t p
         const pt_entry *e = &b[i];
         if (!e->used || e->gen != c->gen || !same_pos(&e->pos, p))
             continue;
-        if (e->d.n == DEP_OVER) {
-            if (e->phash == phash) {
-                *rep_up = e->rep_up;
-                return e;
-            }
-            continue;
-        }
         int ok = 1, up = 0, at;
         for (int k = 0; k < e->d.n && ok; k++) {
             ok = on_line(c, seg, ply, &e->d.p[k], &at);
@@ -423,8 +384,7 @@ pt_get(dfpn_ctx *c, const eng_pos *p, uint64_t key, int seg, int ply, uint64_t p
 }
 
 static void
-pt_put(dfpn_ctx *c, const eng_pos *p, uint64_t key, uint64_t phash, int att_won, const deps *d,
-       int rep_up, int len)
+pt_put(dfpn_ctx *c, const eng_pos *p, uint64_t key, int att_won, const deps *d, int len)
 {
     pt_entry *b = &c->pt[(key & ((c->npt - 1) & ~(size_t)(PT_WAYS - 1)))];
     pt_entry *e = &b[0];
@@ -440,11 +400,9 @@ pt_put(dfpn_ctx *c, const eng_pos *p, uint64_t key, uint64_t phash, int att_won,
     }
     e->pos = *p;
     e->d = *d;
-    e->phash = phash;
     e->used = 1;
     e->gen = c->gen;
     e->attacker_won = (uint8_t)att_won;
-    e->rep_up = (int16_t)rep_up;
     e->len = (uint16_t)len;
 }
 
@@ -473,6 +431,30 @@ budget(dfpn_ctx *c)
 }
 
 /* ---- valuing a child ------------------------------------------------- */
+
+/* A child valued by a final table entry: a path-independent truth. */
+static void
+from_tt(child *ch, const tt_entry *e)
+{
+    set_success(ch, e->pn == 0);
+    ch->len = (uint16_t)(e->pn == 0 ? e->dn : e->pn);
+    ch->rep_up = 0;
+    ch->d.n = 0;
+    ch->fixed = 1;
+    ch->leaf = LEAF_TT;
+}
+
+/* A child valued by a path-dependent result that holds on this line. */
+static void
+from_pt(child *ch, const pt_entry *q, int rep_up)
+{
+    set_success(ch, q->attacker_won);
+    ch->rep_up = (int16_t)rep_up;
+    ch->d = q->d;
+    ch->len = q->len;
+    ch->fixed = 1;
+    ch->leaf = LEAF_PT;
+}
 
 /* The value v (EGDB_WIN/LOSS/DRAW for the side to move of p) as a
  * success for the attacker (1) or the defender (0). */
@@ -510,10 +492,9 @@ value_child(dfpn_ctx *c, int ply, child *ch)
     budget(c);
 
     tt_entry *e = tt_find(c, p, ch->key);
-    if (e && (e->flags & F_FINAL) && !c->strict) {
-        set_success(ch, e->pn == 0);
-        ch->len = (uint16_t)(e->pn == 0 ? e->dn : e->pn);
-        ch->leaf = LEAF_TT;
+    int tt_final = e && (e->flags & F_FINAL);
+    if (tt_final && !c->strict) {
+        from_tt(ch, e);
         return;
     }
     /* 2. repetition: only positions since the last irreversible move can
@@ -531,10 +512,8 @@ value_child(dfpn_ctx *c, int ply, child *ch)
                 ch->leaf = LEAF_REP;
                 return;
             }
-    if (e && (e->flags & F_FINAL)) {
-        set_success(ch, e->pn == 0);
-        ch->len = (uint16_t)(e->pn == 0 ? e->dn : e->pn);
-        ch->leaf = LEAF_TT;
+    if (tt_final) {
+        from_tt(ch, e);
         return;
     }
     uint64_t nm = eng_count_moves(p, ENG_DUPS_MERGE);
@@ -590,15 +569,10 @@ value_child(dfpn_ctx *c, int ply, child *ch)
             return;
         }
     }
-    int up;
-    const pt_entry *q =
-        pt_get(c, p, ch->key, ch->irrev ? ply : c->seg[ply - 1], ply, ch->phash, &up); /* 6. */
+    int up; /* 6. */
+    const pt_entry *q = pt_get(c, p, ch->key, ch->irrev ? ply : c->seg[ply - 1], ply, &up);
     if (q) {
-        set_success(ch, q->attacker_won);
-        ch->rep_up = (int16_t)up;
-        ch->d = q->d;
-        ch->len = q->len;
-        ch->leaf = LEAF_PT;
+        from_pt(ch, q, up);
         return;
     }
     ch->fixed = 0;         /* 7. */
@@ -626,31 +600,19 @@ refresh_child(dfpn_ctx *c, int ply, child *ch)
         return;
     const tt_entry *e = tt_find(c, &ch->pos, ch->key);
     if (e && (e->flags & F_FINAL)) {
-        set_success(ch, e->pn == 0);
-        ch->len = (uint16_t)(e->pn == 0 ? e->dn : e->pn);
-        ch->rep_up = 0;
-        ch->d.n = 0;
-        ch->fixed = 1;
-        ch->leaf = LEAF_TT;
+        from_tt(ch, e);
         return;
     }
     int up;
-    const pt_entry *q =
-        pt_get(c, &ch->pos, ch->key, ch->irrev ? ply : c->seg[ply - 1], ply, ch->phash, &up);
+    const pt_entry *q = pt_get(c, &ch->pos, ch->key, ch->irrev ? ply : c->seg[ply - 1], ply, &up);
     if (q) {
-        set_success(ch, q->attacker_won);
-        ch->rep_up = (int16_t)up;
-        ch->d = q->d;
-        ch->len = q->len;
-        ch->fixed = 1;
-        ch->leaf = LEAF_PT;
+        from_pt(ch, q, up);
         return;
     }
     if (e && ch->leaf != LEAF_CUT) {
         ch->pn = e->pn, ch->dn = e->dn;
         ch->min_depth = e->min_depth;
     }
-    (void)ply;
 }
 
 /* Generates the children of path[ply] into the arena and values them.
@@ -672,7 +634,6 @@ expand(dfpn_ctx *c, int ply, child **out)
         eng_make(p, &x->mv, &x->pos);
         x->irrev = x->mv.captured != 0 || ((men >> x->mv.from) & 1);
         x->key = eng_key(&x->pos);
-        x->phash = mix(x->irrev ? 0 : c->phash[ply], x->key, x->pos.stm);
         /* the table is far larger than the caches: fetch every child's
          * bucket (two lines) before any is read, so the misses overlap */
         const char *b = (const char *)&c->tt[(x->key & (c->nbuckets - 1)) * BUCKET];
@@ -690,7 +651,6 @@ static void
 descend(dfpn_ctx *c, int ply, const child *x)
 {
     c->path[ply + 1] = x->pos;
-    c->phash[ply + 1] = x->phash;
     c->seg[ply + 1] = x->irrev ? ply + 1 : c->seg[ply];
 }
 
@@ -811,11 +771,15 @@ final_info(const dfpn_ctx *c, int or_node, const child *ch, int n, int att_won, 
  * mid - Nagai's multiple iterative deepening at path[ply]: search below
  * it until its proof number reaches thpn or its disproof number thdn, or
  * it is solved, or the budget runs out; then record what it learnt.
+ * The node's numbers, and when it is solved what it rests on, are also
+ * written to *self (its entry in the parent's list of children): a
+ * path-dependent result resting on more positions than a table entry
+ * names is kept nowhere else.
  * PRECONDITION: path[ply] is not a leaf (it has moves and is not valued
  * by the databases, the store or a repetition).
  */
 static void
-mid(dfpn_ctx *c, int ply, uint32_t thpn, uint32_t thdn, int inc)
+mid(dfpn_ctx *c, int ply, uint32_t thpn, uint32_t thdn, int inc, child *self)
 {
     const eng_pos *p = &c->path[ply];
     uint64_t key = eng_key(p);
@@ -827,6 +791,7 @@ mid(dfpn_ctx *c, int ply, uint32_t thpn, uint32_t thdn, int inc)
                      both sides without saturating the sums above it */
         c->top = top0;
         tt_put(c, p, key, DEEP, DEEP, 0, 1, ply);
+        self->pn = self->dn = DEEP;
         return;
     }
     int or_node = p->stm == c->attacker;
@@ -855,12 +820,12 @@ mid(dfpn_ctx *c, int ply, uint32_t thpn, uint32_t thdn, int inc)
         child *x = &ch[best];
         if (x->pn >= DEEP || x->dn >= DEEP)
             break; /* only lines past the depth limit are left here */
-        uint32_t cpn, cdn;
+        uint32_t cpn, cdn, g = grow(c, second);
         if (or_node) {
-            cpn = grow(c, second) < thpn ? grow(c, second) : thpn;
+            cpn = g < thpn ? g : thpn;
             cdn = thdn >= DFPN_INF ? SAT : thdn - dn + x->dn;
         } else {
-            cdn = grow(c, second) < thdn ? grow(c, second) : thdn;
+            cdn = g < thdn ? g : thdn;
             cpn = thpn >= DFPN_INF ? SAT : thpn - pn + x->pn;
         }
         if (cpn > SAT)
@@ -874,19 +839,24 @@ mid(dfpn_ctx *c, int ply, uint32_t thpn, uint32_t thdn, int inc)
                 cdn = x->dn + 1 > SAT ? SAT : x->dn + 1;
         }
         descend(c, ply, x);
-        mid(c, ply + 1, cpn, cdn, inc);
-        for (int i = 0; i < n; i++)
+        mid(c, ply + 1, cpn, cdn, inc, x);
+        for (int i = 0; i < n; i++) /* transpositions may have solved others */
             refresh_child(c, ply + 1, &ch[i]);
     }
     uint64_t work = c->expanded - exp0;
+    self->pn = pn, self->dn = dn;
     if (is_final(pn, dn)) {
         int rep_up, len;
         deps d;
         final_info(c, or_node, ch, n, pn == 0, p, &rep_up, &d, &len);
-        if (rep_up > 0 && !c->o->ghi_naive && !c->o->optimistic) /* this line only */
-            pt_put(c, p, key, c->phash[ply], pn == 0, &d, rep_up, len);
-        else
+        self->fixed = 1;
+        self->rep_up = (int16_t)(rep_up > 0 ? rep_up : 0);
+        self->d = d;
+        self->len = (uint16_t)len;
+        if (rep_up <= 0 || c->o->ghi_naive || c->o->optimistic)
             tt_put(c, p, key, pn, dn, (uint16_t)len, work, ply);
+        else if (d.n != DEP_OVER) /* lines holding d only */
+            pt_put(c, p, key, pn == 0, &d, len);
     } else {
         tt_put(c, p, key, pn, dn, 0, work, ply);
     }
@@ -1056,19 +1026,14 @@ walk_fail(dfpn_ctx *c, const eng_pos *p, const char *why)
     set_error(c, DFPN_EPROOF, m);
 }
 
-/* Searches path[ply] again (its line is the walk's) until it is solved. */
+/* Searches path[ply] again (its line is the walk's) until it is solved;
+ * *self gets the result. */
 static void
-research(dfpn_ctx *c, int ply)
+research(dfpn_ctx *c, int ply, child *self)
 {
     c->researched++;
-    for (int k = 0; k < 64 && !c->abort; k++) {
-        mid(c, ply, DEEP, DEEP, 0);
-        const tt_entry *e = tt_find(c, &c->path[ply], eng_key(&c->path[ply]));
-        int up;
-        if ((e && (e->flags & F_FINAL)) ||
-            pt_get(c, &c->path[ply], eng_key(&c->path[ply]), c->seg[ply], ply, c->phash[ply], &up))
-            break;
-    }
+    for (int k = 0; k < 64 && !c->abort && !is_final(self->pn, self->dn); k++)
+        mid(c, ply, DEEP, DEEP, 0, self);
 }
 
 /* A failure to close the proof below a choice: remembered, so that the
@@ -1120,7 +1085,8 @@ walk(dfpn_ctx *c, int ply)
     int maxlen = 0, closed = 0;
     for (int attempt = 0; attempt < 2 && !closed; attempt++) {
         if (attempt == 1) { /* search this position again on this line */
-            research(c, ply);
+            child self = {.pn = 1, .dn = 1};
+            research(c, ply, &self);
             if (c->error)
                 return -1;
         }
@@ -1202,10 +1168,9 @@ walk(dfpn_ctx *c, int ply)
                 }
                 descend(c, ply, x);
                 if (!child_wins(c, x)) {
-                    research(c, ply + 1);
+                    research(c, ply + 1, x);
                     if (c->error)
                         return -1;
-                    refresh_child(c, ply + 1, x);
                     if (!child_wins(c, x)) {
                         closed = 0;
                         break;
@@ -1416,7 +1381,6 @@ dfpn_prove(dfpn_ctx *c, const eng_pos *root, int attacker, int goal, const dfpn_
     c->emsg[0] = 0;
     c->top = 0;
     c->path[0] = *root;
-    c->phash[0] = mix(0, eng_key(root), root->stm);
     c->seg[0] = 0;
     c->root_pn = c->root_dn = 1;
 
@@ -1426,7 +1390,6 @@ dfpn_prove(dfpn_ctx *c, const eng_pos *root, int attacker, int goal, const dfpn_
     rc.pos = *root;
     rc.key = eng_key(root);
     rc.irrev = 1;
-    rc.phash = c->phash[0];
     value_child(c, 0, &rc);
     uint32_t pn = rc.pn, dn = rc.dn;
     /*
@@ -1444,16 +1407,9 @@ dfpn_prove(dfpn_ctx *c, const eng_pos *root, int attacker, int goal, const dfpn_
     c->round = 0;
     if (!c->error && !is_final(pn, dn)) {
         while (!c->abort) {
-            mid(c, 0, DEEP, DEEP, 0);
-            const tt_entry *e = tt_find(c, root, rc.key);
-            if (e && (e->flags & F_FINAL)) {
-                pn = e->pn == 0 ? 0 : DFPN_INF;
-                dn = e->pn == 0 ? DFPN_INF : 0;
-                break;
-            }
-            if (e)
-                pn = e->pn, dn = e->dn;
-            if (c->abort || c->maxply >= DFPN_MAXPLY)
+            mid(c, 0, DEEP, DEEP, 0, &rc);
+            pn = rc.pn, dn = rc.dn;
+            if (is_final(pn, dn) || c->abort || c->maxply >= DFPN_MAXPLY)
                 break;
             c->maxply = c->maxply * 3 / 2 > DFPN_MAXPLY ? DFPN_MAXPLY : c->maxply * 3 / 2;
             c->round++; /* forgets the open entries: see live() */
