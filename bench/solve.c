@@ -157,6 +157,18 @@ make_position(ab_ctx *ab, const egdb *db, int n, int k, eng_pos *out)
     return -1;
 }
 
+/* Removes the benchmark's store: LMDB's two files and the directory. */
+static void
+remove_store(const char *dir)
+{
+    char f[600];
+    snprintf(f, sizeof f, "%s/data.mdb", dir);
+    unlink(f);
+    snprintf(f, sizeof f, "%s/lock.mdb", dir);
+    unlink(f);
+    rmdir(dir);
+}
+
 static int
 cmp_double(const void *a, const void *b)
 {
@@ -182,17 +194,25 @@ main(void)
         return 0;
     }
     int dbp = egdb_max_pieces(db);
-    char tmp[] = "/tmp/checkers-bench-solve.XXXXXX";
-    if (!mkdtemp(tmp))
-        return 1;
-    pst_env *st;
-    if (pst_open(tmp, 0, &st, err, sizeof err) != 0) {
-        printf("solve bench: %s\n", err);
+    /* the proofs go to a store of their own under $TMPDIR, removed at the end */
+    const char *tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char tmp[512];
+    snprintf(tmp, sizeof tmp, "%s/checkers-bench-solve.XXXXXX", tmpdir);
+    pst_env *st = NULL;
+    ab_ctx *ab = NULL;
+    if (!mkdtemp(tmp)) {
+        printf("solve bench: cannot make a directory %s\n", tmp);
+        egdb_close(db);
         return 1;
     }
-    ab_ctx *ab;
-    if (ab_new(64u << 20, &ab) != 0)
+    if (pst_open(tmp, 0, &st, err, sizeof err) != 0 || ab_new(64u << 20, &ab) != 0) {
+        printf("solve bench: %s\n", st ? "out of memory for the alpha-beta table" : err);
+        if (st)
+            pst_close(st);
+        remove_store(tmp);
+        egdb_close(db);
         return 1;
+    }
 
     /* the same-run baseline: move generation and making, from the start */
     eng_pos start;
@@ -235,7 +255,7 @@ main(void)
             o.goal = PRV_VALUE;
             o.time_limit = tlim;
             o.tt_bytes = 256u << 20;
-            o.hint = ar.score > 60 ? 1 : ar.score < -60 ? -1 : 0;
+            o.hint = prv_hint(ar.score);
             prv_result pr;
             int rc = prv_solve(&r->p, &o, &pr, err, sizeof err);
             r->dfpn = pr.bound;
@@ -299,9 +319,6 @@ main(void)
     ab_free(ab);
     pst_close(st);
     egdb_close(db);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-    if (system(cmd) != 0)
-        return 1;
+    remove_store(tmp);
     return wrong || badproof ? 1 : 0;
 }

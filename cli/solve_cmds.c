@@ -212,7 +212,7 @@ cli_solve(int argc, char **argv)
             ao.stop = &stop_flag;
             ab_result ar;
             if (ab_search(ab, &p, &ao, &ar) == 0)
-                hint = ar.score > 60 ? 1 : ar.score < -60 ? -1 : 0;
+                hint = prv_hint(ar.score);
             ab_free(ab);
         }
     }
@@ -293,6 +293,6 @@ cli_solve(int argc, char **argv)
         pst_close(st);
     egdb_close(db);
     if (rc)
-        return strstr(err, "database") || strstr(err, "store") ? CLI_EXIT_DAMAGED : CLI_EXIT_FAIL;
+        return r.error == DFPN_EDB || r.error == DFPN_ESTORE ? CLI_EXIT_DAMAGED : CLI_EXIT_FAIL;
     return r.complete ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }

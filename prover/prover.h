@@ -63,12 +63,16 @@
  *       The result holds whatever line leads to the node: it goes into
  *       the transposition table, and may be written to the store.
  *     rep_up > 0: it rests on the line above. It goes into a separate
- *       path-dependent table, keyed by the position AND a hash of the
- *       whole reversible segment of the line above it (the positions
- *       since the last man move or capture, in order: only those can
- *       recur, because men never move back and pieces never come back),
- *       and is used only on a line with the same segment. It never
- *       enters the transposition table, and never the store.
+ *       path-dependent table with the positions it rests on (up to three,
+ *       compared in full), and is used only on a line that holds all of
+ *       them above the node (only positions since the last man move or
+ *       capture can recur: men never move back, pieces never come back).
+ *       More positions on a line can only help the safety side, so the
+ *       result holds on every such line. A result resting on more than
+ *       three positions is stored nowhere: the search hands it to the
+ *       caller on the line that found it. It never enters the
+ *       transposition table, and never the store; no result rests on a
+ *       hash.
  *   The root has nothing above it, so its result always has rep_up <= 0.
  *   Why this is sound at the root: a safety proof is a finite tree whose
  *   leaves are true safety values (terminal, database, store, table) or
@@ -169,6 +173,8 @@ typedef struct prv_result {
     prv_query q[PRV_MAXQ];
     uint64_t nodes, expanded;
     int refuted; /* optimistic answers the walk refuted (then re-searched) */
+    int error;   /* with PRV_ESOLVER: the DFPN_E* code (DFPN_EDB, DFPN_ESTORE,
+                    DFPN_EPROOF, DFPN_ENOMEM) */
     double seconds;
 } prv_result;
 
@@ -182,6 +188,12 @@ typedef struct prv_result {
  * was proved before it).
  */
 int prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_t errlen);
+
+/* prv_hint - prv_opts.hint from an alpha-beta score (search.h) for the
+ * side to move: 1 beyond +PRV_HINT_MARGIN, -1 below -PRV_HINT_MARGIN,
+ * else 0 (a draw is the likeliest). */
+#define PRV_HINT_MARGIN 60 /* hundredths of a man */
+int prv_hint(int ab_score);
 
 /* The bound as `checkers solve` prints it: win, loss, draw, >=draw,
  * <=draw, unknown. Static strings. */

@@ -64,6 +64,12 @@ meet(eng_bound a, eng_bound b)
 }
 
 int
+prv_hint(int ab_score)
+{
+    return ab_score > PRV_HINT_MARGIN ? 1 : ab_score < -PRV_HINT_MARGIN ? -1 : 0;
+}
+
+int
 prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -152,9 +158,8 @@ prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_
     }
     dfpn_free(c);
     out->seconds = now() - t0;
-    out->complete = o->goal == PRV_VALUE ? eng_bound_is_exact(out->bound)
-                    : o->goal == PRV_WIN ? (out->bound == ENG_WW || out->bound == ENG_LD ||
-                                            eng_bound_is_exact(out->bound))
-                                         : (out->bound != ENG_LW);
+    /* one query settles a one-goal solve; a value needs an exact bound */
+    out->complete = o->goal == PRV_VALUE ? eng_bound_is_exact(out->bound) : out->bound != ENG_LW;
+    out->error = rc;
     return rc ? PRV_ESOLVER : 0;
 }
