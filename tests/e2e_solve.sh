@@ -98,5 +98,10 @@ $C store stats --store "$S2" >/dev/null 2>&1
 check "store opens after SIGKILL" 0 $?
 $C proof check --store "$S2" --db "$DB" --pieces 2 'B:WK1:B4,K31' >/dev/null 2>&1
 check "proof checks after SIGKILL" 0 $?
+# whatever the killed solver had committed is whole: its root checks, or
+# nothing was stored for it (exit 2); never an invalid proof (exit 1)
+$C proof check --store "$S2" --db "$DB" --pieces 4 'W:W9,19,25:BK4,K29' >/dev/null 2>&1
+rc=$?
+check "killed solver's proof whole or absent" 1 "$([ $rc -eq 0 ] || [ $rc -eq 2 ] && echo 1 || echo 0)"
 
 exit $fail
