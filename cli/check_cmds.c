@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "egdb/egdb.h"
 #include "engine/value.h"
+#include "manager/tree.h"
 #include "prover/check.h"
 #include "prover/store.h"
 
@@ -24,6 +25,7 @@
 
 static const char proof_help[] =
     "usage: checkers proof check --store PATH --db DIR [--pieces N] [--cache MB] FEN\n"
+    "       checkers proof check --state DIR [--db DIR] [--cache MB]\n"
     "\n"
     "Checks from scratch that the proven-node store holds a complete proof of\n"
     "the bound it records for FEN, trusting only the rules, the endgame\n"
@@ -36,6 +38,10 @@ static const char proof_help[] =
     "database's value.\n"
     "\n"
     "  --store PATH  the proof store (opened read-only)\n"
+    "  --state DIR   a proof of `checkers prove`: checks its root's record in\n"
+    "                DIR/proofs, with the databases' piece count the proof\n"
+    "                used: the manager's tree and every worker's proof must\n"
+    "                form one closed proof of the root's result\n"
     "  --db DIR      the endgame databases the proof's leaves rest on\n"
     "  --pieces N    use the databases only up to N pieces: pass the limit the\n"
     "                solver used (a larger one can only accept more)\n"
@@ -107,8 +113,10 @@ db_exit(int rc)
 static int
 proof_check_cmd(int argc, char **argv)
 {
-    const char *store = NULL, *dbdir = NULL, *fen = NULL;
+    const char *store = NULL, *dbdir = NULL, *fen = NULL, *state = NULL;
     long pieces = 0, cache_mb = 256;
+    char state_store[4200], state_fen[ENG_FEN_MAX];
+    int state_goal = 0;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (cli_is_help(o)) {
@@ -118,6 +126,8 @@ proof_check_cmd(int argc, char **argv)
             store = argv[++i];
         } else if (!strcmp(o, "--db") && i + 1 < argc) {
             dbdir = argv[++i];
+        } else if (!strcmp(o, "--state") && i + 1 < argc) {
+            state = argv[++i];
         } else if (!strcmp(o, "--pieces") && i + 1 < argc) {
             if ((pieces =
                      cli_parse_uint("proof check", "--pieces", argv[++i], 1, EGDB_MAX_PIECES)) < 0)
@@ -136,6 +146,29 @@ proof_check_cmd(int argc, char **argv)
             return CLI_EXIT_USAGE;
         }
     }
+    if (state) {
+        char tdir[4200], terr[512];
+        eng_pos r;
+        int tp;
+        if (store || fen || pieces) {
+            fprintf(stderr, "checkers proof check: --state takes the store, the root and the "
+                            "piece count from the proof; give no --store, --pieces or FEN\n");
+            return CLI_EXIT_USAGE;
+        }
+        snprintf(tdir, sizeof tdir, "%s/tree", state);
+        int trc = mt_info(tdir, &r, &state_goal, &tp, terr, sizeof terr);
+        if (trc) {
+            fprintf(stderr, "checkers proof check: %s\n", terr);
+            return trc == MT_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
+        }
+        snprintf(state_store, sizeof state_store, "%s/proofs", state);
+        eng_format_fen(&r, state_fen, sizeof state_fen);
+        store = state_store;
+        fen = state_fen;
+        pieces = tp;
+        if (tp == 0 && !dbdir)
+            dbdir = "";
+    }
     if (!store || !dbdir || !fen) {
         fprintf(stderr, "checkers proof check: needs --store PATH, --db DIR and a FEN\n"
                         "('checkers proof check --help' has examples)\n");
@@ -149,7 +182,9 @@ proof_check_cmd(int argc, char **argv)
     egdb *db = NULL;
     pst_env *st = NULL;
     int status;
-    int rc = egdb_open(dbdir, (int)pieces, (size_t)cache_mb * 1000000, &db, err, sizeof err);
+    int rc = 0;
+    if (dbdir[0] || !state)
+        rc = egdb_open(dbdir, (int)pieces, (size_t)cache_mb * 1000000, &db, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "checkers proof check: %s (%s)\n", err, egdb_strerror(rc));
         return db_exit(rc);
@@ -180,12 +215,16 @@ proof_check_cmd(int argc, char **argv)
     bound_text(res.bound, root.stm, bt, sizeof bt);
     printf("%s\t%s\n", fen, res.status == PCHK_VALID ? "valid" : "invalid");
     printf("bound: %s\n", bt);
+    if (state)
+        printf("goal %s: %s by the checked bound\n", mt_goal_name(state_goal),
+               mt_goal_settled(state_goal, res.bound) ? "settled" : "not settled");
     if (res.status == PCHK_INVALID) {
         printf("failing position: %s\n", res.where);
         printf("reason: %s\n", res.why);
     }
     printf("positions visited: %" PRIu64 "\n", res.positions);
-    printf("database leaves: %" PRIu64 " (up to %d pieces)\n", res.leaves_db, egdb_max_pieces(db));
+    printf("database leaves: %" PRIu64 " (up to %d pieces)\n", res.leaves_db,
+           db ? egdb_max_pieces(db) : 0);
     printf("terminal leaves: %" PRIu64 "\n", res.leaves_end);
     if (res.status != PCHK_VALID)
         printf("longest win line: - (the check stopped at the failure)\n");

@@ -18,6 +18,9 @@ int cli_solve(int argc, char **argv);
 int cli_search(int argc, char **argv);
 int cli_store(int argc, char **argv);
 int cli_proof(int argc, char **argv);
+int cli_prove(int argc, char **argv);
+int cli_worker(int argc, char **argv);
+int cli_tree(int argc, char **argv);
 
 /* Seconds from a monotonic clock. */
 double cli_now(void);

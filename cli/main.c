@@ -32,6 +32,9 @@ static const command commands[] = {
     {"search", cli_search, "alpha-beta search: heuristic score, line, proven win or loss"},
     {"store", cli_store, "the proven-node store (read-only): stats, get, export"},
     {"proof", cli_proof, "proofs in the proven-node store: check (the independent checker)"},
+    {"prove", cli_prove, "prove a position or opening: proof-tree manager with solver workers"},
+    {"worker", cli_worker, "one solver worker for a `prove` manager (local or remote)"},
+    {"tree", cli_tree, "show a proof's tree (`prove --state DIR`), or its lines as PDN"},
 };
 
 /* ---- functions -------------------------------------------------------- */

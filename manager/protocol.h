@@ -142,6 +142,7 @@ typedef struct mgp_welcome {
     uint16_t version;
     uint32_t worker_id;
     uint32_t heartbeat_ms, silence_ms;
+    uint16_t db_pieces;
 } mgp_welcome;
 
 typedef struct mgp_job {

@@ -1,0 +1,557 @@
+/*
+ * prove_cmds.c - `checkers prove`, `checkers worker` and `checkers tree`:
+ * the proof-tree manager, a solver worker, and a look at a proof's tree
+ * (manager/manager.h is the manual).
+ *
+ * Exit status of `prove` (stable, for scripts):
+ *   0  the goal is proved          1  stopped (budget, Ctrl-C): resumable
+ *   2  bad usage or input           3  a damaged database, store or tree
+ */
+#include <ctype.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "manager/manager.h"
+#include "manager/tree.h"
+#include "prover/prover.h"
+
+/* ---- static data ------------------------------------------------------ */
+
+static const char prove_help[] =
+    "usage: checkers prove (--opening \"MOVES\" | --acf N | --fen FEN) --state DIR --db DIR\n"
+    "                      [--goal value|win|draw|<=draw|>=draw] [--workers N]\n"
+    "                      [--listen HOST:PORT] [--token-file F] [--budget TIME]\n"
+    "                      [--status-port P] [--seed-line \"MOVES\"] [--pieces N]\n"
+    "                      [--job-time S] [--job-nodes N] [--threshold H] [--step D]\n"
+    "       checkers prove --state DIR [--db DIR] [--workers N] [...]   (resume)\n"
+    "\n"
+    "Proves a position with the proof-tree manager: best-first PN-search over the\n"
+    "tree below the root, its leaves farmed to solver workers (alpha-beta, then\n"
+    "df-pn with the endgame databases). Everything is kept in DIR: stop it at\n"
+    "any moment (Ctrl-C, a kill, a power cut) and `checkers prove --state DIR`\n"
+    "resumes with nothing proven lost.\n"
+    "\n"
+    "  --opening MOVES  a line from the start, e.g. \"12-16 24-19 09-13\"\n"
+    "  --acf N          ACF three-move ballot N (openings/three-move-ballots.tsv)\n"
+    "  --fen FEN        any position\n"
+    "  --state DIR      where the proof lives (created; resumed when it exists)\n"
+    "  --db DIR         endgame databases (--pieces N: use them up to N pieces;\n"
+    "                   default all they have)\n"
+    "  --goal G         value (default): the exact value; win: does the side to\n"
+    "                   move win; draw: is it a draw; >=draw / <=draw: one bound\n"
+    "  --workers N      local worker processes to start (default: one per core)\n"
+    "  --listen H:P     accept workers at this address (default 127.0.0.1, any\n"
+    "                   free port); beyond loopback it needs --token-file\n"
+    "  --token-file F   shared secret (first line of F) workers must present\n"
+    "  --budget TIME    stop after TIME (90, 90s, 15m, 2h, 1d); resumable\n"
+    "  --status-port P  serve a status page (HTML and /status.json) on port P\n"
+    "  --seed-line M    expand this line first (default: the engine's line)\n"
+    "  --job-time S     seconds of one job (default 30)\n"
+    "  --job-nodes N    df-pn positions of one job at most (default: no limit)\n"
+    "  --threshold H    first heuristic threshold h, hundredths of a man (200)\n"
+    "  --step D         h grows by D when the root is resolved provisionally\n"
+    "                   (200); the answer never rests on a heuristic leaf\n"
+    "  --quiet          no progress line\n"
+    "\n"
+    "Output: first line ROOT<TAB>RESULT (win, loss, draw, >=draw, <=draw,\n"
+    "unknown, for the side to move at the root), then the tree, the jobs, the\n"
+    "time; when stopped, where the proof stands and the command that continues\n"
+    "it. Progress goes to stderr.\n"
+    "Exit status: 0 proved, 1 stopped (resumable), 2 bad usage or input,\n"
+    "3 a damaged database, store or tree.\n"
+    "\n"
+    "Examples:\n"
+    "  checkers prove --fen 'W:W27,28,30:B14,15,K4' --state /tmp/p --db egdb-data\n"
+    "  checkers prove --opening \"12-16 24-19 09-13\" --state proofs/ballot --db egdb-data \\\n"
+    "      --goal '<=draw' --budget 2h --status-port 8080\n"
+    "  checkers prove --state proofs/ballot --db egdb-data        # resume\n";
+
+static const char worker_help[] =
+    "usage: checkers worker --connect HOST:PORT [--token-file F] [--db DIR]\n"
+    "                       [--store PATH] [--cache MB] [--tt MB]\n"
+    "\n"
+    "One solver process for a proof-tree manager (`checkers prove`). It answers\n"
+    "jobs (alpha-beta first, then df-pn), sends each proof whole to the manager,\n"
+    "and reconnects with backoff when the manager restarts or the network drops,\n"
+    "resending any result the manager had not acknowledged. Stop it with Ctrl-C\n"
+    "or SIGTERM.\n"
+    "\n"
+    "  --connect H:P   the manager's address (its --listen)\n"
+    "  --token-file F  the shared secret, when the manager asks for one\n"
+    "  --db DIR        endgame databases (at least the pieces the proof uses)\n"
+    "  --store PATH    this worker's own proof store (default\n"
+    "                  ./worker-store-<host>-<pid>)\n"
+    "  --cache MB      database cache (default 512)   --tt MB  df-pn table (256)\n"
+    "\n"
+    "Examples (see the README, \"Workers on other machines\"):\n"
+    "  checkers worker --connect 10.0.0.5:7000 --token-file ~/.checkers-token --db egdb-data\n"
+    "  for h in node1 node2; do ssh $h checkers worker --connect 10.0.0.5:7000 \\\n"
+    "      --token-file .checkers-token --db egdb-data & done\n";
+
+static const char tree_help[] =
+    "usage: checkers tree --state DIR [--db DIR] [--depth D] [--pdn]\n"
+    "\n"
+    "Shows the proof tree of the proof in DIR to depth D (default 2): per node\n"
+    "the move, the proven value or bounds, where it comes from (d database,\n"
+    "t no move, s a worker's proof, b backed up in the tree), the proof and\n"
+    "disproof numbers, the heuristic score, jobs run, and whether a job is in\n"
+    "flight. With --pdn, the tree's lines to depth D as PDN games, one per\n"
+    "leaf, for a checkers program.\n"
+    "Opened while a manager runs, it shows the last committed state.\n";
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* "90", "90s", "15m", "2h", "1d" -> seconds; -1 on error. */
+static double
+parse_duration(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v < 0)
+        return -1;
+    if (!*end || !strcmp(end, "s"))
+        return v;
+    if (!strcmp(end, "m"))
+        return v * 60;
+    if (!strcmp(end, "h"))
+        return v * 3600;
+    if (!strcmp(end, "d"))
+        return v * 86400;
+    return -1;
+}
+
+/* The position after a line of moves from the start. */
+static int
+line_position(const char *cmd, const char *moves, eng_pos *out)
+{
+    eng_start(out);
+    char buf[512], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", moves);
+    int n = 0;
+    for (char *t = strtok_r(buf, " \t,", &save); t; t = strtok_r(NULL, " \t,", &save)) {
+        eng_move m;
+        char err[200];
+        if (eng_parse_move(out, t, &m, err, sizeof err)) {
+            fprintf(stderr, "checkers %s: move %d '%s' of \"%s\": %s\n", cmd, n + 1, t, moves,
+                    err);
+            return -1;
+        }
+        eng_pos nx;
+        eng_make(out, &m, &nx);
+        *out = nx;
+        n++;
+    }
+    if (n == 0) {
+        fprintf(stderr, "checkers %s: the opening \"%s\" has no moves\n", cmd, moves);
+        return -1;
+    }
+    return 0;
+}
+
+/* The moves of ACF ballot n from openings/three-move-ballots.tsv (next to
+ * the program's source tree, or $CHECKERS_OPENINGS). */
+static int
+acf_moves(int n, char *out, size_t cap)
+{
+    const char *env = getenv("CHECKERS_OPENINGS");
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/three-move-ballots.tsv", env ? env : "openings");
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "checkers prove: --acf needs %s (run from the source tree, or set "
+                        "CHECKERS_OPENINGS to the openings directory)\n",
+                path);
+        return -1;
+    }
+    char line[512];
+    int found = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#')
+            continue;
+        char *tab = strchr(line, '\t');
+        if (!tab || atoi(line) != n || !isdigit((unsigned char)line[0]))
+            continue;
+        char *end = strchr(tab + 1, '\t');
+        if (end)
+            *end = 0;
+        snprintf(out, cap, "%s", tab + 1);
+        found = 1;
+        break;
+    }
+    fclose(f);
+    if (!found)
+        fprintf(stderr, "checkers prove: no ACF ballot %d in %s (1 to 174)\n", n, path);
+    return found ? 0 : -1;
+}
+
+/* The program itself, for local workers. */
+static void
+self_exe(char *buf, size_t cap, const char *argv0)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
+    if (n > 0) {
+        buf[n] = 0;
+        return;
+    }
+    snprintf(buf, cap, "%s", argv0);
+}
+
+/* ---- prove ------------------------------------------------------------------ */
+
+int
+cli_prove(int argc, char **argv)
+{
+    const char *opening = NULL, *fen = NULL, *state = NULL, *db = NULL, *listen = NULL;
+    const char *token = NULL, *seed = NULL;
+    long acf = 0, workers = -1, status_port = 0, pieces = 0, cache_mb = 512, thr = 200,
+         step = 200, job_s = 30;
+    long long job_nodes = 0;
+    int goal = MT_GOAL_VALUE, quiet = 0, goal_given = 0;
+    double budget = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        int more = i + 1 < argc;
+        if (cli_is_help(o)) {
+            fputs(prove_help, stdout);
+            return CLI_EXIT_OK;
+        } else if (!strcmp(o, "--opening") && more) {
+            opening = argv[++i];
+        } else if (!strcmp(o, "--acf") && more) {
+            if ((acf = cli_parse_uint("prove", "--acf", argv[++i], 1, 174)) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(o, "--fen") && more) {
+            fen = argv[++i];
+        } else if (!strcmp(o, "--state") && more) {
+            state = argv[++i];
+        } else if (!strcmp(o, "--db") && more) {
+            db = argv[++i];
+        } else if (!strcmp(o, "--goal") && more) {
+            if ((goal = mt_goal_parse(argv[++i])) < 0) {
+                fprintf(stderr, "checkers prove: bad --goal '%s' (value, win, draw, >=draw, "
+                                "<=draw)\n",
+                        argv[i]);
+                return CLI_EXIT_USAGE;
+            }
+            goal_given = 1;
+        } else if (!strcmp(o, "--workers") && more) {
+            if ((workers = cli_parse_uint("prove", "--workers", argv[++i], 0, 256)) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(o, "--listen") && more) {
+            listen = argv[++i];
+        } else if (!strcmp(o, "--token-file") && more) {
+            token = argv[++i];
+        } else if (!strcmp(o, "--budget") && more) {
+            if ((budget = parse_duration(argv[++i])) < 0) {
+                fprintf(stderr, "checkers prove: bad --budget '%s' (90, 90s, 15m, 2h, 1d)\n",
+                        argv[i]);
+                return CLI_EXIT_USAGE;
+            }
+        } else if (!strcmp(o, "--status-port") && more) {
+            if ((status_port = cli_parse_uint("prove", "--status-port", argv[++i], 1, 65535)) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(o, "--seed-line") && more) {
+            seed = argv[++i];
+        } else if (!strcmp(o, "--pieces") && more) {
+            if ((pieces = cli_parse_uint("prove", "--pieces", argv[++i], 0, 10)) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(o, "--cache") && more) {
+            if ((cache_mb = cli_parse_uint("prove", "--cache (MB)", argv[++i], 1, 1000000)) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(o, "--job-time") && more) {
+            if ((job_s = cli_parse_uint("prove", "--job-time", argv[++i], 1, 86400)) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(o, "--job-nodes") && more) {
+            long v = cli_parse_uint("prove", "--job-nodes", argv[++i], 0, 1000000000000L);
+            if (v < 0)
+                return CLI_EXIT_USAGE;
+            job_nodes = v;
+        } else if (!strcmp(o, "--threshold") && more) {
+            if ((thr = cli_parse_uint("prove", "--threshold", argv[++i], 0, MT_H_INF)) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(o, "--step") && more) {
+            if ((step = cli_parse_uint("prove", "--step", argv[++i], 1, MT_H_INF)) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(o, "--quiet")) {
+            quiet = 1;
+        } else {
+            fprintf(stderr, "checkers prove: unknown or incomplete option '%s'\n", o);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (!state) {
+        fprintf(stderr, "checkers prove: needs --state DIR ('checkers prove --help')\n");
+        return CLI_EXIT_USAGE;
+    }
+    int nroots = (opening != NULL) + (acf > 0) + (fen != NULL);
+    if (nroots > 1) {
+        fprintf(stderr, "checkers prove: give one of --opening, --acf, --fen\n");
+        return CLI_EXIT_USAGE;
+    }
+    mt_create cr;
+    memset(&cr, 0, sizeof cr);
+    char acf_line[256];
+    char tree_dir[PATH_MAX];
+    snprintf(tree_dir, sizeof tree_dir, "%s/tree", state);
+    eng_pos have_root;
+    int have_goal, have_pieces;
+    char err[512];
+    int exists = mt_info(tree_dir, &have_root, &have_goal, &have_pieces, err, sizeof err) == 0;
+    if (nroots) {
+        if (opening && line_position("prove", opening, &cr.root))
+            return CLI_EXIT_USAGE;
+        if (acf > 0) {
+            if (acf_moves((int)acf, acf_line, sizeof acf_line) ||
+                line_position("prove", acf_line, &cr.root))
+                return CLI_EXIT_USAGE;
+        }
+        if (fen && cli_parse_fen("prove", fen, &cr.root))
+            return CLI_EXIT_USAGE;
+        if (exists) {
+            if (!eng_equal(&have_root, &cr.root) || have_root.stm != cr.root.stm ||
+                (goal_given && goal != have_goal)) {
+                fprintf(stderr, "checkers prove: %s already holds the proof of another root or "
+                                "goal; resume it with `checkers prove --state %s`, or choose "
+                                "another directory\n",
+                        state, state);
+                return CLI_EXIT_USAGE;
+            }
+            nroots = 0; /* the same root: resume */
+        }
+    } else if (!exists) {
+        fprintf(stderr, "checkers prove: %s holds no proof to resume: give --opening, --acf "
+                        "or --fen\n",
+                state);
+        return CLI_EXIT_USAGE;
+    }
+    if (nroots) {
+        if (!db && pieces > 0) {
+            fprintf(stderr, "checkers prove: --pieces needs --db\n");
+            return CLI_EXIT_USAGE;
+        }
+        int dbp = 0;
+        if (db) {
+            egdb *e;
+            int rc = egdb_open(db, (int)pieces, (size_t)1 << 20, &e, err, sizeof err);
+            if (rc) {
+                fprintf(stderr, "checkers prove: databases %s: %s\n", db, err);
+                return rc == EGDB_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
+            }
+            dbp = egdb_max_pieces(e);
+            egdb_close(e);
+        }
+        cr.goal = goal;
+        cr.db_pieces = dbp;
+        cr.job_ms = (uint32_t)job_s * 1000;
+        cr.job_nodes = (uint64_t)job_nodes;
+        cr.h0 = (int)thr;
+        cr.h_step = (int)step;
+        cr.seed = seed;
+    } else if (have_pieces > 0 && !db) {
+        fprintf(stderr, "checkers prove: the proof in %s rests on %d-piece databases: give "
+                        "--db DIR\n",
+                state, have_pieces);
+        return CLI_EXIT_USAGE;
+    }
+    if (workers < 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        workers = n > 0 ? n : 1;
+    }
+    char exe[PATH_MAX], cont[2 * PATH_MAX];
+    self_exe(exe, sizeof exe, argv[0]);
+    snprintf(cont, sizeof cont, "checkers prove --state %s%s%s", state, db ? " --db " : "",
+             db ? db : "");
+    mgr_opts mo = {.state = state,
+                   .db_dir = db,
+                   .create = nroots ? &cr : NULL,
+                   .workers = (int)workers,
+                   .listen = listen,
+                   .token_file = token,
+                   .budget = budget,
+                   .status_port = (int)status_port,
+                   .exe = exe,
+                   .cache_bytes = (size_t)cache_mb << 20,
+                   .quiet = quiet,
+                   .cmdline = cont};
+    return mgr_run(&mo);
+}
+
+/* ---- worker -------------------------------------------------------------------- */
+
+int
+cli_worker(int argc, char **argv)
+{
+    const char *connect = NULL, *token = NULL, *db = NULL, *store = NULL;
+    long cache_mb = 512, tt_mb = 256;
+    int local = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        int more = i + 1 < argc;
+        if (cli_is_help(o)) {
+            fputs(worker_help, stdout);
+            return CLI_EXIT_OK;
+        } else if (!strcmp(o, "--connect") && more) {
+            connect = argv[++i];
+        } else if (!strcmp(o, "--token-file") && more) {
+            token = argv[++i];
+        } else if (!strcmp(o, "--db") && more) {
+            db = argv[++i];
+        } else if (!strcmp(o, "--store") && more) {
+            store = argv[++i];
+        } else if (!strcmp(o, "--cache") && more) {
+            if ((cache_mb = cli_parse_uint("worker", "--cache (MB)", argv[++i], 1, 1000000)) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(o, "--tt") && more) {
+            if ((tt_mb = cli_parse_uint("worker", "--tt (MB)", argv[++i], 1, 1000000)) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(o, "--local")) {
+            local = 1; /* started by a manager: ends with it */
+        } else {
+            fprintf(stderr, "checkers worker: unknown or incomplete option '%s'\n", o);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (!connect) {
+        fprintf(stderr, "checkers worker: needs --connect HOST:PORT ('checkers worker --help')\n");
+        return CLI_EXIT_USAGE;
+    }
+    char defstore[PATH_MAX];
+    if (!store) {
+        char hn[64] = "host";
+        gethostname(hn, sizeof hn - 1);
+        snprintf(defstore, sizeof defstore, "worker-store-%s-%d", hn, (int)getpid());
+        store = defstore;
+    }
+    wrk_opts wo = {.connect = connect,
+                   .token_file = token,
+                   .db_dir = db,
+                   .store = store,
+                   .cache_bytes = (size_t)cache_mb << 20,
+                   .tt_bytes = (size_t)tt_mb << 20,
+                   .die_with_parent = local};
+    return wrk_run(&wo);
+}
+
+/* ---- tree ------------------------------------------------------------------------ */
+
+typedef struct tree_print {
+    int pdn;
+    char line[64][64];
+    int count;
+} tree_print;
+
+static int
+print_node(const mt_view *v, void *arg)
+{
+    tree_print *tp = arg;
+    if (v->depth < 64)
+        snprintf(tp->line[v->depth], sizeof tp->line[0], "%s", v->move);
+    if (tp->pdn) {
+        if (!v->leaf)
+            return 0;
+        printf("[Event \"proof tree line %d\"]\n[Result \"*\"]\n[Value \"%s\"]\n\n", ++tp->count,
+               prv_bound_word(v->bound));
+        for (int d = 1; d <= v->depth && d < 64; d++) {
+            if (d % 2 == 1)
+                printf("%d. ", (d + 1) / 2);
+            printf("%s ", tp->line[d]);
+        }
+        printf("*\n\n");
+        return 0;
+    }
+    char pn[24], dn[24];
+    snprintf(pn, sizeof pn, v->pn >= MT_INF ? "inf" : "%" PRIu64, v->pn);
+    snprintf(dn, sizeof dn, v->dn >= MT_INF ? "inf" : "%" PRIu64, v->dn);
+    printf("%*s%-8s %-7s %c pn %-6s dn %-6s score %6d jobs %u%s\n", 2 * v->depth, "",
+           v->depth ? v->move : "root", prv_bound_word(v->bound), v->source, pn, dn, v->score,
+           v->jobs, v->in_flight ? " in flight" : "");
+    return 0;
+}
+
+int
+cli_tree(int argc, char **argv)
+{
+    const char *state = NULL, *db = NULL;
+    long depth = 2;
+    int pdn = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (cli_is_help(o)) {
+            fputs(tree_help, stdout);
+            return CLI_EXIT_OK;
+        } else if (!strcmp(o, "--state") && i + 1 < argc) {
+            state = argv[++i];
+        } else if (!strcmp(o, "--db") && i + 1 < argc) {
+            db = argv[++i];
+        } else if (!strcmp(o, "--depth") && i + 1 < argc) {
+            if ((depth = cli_parse_uint("tree", "--depth", argv[++i], 0, 60)) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(o, "--pdn")) {
+            pdn = 1;
+        } else {
+            fprintf(stderr, "checkers tree: unknown or incomplete option '%s'\n", o);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (!state) {
+        fprintf(stderr, "checkers tree: needs --state DIR\n");
+        return CLI_EXIT_USAGE;
+    }
+    char path[PATH_MAX], err[512];
+    eng_pos root;
+    int goal, pieces;
+    snprintf(path, sizeof path, "%s/tree", state);
+    if (mt_info(path, &root, &goal, &pieces, err, sizeof err)) {
+        fprintf(stderr, "checkers tree: %s\n", err);
+        return CLI_EXIT_USAGE;
+    }
+    egdb *e = NULL;
+    if (pieces > 0) {
+        if (!db) {
+            fprintf(stderr, "checkers tree: the proof rests on %d-piece databases: give --db\n",
+                    pieces);
+            return CLI_EXIT_USAGE;
+        }
+        int rc = egdb_open(db, pieces, (size_t)64 << 20, &e, err, sizeof err);
+        if (rc) {
+            fprintf(stderr, "checkers tree: databases %s: %s\n", db, err);
+            return rc == EGDB_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
+        }
+    }
+    pst_env *st;
+    snprintf(path, sizeof path, "%s/proofs", state);
+    int rc = pst_open(path, 0, &st, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "checkers tree: %s\n", err);
+        egdb_close(e);
+        return rc == PST_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
+    }
+    mt_tree *t;
+    snprintf(path, sizeof path, "%s/tree", state);
+    rc = mt_open(path, NULL, e, st, &t, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "checkers tree: %s\n", err);
+        pst_close(st);
+        egdb_close(e);
+        return rc == MT_ECORRUPT || rc == MT_ESTORE || rc == MT_EDB ? CLI_EXIT_DAMAGED
+                                                                     : CLI_EXIT_USAGE;
+    }
+    mt_stats s;
+    mt_stats_get(t, &s);
+    if (!pdn)
+        printf("%s\t%s\ngoal %s (%s); %" PRIu64 " positions, %" PRIu64 " expanded, %" PRIu64
+               " jobs answered\n",
+               s.root_fen, prv_bound_word(s.root_bound), mt_goal_name(s.goal),
+               mt_goal_settled(s.goal, s.root_bound) ? "settled" : "open", s.nodes, s.expanded,
+               s.jobs_done);
+    tree_print tp = {.pdn = pdn};
+    mt_walk(t, (int)depth, print_node, &tp);
+    mt_close(t);
+    pst_close(st);
+    egdb_close(e);
+    return CLI_EXIT_OK;
+}

@@ -1,0 +1,766 @@
+/*
+ * manager.c - the proof-tree manager's event loop (manager.h is the
+ * manual): workers connect, receive jobs from the tree, send results,
+ * which are committed before they are acknowledged.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/listener.h>
+#include <event2/util.h>
+
+#include "manager/mgr_internal.h"
+#include "prover/prover.h"
+
+#define MGR_PROOF_MAX ((size_t)40 << 20) /* records of one job at most */
+
+/* ---- helpers ------------------------------------------------------------ */
+
+double
+mgr_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void mlog(mgr *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+mlog(mgr *m, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    time_t t = time(NULL);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    if (m->tty)
+        fputs("\r\033[K", stderr);
+    fprintf(stderr, "%02d:%02d:%02d manager: %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec, buf);
+}
+
+double
+mgr_jobs_per_minute(const mgr *m, double now)
+{
+    unsigned n = m->done_n < 256 ? m->done_n : 256, c = 0;
+    for (unsigned i = 0; i < n; i++)
+        if (now - m->done_at[i] <= MGR_RATE_WINDOW)
+            c++;
+    double span = now - m->start < MGR_RATE_WINDOW ? now - m->start : MGR_RATE_WINDOW;
+    return span > 1 ? c * 60.0 / span : c * 60.0;
+}
+
+static int
+send_msg(mgr_conn *c, const mgp_msg *msg)
+{
+    uint8_t buf[2048];
+    char err[256];
+    long n = mgp_encode(msg, buf, sizeof buf, err, sizeof err);
+    if (n < 0) {
+        mlog(c->m, "cannot encode %s for %s: %s", mgp_type_name(msg->type), c->name, err);
+        return -1;
+    }
+    bufferevent_write(c->bev, buf, (size_t)n);
+    c->last_tx = mgr_now();
+    return 0;
+}
+
+static void
+conn_close(mgr_conn *c, const char *why)
+{
+    mgr *m = c->m;
+    if (why)
+        mlog(m, "connection %u (%s, %s) closed: %s", c->id, c->name[0] ? c->name : "no HELLO",
+             c->addr, why);
+    if (c->has_job)
+        mt_release(m->tree, c->job.id);
+    for (mgr_conn **p = &m->conns; *p; p = &(*p)->next)
+        if (*p == c) {
+            *p = c->next;
+            break;
+        }
+    bufferevent_free(c->bev);
+    mgc_free(&c->proof);
+    free(c);
+}
+
+/* ---- the proof's state ---------------------------------------------------------- */
+
+static void
+progress_line(mgr *m, int final)
+{
+    mt_stats s;
+    mt_stats_get(m->tree, &s);
+    double t = mgr_now();
+    int workers = 0;
+    for (mgr_conn *c = m->conns; c; c = c->next)
+        workers += c->welcomed;
+    char pn[32], dn[32];
+    if (s.root_pn >= MT_INF)
+        snprintf(pn, sizeof pn, "inf");
+    else
+        snprintf(pn, sizeof pn, "%" PRIu64, s.root_pn);
+    if (s.root_dn >= MT_INF)
+        snprintf(dn, sizeof dn, "inf");
+    else
+        snprintf(dn, sizeof dn, "%" PRIu64, s.root_dn);
+    char h[16];
+    if (s.h >= MT_H_INF)
+        snprintf(h, sizeof h, "inf");
+    else
+        snprintf(h, sizeof h, "%d", s.h);
+    char line[400];
+    snprintf(line, sizeof line,
+             "%.0fs root %s | %s %s? pn %s dn %s | tree %" PRIu64 " (%" PRIu64
+             " expanded) | leaves proven %" PRIu64 " | jobs %" PRIu64 " done, %" PRIu64
+             " in flight | workers %d | %.1f jobs/min | h %s",
+             t - m->start, prv_bound_word(s.root_bound), s.q.attacker == ENG_BLACK ? "Black" : "White",
+             s.q.target == ENG_WIN ? "wins" : "draws", pn, dn, s.nodes, s.expanded,
+             s.leaves_proven, s.jobs_done, s.in_flight, workers, mgr_jobs_per_minute(m, t), h);
+    if (m->tty && !final)
+        fprintf(stderr, "\r\033[K%s", line);
+    else
+        fprintf(stderr, "%s\n", line);
+    fflush(stderr);
+    m->last_progress = t;
+}
+
+static void
+finish(mgr *m, int code, const char *why)
+{
+    if (m->finished)
+        return;
+    m->finished = 1;
+    m->exit_code = code;
+    snprintf(m->stop_reason, sizeof m->stop_reason, "%s", why);
+    event_base_loopexit(m->base, NULL);
+}
+
+static void dispatch(mgr *m);
+
+static void
+send_job(mgr_conn *c, const mt_job *j)
+{
+    mgp_msg msg = {.type = MGP_JOB};
+    msg.u.job.id = j->id;
+    msg.u.job.pos = j->pos;
+    msg.u.job.attacker = (uint8_t)j->attacker;
+    msg.u.job.goal = j->goal == ENG_WIN ? MGP_GOAL_WIN : MGP_GOAL_DRAW;
+    msg.u.job.time_ms = j->time_ms;
+    msg.u.job.node_limit = j->node_limit;
+    if (send_msg(c, &msg)) {
+        mt_release(c->m->tree, j->id);
+        return;
+    }
+    c->has_job = 1;
+    c->job = *j;
+    c->job_start = mgr_now();
+}
+
+static void
+dispatch(mgr *m)
+{
+    if (m->finished)
+        return;
+    for (mgr_conn *c = m->conns; c; c = c->next) {
+        if (!c->welcomed || c->has_job)
+            continue;
+        mt_job j;
+        char err[512];
+        double t0 = mgr_now();
+        int r = mt_pick(m->tree, &j, err, sizeof err);
+        m->handle_seconds += mgr_now() - t0;
+        if (r == MT_PICK_JOB) {
+            send_job(c, &j);
+            continue;
+        }
+        if (r == MT_PICK_DONE) {
+            finish(m, MGR_PROVED, "proved");
+            return;
+        }
+        if (r < 0) {
+            mlog(m, "the tree failed: %s", err);
+            finish(m, MGR_DAMAGED, err);
+            return;
+        }
+        break; /* MT_PICK_WAIT */
+    }
+    if (mt_done(m->tree))
+        finish(m, MGR_PROVED, "proved");
+}
+
+/* ---- messages --------------------------------------------------------------------- */
+
+static void
+on_hello(mgr_conn *c, const mgp_hello *h)
+{
+    mgr *m = c->m;
+    mgp_msg r = {.type = MGP_REJECT};
+    snprintf(c->name, sizeof c->name, "%s", h->name);
+    mt_stats s;
+    mt_stats_get(m->tree, &s);
+    if (h->magic != MGP_MAGIC || h->version != MGP_VERSION) {
+        snprintf(r.u.reason, sizeof r.u.reason,
+                 "version %u not supported (this manager speaks %d)%s", h->version, MGP_VERSION,
+                 h->magic != MGP_MAGIC ? ", and the magic is wrong" : "");
+    } else if (m->need_token && !mgp_token_equal(h->token, m->token)) {
+        snprintf(r.u.reason, sizeof r.u.reason, "bad token");
+    } else if (h->db_pieces < s.db_pieces) {
+        snprintf(r.u.reason, sizeof r.u.reason,
+                 "the worker's databases cover %u pieces, the proof rests on %d", h->db_pieces,
+                 s.db_pieces);
+    } else {
+        c->welcomed = 1;
+        mgp_msg w = {.type = MGP_WELCOME};
+        w.u.welcome.version = MGP_VERSION;
+        w.u.welcome.worker_id = c->id;
+        w.u.welcome.heartbeat_ms = MGR_HEARTBEAT_MS;
+        w.u.welcome.silence_ms = MGR_SILENCE_MS;
+        w.u.welcome.db_pieces = (uint16_t)s.db_pieces;
+        send_msg(c, &w);
+        mlog(m, "worker %u joined: %s from %s", c->id, c->name, c->addr);
+        return;
+    }
+    mlog(m, "refusing %s from %s: %s", c->name[0] ? c->name : "a worker", c->addr, r.u.reason);
+    send_msg(c, &r);
+    /* close once the REJECT is written */
+    bufferevent_disable(c->bev, EV_READ);
+    c->welcomed = -1;
+}
+
+static void
+on_proof(mgr_conn *c, const mgp_proof *p)
+{
+    if (c->proof_id != p->id) {
+        c->proof.n = 0;
+        c->proof_id = p->id;
+    }
+    if (c->proof.n + p->count > MGR_PROOF_MAX) {
+        conn_close(c, "a proof of more than 40 M records");
+        return;
+    }
+    for (uint32_t i = 0; i < p->count; i++) {
+        if (c->proof.n == c->proof.cap) {
+            size_t nc = c->proof.cap ? c->proof.cap * 2 : 1024;
+            pst_item *nv = realloc(c->proof.v, nc * sizeof *nv);
+            if (!nv) {
+                conn_close(c, "out of memory for a proof");
+                return;
+            }
+            c->proof.v = nv;
+            c->proof.cap = nc;
+        }
+        if (mgp_proof_item(p, i, &c->proof.v[c->proof.n]) == 0)
+            c->proof.n++;
+    }
+}
+
+static void
+on_result(mgr_conn *c, const mgp_result *r)
+{
+    mgr *m = c->m;
+    size_t have = c->proof_id == r->id ? c->proof.n : 0;
+    if (have != r->records) {
+        mlog(m, "job %" PRIu64 " from %s: the result announces %u proof records, %zu arrived: "
+                "ignored",
+             r->id, c->name, r->records, have);
+        if (c->has_job && c->job.id == r->id) {
+            c->has_job = 0;
+            mt_release(m->tree, r->id);
+        }
+        c->proof.n = 0;
+        return;
+    }
+    if (r->status == MGP_FAILED)
+        mlog(m, "job %" PRIu64 " failed on %s: %s", r->id, c->name, r->message);
+    char err[512] = "";
+    double t0 = mgr_now();
+    int rc = mt_result(m->tree, r->id, r->bound, r->status == MGP_DONE, r->score, r->depth,
+                       r->nodes, r->ms, c->proof.v, have, err, sizeof err);
+    m->handle_seconds += mgr_now() - t0;
+    c->proof.n = 0;
+    c->proof_id = 0;
+    if (rc == MT_ESTORE) {
+        mlog(m, "job %" PRIu64 " from %s: %s", r->id, c->name, err);
+        if (strstr(err, "contradicts")) {
+            finish(m, MGR_DAMAGED, err);
+            return;
+        }
+    } else if (rc) {
+        mlog(m, "job %" PRIu64 ": the tree failed: %s", r->id, err);
+        finish(m, MGR_DAMAGED, err);
+        return;
+    } else if (err[0]) {
+        mlog(m, "job %" PRIu64 " from %s: %s", r->id, c->name, err);
+    }
+    mgp_msg ack = {.type = MGP_ACK};
+    ack.u.id = r->id;
+    send_msg(c, &ack);
+    if (c->has_job && c->job.id == r->id)
+        c->has_job = 0;
+    c->jobs_done++;
+    m->results_run++;
+    m->done_at[m->done_n++ % 256] = mgr_now();
+    dispatch(m);
+}
+
+static void
+handle(mgr_conn *c, const mgp_msg *msg)
+{
+    if (!c->welcomed) {
+        if (msg->type != MGP_HELLO) {
+            char why[96];
+            snprintf(why, sizeof why, "%s before HELLO", mgp_type_name(msg->type));
+            conn_close(c, why);
+            return;
+        }
+        on_hello(c, &msg->u.hello);
+        if (c->welcomed == 1)
+            dispatch(c->m);
+        return;
+    }
+    switch (msg->type) {
+    case MGP_HEARTBEAT: break;
+    case MGP_PROOF: on_proof(c, &msg->u.proof); break;
+    case MGP_RESULT: on_result(c, &msg->u.result); break;
+    default: {
+        char why[96];
+        snprintf(why, sizeof why, "unexpected %s from a worker", mgp_type_name(msg->type));
+        conn_close(c, why);
+    }
+    }
+}
+
+static void
+on_read(struct bufferevent *bev, void *arg)
+{
+    mgr_conn *c = arg;
+    struct evbuffer *in = bufferevent_get_input(bev);
+    for (;;) {
+        size_t len = evbuffer_get_length(in);
+        if (len < MGP_HDR || c->welcomed < 0)
+            return;
+        uint8_t *hdr = evbuffer_pullup(in, MGP_HDR);
+        char err[300];
+        long pk = mgp_peek(hdr, MGP_HDR, err, sizeof err);
+        if (pk == MGP_EFRAME) {
+            conn_close(c, err);
+            return;
+        }
+        uint32_t plen = (uint32_t)hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16 |
+                        (uint32_t)hdr[3] << 24;
+        if (len < MGP_HDR + (size_t)plen)
+            return;
+        uint8_t *buf = evbuffer_pullup(in, MGP_HDR + (ssize_t)plen);
+        mgp_msg msg;
+        if (mgp_decode(buf, MGP_HDR + plen, &msg, err, sizeof err)) {
+            conn_close(c, err);
+            return;
+        }
+        c->last_rx = mgr_now();
+        mgr *m = c->m;
+        int still = 0;
+        handle(c, &msg);
+        for (mgr_conn *x = m->conns; x; x = x->next)
+            still |= x == c;
+        if (!still || m->finished)
+            return;
+        evbuffer_drain(in, MGP_HDR + plen);
+    }
+}
+
+static void
+on_write(struct bufferevent *bev, void *arg)
+{
+    mgr_conn *c = arg;
+    if (c->welcomed < 0 && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+        conn_close(c, "refused");
+}
+
+static void
+on_event(struct bufferevent *bev, short what, void *arg)
+{
+    (void)bev;
+    mgr_conn *c = arg;
+    if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+        conn_close(c, what & BEV_EVENT_EOF ? "closed by the worker" : "socket error");
+}
+
+static void
+on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen, void *arg)
+{
+    (void)l;
+    (void)salen;
+    mgr *m = arg;
+    mgr_conn *c = calloc(1, sizeof *c);
+    if (!c) {
+        evutil_closesocket(fd);
+        return;
+    }
+    c->m = m;
+    c->id = ++m->next_conn_id;
+    c->since = c->last_rx = c->last_tx = mgr_now();
+    char host[64] = "?";
+    int port = 0;
+    if (sa->sa_family == AF_INET) {
+        struct sockaddr_in *s = (struct sockaddr_in *)sa;
+        inet_ntop(AF_INET, &s->sin_addr, host, sizeof host);
+        port = ntohs(s->sin_port);
+    } else if (sa->sa_family == AF_INET6) {
+        struct sockaddr_in6 *s = (struct sockaddr_in6 *)sa;
+        inet_ntop(AF_INET6, &s->sin6_addr, host, sizeof host);
+        port = ntohs(s->sin6_port);
+    }
+    snprintf(c->addr, sizeof c->addr, "%s:%d", host, port);
+    c->bev = bufferevent_socket_new(m->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
+    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+    c->next = m->conns;
+    m->conns = c;
+}
+
+/* ---- local workers ---------------------------------------------------------------------- */
+
+static pid_t
+spawn_worker(mgr *m, int k)
+{
+    const mgr_opts *o = m->o;
+    char dir[4200], store[4300], logp[4300], conn[64];
+    snprintf(dir, sizeof dir, "%s/workers", o->state);
+    mkdir(dir, 0755);
+    snprintf(store, sizeof store, "%s/%d", dir, k);
+    snprintf(logp, sizeof logp, "%s/%d.log", dir, k);
+    snprintf(conn, sizeof conn, "127.0.0.1:%d", m->port);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    int fd = open(logp, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+    }
+    const char *argv[16];
+    int a = 0;
+    argv[a++] = o->exe;
+    argv[a++] = "worker";
+    argv[a++] = "--connect";
+    argv[a++] = conn;
+    argv[a++] = "--store";
+    argv[a++] = store;
+    argv[a++] = "--local";
+    if (o->db_dir) {
+        argv[a++] = "--db";
+        argv[a++] = o->db_dir;
+    }
+    if (o->token_file) {
+        argv[a++] = "--token-file";
+        argv[a++] = o->token_file;
+    }
+    argv[a] = NULL;
+    execv(o->exe, (char *const *)argv);
+    fprintf(stderr, "cannot run %s: %s\n", o->exe, strerror(errno));
+    _exit(127);
+}
+
+static void
+on_sigchld(evutil_socket_t sig, short what, void *arg)
+{
+    (void)sig;
+    (void)what;
+    mgr *m = arg;
+    int st;
+    pid_t pid;
+    while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+        for (int k = 0; k < m->nlocal; k++) {
+            if (m->local[k] != pid)
+                continue;
+            m->local[k] = 0;
+            if (m->finished)
+                break;
+            if (m->respawns >= 20) {
+                mlog(m, "local worker %d ended (status %d); not restarted (20 restarts already)",
+                     k, st);
+                break;
+            }
+            m->respawns++;
+            mlog(m, "local worker %d ended (status %d): restarting it", k, st);
+            m->local[k] = spawn_worker(m, k);
+        }
+    }
+}
+
+/* ---- timers and signals -------------------------------------------------------------------- */
+
+static void
+on_tick(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    mgr *m = arg;
+    double t = mgr_now();
+    mgr_conn *next;
+    for (mgr_conn *c = m->conns; c; c = next) {
+        next = c->next;
+        if ((t - c->last_rx) * 1000 > MGR_SILENCE_MS) {
+            conn_close(c, "silent for too long");
+            continue;
+        }
+        if (c->has_job && (t - c->job_start) * 1000 > c->job.time_ms + MGR_LEASE_GRACE_MS) {
+            mlog(m, "job %" PRIu64 " on %s: lease expired, back to the pool", c->job.id, c->name);
+            mgp_msg cm = {.type = MGP_CANCEL};
+            cm.u.id = c->job.id;
+            send_msg(c, &cm);
+            mt_release(m->tree, c->job.id);
+            c->has_job = 0;
+        }
+        if (c->welcomed == 1 && (t - c->last_tx) * 1000 >= MGR_HEARTBEAT_MS) {
+            mgp_msg hb = {.type = MGP_HEARTBEAT};
+            hb.u.time = (uint64_t)(t * 1000);
+            send_msg(c, &hb);
+        }
+    }
+    if (!m->o->quiet && (m->tty || t - m->last_progress >= 10))
+        progress_line(m, 0);
+    if (t - m->last_sample >= 10) {
+        char err[256];
+        mt_add_seconds(m->tree, t - m->last_save);
+        m->last_save = t;
+        mt_sample(m->tree, t - m->start, err, sizeof err);
+        m->last_sample = t;
+    }
+    if (m->o->budget > 0 && t - m->start >= m->o->budget)
+        finish(m, MGR_STOPPED, "the budget ran out");
+    dispatch(m);
+}
+
+static void
+on_signal(evutil_socket_t sig, short what, void *arg)
+{
+    (void)what;
+    mgr *m = arg;
+    finish(m, MGR_STOPPED, sig == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+}
+
+/* ---- the run ---------------------------------------------------------------------------------- */
+
+static int
+listen_on(mgr *m)
+{
+    const char *spec = m->o->listen ? m->o->listen : "127.0.0.1:0";
+    struct sockaddr_storage ss;
+    int sslen = sizeof ss;
+    if (evutil_parse_sockaddr_port(spec, (struct sockaddr *)&ss, &sslen)) {
+        fprintf(stderr, "checkers prove: bad --listen '%s' (expected HOST:PORT, HOST an IP "
+                        "address)\n",
+                spec);
+        return -1;
+    }
+    int loopback = 0;
+    if (ss.ss_family == AF_INET)
+        loopback = (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+    else if (ss.ss_family == AF_INET6)
+        loopback = IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr);
+    if (!loopback && !m->o->token_file) {
+        fprintf(stderr, "checkers prove: listening on %s (beyond loopback) needs --token-file\n",
+                spec);
+        return -1;
+    }
+    m->need_token = m->o->token_file != NULL;
+    m->listener = evconnlistener_new_bind(m->base, on_accept, m,
+                                          LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 64,
+                                          (struct sockaddr *)&ss, sslen);
+    if (!m->listener) {
+        fprintf(stderr, "checkers prove: cannot listen on %s: %s\n", spec,
+                evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+        return -1;
+    }
+    struct sockaddr_storage got;
+    socklen_t gl = sizeof got;
+    getsockname(evconnlistener_get_fd(m->listener), (struct sockaddr *)&got, &gl);
+    m->port = ntohs(got.ss_family == AF_INET ? ((struct sockaddr_in *)&got)->sin_port
+                                             : ((struct sockaddr_in6 *)&got)->sin6_port);
+    return 0;
+}
+
+static void
+report(mgr *m)
+{
+    mt_stats s;
+    mt_stats_get(m->tree, &s);
+    printf("%s\t%s\n", s.root_fen, prv_bound_word(s.root_bound));
+    printf("goal: %s (%s)\n", mt_goal_name(s.goal),
+           mt_done(m->tree) ? "settled" : "not settled");
+    printf("tree: %" PRIu64 " positions, %" PRIu64 " expanded; jobs: %" PRIu64 " answered (%" PRIu64
+           " settled) over all runs, %" PRIu64 " in this run\n",
+           s.nodes, s.expanded, s.jobs_done, s.jobs_proved, m->results_run);
+    double run = mgr_now() - m->start;
+    printf("time: %.1f s this run, %.1f s in all; manager work %.3f s (%.2f ms a job)\n", run,
+           s.seconds, m->handle_seconds,
+           m->results_run ? m->handle_seconds * 1000 / m->results_run : 0.0);
+    if (!mt_done(m->tree)) {
+        char pn[32], dn[32];
+        snprintf(pn, sizeof pn, s.root_pn >= MT_INF ? "inf" : "%" PRIu64, s.root_pn);
+        snprintf(dn, sizeof dn, s.root_dn >= MT_INF ? "inf" : "%" PRIu64, s.root_dn);
+        printf("stopped: %s; question %s %s?, root pn %s dn %s, h %d\n", m->stop_reason,
+               s.q.attacker == ENG_BLACK ? "Black" : "White",
+               s.q.target == ENG_WIN ? "wins" : "draws", pn, dn, s.h);
+        printf("continue with: %s\n", m->o->cmdline ? m->o->cmdline : "checkers prove --state DIR");
+    } else {
+        printf("check with: checkers proof check --state %s\n", m->o->state);
+    }
+    fflush(stdout);
+}
+
+int
+mgr_run(const mgr_opts *o)
+{
+    mgr m;
+    memset(&m, 0, sizeof m);
+    m.o = o;
+    m.tty = isatty(2);
+    char err[1024];
+    char path[4200];
+    if (mkdir(o->state, 0755) && errno != EEXIST) {
+        fprintf(stderr, "checkers prove: cannot create %s: %s\n", o->state, strerror(errno));
+        return MGR_USAGE;
+    }
+    if (o->token_file && mgr_read_token(o->token_file, m.token, sizeof m.token, err, sizeof err)) {
+        fprintf(stderr, "checkers prove: %s\n", err);
+        return MGR_USAGE;
+    }
+    snprintf(path, sizeof path, "%s/proofs", o->state);
+    int rc = pst_open(path, 0, &m.store, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "checkers prove: proof store: %s\n", err);
+        return rc == PST_ECORRUPT || rc == PST_EVERSION ? MGR_DAMAGED : MGR_STOPPED;
+    }
+    if (o->db_dir) {
+        int pieces = o->create ? o->create->db_pieces : 0;
+        rc = egdb_open(o->db_dir, pieces, o->cache_bytes, &m.db, err, sizeof err);
+        if (rc) {
+            fprintf(stderr, "checkers prove: databases %s: %s\n", o->db_dir, err);
+            pst_close(m.store);
+            return rc == EGDB_ECORRUPT ? MGR_DAMAGED : MGR_USAGE;
+        }
+    }
+    snprintf(path, sizeof path, "%s/tree", o->state);
+    if (!o->quiet && o->create)
+        fprintf(stderr, "checkers prove: starting the tree (seed line, first scores)...\n");
+    rc = mt_open(path, o->create, m.db, m.store, &m.tree, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "checkers prove: %s\n", err);
+        egdb_close(m.db);
+        pst_close(m.store);
+        return rc == MT_ECORRUPT || rc == MT_ESTORE || rc == MT_EDB ? MGR_DAMAGED : MGR_USAGE;
+    }
+    mt_stats s;
+    mt_stats_get(m.tree, &s);
+    if (m.db && egdb_max_pieces(m.db) < s.db_pieces) {
+        fprintf(stderr, "checkers prove: the proof rests on %d-piece databases; %s covers %d\n",
+                s.db_pieces, o->db_dir, egdb_max_pieces(m.db));
+        mt_close(m.tree);
+        egdb_close(m.db);
+        pst_close(m.store);
+        return MGR_USAGE;
+    }
+    m.start = m.last_progress = m.last_sample = m.last_save = mgr_now();
+    int code = MGR_PROVED;
+    if (mt_done(m.tree)) {
+        snprintf(m.stop_reason, sizeof m.stop_reason, "proved");
+        report(&m);
+        goto out;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    m.base = event_base_new();
+    if (listen_on(&m)) {
+        code = MGR_USAGE;
+        goto out_base;
+    }
+    mlog(&m, "listening on port %d%s; root %s, goal %s", m.port,
+         m.need_token ? " (token required)" : "", s.root_fen, mt_goal_name(s.goal));
+    if (o->status_port > 0 && mgr_status_start(&m)) {
+        code = MGR_USAGE;
+        goto out_base;
+    }
+    m.sigint = evsignal_new(m.base, SIGINT, on_signal, &m);
+    m.sigterm = evsignal_new(m.base, SIGTERM, on_signal, &m);
+    m.sigchld = evsignal_new(m.base, SIGCHLD, on_sigchld, &m);
+    m.tick = event_new(m.base, -1, EV_PERSIST, on_tick, &m);
+    event_add(m.sigint, NULL);
+    event_add(m.sigterm, NULL);
+    event_add(m.sigchld, NULL);
+    struct timeval sec = {1, 0};
+    event_add(m.tick, &sec);
+    m.nlocal = o->workers < MGR_MAX_LOCAL ? o->workers : MGR_MAX_LOCAL;
+    for (int k = 0; k < m.nlocal; k++)
+        m.local[k] = spawn_worker(&m, k);
+    event_base_dispatch(m.base);
+    code = m.finished ? m.exit_code : MGR_STOPPED;
+    if (!m.finished)
+        snprintf(m.stop_reason, sizeof m.stop_reason, "the event loop ended");
+    /* wind down: jobs back to the pool, workers told and stopped */
+    for (mgr_conn *c = m.conns; c; c = c->next)
+        if (c->has_job) {
+            mgp_msg cm = {.type = MGP_CANCEL};
+            cm.u.id = c->job.id;
+            send_msg(c, &cm);
+        }
+    mt_release_all(m.tree);
+    for (int k = 0; k < m.nlocal; k++)
+        if (m.local[k] > 0)
+            kill(m.local[k], SIGTERM);
+    for (int k = 0; k < m.nlocal; k++)
+        if (m.local[k] > 0)
+            waitpid(m.local[k], NULL, 0);
+    double t = mgr_now();
+    mt_add_seconds(m.tree, t - m.last_save);
+    mt_sample(m.tree, t - m.start, err, sizeof err);
+    if (!o->quiet)
+        progress_line(&m, 1);
+    report(&m);
+    while (m.conns)
+        conn_close(m.conns, NULL);
+out_base:
+    if (m.http)
+        evhttp_free(m.http);
+    if (m.listener)
+        evconnlistener_free(m.listener);
+    if (m.tick)
+        event_free(m.tick);
+    if (m.sigint)
+        event_free(m.sigint);
+    if (m.sigterm)
+        event_free(m.sigterm);
+    if (m.sigchld)
+        event_free(m.sigchld);
+    event_base_free(m.base);
+out:
+    mt_close(m.tree);
+    egdb_close(m.db);
+    pst_close(m.store);
+    return code;
+}

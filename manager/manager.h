@@ -1,0 +1,128 @@
+/*
+ * manager.h - the proof-tree manager and its solver workers: the manual
+ * of the manager module.
+ *
+ * THE PIECES (seed 003, sections 3.2-3.4: Chinook's manager and solvers)
+ *   tree.h      the proof tree: best-first PN-search over the positions
+ *               below the root, bounds backed up into the proof store,
+ *               threshold iteration, jobs in flight; all in LMDB.
+ *   protocol.h  the wire protocol, message by message.
+ *   manager.c   mgr_run: the event loop (libevent) that listens for
+ *               workers, hands out jobs, takes results, keeps leases and
+ *               heartbeats, shows progress and serves the status page
+ *               (status.c).
+ *   worker.c    wrk_run: one solver process. It connects, says HELLO,
+ *               and answers jobs: alpha-beta first (a heuristic score for
+ *               the tree, and often the answer's direction), then df-pn
+ *               (prover.h) for the job's goal with what is left of the
+ *               budget. Its proof is written to its own store and sent
+ *               whole to the manager (collect.h), so the manager's state
+ *               directory holds every proof it relies on.
+ *
+ * STATE DIRECTORY (--state DIR)
+ *   DIR/tree     the tree (tree.h, PERSISTENCE)
+ *   DIR/proofs   the proof store (prover/store.h): every worker proof and
+ *                every backed-up tree node; `proof check --state DIR`
+ *                checks the root's record here
+ *   DIR/workers  the stores and logs of local workers
+ *   A worker's result is committed to DIR/proofs (and the tree) before it
+ *   is acknowledged. Kill the manager at any moment: `checkers prove
+ *   --state DIR` resumes, and no proven node is lost (bounds are read
+ *   back from DIR/proofs).
+ *
+ * GOALS (--goal)
+ *   value   the exact value (two questions; a draw needs both bounds);
+ *   win     does the side to move win (settled by win, or <=draw);
+ *   draw    is it a draw (both bounds, or the proof that one side wins);
+ *   >=draw  does the side to move at least draw;
+ *   <=draw  does the side to move at most draw (the published table's
+ *           "<=Draw" openings need only this one).
+ *
+ * LEASES, HEARTBEATS, FAILURES
+ *   Each side sends HEARTBEAT every MGR_HEARTBEAT_MS; a connection silent
+ *   for MGR_SILENCE_MS is closed. A job's lease is its time budget plus
+ *   MGR_LEASE_GRACE_MS: past it, the job goes back to the pool (a late
+ *   result is still taken: results are facts). A connection closed for
+ *   any reason returns its job to the pool. A malformed, oversized or
+ *   unexpected frame, a wrong token or version closes that connection
+ *   with a logged reason (the token itself is never logged); the manager
+ *   goes on. Workers reconnect with backoff (0.5 s doubling to 30 s) and
+ *   resend a result the manager did not acknowledge.
+ *
+ * SECURITY
+ *   By default the manager listens on 127.0.0.1 only. --listen HOST:PORT
+ *   on any other address needs --token-file: the file's first line is the
+ *   shared secret, compared in constant time.
+ *
+ * THREAD SAFETY
+ *   mgr_run and wrk_run each own their process's event loop; the worker
+ *   solves on a second thread and hands results back through a socket
+ *   pair.
+ */
+#ifndef MANAGER_MANAGER_H
+#define MANAGER_MANAGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+#include "manager/tree.h"
+
+/* ---- constants ------------------------------------------------------ */
+
+#define MGR_HEARTBEAT_MS 2000
+#define MGR_SILENCE_MS 15000
+#define MGR_LEASE_GRACE_MS 30000
+
+enum mgr_exit { MGR_PROVED = 0, MGR_STOPPED = 1, MGR_USAGE = 2, MGR_DAMAGED = 3 };
+
+/* ---- types ---------------------------------------------------------- */
+
+typedef struct mgr_opts {
+    const char *state;       /* state directory */
+    const char *db_dir;      /* databases (NULL: none) */
+    const mt_create *create; /* a new proof, or NULL to resume */
+    int workers;             /* local workers to start */
+    const char *listen;      /* HOST:PORT, NULL: 127.0.0.1 on any free port */
+    const char *token_file;  /* NULL: no token (loopback only) */
+    double budget;           /* seconds for this run, 0: none */
+    int status_port;         /* 0: no status page */
+    const char *exe;         /* this program, for local workers */
+    size_t cache_bytes;      /* database cache */
+    int quiet;               /* no progress line */
+    const char *cmdline;     /* how to continue (printed at a stop) */
+} mgr_opts;
+
+typedef struct wrk_opts {
+    const char *connect;    /* HOST:PORT */
+    const char *token_file; /* may be NULL */
+    const char *db_dir;     /* may be NULL (only terminal leaves) */
+    const char *store;      /* the worker's store directory */
+    size_t cache_bytes, tt_bytes;
+    int die_with_parent; /* local worker: exit when the manager dies */
+    int once;            /* exit after the first disconnection (tests) */
+} wrk_opts;
+
+/* ---- functions ------------------------------------------------------ */
+
+/*
+ * mgr_run - runs (or resumes) the proof in o->state until the goal is
+ * settled, the budget runs out, or SIGINT/SIGTERM. Prints the progress
+ * line on stderr (a terminal: in place; otherwise one line every ten
+ * seconds) and, on stdout, first `ROOT<TAB>RESULT` (RESULT as `checkers
+ * solve` prints it), then where the proof stands.
+ * RETURN an mgr_exit code: MGR_PROVED, MGR_STOPPED (budget or signal;
+ * the state is whole), MGR_USAGE (bad options: message on stderr),
+ * MGR_DAMAGED (a damaged database, store or tree).
+ */
+int mgr_run(const mgr_opts *o);
+
+/* wrk_run - one worker, until SIGINT/SIGTERM (or a fatal refusal:
+ * version or token). RETURN a process exit code. */
+int wrk_run(const wrk_opts *o);
+
+/* Reads the first line of a token file into buf (without the newline).
+ * RETURN 0, or -1 with err saying why (missing, empty, too long). */
+int mgr_read_token(const char *path, char *buf, size_t cap, char *err, size_t errlen);
+
+#endif /* MANAGER_MANAGER_H */

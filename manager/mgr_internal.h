@@ -1,0 +1,75 @@
+/*
+ * mgr_internal.h - the manager's run state, shared by manager.c (the
+ * event loop) and status.c (the status page). Not a public interface.
+ */
+#ifndef MANAGER_MGR_INTERNAL_H
+#define MANAGER_MGR_INTERNAL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "egdb/egdb.h"
+#include "manager/collect.h"
+#include "manager/manager.h"
+#include "manager/protocol.h"
+#include "manager/tree.h"
+#include "prover/store.h"
+
+#define MGR_MAX_LOCAL 256
+#define MGR_RATE_WINDOW 60.0 /* seconds over which jobs a minute are counted */
+
+struct mgr;
+
+typedef struct mgr_conn {
+    struct mgr *m;
+    struct bufferevent *bev;
+    struct mgr_conn *next;
+    uint32_t id;
+    int welcomed;
+    char name[MGP_NAME_MAX + 1];
+    char addr[80];
+    double since, last_rx, last_tx;
+    int has_job;
+    mt_job job;
+    double job_start;
+    uint64_t proof_id; /* the job the collected PROOF records belong to */
+    mgc_items proof;
+    uint64_t jobs_done;
+} mgr_conn;
+
+typedef struct mgr {
+    const mgr_opts *o;
+    struct event_base *base;
+    struct evconnlistener *listener;
+    struct evhttp *http;
+    struct event *tick, *sigint, *sigterm, *sigchld;
+    mt_tree *tree;
+    pst_env *store;
+    egdb *db;
+    char token[MGP_TOKEN_MAX + 1];
+    int need_token;
+    int port;
+    mgr_conn *conns;
+    uint32_t next_conn_id;
+    double start, last_progress, last_sample, last_save;
+    int tty, finished, exit_code;
+    char stop_reason[1100];
+    pid_t local[MGR_MAX_LOCAL];
+    int nlocal, respawns;
+    double done_at[256]; /* completion times of recent jobs (ring) */
+    unsigned done_n;
+    uint64_t results_run; /* jobs answered in this run */
+    double handle_seconds; /* manager time spent handling results and picks */
+} mgr;
+
+/* Jobs answered in the last minute. */
+double mgr_jobs_per_minute(const mgr *m, double now);
+
+/* Starts the status page on o->status_port (status.c). RETURN 0 or -1
+ * with a message on stderr. */
+int mgr_status_start(mgr *m);
+
+/* Seconds from the monotonic clock. */
+double mgr_now(void);
+
+#endif /* MANAGER_MGR_INTERNAL_H */

@@ -1,0 +1,1595 @@
+/*
+ * tree.c - the manager's proof tree (tree.h is the manual).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <lmdb.h>
+#include <xxhash.h>
+
+#include "engine/bits.h"
+#include "manager/tree.h"
+#include "prover/prover.h"
+#include "prover/search.h"
+
+/* ---- constants -------------------------------------------------------- */
+
+#define MT_MAP_BYTES ((size_t)1 << 36) /* address space, not disk */
+#define MT_KEY 17
+#define MT_VAL 32
+#define MT_MAXDEPTH 4000    /* deeper than any line: a pass stops there */
+#define MT_SCORE_DEPTH 6    /* plies of the manager's own heuristic search */
+#define MT_SCORE_NODES 4000 /* and its node cap */
+#define MT_SEED_PLIES 16    /* the engine's line used as seed, at most */
+
+enum { SRC_NONE = '-', SRC_DB = 'd', SRC_END = 't', SRC_STORE = 's', SRC_BACKUP = 'b' };
+
+/* ---- types ------------------------------------------------------------ */
+
+typedef struct mt_node {
+    eng_pos pos;
+    uint32_t *kid; /* children, in eng_generate (merged) order */
+    uint16_t nkid;
+    uint8_t expanded, inflight, flagged, onstack, onpath, src;
+    eng_bound own;      /* from proofs outside the tree */
+    eng_bound bound;    /* own intersected with the backup */
+    eng_bound recorded; /* what the store holds for it (LW: nothing) */
+    int16_t score;
+    uint16_t depth;
+    uint32_t jobs, job_ms, seq, epoch;
+    uint64_t job_nodes, pn, dn;
+} mt_node;
+
+typedef struct mt_jobrec {
+    uint64_t id;
+    uint32_t node;
+    int attacker, goal;
+    int live; /* in flight in this run */
+} mt_jobrec;
+
+struct mt_tree {
+    MDB_env *env;
+    MDB_dbi meta, nodes, jobs, hist;
+    char dir[4096];
+    const egdb *db;
+    pst_env *store;
+    ab_ctx *ab;
+
+    mt_node *n;
+    uint32_t count, cap;
+    uint32_t *slot; /* open addressing: node index + 1, 0 empty */
+    uint32_t nslot;
+
+    mt_jobrec *job;
+    size_t njob, capjob;
+
+    /* parameters and state (meta) */
+    eng_pos root;
+    int goal, db_pieces, h, h0, h_step;
+    uint32_t job_ms;
+    uint64_t job_nodes, next_job, jobs_done, jobs_proved, hist_n;
+    mt_question q;
+    double seconds;
+    char seed[256];
+
+    uint32_t epoch;
+    int cycles;      /* a pass met a node on its stack */
+    int contradict;  /* a pass found own and backup disjoint */
+    char contra_fen[ENG_FEN_MAX];
+    pst_item *items; /* backed-up records of a pass */
+    size_t nitems, capitems;
+};
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static void
+fmt_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static void
+put32(uint8_t *b, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        b[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t
+get32(const uint8_t *b)
+{
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+static void
+put64(uint8_t *b, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        b[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t
+get64(const uint8_t *b)
+{
+    return (uint64_t)get32(b) | (uint64_t)get32(b + 4) << 32;
+}
+
+static void
+pos_key(const eng_pos *p, uint8_t k[MT_KEY])
+{
+    put32(k, p->bm);
+    put32(k + 4, p->wm);
+    put32(k + 8, p->bk);
+    put32(k + 12, p->wk);
+    k[16] = (uint8_t)p->stm;
+}
+
+static eng_pos
+key_pos(const uint8_t k[MT_KEY])
+{
+    eng_pos p = {get32(k), get32(k + 4), get32(k + 8), get32(k + 12), k[16]};
+    return p;
+}
+
+static uint64_t
+sat_add(uint64_t a, uint64_t b)
+{
+    return a + b >= MT_INF ? MT_INF : a + b;
+}
+
+static int
+pieces(const eng_pos *p)
+{
+    return bits_popcount(p->bm | p->wm | p->bk | p->wk);
+}
+
+/* lo/hi intersection; ENG_BOUND_INVALID when disjoint. */
+static eng_bound
+meet(eng_bound a, eng_bound b)
+{
+    int lo = eng_bound_lo(a) > eng_bound_lo(b) ? eng_bound_lo(a) : eng_bound_lo(b);
+    int hi = eng_bound_hi(a) < eng_bound_hi(b) ? eng_bound_hi(a) : eng_bound_hi(b);
+    return lo > hi ? ENG_BOUND_INVALID : eng_bound_make(lo, hi);
+}
+
+static const char *
+lmdb_msg(int rc)
+{
+    return mdb_strerror(rc);
+}
+
+/* ---- goals and questions ------------------------------------------------ */
+
+static const char *const goal_names[] = {"value", "win", "draw", ">=draw", "<=draw"};
+
+const char *
+mt_goal_name(int goal)
+{
+    return goal >= 0 && goal <= MT_GOAL_LE_DRAW ? goal_names[goal] : "?";
+}
+
+int
+mt_goal_parse(const char *s)
+{
+    for (int g = 0; g <= MT_GOAL_LE_DRAW; g++)
+        if (!strcmp(s, goal_names[g]))
+            return g;
+    return -1;
+}
+
+int
+mt_goal_settled(int goal, eng_bound b)
+{
+    int lo = eng_bound_lo(b), hi = eng_bound_hi(b);
+    switch (goal) {
+    case MT_GOAL_VALUE: return lo == hi;
+    case MT_GOAL_WIN: return lo == ENG_WIN || hi <= ENG_DRAW;
+    case MT_GOAL_DRAW: return lo == hi || lo == ENG_WIN || hi == ENG_LOSS;
+    case MT_GOAL_GE_DRAW: return lo >= ENG_DRAW || hi == ENG_LOSS;
+    case MT_GOAL_LE_DRAW: return hi <= ENG_DRAW || lo == ENG_WIN;
+    default: return 1;
+    }
+}
+
+/* The next question for the goal, given the root's bound (see tree.h and
+ * prover.h, VALUES AND QUERIES): a draw is always two questions. */
+static mt_question
+next_question(int goal, const eng_pos *root, eng_bound b, int hint)
+{
+    int s = root->stm, o = !root->stm;
+    int lo = eng_bound_lo(b), hi = eng_bound_hi(b);
+    mt_question q = {s, ENG_DRAW};
+    switch (goal) {
+    case MT_GOAL_WIN: q.target = ENG_WIN; break;
+    case MT_GOAL_LE_DRAW: q.attacker = o; break;
+    case MT_GOAL_GE_DRAW: break;
+    default: /* value, draw */
+        if (lo >= ENG_DRAW)
+            q.attacker = o; /* stm at least draws: does it win? */
+        else if (hi <= ENG_DRAW)
+            q.attacker = s; /* stm at most draws: does it draw? */
+        else if (hint > 0 && goal == MT_GOAL_VALUE)
+            q.target = ENG_WIN;
+        else if (hint < 0 && goal == MT_GOAL_VALUE)
+            q.attacker = o, q.target = ENG_WIN;
+        break;
+    }
+    return q;
+}
+
+/* +1 the node's bound answers the question yes, -1 no, 0 open. */
+static int
+q_status(const mt_question *q, const mt_node *n)
+{
+    eng_bound b = n->pos.stm == q->attacker ? n->bound : eng_bound_neg(n->bound);
+    int lo = eng_bound_lo(b), hi = eng_bound_hi(b);
+    if (q->target == ENG_WIN)
+        return lo == ENG_WIN ? 1 : hi <= ENG_DRAW ? -1 : 0;
+    return lo >= ENG_DRAW ? 1 : hi == ENG_LOSS ? -1 : 0;
+}
+
+/* ---- the node table ------------------------------------------------------ */
+
+static uint32_t
+pos_hash(const eng_pos *p)
+{
+    uint8_t k[MT_KEY];
+    pos_key(p, k);
+    return XXH32(k, sizeof k, 0x9e3779b9u);
+}
+
+static int
+table_grow(mt_tree *t)
+{
+    uint32_t ns = t->nslot ? t->nslot * 2 : 1024;
+    uint32_t *s = calloc(ns, sizeof *s);
+    if (!s)
+        return MT_ENOMEM;
+    for (uint32_t i = 0; i < t->count; i++) {
+        uint32_t h = pos_hash(&t->n[i].pos) & (ns - 1);
+        while (s[h])
+            h = (h + 1) & (ns - 1);
+        s[h] = i + 1;
+    }
+    free(t->slot);
+    t->slot = s;
+    t->nslot = ns;
+    return 0;
+}
+
+static long
+node_find(const mt_tree *t, const eng_pos *p)
+{
+    if (!t->nslot)
+        return -1;
+    uint32_t h = pos_hash(p) & (t->nslot - 1);
+    while (t->slot[h]) {
+        const mt_node *n = &t->n[t->slot[h] - 1];
+        if (eng_equal(&n->pos, p) && n->pos.stm == p->stm)
+            return (long)(t->slot[h] - 1);
+        h = (h + 1) & (t->nslot - 1);
+    }
+    return -1;
+}
+
+/* Appends a node for p (not yet in the table); returns its index or a
+ * negative MT_E*. Its own bound and source are filled by node_own. */
+static long
+node_add(mt_tree *t, const eng_pos *p)
+{
+    if ((uint64_t)(t->count + 1) * 2 > t->nslot && table_grow(t))
+        return MT_ENOMEM;
+    if (t->count == t->cap) {
+        uint32_t nc = t->cap ? t->cap * 2 : 1024;
+        mt_node *nn = realloc(t->n, (size_t)nc * sizeof *nn);
+        if (!nn)
+            return MT_ENOMEM;
+        t->n = nn;
+        t->cap = nc;
+    }
+    mt_node *n = &t->n[t->count];
+    memset(n, 0, sizeof *n);
+    n->pos = *p;
+    n->own = n->bound = n->recorded = ENG_LW;
+    n->src = SRC_NONE;
+    n->pn = n->dn = 1;
+    n->seq = t->count;
+    uint32_t h = pos_hash(p) & (t->nslot - 1);
+    while (t->slot[h])
+        h = (h + 1) & (t->nslot - 1);
+    t->slot[h] = t->count + 1;
+    return (long)t->count++;
+}
+
+/* The node's bound from outside the tree: no move, databases, store. */
+static int
+node_own(mt_tree *t, mt_node *n, char *err, size_t errlen)
+{
+    eng_movelist ml;
+    eng_generate(&n->pos, &ml, ENG_DUPS_MERGE);
+    if (ml.n == 0) {
+        n->own = ENG_LL;
+        n->src = SRC_END;
+    } else if (t->db && pieces(&n->pos) <= t->db_pieces) {
+        int v = egdb_probe(t->db, &n->pos);
+        if (v < 0) {
+            char fen[ENG_FEN_MAX];
+            eng_format_fen(&n->pos, fen, sizeof fen);
+            fmt_err(err, errlen, "database probe of %s failed: %s", fen, egdb_strerror(v));
+            return MT_EDB;
+        }
+        n->own = eng_bound_exact(v == EGDB_WIN ? ENG_WIN : v == EGDB_LOSS ? ENG_LOSS : ENG_DRAW);
+        n->src = SRC_DB;
+    } else {
+        pst_record r;
+        int rc = pst_get(t->store, &n->pos, &r);
+        if (rc == 0) {
+            n->own = n->recorded = r.bound;
+            n->src = SRC_STORE;
+        } else if (rc != PST_ENOTFOUND) {
+            char fen[ENG_FEN_MAX];
+            eng_format_fen(&n->pos, fen, sizeof fen);
+            fmt_err(err, errlen, "proof store read of %s failed: %s", fen, pst_strerror(rc));
+            return MT_ESTORE;
+        }
+    }
+    n->bound = meet(n->bound, n->own);
+    if (n->bound == ENG_BOUND_INVALID)
+        n->bound = n->own;
+    return 0;
+}
+
+/* The manager's own heuristic: a short alpha-beta search. */
+static void
+node_score(mt_tree *t, mt_node *n)
+{
+    if (n->src == SRC_DB || n->src == SRC_END)
+        return;
+    ab_opts o = {.db = t->db, .db_pieces = t->db_pieces, .max_depth = MT_SCORE_DEPTH,
+                 .node_limit = MT_SCORE_NODES};
+    ab_result r;
+    if (t->ab && ab_search(t->ab, &n->pos, &o, &r) == 0) {
+        n->score = (int16_t)(r.score > 32000 ? 32000 : r.score < -32000 ? -32000 : r.score);
+        n->depth = (uint16_t)r.depth;
+    } else {
+        n->score = (int16_t)ab_eval(&n->pos);
+    }
+}
+
+/* ---- LMDB ------------------------------------------------------------------ */
+
+static void
+node_encode(const mt_node *n, uint8_t k[MT_KEY], uint8_t v[MT_VAL])
+{
+    pos_key(&n->pos, k);
+    memset(v, 0, MT_VAL);
+    v[0] = 1;
+    v[1] = n->expanded ? 1 : 0;
+    v[2] = (uint8_t)(uint16_t)n->score;
+    v[3] = (uint8_t)((uint16_t)n->score >> 8);
+    v[4] = (uint8_t)n->depth;
+    v[5] = (uint8_t)(n->depth >> 8);
+    put32(v + 8, n->jobs);
+    put32(v + 12, n->job_ms);
+    put64(v + 16, n->job_nodes);
+    put32(v + 24, n->seq);
+    uint8_t buf[MT_KEY + 28];
+    memcpy(buf, k, MT_KEY);
+    memcpy(buf + MT_KEY, v, 28);
+    put32(v + 28, XXH32(buf, sizeof buf, 0));
+}
+
+static int
+node_put(mt_tree *t, MDB_txn *txn, const mt_node *n)
+{
+    uint8_t k[MT_KEY], v[MT_VAL];
+    node_encode(n, k, v);
+    MDB_val key = {MT_KEY, k}, val = {MT_VAL, v};
+    return mdb_put(txn, t->nodes, &key, &val, 0);
+}
+
+static int
+meta_put(mt_tree *t, MDB_txn *txn, const char *key, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    MDB_val k = {strlen(key), (void *)key}, v = {strlen(buf), buf};
+    return mdb_put(txn, t->meta, &k, &v, 0);
+}
+
+static int
+meta_get(mt_tree *t, MDB_txn *txn, const char *key, char *out, size_t cap)
+{
+    MDB_val k = {strlen(key), (void *)key}, v;
+    int rc = mdb_get(txn, t->meta, &k, &v);
+    if (rc)
+        return rc;
+    size_t n = v.mv_size < cap - 1 ? v.mv_size : cap - 1;
+    memcpy(out, v.mv_data, n);
+    out[n] = 0;
+    return 0;
+}
+
+/* Writes the counters and the question (inside txn). */
+static int
+meta_state(mt_tree *t, MDB_txn *txn)
+{
+    int rc = meta_put(t, txn, "h", "%d", t->h);
+    if (!rc)
+        rc = meta_put(t, txn, "question", "%d %d", t->q.attacker, t->q.target);
+    if (!rc)
+        rc = meta_put(t, txn, "next_job", "%" PRIu64, t->next_job);
+    if (!rc)
+        rc = meta_put(t, txn, "jobs_done", "%" PRIu64 " %" PRIu64, t->jobs_done, t->jobs_proved);
+    if (!rc)
+        rc = meta_put(t, txn, "seconds", "%.3f", t->seconds);
+    if (!rc)
+        rc = meta_put(t, txn, "hist_n", "%" PRIu64, t->hist_n);
+    return rc;
+}
+
+/* Runs fn inside one write transaction and commits. */
+typedef int (*txn_fn)(mt_tree *t, MDB_txn *txn, void *arg);
+
+static int
+in_txn(mt_tree *t, txn_fn fn, void *arg, char *err, size_t errlen)
+{
+    MDB_txn *txn;
+    int rc = mdb_txn_begin(t->env, NULL, 0, &txn);
+    if (!rc) {
+        rc = fn(t, txn, arg);
+        if (rc)
+            mdb_txn_abort(txn);
+        else
+            rc = mdb_txn_commit(txn);
+    }
+    if (rc) {
+        fmt_err(err, errlen, "tree %s: write failed: %s", t->dir, lmdb_msg(rc));
+        return MT_EIO;
+    }
+    return 0;
+}
+
+static int
+txn_state(mt_tree *t, MDB_txn *txn, void *arg)
+{
+    (void)arg;
+    return meta_state(t, txn);
+}
+
+/* ---- expansion -------------------------------------------------------------- */
+
+typedef struct expand_arg {
+    uint32_t node;
+    uint32_t first_new; /* nodes from here on are new */
+} expand_arg;
+
+static int
+txn_expand(mt_tree *t, MDB_txn *txn, void *arg)
+{
+    expand_arg *a = arg;
+    int rc = node_put(t, txn, &t->n[a->node]);
+    for (uint32_t i = a->first_new; !rc && i < t->count; i++)
+        rc = node_put(t, txn, &t->n[i]);
+    return rc;
+}
+
+/* Links node i's children (creating missing ones, scored and with their
+ * own bounds); does not persist. */
+static int
+link_children(mt_tree *t, uint32_t i, char *err, size_t errlen)
+{
+    eng_movelist ml;
+    eng_pos p = t->n[i].pos;
+    eng_generate(&p, &ml, ENG_DUPS_MERGE);
+    uint32_t *kid = malloc((ml.n ? ml.n : 1) * sizeof *kid);
+    if (!kid)
+        return MT_ENOMEM;
+    for (int m = 0; m < ml.n; m++) {
+        eng_pos c;
+        eng_make(&p, &ml.m[m], &c);
+        long k = node_find(t, &c);
+        if (k < 0) {
+            k = node_add(t, &c);
+            if (k < 0) {
+                free(kid);
+                return (int)k;
+            }
+            int rc = node_own(t, &t->n[k], err, errlen);
+            if (rc) {
+                free(kid);
+                return rc;
+            }
+            node_score(t, &t->n[k]);
+        }
+        kid[m] = (uint32_t)k;
+    }
+    free(t->n[i].kid);
+    t->n[i].kid = kid;
+    t->n[i].nkid = (uint16_t)ml.n;
+    return 0;
+}
+
+static int
+expand(mt_tree *t, uint32_t i, char *err, size_t errlen)
+{
+    if (t->n[i].expanded)
+        return 0;
+    expand_arg a = {i, t->count};
+    int rc = link_children(t, i, err, errlen);
+    if (rc)
+        return rc;
+    t->n[i].expanded = 1;
+    return in_txn(t, txn_expand, &a, err, errlen);
+}
+
+/* ---- the pass: bounds, records, numbers ------------------------------------- */
+
+static int
+items_push(mt_tree *t, const pst_item *it)
+{
+    if (t->nitems == t->capitems) {
+        size_t nc = t->capitems ? t->capitems * 2 : 256;
+        pst_item *ni = realloc(t->items, nc * sizeof *ni);
+        if (!ni)
+            return MT_ENOMEM;
+        t->items = ni;
+        t->capitems = nc;
+    }
+    t->items[t->nitems++] = *it;
+    return 0;
+}
+
+/* The record of node n's backed-up bound: moves to children that prove it. */
+static void
+backup_record(const mt_tree *t, const mt_node *n, pst_item *it)
+{
+    memset(it, 0, sizeof *it);
+    it->pos = n->pos;
+    it->rec.bound = n->bound;
+    it->rec.win.from = it->rec.draw.from = PST_NOMOVE;
+    int lo = eng_bound_lo(n->bound);
+    if (lo < ENG_DRAW)
+        return;
+    eng_movelist ml;
+    eng_generate(&n->pos, &ml, ENG_DUPS_MERGE);
+    for (int m = 0; m < ml.n && m < n->nkid; m++) {
+        eng_bound cb = t->n[n->kid[m]].bound;
+        if (lo == ENG_WIN && cb == ENG_LL && it->rec.win.from == PST_NOMOVE)
+            it->rec.win = pst_move_of(&ml.m[m]);
+        if (eng_bound_hi(cb) <= ENG_DRAW && it->rec.draw.from == PST_NOMOVE)
+            it->rec.draw = pst_move_of(&ml.m[m]);
+    }
+}
+
+static void
+pass_node(mt_tree *t, uint32_t i, int depth)
+{
+    mt_node *n = &t->n[i];
+    n->epoch = t->epoch;
+    n->onstack = 1;
+    if (n->expanded && depth < MT_MAXDEPTH) {
+        for (uint16_t k = 0; k < n->nkid; k++) {
+            mt_node *c = &t->n[n->kid[k]];
+            if (c->epoch != t->epoch)
+                pass_node(t, n->kid[k], depth + 1);
+            else if (c->onstack)
+                t->cycles = 1;
+        }
+    }
+    n = &t->n[i]; /* (no reallocation happens in a pass; kept for clarity) */
+    /* bound */
+    eng_bound b = n->own;
+    if (n->expanded && n->nkid > 0) {
+        eng_bound up = eng_bound_neg(t->n[n->kid[0]].bound);
+        for (uint16_t k = 1; k < n->nkid; k++)
+            up = eng_bound_max(up, eng_bound_neg(t->n[n->kid[k]].bound));
+        eng_bound m = meet(b, up);
+        if (m == ENG_BOUND_INVALID) {
+            if (!t->contradict)
+                eng_format_fen(&n->pos, t->contra_fen, sizeof t->contra_fen);
+            t->contradict = 1;
+        } else {
+            b = m;
+        }
+    }
+    n->bound = b;
+    if (b != n->recorded && n->src != SRC_DB && n->src != SRC_END) {
+        pst_item it;
+        backup_record(t, n, &it);
+        if (items_push(t, &it) == 0 && n->src == SRC_NONE)
+            n->src = SRC_BACKUP;
+    }
+    /* numbers */
+    int qs = q_status(&t->q, n);
+    n->flagged = 0;
+    if (qs > 0) {
+        n->pn = 0;
+        n->dn = MT_INF;
+    } else if (qs < 0) {
+        n->pn = MT_INF;
+        n->dn = 0;
+    } else if (!n->expanded || n->nkid == 0) {
+        n->pn = n->dn = 1;
+        if (n->inflight) {
+            n->flagged = 1;
+        } else if (t->h < MT_H_INF) {
+            int sx = n->pos.stm == t->q.attacker ? n->score : -n->score;
+            if (sx > t->h)
+                n->pn = 0, n->dn = MT_INF;
+            else if (sx < -t->h)
+                n->pn = MT_INF, n->dn = 0;
+        }
+    } else {
+        int or_node = n->pos.stm == t->q.attacker;
+        uint64_t pn = or_node ? MT_INF : 0, dn = or_node ? 0 : MT_INF;
+        int open = 0, open_unflagged = 0;
+        for (uint16_t k = 0; k < n->nkid; k++) {
+            const mt_node *c = &t->n[n->kid[k]];
+            if (or_node) {
+                pn = c->pn < pn ? c->pn : pn;
+                dn = sat_add(dn, c->dn);
+            } else {
+                pn = sat_add(pn, c->pn);
+                dn = c->dn < dn ? c->dn : dn;
+            }
+            if (c->pn && c->dn) {
+                open++;
+                open_unflagged += !c->flagged;
+            }
+        }
+        n->pn = pn;
+        n->dn = dn;
+        n->flagged = n->inflight || (open > 0 && open_unflagged == 0);
+    }
+    n->onstack = 0;
+}
+
+/* One pass over the graph from the root; writes the backed-up records.
+ * Repeated (at most 4 times) while a cycle may have left a stale bound. */
+static int
+pass(mt_tree *t, char *err, size_t errlen)
+{
+    for (int round = 0; round < 4; round++) {
+        t->epoch++;
+        t->cycles = 0;
+        t->nitems = 0;
+        pass_node(t, 0, 0);
+        if (t->contradict) {
+            fmt_err(err, errlen,
+                    "the tree's backed-up bound contradicts a stored proof at %s (a bug: the "
+                    "state is left as it is, as evidence)",
+                    t->contra_fen);
+            return MT_ESTORE;
+        }
+        if (t->nitems) {
+            int rc = pst_put_many(t->store, t->items, t->nitems, err, errlen);
+            if (rc)
+                return MT_ESTORE;
+            for (size_t j = 0; j < t->nitems; j++) {
+                long k = node_find(t, &t->items[j].pos);
+                if (k >= 0)
+                    t->n[k].recorded = t->items[j].rec.bound;
+            }
+        }
+        if (!t->cycles || !t->nitems)
+            break;
+    }
+    return 0;
+}
+
+/* ---- opening and creating ---------------------------------------------------- */
+
+static int
+env_open(mt_tree *t, const char *dir, char *err, size_t errlen)
+{
+    if (mkdir(dir, 0755) && errno != EEXIST) {
+        fmt_err(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+        return MT_EIO;
+    }
+    int rc = mdb_env_create(&t->env);
+    if (!rc)
+        rc = mdb_env_set_maxdbs(t->env, 8);
+    if (!rc)
+        rc = mdb_env_set_mapsize(t->env, MT_MAP_BYTES);
+    if (!rc)
+        rc = mdb_env_open(t->env, dir, MDB_NOTLS, 0644);
+    if (rc) {
+        fmt_err(err, errlen, "cannot open the tree in %s: %s", dir, lmdb_msg(rc));
+        return MT_EIO;
+    }
+    MDB_txn *txn;
+    rc = mdb_txn_begin(t->env, NULL, 0, &txn);
+    if (!rc)
+        rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &t->meta);
+    if (!rc)
+        rc = mdb_dbi_open(txn, "nodes", MDB_CREATE, &t->nodes);
+    if (!rc)
+        rc = mdb_dbi_open(txn, "jobs", MDB_CREATE | MDB_INTEGERKEY, &t->jobs);
+    if (!rc)
+        rc = mdb_dbi_open(txn, "hist", MDB_CREATE | MDB_INTEGERKEY, &t->hist);
+    if (!rc)
+        rc = mdb_txn_commit(txn);
+    else
+        mdb_txn_abort(txn);
+    if (rc) {
+        fmt_err(err, errlen, "cannot open the tree's tables in %s: %s", dir, lmdb_msg(rc));
+        return MT_EIO;
+    }
+    return 0;
+}
+
+static int
+txn_create(mt_tree *t, MDB_txn *txn, void *arg)
+{
+    (void)arg;
+    char fen[ENG_FEN_MAX];
+    eng_format_fen(&t->root, fen, sizeof fen);
+    int rc = meta_put(t, txn, "schema", "%s", MT_SCHEMA);
+    if (!rc)
+        rc = meta_put(t, txn, "root", "%s", fen);
+    if (!rc)
+        rc = meta_put(t, txn, "goal", "%s", mt_goal_name(t->goal));
+    if (!rc)
+        rc = meta_put(t, txn, "params", "%d %u %" PRIu64 " %d %d", t->db_pieces, t->job_ms,
+                      t->job_nodes, t->h0, t->h_step);
+    if (!rc)
+        rc = meta_put(t, txn, "seed", "%s", t->seed);
+    if (!rc)
+        rc = meta_state(t, txn);
+    if (!rc)
+        rc = node_put(t, txn, &t->n[0]);
+    return rc;
+}
+
+/* Expands the seed line (the given moves, else the engine's line). */
+static int
+seed_line(mt_tree *t, const char *seed, char *err, size_t errlen)
+{
+    uint32_t cur = 0;
+    if (seed && *seed) {
+        char buf[256], *save = NULL;
+        snprintf(buf, sizeof buf, "%s", seed);
+        int ply = 0;
+        for (char *tok = strtok_r(buf, " \t,", &save); tok; tok = strtok_r(NULL, " \t,", &save)) {
+            /* skip move numbers like "1." */
+            if (strchr(tok, '.') && !strchr(tok, '-') && !strchr(tok, 'x'))
+                continue;
+            eng_move m;
+            char perr[160];
+            if (eng_parse_move(&t->n[cur].pos, tok, &m, perr, sizeof perr)) {
+                fmt_err(err, errlen, "seed line, move %d '%s': %s", ply + 1, tok, perr);
+                return MT_EINVAL;
+            }
+            int rc = expand(t, cur, err, errlen);
+            if (rc)
+                return rc;
+            eng_pos c;
+            eng_make(&t->n[cur].pos, &m, &c);
+            long k = node_find(t, &c);
+            if (k < 0) {
+                fmt_err(err, errlen, "seed line, move %d '%s': child not found", ply + 1, tok);
+                return MT_EINVAL;
+            }
+            cur = (uint32_t)k;
+            ply++;
+        }
+        return expand(t, cur, err, errlen);
+    }
+    /* The engine's principal variation, searched for a second. */
+    ab_opts o = {.db = t->db, .db_pieces = t->db_pieces, .max_depth = 40, .time_limit = 1.0};
+    ab_result r;
+    if (!t->ab || ab_search(t->ab, &t->root, &o, &r) != 0)
+        return expand(t, 0, err, errlen);
+    char line[256] = "";
+    size_t used = 0;
+    for (int i = 0; i < r.pvlen && i < MT_SEED_PLIES; i++) {
+        if (t->n[cur].src == SRC_DB || t->n[cur].src == SRC_END)
+            break;
+        int rc = expand(t, cur, err, errlen);
+        if (rc)
+            return rc;
+        char mv[64];
+        eng_format_move(&r.pv[i], mv, sizeof mv);
+        used += (size_t)snprintf(line + used, used < sizeof line ? sizeof line - used : 0, "%s%s",
+                                 i ? " " : "", mv);
+        eng_pos c;
+        eng_make(&t->n[cur].pos, &r.pv[i], &c);
+        long k = node_find(t, &c);
+        if (k < 0)
+            break;
+        cur = (uint32_t)k;
+    }
+    snprintf(t->seed, sizeof t->seed, "engine: %s", line);
+    return 0;
+}
+
+static int
+load_meta(mt_tree *t, char *err, size_t errlen)
+{
+    MDB_txn *txn;
+    int rc = mdb_txn_begin(t->env, NULL, MDB_RDONLY, &txn);
+    if (rc) {
+        fmt_err(err, errlen, "tree %s: %s", t->dir, lmdb_msg(rc));
+        return MT_EIO;
+    }
+    char buf[512];
+    int bad = 0;
+    if (meta_get(t, txn, "schema", buf, sizeof buf)) {
+        mdb_txn_abort(txn);
+        fmt_err(err, errlen, "%s holds no proof (no tree schema): start one with --opening, "
+                             "--acf or --fen", t->dir);
+        return MT_EINVAL;
+    }
+    if (strcmp(buf, MT_SCHEMA)) {
+        mdb_txn_abort(txn);
+        fmt_err(err, errlen, "tree %s has schema '%s', this program reads '%s'", t->dir, buf,
+                MT_SCHEMA);
+        return MT_ECORRUPT;
+    }
+    char perr[160];
+    if (meta_get(t, txn, "root", buf, sizeof buf) || eng_parse_fen(buf, &t->root, perr, sizeof perr))
+        bad = 1;
+    if (!bad && (meta_get(t, txn, "goal", buf, sizeof buf) || (t->goal = mt_goal_parse(buf)) < 0))
+        bad = 2;
+    if (!bad && (meta_get(t, txn, "params", buf, sizeof buf) ||
+                 sscanf(buf, "%d %u %" SCNu64 " %d %d", &t->db_pieces, &t->job_ms, &t->job_nodes,
+                        &t->h0, &t->h_step) != 5))
+        bad = 3;
+    if (!bad && (meta_get(t, txn, "h", buf, sizeof buf) || sscanf(buf, "%d", &t->h) != 1))
+        bad = 4;
+    if (!bad && (meta_get(t, txn, "question", buf, sizeof buf) ||
+                 sscanf(buf, "%d %d", &t->q.attacker, &t->q.target) != 2 ||
+                 (t->q.attacker != ENG_BLACK && t->q.attacker != ENG_WHITE) ||
+                 (t->q.target != ENG_WIN && t->q.target != ENG_DRAW)))
+        bad = 5;
+    if (!bad && (meta_get(t, txn, "next_job", buf, sizeof buf) ||
+                 sscanf(buf, "%" SCNu64, &t->next_job) != 1))
+        bad = 6;
+    if (!bad && (meta_get(t, txn, "jobs_done", buf, sizeof buf) ||
+                 sscanf(buf, "%" SCNu64 " %" SCNu64, &t->jobs_done, &t->jobs_proved) != 2))
+        bad = 7;
+    if (!bad && (meta_get(t, txn, "seconds", buf, sizeof buf) || sscanf(buf, "%lf", &t->seconds) != 1))
+        bad = 8;
+    if (!bad && (meta_get(t, txn, "hist_n", buf, sizeof buf) ||
+                 sscanf(buf, "%" SCNu64, &t->hist_n) != 1))
+        bad = 9;
+    if (!bad && meta_get(t, txn, "seed", t->seed, sizeof t->seed))
+        t->seed[0] = 0;
+    mdb_txn_abort(txn);
+    if (bad) {
+        static const char *const what[] = {"", "root", "goal", "params", "h", "question",
+                                           "next_job", "jobs_done", "seconds", "hist_n"};
+        fmt_err(err, errlen, "tree %s: meta entry '%s' is missing or malformed", t->dir, what[bad]);
+        return MT_ECORRUPT;
+    }
+    return 0;
+}
+
+static int
+load_nodes(mt_tree *t, char *err, size_t errlen)
+{
+    MDB_txn *txn;
+    MDB_cursor *cur;
+    int rc = mdb_txn_begin(t->env, NULL, MDB_RDONLY, &txn);
+    if (!rc)
+        rc = mdb_cursor_open(txn, t->nodes, &cur);
+    if (rc) {
+        fmt_err(err, errlen, "tree %s: %s", t->dir, lmdb_msg(rc));
+        return MT_EIO;
+    }
+    /* the root first, at index 0 */
+    long r = node_add(t, &t->root);
+    if (r < 0) {
+        mdb_cursor_close(cur);
+        mdb_txn_abort(txn);
+        return (int)r;
+    }
+    MDB_val k, v;
+    int out = 0;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        const uint8_t *kb = k.mv_data, *vb = v.mv_data;
+        uint8_t buf[MT_KEY + 28];
+        if (k.mv_size != MT_KEY || v.mv_size != MT_VAL || vb[0] != 1) {
+            fmt_err(err, errlen, "tree %s: a node record has the wrong size or format", t->dir);
+            out = MT_ECORRUPT;
+            break;
+        }
+        memcpy(buf, kb, MT_KEY);
+        memcpy(buf + MT_KEY, vb, 28);
+        eng_pos p = key_pos(kb);
+        char verr[128];
+        if (get32(vb + 28) != XXH32(buf, sizeof buf, 0) || p.stm > 1 ||
+            eng_validate(&p, verr, sizeof verr)) {
+            fmt_err(err, errlen, "tree %s: a node record fails its checksum or holds an invalid "
+                                 "position (the tree is damaged)", t->dir);
+            out = MT_ECORRUPT;
+            break;
+        }
+        long i = node_find(t, &p);
+        if (i < 0)
+            i = node_add(t, &p);
+        if (i < 0) {
+            out = (int)i;
+            break;
+        }
+        mt_node *n = &t->n[i];
+        n->expanded = vb[1] & 1;
+        n->score = (int16_t)(vb[2] | vb[3] << 8);
+        n->depth = (uint16_t)(vb[4] | vb[5] << 8);
+        n->jobs = get32(vb + 8);
+        n->job_ms = get32(vb + 12);
+        n->job_nodes = get64(vb + 16);
+    }
+    if (!out && rc != MDB_NOTFOUND) {
+        fmt_err(err, errlen, "tree %s: reading nodes: %s", t->dir, lmdb_msg(rc));
+        out = MT_EIO;
+    }
+    mdb_cursor_close(cur);
+    /* jobs not answered before the stop: kept for late results */
+    if (!out && !mdb_cursor_open(txn, t->jobs, &cur)) {
+        for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc;
+             rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+            if (k.mv_size != 8 || v.mv_size != MT_KEY + 2)
+                continue;
+            uint64_t id;
+            memcpy(&id, k.mv_data, 8);
+            eng_pos p = key_pos(v.mv_data);
+            long i = node_find(t, &p);
+            if (i < 0)
+                continue;
+            if (t->njob == t->capjob) {
+                size_t nc = t->capjob ? t->capjob * 2 : 64;
+                mt_jobrec *nj = realloc(t->job, nc * sizeof *nj);
+                if (!nj) {
+                    out = MT_ENOMEM;
+                    break;
+                }
+                t->job = nj;
+                t->capjob = nc;
+            }
+            const uint8_t *vb = v.mv_data;
+            t->job[t->njob++] = (mt_jobrec){id, (uint32_t)i, vb[MT_KEY], vb[MT_KEY + 1], 0};
+        }
+        mdb_cursor_close(cur);
+    }
+    mdb_txn_abort(txn);
+    if (out)
+        return out;
+    /* bounds, then children (which may create nodes missing after a crash) */
+    uint32_t loaded = t->count;
+    for (uint32_t i = 0; i < loaded; i++) {
+        int e = node_own(t, &t->n[i], err, errlen);
+        if (e)
+            return e;
+    }
+    for (uint32_t i = 0; i < loaded; i++) {
+        if (!t->n[i].expanded)
+            continue;
+        expand_arg a = {i, t->count};
+        int e = link_children(t, i, err, errlen);
+        if (!e && t->count > a.first_new)
+            e = in_txn(t, txn_expand, &a, err, errlen);
+        if (e)
+            return e;
+    }
+    return 0;
+}
+
+int
+mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store, mt_tree **out,
+        char *err, size_t errlen)
+{
+    *out = NULL;
+    mt_tree *t = calloc(1, sizeof *t);
+    if (!t)
+        return MT_ENOMEM;
+    snprintf(t->dir, sizeof t->dir, "%s", dir);
+    t->db = db;
+    t->store = store;
+    ab_new((size_t)16 << 20, &t->ab);
+    int rc = env_open(t, dir, err, errlen);
+    if (rc)
+        goto fail;
+    if (create) {
+        char buf[64];
+        MDB_txn *txn;
+        if (!mdb_txn_begin(t->env, NULL, MDB_RDONLY, &txn)) {
+            int has = !meta_get(t, txn, "schema", buf, sizeof buf);
+            mdb_txn_abort(txn);
+            if (has) {
+                fmt_err(err, errlen, "%s already holds a proof: resume it with "
+                                     "`checkers prove --state DIR`, or use another directory",
+                        dir);
+                rc = MT_EINVAL;
+                goto fail;
+            }
+        }
+        t->root = create->root;
+        t->goal = create->goal;
+        t->db_pieces = create->db_pieces;
+        t->job_ms = create->job_ms;
+        t->job_nodes = create->job_nodes;
+        t->h0 = t->h = create->h0;
+        t->h_step = create->h_step > 0 ? create->h_step : 100;
+        t->next_job = 1;
+        snprintf(t->seed, sizeof t->seed, "%s", create->seed ? create->seed : "");
+        long r = node_add(t, &t->root);
+        if (r < 0) {
+            rc = (int)r;
+            goto fail;
+        }
+        if ((rc = node_own(t, &t->n[0], err, errlen)))
+            goto fail;
+        node_score(t, &t->n[0]);
+        t->q = next_question(t->goal, &t->root, t->n[0].bound, prv_hint(t->n[0].score));
+        if ((rc = in_txn(t, txn_create, NULL, err, errlen)))
+            goto fail;
+        if ((rc = seed_line(t, create->seed, err, errlen)))
+            goto fail;
+        if ((rc = in_txn(t, txn_create, NULL, err, errlen)))
+            goto fail;
+    } else {
+        if ((rc = load_meta(t, err, errlen)) || (rc = load_nodes(t, err, errlen)))
+            goto fail;
+        if (db == NULL && t->db_pieces > 0) {
+            fmt_err(err, errlen, "the proof in %s rests on %d-piece databases: give --db",
+                    dir, t->db_pieces);
+            rc = MT_EINVAL;
+            goto fail;
+        }
+    }
+    if ((rc = pass(t, err, errlen)))
+        goto fail;
+    *out = t;
+    return 0;
+fail:
+    mt_close(t);
+    return rc;
+}
+
+void
+mt_close(mt_tree *t)
+{
+    if (!t)
+        return;
+    if (t->env)
+        mdb_env_close(t->env);
+    for (uint32_t i = 0; i < t->count; i++)
+        free(t->n[i].kid);
+    free(t->n);
+    free(t->slot);
+    free(t->job);
+    free(t->items);
+    ab_free(t->ab);
+    free(t);
+}
+
+/* ---- picking jobs ------------------------------------------------------------- */
+
+int
+mt_done(const mt_tree *t)
+{
+    return mt_goal_settled(t->goal, t->n[0].bound);
+}
+
+static mt_jobrec *
+job_find(mt_tree *t, uint64_t id)
+{
+    for (size_t j = 0; j < t->njob; j++)
+        if (t->job[j].id == id)
+            return &t->job[j];
+    return NULL;
+}
+
+static void
+job_drop(mt_tree *t, uint64_t id)
+{
+    for (size_t j = 0; j < t->njob; j++)
+        if (t->job[j].id == id) {
+            t->job[j] = t->job[--t->njob];
+            return;
+        }
+}
+
+typedef struct job_arg {
+    const mt_jobrec *j;
+    int del;
+} job_arg;
+
+static int
+txn_job(mt_tree *t, MDB_txn *txn, void *arg)
+{
+    job_arg *a = arg;
+    MDB_val k = {8, (void *)&a->j->id};
+    int rc;
+    if (a->del) {
+        rc = mdb_del(txn, t->jobs, &k, NULL);
+        if (rc == MDB_NOTFOUND)
+            rc = 0;
+    } else {
+        uint8_t v[MT_KEY + 2];
+        pos_key(&t->n[a->j->node].pos, v);
+        v[MT_KEY] = (uint8_t)a->j->attacker;
+        v[MT_KEY + 1] = (uint8_t)a->j->goal;
+        MDB_val val = {sizeof v, v};
+        rc = mdb_put(txn, t->jobs, &k, &val, 0);
+    }
+    return rc ? rc : meta_state(t, txn);
+}
+
+/* Flags of the nodes on a selection path, from the bottom up. */
+static void
+reflag_path(mt_tree *t, const uint32_t *path, int len)
+{
+    for (int d = len - 1; d >= 0; d--) {
+        mt_node *n = &t->n[path[d]];
+        if (!n->expanded || !n->nkid) {
+            n->flagged = n->inflight;
+            continue;
+        }
+        int open = 0, free_ = 0;
+        for (uint16_t k = 0; k < n->nkid; k++) {
+            const mt_node *c = &t->n[n->kid[k]];
+            if (c->pn && c->dn) {
+                open++;
+                free_ += !c->flagged;
+            }
+        }
+        n->flagged = n->inflight || (open > 0 && free_ == 0);
+    }
+}
+
+/* Moves to the next question or raises h when the root is resolved;
+ * returns 1 when something changed (numbers were recomputed). */
+static int
+advance(mt_tree *t, char *err, size_t errlen, int *rc)
+{
+    mt_node *root = &t->n[0];
+    *rc = 0;
+    if (mt_done(t))
+        return 0;
+    if (q_status(&t->q, root) != 0) {
+        t->q = next_question(t->goal, &t->root, root->bound, prv_hint(root->score));
+        t->h = t->h0;
+    } else if ((root->pn == 0 || root->dn == 0) && t->h < MT_H_INF) {
+        t->h = t->h + t->h_step >= MT_H_INF ? MT_H_INF : t->h + t->h_step;
+    } else {
+        return 0;
+    }
+    if ((*rc = pass(t, err, errlen)) || (*rc = in_txn(t, txn_state, NULL, err, errlen)))
+        return 0;
+    return 1;
+}
+
+int
+mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen)
+{
+    int rc;
+    for (int guard = 0; guard < 64; guard++) {
+        if (mt_done(t))
+            return MT_PICK_DONE;
+        if (advance(t, err, errlen, &rc))
+            continue;
+        if (rc)
+            return rc;
+        mt_node *root = &t->n[0];
+        if (root->flagged)
+            return MT_PICK_WAIT;
+        /* descend: most-proving child at OR nodes, most-disproving at AND */
+        uint32_t path[MT_MAXDEPTH];
+        int len = 0;
+        uint32_t cur = 0;
+        path[len++] = 0;
+        root->onpath = 1;
+        int restart = 0;
+        while (t->n[cur].expanded && t->n[cur].nkid && len < MT_MAXDEPTH) {
+            mt_node *n = &t->n[cur];
+            int or_node = n->pos.stm == t->q.attacker;
+            long best = -1;
+            int blocked = 0;
+            for (uint16_t k = 0; k < n->nkid; k++) {
+                const mt_node *c = &t->n[n->kid[k]];
+                if (!c->pn || !c->dn || c->flagged)
+                    continue;
+                if (c->onpath) {
+                    blocked = 1;
+                    continue;
+                }
+                if (best < 0) {
+                    best = n->kid[k];
+                    continue;
+                }
+                const mt_node *b = &t->n[best];
+                uint64_t cv = or_node ? c->pn : c->dn, bv = or_node ? b->pn : b->dn;
+                uint64_t cw = or_node ? c->dn : c->pn, bw = or_node ? b->dn : b->pn;
+                if (cv < bv || (cv == bv && cw > bw))
+                    best = n->kid[k];
+            }
+            if (best < 0) {
+                if (!blocked) { /* every open child in flight: stale flag */
+                    n->flagged = 1;
+                    restart = 1;
+                }
+                break; /* blocked by a repetition: the node itself is the job */
+            }
+            cur = (uint32_t)best;
+            path[len++] = cur;
+            t->n[cur].onpath = 1;
+        }
+        for (int d = 0; d < len; d++)
+            t->n[path[d]].onpath = 0;
+        mt_node *n = &t->n[cur];
+        if (restart || n->inflight) {
+            n->flagged = 1;
+            reflag_path(t, path, len - 1);
+            continue;
+        }
+        n->inflight = 1;
+        reflag_path(t, path, len);
+        if (t->njob == t->capjob) {
+            size_t nc = t->capjob ? t->capjob * 2 : 64;
+            mt_jobrec *nj = realloc(t->job, nc * sizeof *nj);
+            if (!nj)
+                return MT_ENOMEM;
+            t->job = nj;
+            t->capjob = nc;
+        }
+        mt_jobrec *j = &t->job[t->njob++];
+        *j = (mt_jobrec){t->next_job++, cur, t->q.attacker, t->q.target, 1};
+        job_arg a = {j, 0};
+        if ((rc = in_txn(t, txn_job, &a, err, errlen)))
+            return rc;
+        job->id = j->id;
+        job->pos = n->pos;
+        job->attacker = j->attacker;
+        job->goal = j->goal;
+        /* an interior node (a repetition blocks its children) gets more
+         * time with every job it has had */
+        uint32_t mult = n->expanded ? 1u << (n->jobs < 4 ? n->jobs : 4) : 1;
+        job->time_ms = t->job_ms * mult;
+        job->node_limit = t->job_nodes * mult;
+        return MT_PICK_JOB;
+    }
+    return MT_PICK_WAIT;
+}
+
+int
+mt_job_wanted(const mt_tree *t, uint64_t id)
+{
+    for (size_t j = 0; j < t->njob; j++)
+        if (t->job[j].id == id) {
+            const mt_node *n = &t->n[t->job[j].node];
+            return !mt_done(t) && q_status(&t->q, n) == 0;
+        }
+    return 0;
+}
+
+void
+mt_release(mt_tree *t, uint64_t id)
+{
+    mt_jobrec *j = job_find(t, id);
+    if (!j || !j->live)
+        return;
+    j->live = 0;
+    t->n[j->node].inflight = 0;
+    char err[256];
+    pass(t, err, sizeof err); /* flags only change; a store error shows at the next result */
+}
+
+void
+mt_release_all(mt_tree *t)
+{
+    for (size_t j = 0; j < t->njob; j++) {
+        t->job[j].live = 0;
+        t->n[t->job[j].node].inflight = 0;
+    }
+    char err[256];
+    pass(t, err, sizeof err);
+}
+
+/* ---- results -------------------------------------------------------------------- */
+
+typedef struct result_arg {
+    uint32_t node;
+    uint64_t id;
+} result_arg;
+
+static int
+txn_result(mt_tree *t, MDB_txn *txn, void *arg)
+{
+    result_arg *a = arg;
+    MDB_val k = {8, &a->id};
+    int rc = mdb_del(txn, t->jobs, &k, NULL);
+    if (rc == MDB_NOTFOUND)
+        rc = 0;
+    if (!rc)
+        rc = node_put(t, txn, &t->n[a->node]);
+    return rc ? rc : meta_state(t, txn);
+}
+
+int
+mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int depth,
+          uint64_t nodes, uint32_t ms, const pst_item *items, size_t n, char *err, size_t errlen)
+{
+    /* 1. the proof: committed before anything else uses it */
+    if (n && pst_put_many(t->store, items, n, err, errlen))
+        return MT_ESTORE;
+    mt_jobrec *j = job_find(t, id);
+    if (!j)
+        return 0; /* a job of another proof or already answered: the proof is kept */
+    uint32_t i = j->node;
+    mt_node *nd = &t->n[i];
+    /* 2. the node */
+    if (!eng_bound_valid(bound))
+        bound = ENG_LW;
+    if (bound != ENG_LW) {
+        /* the bound must be backed by the store now (the proof's own record) */
+        pst_record r;
+        int g = pst_get(t->store, &nd->pos, &r);
+        if (g != 0 || meet(r.bound, bound) != r.bound) {
+            char fen[ENG_FEN_MAX];
+            eng_format_fen(&nd->pos, fen, sizeof fen);
+            fmt_err(err, errlen, "job %" PRIu64 " claims %s for %s but sent no record proving it",
+                    id, eng_bound_name(bound), fen);
+            bound = ENG_LW;
+        } else {
+            nd->recorded = r.bound;
+            bound = r.bound;
+        }
+    }
+    eng_bound m = meet(nd->own, bound);
+    if (m == ENG_BOUND_INVALID) {
+        char fen[ENG_FEN_MAX];
+        eng_format_fen(&nd->pos, fen, sizeof fen);
+        fmt_err(err, errlen, "job %" PRIu64 " proved %s for %s, which contradicts the known %s",
+                id, eng_bound_name(bound), fen, eng_bound_name(nd->own));
+        return MT_ESTORE;
+    }
+    if (m != nd->own) {
+        nd->own = m;
+        if (nd->src == SRC_NONE || nd->src == SRC_BACKUP)
+            nd->src = SRC_STORE;
+    }
+    if (depth > 0) {
+        nd->score = (int16_t)(score > 32000 ? 32000 : score < -32000 ? -32000 : score);
+        nd->depth = (uint16_t)depth;
+    }
+    nd->jobs++;
+    nd->job_ms += ms;
+    nd->job_nodes += nodes;
+    nd->inflight = 0;
+    t->jobs_done++;
+    t->jobs_proved += settled ? 1 : 0;
+    job_drop(t, id);
+    /* 3. a job that left its node open grows the tree there */
+    int rc = pass(t, err, errlen);
+    if (rc)
+        return rc;
+    if (!mt_done(t) && q_status(&t->q, &t->n[i]) == 0 && !t->n[i].expanded &&
+        (rc = expand(t, i, err, errlen)))
+        return rc;
+    result_arg a = {i, id};
+    if ((rc = in_txn(t, txn_result, &a, err, errlen)))
+        return rc;
+    return pass(t, err, errlen);
+}
+
+/* ---- reporting -------------------------------------------------------------------- */
+
+void
+mt_stats_get(const mt_tree *t, mt_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    const mt_node *root = &t->n[0];
+    out->root_bound = root->bound;
+    out->q = t->q;
+    out->goal = t->goal;
+    out->root_pn = root->pn;
+    out->root_dn = root->dn;
+    out->nodes = t->count;
+    for (uint32_t i = 0; i < t->count; i++) {
+        const mt_node *n = &t->n[i];
+        out->expanded += n->expanded;
+        out->in_flight += n->inflight;
+        if (!n->expanded && n->bound != ENG_LW && n->src == SRC_STORE)
+            out->leaves_proven++;
+    }
+    out->jobs_done = t->jobs_done;
+    out->jobs_proved = t->jobs_proved;
+    out->jobs_issued = t->next_job - 1;
+    out->h = t->h;
+    out->db_pieces = t->db_pieces;
+    out->job_ms = t->job_ms;
+    out->job_nodes = t->job_nodes;
+    out->seconds = t->seconds;
+    eng_format_fen(&t->root, out->root_fen, sizeof out->root_fen);
+    snprintf(out->seed, sizeof out->seed, "%s", t->seed);
+}
+
+typedef struct hist_arg {
+    double s;
+} hist_arg;
+
+static int
+txn_sample(mt_tree *t, MDB_txn *txn, void *arg)
+{
+    hist_arg *a = arg;
+    const mt_node *root = &t->n[0];
+    uint8_t v[8 * 6 + 1];
+    uint64_t bits;
+    memcpy(&bits, &a->s, 8);
+    put64(v, bits);
+    put64(v + 8, root->pn);
+    put64(v + 16, root->dn);
+    put64(v + 24, t->count);
+    put64(v + 32, t->jobs_done);
+    put64(v + 40, t->jobs_proved);
+    v[48] = root->bound;
+    uint64_t key = t->hist_n++;
+    MDB_val k = {8, &key}, val = {sizeof v, v};
+    int rc = mdb_put(txn, t->hist, &k, &val, 0);
+    return rc ? rc : meta_state(t, txn);
+}
+
+int
+mt_sample(mt_tree *t, double seconds, char *err, size_t errlen)
+{
+    hist_arg a = {seconds};
+    return in_txn(t, txn_sample, &a, err, errlen);
+}
+
+int
+mt_add_seconds(mt_tree *t, double s)
+{
+    t->seconds += s;
+    return in_txn(t, txn_state, NULL, NULL, 0);
+}
+
+int
+mt_history(mt_tree *t,
+           void (*fn)(double s, uint64_t pn, uint64_t dn, uint64_t nodes, uint64_t jobs,
+                      uint64_t proved, int bound, void *arg),
+           void *arg)
+{
+    MDB_txn *txn;
+    MDB_cursor *cur;
+    if (mdb_txn_begin(t->env, NULL, MDB_RDONLY, &txn))
+        return MT_EIO;
+    if (mdb_cursor_open(txn, t->hist, &cur)) {
+        mdb_txn_abort(txn);
+        return MT_EIO;
+    }
+    MDB_val k, v;
+    for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (v.mv_size != 49)
+            continue;
+        const uint8_t *b = v.mv_data;
+        uint64_t bits = get64(b);
+        double s;
+        memcpy(&s, &bits, 8);
+        fn(s, get64(b + 8), get64(b + 16), get64(b + 24), get64(b + 32), get64(b + 40), b[48],
+           arg);
+    }
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+    return 0;
+}
+
+static int
+walk_node(const mt_tree *t, uint32_t i, int depth, int max_depth, const char *move, uint8_t *on,
+          int (*fn)(const mt_view *v, void *arg), void *arg)
+{
+    const mt_node *n = &t->n[i];
+    mt_view v;
+    memset(&v, 0, sizeof v);
+    v.pos = n->pos;
+    v.depth = depth;
+    snprintf(v.move, sizeof v.move, "%s", move);
+    v.bound = n->bound;
+    v.leaf = !n->expanded || on[i] || depth >= max_depth;
+    v.source = n->src;
+    v.score = n->score;
+    v.in_flight = n->inflight;
+    v.flagged = n->flagged;
+    v.pn = n->pn;
+    v.dn = n->dn;
+    v.jobs = n->jobs;
+    if (fn(&v, arg))
+        return 1;
+    if (v.leaf)
+        return 0;
+    on[i] = 1;
+    eng_movelist ml;
+    eng_generate(&n->pos, &ml, ENG_DUPS_MERGE);
+    /* preferred first: resolved-for-the-mover children, then by numbers */
+    int order[ENG_MAX_MOVES];
+    int nk = n->nkid < ml.n ? n->nkid : ml.n;
+    for (int k = 0; k < nk; k++)
+        order[k] = k;
+    int or_node = n->pos.stm == t->q.attacker;
+    for (int a = 1; a < nk; a++)
+        for (int b = a; b > 0; b--) {
+            const mt_node *x = &t->n[n->kid[order[b]]], *y = &t->n[n->kid[order[b - 1]]];
+            uint64_t xv = or_node ? x->pn : x->dn, yv = or_node ? y->pn : y->dn;
+            if (xv >= yv)
+                break;
+            int tmp = order[b];
+            order[b] = order[b - 1];
+            order[b - 1] = tmp;
+        }
+    int stop = 0;
+    for (int k = 0; k < nk && !stop; k++) {
+        char mv[64];
+        eng_format_move(&ml.m[order[k]], mv, sizeof mv);
+        stop = walk_node(t, n->kid[order[k]], depth + 1, max_depth, mv, on, fn, arg);
+    }
+    on[i] = 0;
+    return stop;
+}
+
+void
+mt_walk(const mt_tree *t, int max_depth, int (*fn)(const mt_view *v, void *arg), void *arg)
+{
+    uint8_t *on = calloc(t->count ? t->count : 1, 1);
+    if (!on)
+        return;
+    walk_node(t, 0, 0, max_depth, "", on, fn, arg);
+    free(on);
+}
+
+const char *
+mt_strerror(int code)
+{
+    switch (code) {
+    case MT_OK: return "ok";
+    case MT_EIO: return "I/O error";
+    case MT_ECORRUPT: return "damaged tree";
+    case MT_ENOMEM: return "out of memory";
+    case MT_EINVAL: return "invalid argument";
+    case MT_ESTORE: return "proof store error";
+    case MT_EDB: return "database error";
+    default: return "unknown error";
+    }
+}
+
+int
+mt_info(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *err, size_t errlen)
+{
+    mt_tree t;
+    memset(&t, 0, sizeof t);
+    snprintf(t.dir, sizeof t.dir, "%s", dir);
+    struct stat sb;
+    char dm[4200];
+    snprintf(dm, sizeof dm, "%s/data.mdb", dir);
+    if (stat(dm, &sb)) {
+        fmt_err(err, errlen, "%s holds no proof tree (no %s)", dir, dm);
+        return MT_EINVAL;
+    }
+    int rc = env_open(&t, dir, err, errlen);
+    if (!rc)
+        rc = load_meta(&t, err, errlen);
+    if (t.env)
+        mdb_env_close(t.env);
+    if (!rc) {
+        *root = t.root;
+        *goal = t.goal;
+        *db_pieces = t.db_pieces;
+    }
+    return rc;
+}

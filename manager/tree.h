@@ -1,0 +1,270 @@
+/*
+ * tree.h - the proof tree of the manager: best-first PN-search over the
+ * positions below a root, kept in LMDB so that a proof survives any stop.
+ * manager.h tells how the pieces fit; this header says what the tree
+ * holds and why its answers can be trusted.
+ *
+ * NODES AND TRANSPOSITIONS
+ *   A node is a position (the exact position, side to move included). A
+ *   position reached by two lines is one node with two parents: merging
+ *   transpositions means a subtree is proved once. The tree is therefore
+ *   a graph, and with kings it may hold cycles.
+ *
+ * WHAT IS PROVEN (bounds, engine/value.h)
+ *   Every node has a bound for its side to move, from three sources:
+ *     own     a proof that exists outside the tree: the position has no
+ *             move (a loss), the databases cover it (their value), or
+ *             the proof store holds a record for it (a worker's proof, or
+ *             an earlier backup, see below);
+ *     backup  for an expanded node, the negamax of its children's bounds
+ *             (eng_bound_max over the negated bounds);
+ *     bound   own intersected with backup.
+ *   When a node's bound becomes stronger than its record in the store, the
+ *   tree writes the record: the bound, and the move to a child that
+ *   proves it (for a win, a child whose bound is a loss; for at least a
+ *   draw, a child at most a draw). Every child such a record relies on
+ *   already has its own record (or is a database or terminal leaf), so
+ *   the store keeps its invariant (store.h): a record only with the whole
+ *   proof below it. `proof check --state` runs the independent checker
+ *   (prover/check.h) from the root over these records: the tree's proof
+ *   and the workers' proofs are one certificate.
+ *
+ * WHY CYCLES CANNOT MAKE A WRONG BOUND
+ *   A bound only ever comes from bounds established earlier (children's,
+ *   or proofs); a bound resting on a node still being computed (a cycle)
+ *   uses that node's earlier bound. By induction on the order in which
+ *   bounds are established, a win at a node is a finite strategy whose
+ *   every line reaches an earlier-won position, and ends in a proof; the
+ *   tree never scores a repetition as a draw. A draw that needs a
+ *   repetition is left to the workers, whose df-pn proves it GHI-safe
+ *   (prover/prover.h). So a repetition in the tree counts only on its
+ *   own path, in the search: selection never descends into a position
+ *   already on its path, and a node whose only unresolved children are
+ *   on the path becomes a job itself.
+ *
+ * QUESTIONS AND PROOF NUMBERS
+ *   The search answers one binary question at a time: "does colour X win"
+ *   or "does X at least draw" (mt_question). A node is proven when its
+ *   bound implies the answer yes, disproven when it implies no. Proof and
+ *   disproof numbers (Allis) are computed from the leaves up: X to move is
+ *   an OR node (pn = min, dn = sum over the children), the other side to
+ *   move an AND node. Numbers are recomputed over the whole graph after
+ *   each change (a depth-first pass; a node met again while it is still
+ *   on the pass's stack gives its previous numbers), which is simple and
+ *   costs O(nodes) per job: the bench reports it as the manager's cost
+ *   per job.
+ *
+ * THRESHOLD ITERATION (seed 003, section 3.4)
+ *   A leaf whose heuristic score for X exceeds h counts as provisionally
+ *   proven, one below -h provisionally disproven; the others get pn = dn
+ *   = 1. When the root is resolved provisionally, h rises by its step and
+ *   the numbers are recomputed; past MT_H_INF nothing is provisional. The
+ *   answer is only ever read from the root's bound, never from numbers:
+ *   it cannot rest on a heuristic leaf.
+ *
+ * JOBS IN FLIGHT (virtual equivalence plus flagging)
+ *   A leaf given to a worker keeps its numbers (virtual equivalence: the
+ *   job is assumed to change nothing) and is flagged; a node whose
+ *   unresolved children are all flagged is flagged; selection passes
+ *   flagged nodes by, so the next pick goes to the next most-proving
+ *   leaf. The job-level PN-search study (Wu et al. 2013) found this the
+ *   best of the policies it measured.
+ *
+ * PERSISTENCE (LMDB, directory <state>/tree)
+ *   Named databases, little-endian:
+ *     "meta"  text keys and values: schema "checkers-proof-tree 1", root
+ *             FEN, goal, parameters, the question, h, counters.
+ *     "nodes" key: 17 bytes, the exact position (u32 bm, wm, bk, wk, u8
+ *             side to move); value 32 bytes: u8 format 1, u8 flags (bit 0
+ *             expanded), i16 score, u16 score depth, u16 0, u32 jobs, u32
+ *             job milliseconds, u64 job nodes, u32 creation order, u32
+ *             XXH32 of the key and value bytes 0..27.
+ *     "jobs"  key: u64 job id; value: 17-byte position, u8 attacker, u8
+ *             goal: every job issued and not yet answered, so that a
+ *             result arriving after a restart is still understood.
+ *     "hist"  key: u64 sample number; value: the root's numbers over time
+ *             (f64 seconds, u64 pn, u64 dn, u64 nodes, u64 jobs done,
+ *             u64 jobs proved, u8 root bound), for the progress chart.
+ *   Bounds are not stored here: they are the store's records, read back
+ *   at open. An expansion writes the node and all its children in one
+ *   transaction. Children are not stored as lists: they are the legal
+ *   moves, generated again at open.
+ */
+#ifndef MANAGER_TREE_H
+#define MANAGER_TREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "egdb/egdb.h"
+#include "engine/engine.h"
+#include "engine/value.h"
+#include "prover/store.h"
+
+/* ---- constants ------------------------------------------------------ */
+
+#define MT_SCHEMA "checkers-proof-tree 1"
+#define MT_INF ((uint64_t)1 << 40) /* proof-number infinity (saturating) */
+#define MT_H_INF 10001             /* h at or past this: nothing provisional */
+
+enum mt_err { MT_OK = 0, MT_EIO = -1, MT_ECORRUPT = -2, MT_ENOMEM = -3, MT_EINVAL = -4,
+              MT_ESTORE = -5, MT_EDB = -6 };
+
+/* Goals of a proof (manager.h, "Goals"). */
+enum mt_goal { MT_GOAL_VALUE = 0, MT_GOAL_WIN = 1, MT_GOAL_DRAW = 2, MT_GOAL_GE_DRAW = 3,
+               MT_GOAL_LE_DRAW = 4 };
+
+/* mt_pick's answers. */
+enum mt_pick_status { MT_PICK_JOB = 0, MT_PICK_WAIT = 1, MT_PICK_DONE = 2 };
+
+/* ---- types ---------------------------------------------------------- */
+
+typedef struct mt_tree mt_tree;
+
+/* A binary question: does colour `attacker` win (target ENG_WIN) or at
+ * least draw (target ENG_DRAW)? */
+typedef struct mt_question {
+    int attacker; /* ENG_BLACK or ENG_WHITE */
+    int target;   /* ENG_WIN or ENG_DRAW */
+} mt_question;
+
+/* What a new proof starts from (mt_open with create != NULL). */
+typedef struct mt_create {
+    eng_pos root;
+    int goal;            /* MT_GOAL_* */
+    int db_pieces;       /* the piece count the databases cover */
+    uint32_t job_ms;     /* budget of one job */
+    uint64_t job_nodes;  /* df-pn node limit of one job (0: none) */
+    int h0, h_step;      /* threshold start and step (hundredths of a man) */
+    const char *seed;    /* seed line as move text ("12-16 24-19"), may be NULL */
+} mt_create;
+
+/* A job picked by mt_pick. */
+typedef struct mt_job {
+    uint64_t id;
+    eng_pos pos;
+    int attacker, goal; /* goal: ENG_WIN or ENG_DRAW */
+    uint32_t time_ms;
+    uint64_t node_limit;
+} mt_job;
+
+/* The tree's state, for progress lines, the status page and `tree`. */
+typedef struct mt_stats {
+    eng_bound root_bound;
+    mt_question q;
+    int goal;
+    uint64_t root_pn, root_dn;
+    uint64_t nodes, expanded, leaves_proven, in_flight;
+    uint64_t jobs_done, jobs_proved, jobs_issued;
+    int h;
+    int db_pieces;
+    uint32_t job_ms;
+    uint64_t job_nodes;
+    double seconds; /* manager time spent on this proof, over all runs */
+    char root_fen[ENG_FEN_MAX];
+    char seed[256];
+} mt_stats;
+
+/* One node as mt_walk shows it. */
+typedef struct mt_view {
+    eng_pos pos;
+    int depth;          /* plies below the root on the walk */
+    char move[64];      /* the move that led here ("" at the root) */
+    eng_bound bound;
+    int leaf;           /* 0 interior, 1 leaf */
+    int source;         /* 'd' database, 't' no move, 's' proof store, 'b' backup, '-' none */
+    int score, in_flight, flagged;
+    uint64_t pn, dn;
+    uint32_t jobs;
+} mt_view;
+
+/* ---- functions ------------------------------------------------------ */
+
+/*
+ * mt_open - opens the tree in directory dir (<state>/tree), creating it
+ * when create is non-NULL (refused if one exists: MT_EINVAL "already
+ * holds a proof"), resuming it otherwise (MT_EINVAL when there is none).
+ * db (may be NULL only when db_pieces is 0) and store must outlive the
+ * tree. On resume, every node's bound is read back from the store and
+ * the databases, and backed-up records missing from the store (a stop
+ * between a result and its backup) are written.
+ * RETURN 0; MT_E* with err naming the file and the problem.
+ */
+int mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store,
+            mt_tree **out, char *err, size_t errlen);
+
+void mt_close(mt_tree *t);
+
+/* mt_info - the root, goal and database piece count of the proof in dir
+ * (<state>/tree), without loading the tree. RETURN 0 or MT_E*. */
+int mt_info(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *err, size_t errlen);
+
+/* The root's bound and whether the goal is settled. */
+int mt_done(const mt_tree *t);
+
+/*
+ * mt_pick - the next job: the most-proving leaf not in flight, marked in
+ * flight and persisted in "jobs". Raises h when the root is resolved
+ * provisionally, moves to the next question when one is answered.
+ * RETURN MT_PICK_JOB (*job filled), MT_PICK_WAIT (every candidate is in
+ * flight), MT_PICK_DONE (the goal is settled), or a negative MT_E*.
+ */
+int mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen);
+
+/*
+ * mt_result - a worker's answer to job id. items (n) are the proof's
+ * records, written to the store in one transaction before anything else
+ * (the commit of the result); then the node's bound, score and job
+ * counters, an expansion of the node when the job left it unresolved,
+ * and the backed-up records. A result for an unknown or already answered
+ * job is merged all the same (results are facts) but changes no
+ * counters. RETURN 0; MT_ESTORE (the store refused the records: err says
+ * why; nothing of the result is used); other MT_E*.
+ */
+int mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int depth,
+              uint64_t nodes, uint32_t ms, const pst_item *items, size_t n, char *err,
+              size_t errlen);
+
+/* mt_release - a job will not be answered (its worker is gone): the
+ * node returns to the pool. The job stays in "jobs" for a late result. */
+void mt_release(mt_tree *t, uint64_t id);
+
+/* mt_release_all - every job in flight returns to the pool. */
+void mt_release_all(mt_tree *t);
+
+/* Is job id still wanted (its node not yet resolved for the question)? */
+int mt_job_wanted(const mt_tree *t, uint64_t id);
+
+void mt_stats_get(const mt_tree *t, mt_stats *out);
+
+/* mt_sample - appends the root's numbers to "hist" (progress chart). */
+int mt_sample(mt_tree *t, double seconds, char *err, size_t errlen);
+
+/* The samples of "hist", oldest first: calls fn for each. */
+int mt_history(mt_tree *t,
+               void (*fn)(double s, uint64_t pn, uint64_t dn, uint64_t nodes, uint64_t jobs,
+                          uint64_t proved, int bound, void *arg),
+               void *arg);
+
+/* Adds manager seconds to the stored total (persisted). */
+int mt_add_seconds(mt_tree *t, double s);
+
+/*
+ * mt_walk - the tree from the root, depth first, to max_depth plies,
+ * children in order of the current search's preference; fn returns
+ * nonzero to stop. Each node is shown once per walk line; a node already
+ * on the line is shown as a leaf (a repetition).
+ */
+void mt_walk(const mt_tree *t, int max_depth, int (*fn)(const mt_view *v, void *arg), void *arg);
+
+/* Names of goals: "value", "win", "draw", ">=draw", "<=draw"; parse
+ * returns -1 for an unknown name. */
+const char *mt_goal_name(int goal);
+int mt_goal_parse(const char *s);
+
+/* Whether a bound settles a goal. */
+int mt_goal_settled(int goal, eng_bound b);
+
+const char *mt_strerror(int code);
+
+#endif /* MANAGER_TREE_H */

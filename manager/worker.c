@@ -1,0 +1,557 @@
+/*
+ * worker.c - one solver process (manager.h, wrk_run): connects to the
+ * manager, answers jobs on a solver thread, sends each proof whole, and
+ * reconnects with backoff, resending results the manager did not
+ * acknowledge.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "egdb/egdb.h"
+#include "manager/collect.h"
+#include "manager/manager.h"
+#include "manager/protocol.h"
+#include "prover/prover.h"
+#include "prover/search.h"
+
+/* ---- types ------------------------------------------------------------ */
+
+typedef struct wrk {
+    const wrk_opts *o;
+    struct event_base *base;
+    struct bufferevent *bev;
+    struct event *tick, *notify, *sigint, *sigterm, *retry;
+    int notify_fd[2];
+    char host[256], port[16];
+    char token[MGP_TOKEN_MAX + 1];
+    egdb *db;
+    int db_max, db_pieces;
+    pst_env *st;
+    ab_ctx *ab;
+    double backoff, last_rx, last_tx;
+    int welcomed, exit_code, stopping;
+    uint32_t hb_ms, silence_ms;
+
+    /* the solver thread */
+    pthread_t th;
+    int busy, have_pending;
+    mgp_job job, pending;
+    volatile int stop;
+    /* its result, owned by the main thread once notified */
+    int have_result;
+    mgp_result res;
+    mgc_items items;
+} wrk;
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static double
+now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void
+logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void
+logf_(const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    time_t t = time(NULL);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    fprintf(stderr, "%02d:%02d:%02d worker[%d]: %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec,
+            (int)getpid(), buf);
+}
+
+static int
+send_msg(wrk *w, const mgp_msg *m)
+{
+    if (!w->bev)
+        return -1;
+    uint32_t cnt = m->type == MGP_PROOF ? m->u.proof.count : 0;
+    size_t cap = mgp_encoded_max(m->type, cnt);
+    uint8_t *buf = malloc(cap);
+    if (!buf)
+        return -1;
+    char err[256];
+    long n = mgp_encode(m, buf, cap, err, sizeof err);
+    if (n < 0) {
+        logf_("cannot encode %s: %s", mgp_type_name(m->type), err);
+        free(buf);
+        return -1;
+    }
+    bufferevent_write(w->bev, buf, (size_t)n);
+    free(buf);
+    w->last_tx = now_s();
+    return 0;
+}
+
+/* Sends the finished result: its proof in chunks, then RESULT. */
+static void
+send_result(wrk *w)
+{
+    if (!w->have_result || !w->welcomed)
+        return;
+    uint8_t *recs = malloc((size_t)MGP_PROOF_CHUNK * MGP_PROOF_REC);
+    if (!recs)
+        return;
+    for (size_t i = 0; i < w->items.n; i += MGP_PROOF_CHUNK) {
+        size_t cnt = w->items.n - i < MGP_PROOF_CHUNK ? w->items.n - i : MGP_PROOF_CHUNK;
+        for (size_t j = 0; j < cnt; j++)
+            mgp_proof_record(&w->items.v[i + j], recs + j * MGP_PROOF_REC);
+        mgp_msg m = {.type = MGP_PROOF};
+        m.u.proof.id = w->res.id;
+        m.u.proof.count = (uint32_t)cnt;
+        m.u.proof.records = recs;
+        send_msg(w, &m);
+    }
+    free(recs);
+    mgp_msg m = {.type = MGP_RESULT};
+    m.u.result = w->res;
+    send_msg(w, &m);
+}
+
+/* ---- the solver thread ------------------------------------------------------ */
+
+static void *
+solve_thread(void *arg)
+{
+    wrk *w = arg;
+    mgp_job j = w->job;
+    double t0 = now_s(), budget = j.time_ms / 1000.0;
+    mgp_result *r = &w->res;
+    memset(r, 0, sizeof *r);
+    r->id = j.id;
+    r->bound = ENG_LW;
+    r->status = MGP_BUDGET;
+    int dbp = w->db ? w->db_pieces : 0;
+    /* alpha-beta first: a score for the tree, the order of the queries */
+    ab_opts ao = {.db = w->db, .db_pieces = dbp, .time_limit = budget * 0.15,
+                  .stop = &w->stop};
+    ab_result ar;
+    int hint = 0;
+    if (w->ab && ab_search(w->ab, &j.pos, &ao, &ar) == 0) {
+        r->score = ar.score;
+        r->depth = (uint16_t)ar.depth;
+        r->nodes += ar.nodes;
+        hint = prv_hint(ar.score);
+    }
+    /* df-pn for the job's question */
+    int stm = j.pos.stm;
+    int pgoal;
+    if (j.attacker == stm)
+        pgoal = j.goal == MGP_GOAL_WIN ? PRV_WIN : PRV_DRAW;
+    else /* the attacker wins iff stm does not draw; draws iff stm does not win */
+        pgoal = j.goal == MGP_GOAL_WIN ? PRV_DRAW : PRV_WIN;
+    double left = budget - (now_s() - t0);
+    prv_opts po = {.db = w->db, .db_pieces = dbp, .store = w->st, .goal = pgoal,
+                   .time_limit = left > 0.2 ? left : 0.2, .node_limit = j.node_limit,
+                   .tt_bytes = w->o->tt_bytes, .hint = hint, .stop = &w->stop};
+    prv_result pr;
+    char err[512] = "";
+    int rc = prv_solve(&j.pos, &po, &pr, err, sizeof err);
+    r->nodes += pr.nodes;
+    if (rc) {
+        r->status = MGP_FAILED;
+        snprintf(r->message, sizeof r->message, "solver: %s", err);
+    } else {
+        r->bound = pr.bound;
+        r->status = pr.complete ? MGP_DONE : MGP_BUDGET;
+    }
+    w->items.n = 0;
+    if (r->bound != ENG_LW) {
+        int c = mgc_collect(w->st, dbp, &j.pos, &w->items, err, sizeof err);
+        if (c) {
+            r->bound = ENG_LW;
+            r->status = MGP_FAILED;
+            w->items.n = 0;
+            snprintf(r->message, sizeof r->message, "collecting the proof: %s", err);
+        }
+    }
+    r->records = (uint32_t)w->items.n;
+    r->ms = (uint32_t)((now_s() - t0) * 1000);
+    char one = 1;
+    if (write(w->notify_fd[1], &one, 1) < 0) {
+        /* the main loop will never learn of it: nothing else to do */
+    }
+    return NULL;
+}
+
+static void
+start_job(wrk *w, const mgp_job *j)
+{
+    if (w->busy) {
+        /* the manager moved on (lease over, or cancelled): finish early */
+        w->pending = *j;
+        w->have_pending = 1;
+        w->stop = 1;
+        return;
+    }
+    w->job = *j;
+    w->stop = 0;
+    w->busy = 1;
+    char fen[ENG_FEN_MAX];
+    eng_format_fen(&j->pos, fen, sizeof fen);
+    logf_("job %" PRIu64 ": %s %s %s, %u ms", j->id, fen,
+          j->attacker == ENG_BLACK ? "Black" : "White",
+          j->goal == MGP_GOAL_WIN ? "wins?" : "draws?", j->time_ms);
+    if (pthread_create(&w->th, NULL, solve_thread, w)) {
+        logf_("cannot start the solver thread");
+        w->busy = 0;
+    }
+}
+
+static void
+on_notify(evutil_socket_t fd, short what, void *arg)
+{
+    (void)what;
+    wrk *w = arg;
+    char buf[16];
+    if (read(fd, buf, sizeof buf) <= 0)
+        return;
+    pthread_join(w->th, NULL);
+    w->busy = 0;
+    w->have_result = 1;
+    logf_("job %" PRIu64 ": %s (%s), %" PRIu64 " nodes, %u ms, %u records%s%s", w->res.id,
+          prv_bound_word(w->res.bound),
+          w->res.status == MGP_DONE ? "settled" : w->res.status == MGP_BUDGET ? "budget" : "failed",
+          w->res.nodes, w->res.ms, w->res.records, w->res.message[0] ? ": " : "", w->res.message);
+    int cancelled = w->stop && w->have_pending;
+    if (!cancelled)
+        send_result(w);
+    else
+        w->have_result = 0;
+    if (w->have_pending) {
+        w->have_pending = 0;
+        start_job(w, &w->pending);
+    }
+}
+
+/* ---- the connection ------------------------------------------------------------ */
+
+static void connect_now(wrk *w);
+
+static void
+schedule_retry(wrk *w)
+{
+    if (w->stopping)
+        return;
+    if (w->o->once) {
+        event_base_loopexit(w->base, NULL);
+        return;
+    }
+    struct timeval tv = {(long)w->backoff, (long)((w->backoff - (long)w->backoff) * 1e6)};
+    evtimer_add(w->retry, &tv);
+    w->backoff = w->backoff * 2 > 30 ? 30 : w->backoff * 2;
+}
+
+static void
+drop(wrk *w, const char *why)
+{
+    if (w->bev) {
+        logf_("disconnected from %s:%s: %s", w->host, w->port, why);
+        bufferevent_free(w->bev);
+        w->bev = NULL;
+    }
+    w->welcomed = 0;
+    schedule_retry(w);
+}
+
+static void
+handle(wrk *w, const mgp_msg *m)
+{
+    switch (m->type) {
+    case MGP_WELCOME:
+        w->welcomed = 1;
+        w->backoff = 0.5;
+        w->hb_ms = m->u.welcome.heartbeat_ms ? m->u.welcome.heartbeat_ms : MGR_HEARTBEAT_MS;
+        w->silence_ms = m->u.welcome.silence_ms ? m->u.welcome.silence_ms : MGR_SILENCE_MS;
+        w->db_pieces = m->u.welcome.db_pieces;
+        logf_("connected to %s:%s as worker %u (databases: %d pieces)", w->host, w->port,
+              m->u.welcome.worker_id, w->db_pieces);
+        send_result(w); /* one the previous manager never acknowledged */
+        break;
+    case MGP_REJECT:
+        logf_("refused by the manager: %s", m->u.reason);
+        if (strstr(m->u.reason, "version") || strstr(m->u.reason, "token") ||
+            strstr(m->u.reason, "databases")) {
+            w->exit_code = 2;
+            w->stopping = 1;
+            event_base_loopexit(w->base, NULL);
+        }
+        break;
+    case MGP_JOB:
+        if (w->have_result && !w->busy) {
+            /* a new job means the old result was not wanted any more */
+        }
+        start_job(w, &m->u.job);
+        break;
+    case MGP_ACK:
+        if (w->have_result && m->u.id == w->res.id) {
+            w->have_result = 0;
+            w->items.n = 0;
+        }
+        break;
+    case MGP_CANCEL:
+        if (w->busy && w->job.id == m->u.id)
+            w->stop = 1;
+        break;
+    case MGP_HEARTBEAT: break;
+    default: logf_("unexpected %s from the manager (ignored)", mgp_type_name(m->type)); break;
+    }
+}
+
+static void
+on_read(struct bufferevent *bev, void *arg)
+{
+    wrk *w = arg;
+    struct evbuffer *in = bufferevent_get_input(bev);
+    for (;;) {
+        size_t len = evbuffer_get_length(in);
+        if (len < MGP_HDR)
+            return;
+        uint8_t *hdr = evbuffer_pullup(in, MGP_HDR);
+        uint32_t plen = (uint32_t)hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16 |
+                        (uint32_t)hdr[3] << 24;
+        char err[256];
+        if (plen > MGP_FRAME_MAX) {
+            drop(w, "the manager sent an oversized frame");
+            return;
+        }
+        if (len < MGP_HDR + plen)
+            return;
+        uint8_t *buf = evbuffer_pullup(in, MGP_HDR + plen);
+        mgp_msg m;
+        if (mgp_decode(buf, MGP_HDR + plen, &m, err, sizeof err)) {
+            drop(w, err);
+            return;
+        }
+        w->last_rx = now_s();
+        handle(w, &m);
+        if (!w->bev)
+            return;
+        evbuffer_drain(in, MGP_HDR + plen);
+    }
+}
+
+static void
+on_event(struct bufferevent *bev, short what, void *arg)
+{
+    (void)bev;
+    wrk *w = arg;
+    if (what & BEV_EVENT_CONNECTED) {
+        w->last_rx = now_s();
+        mgp_msg m = {.type = MGP_HELLO};
+        m.u.hello.magic = MGP_MAGIC;
+        m.u.hello.version = MGP_VERSION;
+        m.u.hello.db_pieces = (uint16_t)w->db_max;
+        m.u.hello.pid = (uint32_t)getpid();
+        snprintf(m.u.hello.token, sizeof m.u.hello.token, "%s", w->token);
+        char hn[64] = "?";
+        gethostname(hn, sizeof hn - 1);
+        snprintf(m.u.hello.name, sizeof m.u.hello.name, "%s:%d", hn, (int)getpid());
+        send_msg(w, &m);
+        return;
+    }
+    if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+        drop(w, what & BEV_EVENT_EOF ? "closed by the manager"
+                                     : evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+}
+
+static void
+connect_now(wrk *w)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai = NULL;
+    int g = getaddrinfo(w->host, w->port, &hints, &ai);
+    if (g || !ai) {
+        logf_("cannot resolve %s: %s", w->host, gai_strerror(g));
+        schedule_retry(w);
+        return;
+    }
+    w->bev = bufferevent_socket_new(w->base, -1, BEV_OPT_CLOSE_ON_FREE);
+    bufferevent_setcb(w->bev, on_read, NULL, on_event, w);
+    bufferevent_enable(w->bev, EV_READ | EV_WRITE);
+    if (bufferevent_socket_connect(w->bev, ai->ai_addr, (int)ai->ai_addrlen)) {
+        freeaddrinfo(ai);
+        bufferevent_free(w->bev);
+        w->bev = NULL;
+        schedule_retry(w);
+        return;
+    }
+    freeaddrinfo(ai);
+}
+
+static void
+on_retry(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    connect_now(arg);
+}
+
+static void
+on_tick(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    wrk *w = arg;
+    if (w->o->die_with_parent && getppid() == 1) {
+        w->stopping = 1;
+        w->stop = 1;
+        event_base_loopexit(w->base, NULL);
+        return;
+    }
+    if (!w->bev || !w->welcomed)
+        return;
+    double t = now_s();
+    if ((t - w->last_rx) * 1000 > w->silence_ms) {
+        drop(w, "the manager went silent");
+        return;
+    }
+    if ((t - w->last_tx) * 1000 >= w->hb_ms) {
+        mgp_msg m = {.type = MGP_HEARTBEAT};
+        m.u.time = (uint64_t)(t * 1000);
+        send_msg(w, &m);
+    }
+}
+
+static void
+on_signal(evutil_socket_t sig, short what, void *arg)
+{
+    (void)what;
+    wrk *w = arg;
+    logf_("signal %d: stopping", (int)sig);
+    w->stopping = 1;
+    w->stop = 1;
+    event_base_loopexit(w->base, NULL);
+}
+
+int
+mgr_read_token(const char *path, char *buf, size_t cap, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "token file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    char line[MGP_TOKEN_MAX + 8];
+    int ok = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    if (!ok) {
+        snprintf(err, errlen, "token file %s is empty", path);
+        return -1;
+    }
+    line[strcspn(line, "\r\n")] = 0;
+    if (!line[0] || strlen(line) > MGP_TOKEN_MAX || strlen(line) >= cap) {
+        snprintf(err, errlen, "token file %s: the first line must hold 1 to %d characters", path,
+                 MGP_TOKEN_MAX);
+        return -1;
+    }
+    snprintf(buf, cap, "%s", line);
+    return 0;
+}
+
+int
+wrk_run(const wrk_opts *o)
+{
+    wrk w;
+    memset(&w, 0, sizeof w);
+    w.o = o;
+    w.backoff = 0.5;
+    w.hb_ms = MGR_HEARTBEAT_MS;
+    w.silence_ms = MGR_SILENCE_MS;
+    char err[512];
+    if (o->die_with_parent)
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+    const char *colon = strrchr(o->connect, ':');
+    if (!colon || colon == o->connect || !colon[1] || strlen(colon + 1) >= sizeof w.port ||
+        (size_t)(colon - o->connect) >= sizeof w.host) {
+        fprintf(stderr, "checkers worker: bad --connect '%s' (expected HOST:PORT)\n", o->connect);
+        return 2;
+    }
+    memcpy(w.host, o->connect, (size_t)(colon - o->connect));
+    snprintf(w.port, sizeof w.port, "%s", colon + 1);
+    if (w.host[0] == '[' && w.host[strlen(w.host) - 1] == ']') {
+        memmove(w.host, w.host + 1, strlen(w.host));
+        w.host[strlen(w.host) - 1] = 0;
+    }
+    if (o->token_file && mgr_read_token(o->token_file, w.token, sizeof w.token, err, sizeof err)) {
+        fprintf(stderr, "checkers worker: %s\n", err);
+        return 2;
+    }
+    if (o->db_dir) {
+        int rc = egdb_open(o->db_dir, 0, o->cache_bytes, &w.db, err, sizeof err);
+        if (rc) {
+            fprintf(stderr, "checkers worker: databases %s: %s\n", o->db_dir, err);
+            return rc == EGDB_ECORRUPT ? 3 : 2;
+        }
+        w.db_max = w.db_pieces = egdb_max_pieces(w.db);
+    }
+    int rc = pst_open(o->store, 0, &w.st, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "checkers worker: store %s: %s\n", o->store, err);
+        egdb_close(w.db);
+        return rc == PST_ECORRUPT || rc == PST_EVERSION ? 3 : 1;
+    }
+    ab_new((size_t)64 << 20, &w.ab);
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, w.notify_fd)) {
+        fprintf(stderr, "checkers worker: socketpair: %s\n", strerror(errno));
+        return 1;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    w.base = event_base_new();
+    w.notify = event_new(w.base, w.notify_fd[0], EV_READ | EV_PERSIST, on_notify, &w);
+    w.tick = event_new(w.base, -1, EV_PERSIST, on_tick, &w);
+    w.retry = evtimer_new(w.base, on_retry, &w);
+    w.sigint = evsignal_new(w.base, SIGINT, on_signal, &w);
+    w.sigterm = evsignal_new(w.base, SIGTERM, on_signal, &w);
+    struct timeval sec = {0, 500000};
+    event_add(w.notify, NULL);
+    event_add(w.tick, &sec);
+    event_add(w.sigint, NULL);
+    event_add(w.sigterm, NULL);
+    connect_now(&w);
+    event_base_dispatch(w.base);
+    if (w.busy) {
+        w.stop = 1;
+        pthread_join(w.th, NULL);
+    }
+    if (w.bev)
+        bufferevent_free(w.bev);
+    event_free(w.notify);
+    event_free(w.tick);
+    event_free(w.retry);
+    event_free(w.sigint);
+    event_free(w.sigterm);
+    event_base_free(w.base);
+    close(w.notify_fd[0]);
+    close(w.notify_fd[1]);
+    mgc_free(&w.items);
+    ab_free(w.ab);
+    pst_close(w.st);
+    egdb_close(w.db);
+    return w.exit_code;
+}
