@@ -33,7 +33,12 @@
  *     str token (<= MGP_TOKEN_MAX; empty when none), str name (<=
  *     MGP_NAME_MAX: host and pid, for logs and the status page).
  *     The version is the field after the magic, so that any later
- *     version can still be recognised and refused by name.
+ *     version can still be recognised and refused by name. The decoder
+ *     checks neither: a HELLO of another magic or version decodes with
+ *     only those two fields set (the rest zero; the rest of its payload,
+ *     which that version may lay out otherwise, is not read), so that
+ *     the manager can refuse it (VERSIONING) instead of dropping the
+ *     connection over a layout it does not know.
  *   WELCOME (manager -> worker, the reply to a good HELLO)
  *     u16 version, u32 worker id, u32 heartbeat_ms (how often each side
  *     sends HEARTBEAT), u32 silence_ms (silence after which a connection
@@ -80,7 +85,10 @@
  * VERSIONING
  *   MGP_VERSION changes with any change to a layout above. A manager
  *   answers a HELLO of another version (or another magic) with REJECT
- *   naming both versions and closes.
+ *   naming both versions and closes. So that every version understands
+ *   that exchange, the frame header, the codes of HELLO and REJECT,
+ *   HELLO's first six bytes (magic, version) and REJECT's layout never
+ *   change.
  */
 #ifndef MANAGER_PROTOCOL_H
 #define MANAGER_PROTOCOL_H
@@ -96,10 +104,10 @@
 
 #define MGP_MAGIC 0x57504b43u /* "CKPW" read as little-endian bytes */
 #define MGP_VERSION 1
-#define MGP_HDR 5                     /* u32 length + u8 type */
-#define MGP_FRAME_MAX (4u << 20)      /* largest payload accepted: 4 MiB */
-#define MGP_PROOF_CHUNK 65536         /* records in one PROOF frame at most */
-#define MGP_PROOF_REC 48              /* bytes per PROOF record */
+#define MGP_HDR 5                /* u32 length + u8 type */
+#define MGP_FRAME_MAX (4u << 20) /* largest payload accepted: 4 MiB */
+#define MGP_PROOF_CHUNK 65536    /* records in one PROOF frame at most */
+#define MGP_PROOF_REC 48         /* bytes per PROOF record */
 #define MGP_TOKEN_MAX 256
 #define MGP_NAME_MAX 128
 #define MGP_REASON_MAX 512
@@ -203,9 +211,10 @@ long mgp_peek(const uint8_t *buf, size_t len, char *err, size_t errlen);
 /*
  * mgp_decode - decodes one whole frame (buf, len: exactly what mgp_peek
  * measured). A PROOF message's records point into buf, which must
- * outlive it. RETURN 0; MGP_EFRAME or MGP_EFIELD with err naming the
- * message, the field and what is wrong with it. Never reads outside
- * buf[0..len).
+ * outlive it. Magic and version are not checked (HELLO above).
+ * RETURN 0; MGP_EFRAME or MGP_EFIELD with err naming the
+ * message, the field and what is wrong with it; *out is written only on
+ * success. Never reads outside buf[0..len).
  */
 int mgp_decode(const uint8_t *buf, size_t len, mgp_msg *out, char *err, size_t errlen);
 

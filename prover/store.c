@@ -365,6 +365,60 @@ pst_decode(const uint8_t key[16], const uint8_t *val, size_t len, pst_record *ou
     return pst_decode_why(key, val, len, out, &why);
 }
 
+/*
+ * pst_norm_of - an item (any orientation) as it is stored: the key of its
+ * canonical position and its record in the canonical orientation. The
+ * canonical position is the twin with Black to move; the bound is for
+ * the side to move and stays, the moves turn with the board. Absent
+ * moves are cleared so that equal records encode to equal bytes.
+ */
+static void
+pst_norm_of(const pst_item *it, pst_norm *out)
+{
+    eng_pos c = eng_canonical(&it->pos);
+    pst_key_of(&c, out->key);
+    out->rec = it->rec;
+    if (it->pos.stm == ENG_WHITE) {
+        out->rec.win = pst_move_flip(it->rec.win);
+        out->rec.draw = pst_move_flip(it->rec.draw);
+    }
+    if (out->rec.win.from == PST_NOMOVE)
+        pst_move_clear(&out->rec.win);
+    if (out->rec.draw.from == PST_NOMOVE)
+        pst_move_clear(&out->rec.draw);
+}
+
+/* The key and value pst_put_many would write for it (before merging),
+ * for the manager's wire protocol. No validation: see store.h. */
+void
+pst_item_encode(const pst_item *it, uint8_t key[16], uint8_t val[32])
+{
+    pst_norm nr;
+    pst_norm_of(it, &nr);
+    memcpy(key, nr.key, PST_KEY_BYTES);
+    pst_encode(nr.key, &nr.rec, val);
+}
+
+/* The checksum and codes first (a damaged record is damage, whatever its
+ * key says), then the key as a position: a key that passes its checksum
+ * and is no position was written by something that is not this store. */
+int
+pst_item_decode(const uint8_t key[16], const uint8_t *val, size_t len, pst_item *out)
+{
+    pst_record r;
+    if (!key || !out)
+        return PST_EINVAL;
+    int rc = pst_decode(key, val, len, &r);
+    if (rc != 0)
+        return rc;
+    eng_pos c = pst_pos_of_key(key);
+    if (eng_validate(&c, NULL, 0) != 0)
+        return PST_EINVAL;
+    out->pos = c;
+    out->rec = r;
+    return 0;
+}
+
 /* ---- moves ------------------------------------------------------------ */
 
 /*
@@ -720,19 +774,7 @@ pst_validate_item(const pst_item *it, size_t i, pst_norm *out, char *err, size_t
             return PST_EINVAL;
         }
     }
-    /* The canonical orientation: the twin with Black to move; the bound
-     * is for the side to move and stays, the moves turn with the board. */
-    eng_pos c = eng_canonical(&it->pos);
-    pst_key_of(&c, out->key);
-    out->rec = *r;
-    if (it->pos.stm == ENG_WHITE) {
-        out->rec.win = pst_move_flip(r->win);
-        out->rec.draw = pst_move_flip(r->draw);
-    }
-    if (out->rec.win.from == PST_NOMOVE)
-        pst_move_clear(&out->rec.win);
-    if (out->rec.draw.from == PST_NOMOVE)
-        pst_move_clear(&out->rec.draw);
+    pst_norm_of(it, out);
     return 0;
 }
 

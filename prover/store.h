@@ -228,6 +228,27 @@ pst_move pst_move_of(const eng_move *m);
 void pst_encode(const uint8_t key[16], const pst_record *r, uint8_t val[32]);
 int pst_decode(const uint8_t key[16], const uint8_t *val, size_t len, pst_record *out);
 
+/*
+ * pst_item_encode - the 16-byte key and the 32-byte value that
+ * pst_put_many writes for it (before any merge with a stored record): the
+ * key of its canonical position and its record with the moves turned to
+ * the canonical squares when it has White to move. For carrying records
+ * between processes (the manager's PROOF messages, manager/protocol.h).
+ * No validation: give it what pst_put_many would accept.
+ */
+void pst_item_encode(const pst_item *it, uint8_t key[16], uint8_t val[32]);
+
+/*
+ * pst_item_decode - the inverse of pst_item_encode: out->pos is the
+ * canonical position of the key (Black to move), out->rec the record
+ * pst_decode reads from val (len bytes), in that orientation. Moves are
+ * not checked for legality (pst_put_many does that).
+ * RETURN 0; PST_ECORRUPT (pst_decode refuses the value: size, checksum,
+ * codes); PST_EINVAL (the key is not a valid position, or a NULL
+ * argument). *out is written only on success.
+ */
+int pst_item_decode(const uint8_t key[16], const uint8_t *val, size_t len, pst_item *out);
+
 const char *pst_strerror(int code);
 
 #endif /* PROVER_STORE_H */

@@ -462,6 +462,97 @@ test_fuzz_decode(void **state)
     free(ps);
 }
 
+/*
+ * pst_item_encode / pst_item_decode: items in both orientations turn into
+ * the canonical key and value, the same ones pst_put_many stores (read
+ * back through a store), and come back as the canonical position with the
+ * moves on its squares.
+ */
+static void
+test_item_codec(void **state)
+{
+    (void)state;
+    enum { N = 400 };
+    char dir[256], err[512];
+    eng_pos *ps = gen_positions(31, N, 1);
+    pst_item *items = malloc(N * sizeof *items);
+    assert_non_null(items);
+    uint64_t s = 5;
+    int white = 0, flipped_moves = 0;
+    for (int i = 0; i < N; i++) {
+        items[i] = item_make(&ps[i], rec_random(&ps[i], &s));
+        white += ps[i].stm == ENG_WHITE;
+    }
+    assert_true(white > 50 && white < N - 50);
+    new_store_dir(dir, sizeof dir, "pst-item");
+    pst_env *st = open_rw(dir);
+    assert_int_equal(put_items(st, items, N, err, sizeof err), 0);
+    for (int i = 0; i < N; i++) {
+        const pst_item *it = &items[i];
+        uint8_t key[16], want_key[16], val[32], again_key[16], again_val[32];
+        pst_item_encode(it, key, val);
+        key_of(&it->pos, want_key);
+        assert_memory_equal(key, want_key, 16);
+        pst_item back;
+        assert_int_equal(pst_item_decode(key, val, 32, &back), 0);
+        eng_pos c = eng_canonical(&it->pos);
+        assert_true(eng_equal(&back.pos, &c));
+        pst_record want = it->rec;
+        if (it->pos.stm == ENG_WHITE) {
+            want.win = move_flip(want.win);
+            want.draw = move_flip(want.draw);
+            flipped_moves += want.win.from != PST_NOMOVE || want.draw.from != PST_NOMOVE;
+        }
+        assert_true(rec_equal(&back.rec, &want));
+        if (back.rec.win.from != PST_NOMOVE)
+            assert_int_equal(pst_move_find(&back.pos, &back.rec.win, NULL), 0);
+        if (back.rec.draw.from != PST_NOMOVE)
+            assert_int_equal(pst_move_find(&back.pos, &back.rec.draw, NULL), 0);
+        /* What the store holds for the position is this record. */
+        pst_record stored;
+        assert_int_equal(pst_get(st, &c, &stored), 0);
+        assert_true(rec_equal(&stored, &back.rec));
+        /* The canonical item encodes to the same bytes, and so does the
+         * twin of the original (the other orientation). */
+        pst_item_encode(&back, again_key, again_val);
+        assert_memory_equal(again_key, key, 16);
+        assert_memory_equal(again_val, val, 32);
+        pst_item twin = *it;
+        twin.pos = eng_flip(&it->pos);
+        twin.rec.win = move_flip(it->rec.win);
+        twin.rec.draw = move_flip(it->rec.draw);
+        pst_item_encode(&twin, again_key, again_val);
+        assert_memory_equal(again_key, key, 16);
+        assert_memory_equal(again_val, val, 32);
+        /* Refusals: a damaged value or key, a wrong length. */
+        uint8_t bad[32], badkey[16];
+        memcpy(bad, val, 32);
+        bad[i % 32] ^= 0x10;
+        assert_int_equal(pst_item_decode(key, bad, 32, &back), PST_ECORRUPT);
+        memcpy(badkey, key, 16);
+        badkey[i % 16] ^= 0x01;
+        assert_int_equal(pst_item_decode(badkey, val, 32, &back), PST_ECORRUPT);
+        assert_int_equal(pst_item_decode(key, val, 31, &back), PST_ECORRUPT);
+    }
+    assert_true(flipped_moves > 10);
+    pst_close(st);
+    rm_store(dir);
+
+    /* A key that is no position, with a valid checksum: PST_EINVAL, and
+     * *out untouched. */
+    eng_pos overlap = {1u, 1u, 0, 0, ENG_BLACK};
+    uint8_t key[16], val[32];
+    key_of(&overlap, key);
+    pst_record r = rec_make(ENG_DD, 1, 0);
+    pst_encode(key, &r, val);
+    pst_item out;
+    memset(&out, 0x5A, sizeof out);
+    assert_int_equal(pst_item_decode(key, val, 32, &out), PST_EINVAL);
+    assert_int_equal(out.rec.effort, 0x5A5A5A5A5A5A5A5Aull);
+    free(items);
+    free(ps);
+}
+
 /* ---- reading and writing ---------------------------------------------- */
 
 static void
@@ -1837,6 +1928,7 @@ main(void)
         cmocka_unit_test(test_encode_decode_roundtrip),
         cmocka_unit_test(test_move_find_roundtrip),
         cmocka_unit_test(test_fuzz_decode),
+        cmocka_unit_test(test_item_codec),
         cmocka_unit_test(test_roundtrip_orientations),
         cmocka_unit_test(test_stats_and_foreach),
         cmocka_unit_test(test_merge_rules),
