@@ -38,7 +38,7 @@
 #define MGP_HELLO_HEAD 6                                  /* magic, version */
 #define MGP_HELLO_FIXED 12                                /* ... db_pieces, pid */
 #define MGP_HELLO_MIN (MGP_HELLO_FIXED + 2 * MGP_STR_HDR) /* two empty strings */
-#define MGP_WELCOME_LEN 14                                /* version .. silence_ms */
+#define MGP_WELCOME_LEN 16                                /* version .. db_pieces */
 #define MGP_REJECT_MIN MGP_STR_HDR                        /* an empty reason */
 #define MGP_JOB_LEN (8 + MGP_POS_BYTES + 1 + 1 + 4 + 8)   /* 39 */
 #define MGP_PROOF_HEAD 12                                 /* id, count */
@@ -464,6 +464,7 @@ mgp_decode_payload(mgp_rd *r, mgp_msg *m, char *err, size_t errlen)
         m->u.welcome.worker_id = mgp_rd32(r);
         m->u.welcome.heartbeat_ms = mgp_rd32(r);
         m->u.welcome.silence_ms = mgp_rd32(r);
+        m->u.welcome.db_pieces = mgp_rd16(r);
         break;
     case MGP_REJECT:
         if ((rc = mgp_rd_min(r, MGP_REJECT_MIN, err, errlen)) != 0 ||
@@ -657,6 +658,7 @@ mgp_encode(const mgp_msg *m, uint8_t *buf, size_t cap, char *err, size_t errlen)
         mgp_put32(b + 2, w->worker_id);
         mgp_put32(b + 6, w->heartbeat_ms);
         mgp_put32(b + 10, w->silence_ms);
+        mgp_put16(b + 14, w->db_pieces);
         b += MGP_WELCOME_LEN;
         break;
     }

@@ -231,6 +231,7 @@ payload_by_hand(const mgp_msg *m, pb *p)
         pb_le(p, m->u.welcome.worker_id, 4);
         pb_le(p, m->u.welcome.heartbeat_ms, 4);
         pb_le(p, m->u.welcome.silence_ms, 4);
+        pb_le(p, m->u.welcome.db_pieces, 2);
         break;
     case MGP_REJECT:
         pb_str(p, m->u.reason, strlen(m->u.reason));
@@ -287,7 +288,8 @@ msg_equal(const mgp_msg *a, const mgp_msg *b)
     case MGP_WELCOME: {
         const mgp_welcome *x = &a->u.welcome, *y = &b->u.welcome;
         return x->version == y->version && x->worker_id == y->worker_id &&
-               x->heartbeat_ms == y->heartbeat_ms && x->silence_ms == y->silence_ms;
+               x->heartbeat_ms == y->heartbeat_ms && x->silence_ms == y->silence_ms &&
+               x->db_pieces == y->db_pieces;
     }
     case MGP_REJECT:
         return strcmp(a->u.reason, b->u.reason) == 0;
@@ -353,6 +355,7 @@ sample_msg(int type, int kind, uint64_t *rs, const eng_pos *pos, const uint8_t *
         m->u.welcome.worker_id = (uint32_t)(x >> 3);
         m->u.welcome.heartbeat_ms = (uint32_t)(x >> 11);
         m->u.welcome.silence_ms = (uint32_t)(x >> 17);
+        m->u.welcome.db_pieces = (uint16_t)(x >> 23);
         break;
     case MGP_REJECT:
         fill_str(m->u.reason,
@@ -550,7 +553,7 @@ test_encoded_max(void **state)
 {
     (void)state;
     assert_int_equal(mgp_encoded_max(MGP_HELLO, 0), 5 + 16 + 256 + 128);
-    assert_int_equal(mgp_encoded_max(MGP_WELCOME, 0), 5 + 14);
+    assert_int_equal(mgp_encoded_max(MGP_WELCOME, 0), 5 + 16);
     assert_int_equal(mgp_encoded_max(MGP_REJECT, 0), 5 + 2 + 512);
     assert_int_equal(mgp_encoded_max(MGP_JOB, 0), 5 + 39);
     assert_int_equal(mgp_encoded_max(MGP_PROOF, 1), 5 + 12 + 48);
@@ -768,8 +771,8 @@ test_decode_sizes(void **state)
     uint8_t tiny[4] = {0};
     expect_refused(tiny, 4, MGP_EFRAME, "shorter than its 5-byte header");
     /* The exact wording of two size errors. */
-    uint8_t w[MGP_HDR + 13] = {13, 0, 0, 0, MGP_WELCOME};
-    expect_refused(w, sizeof w, MGP_EFRAME, "WELCOME: payload is 13 bytes, expected 14");
+    uint8_t w[MGP_HDR + 15] = {15, 0, 0, 0, MGP_WELCOME};
+    expect_refused(w, sizeof w, MGP_EFRAME, "WELCOME: payload is 15 bytes, expected 16");
     uint8_t hl[MGP_HDR + 10] = {10, 0, 0, 0, MGP_HELLO, 'C', 'K', 'P', 'W', 1, 0};
     expect_refused(hl, sizeof hl, MGP_EFRAME, "HELLO: payload is 10 bytes, expected at least 16");
     fixture_free(&fx);
