@@ -570,7 +570,7 @@ on_signal(evutil_socket_t sig, short what, void *arg)
 static int
 listen_on(mgr *m)
 {
-    const char *spec = m->o->listen ? m->o->listen : "127.0.0.1:0";
+    const char *spec = m->o->listen ? m->o->listen : "127.0.0.1"; /* any free port */
     struct sockaddr_storage ss;
     int sslen = sizeof ss;
     if (evutil_parse_sockaddr_port(spec, (struct sockaddr *)&ss, &sslen)) {
@@ -659,7 +659,20 @@ mgr_run(const mgr_opts *o)
         return rc == PST_ECORRUPT || rc == PST_EVERSION ? MGR_DAMAGED : MGR_STOPPED;
     }
     if (o->db_dir) {
-        int pieces = o->create ? o->create->db_pieces : 0;
+        int pieces = 0;
+        if (o->create) {
+            pieces = o->create->db_pieces;
+        } else {
+            eng_pos r;
+            int g;
+            snprintf(path, sizeof path, "%s/tree", o->state);
+            if (mt_info(path, &r, &g, &pieces, err, sizeof err)) {
+                fprintf(stderr, "checkers prove: %s\n", err);
+                pst_close(m.store);
+                return MGR_USAGE;
+            }
+        }
+        /* exactly the proof's piece count: the checker's leaves (tree.h) */
         rc = egdb_open(o->db_dir, pieces, o->cache_bytes, &m.db, err, sizeof err);
         if (rc) {
             fprintf(stderr, "checkers prove: databases %s: %s\n", o->db_dir, err);

@@ -58,6 +58,8 @@ typedef struct wrk {
     mgc_items items;
 } wrk;
 
+static void reopen_db(wrk *w);
+
 /* ---- helpers ------------------------------------------------------------ */
 
 static double
@@ -235,6 +237,7 @@ on_notify(evutil_socket_t fd, short what, void *arg)
     pthread_join(w->th, NULL);
     w->busy = 0;
     w->have_result = 1;
+    reopen_db(w);
     logf_("job %" PRIu64 ": %s (%s), %" PRIu64 " nodes, %u ms, %u records%s%s", w->res.id,
           prv_bound_word(w->res.bound),
           w->res.status == MGP_DONE ? "settled" : w->res.status == MGP_BUDGET ? "budget" : "failed",
@@ -280,6 +283,25 @@ drop(wrk *w, const char *why)
     schedule_retry(w);
 }
 
+/* The databases opened to exactly the proof's piece count: the proof
+ * walk and the checker both take every position the open databases cover
+ * as a leaf, so a worker with more pieces would write proofs whose leaves
+ * the manager's checker cannot value. */
+static void
+reopen_db(wrk *w)
+{
+    if (!w->db || w->busy || egdb_max_pieces(w->db) == w->db_pieces)
+        return;
+    egdb *e;
+    char err[512];
+    if (egdb_open(w->o->db_dir, w->db_pieces, w->o->cache_bytes, &e, err, sizeof err)) {
+        logf_("cannot open the databases to %d pieces: %s", w->db_pieces, err);
+        return;
+    }
+    egdb_close(w->db);
+    w->db = e;
+}
+
 static void
 handle(wrk *w, const mgp_msg *m)
 {
@@ -290,6 +312,7 @@ handle(wrk *w, const mgp_msg *m)
         w->hb_ms = m->u.welcome.heartbeat_ms ? m->u.welcome.heartbeat_ms : MGR_HEARTBEAT_MS;
         w->silence_ms = m->u.welcome.silence_ms ? m->u.welcome.silence_ms : MGR_SILENCE_MS;
         w->db_pieces = m->u.welcome.db_pieces;
+        reopen_db(w);
         logf_("connected to %s:%s as worker %u (databases: %d pieces)", w->host, w->port,
               m->u.welcome.worker_id, w->db_pieces);
         send_result(w); /* one the previous manager never acknowledged */
