@@ -40,7 +40,8 @@ static const char egdb_help[] =
     "         keep no value and are resolved by a small search when probed\n"
     "  probe  --db DIR [--moves] [--cache MB] FEN...\n"
     "         print FEN<TAB>win|loss|draw for the side to move; --moves adds the\n"
-    "         value of each legal move (for the side that makes it)\n"
+    "         value of each legal move (for the side that makes it); exit status\n"
+    "         3: a database file it needs is damaged (file, block and part named)\n"
     "  stats  --db DIR [--json]\n"
     "         positions, wins, losses, draws, build time and file size by material\n"
     "  verify --db DIR [--threads T]\n"
@@ -124,6 +125,14 @@ on_progress(const egdb_progress *p, void *arg)
                 p->phase, p->slice, p->pair_no, p->pair_count, p->positions, 100.0 * frac,
                 p->elapsed);
     }
+}
+
+/* The exit status of a failed database read: 3 when a file is damaged or
+ * unreadable (main.c), else 1. */
+static int
+damaged_exit(int rc)
+{
+    return rc == EGDB_ECORRUPT || rc == EGDB_EIO ? CLI_EXIT_DAMAGED : CLI_EXIT_FAIL;
 }
 
 /* Option parsing shared by the subcommands. */
@@ -388,8 +397,8 @@ egdb_probe_cmd(const egdb_args *a)
     egdb *db;
     int rc = egdb_open(a->dir, 0, a->cache_mb * 1000000, &db, err, sizeof err);
     if (rc != 0) {
-        fprintf(stderr, "checkers egdb probe: %s\n", err);
-        return CLI_EXIT_FAIL;
+        fprintf(stderr, "checkers egdb probe: %s (%s)\n", err, egdb_strerror(rc));
+        return damaged_exit(rc);
     }
     /* A partial-information database in the same directory answers the
      * positions the exact ones do not have, with a bound. */
@@ -400,14 +409,17 @@ egdb_probe_cmd(const egdb_args *a)
         egdb_close(db);
         return CLI_EXIT_FAIL;
     }
+    /* The worst outcome sets the exit status: a damaged file (3) over a
+     * failed probe (1) over a bad FEN (2). */
     int status = CLI_EXIT_OK;
     for (int i = 0; i < a->nrest; i++) {
         eng_pos p;
         if (cli_parse_fen("egdb probe", a->rest[i], &p) != 0) {
-            status = CLI_EXIT_USAGE;
+            if (status == CLI_EXIT_OK)
+                status = CLI_EXIT_USAGE;
             continue;
         }
-        int v = egdb_probe(db, &p);
+        int v = egdb_probe_err(db, &p, err, sizeof err);
         if (v == EGDB_ENOTFOUND && pdb) {
             int b = egpt_probe(pdb, &p);
             if (b >= 0) {
@@ -416,9 +428,14 @@ egdb_probe_cmd(const egdb_args *a)
             }
         }
         if (v < 0) {
-            fprintf(stderr, "checkers egdb probe: %s: %s (database has up to %d pieces)\n",
-                    a->rest[i], egdb_strerror(v), egdb_max_pieces(db));
-            status = CLI_EXIT_FAIL;
+            if (v == EGDB_ENOTFOUND)
+                fprintf(stderr, "checkers egdb probe: %s: %s (database has up to %d pieces)\n",
+                        a->rest[i], egdb_strerror(v), egdb_max_pieces(db));
+            else
+                fprintf(stderr, "checkers egdb probe: %s: %s (%s)\n", a->rest[i], err,
+                        egdb_strerror(v));
+            if (status != CLI_EXIT_DAMAGED)
+                status = damaged_exit(v);
             continue;
         }
         printf("%s\t%s", a->rest[i], value_word(v));
@@ -430,11 +447,17 @@ egdb_probe_cmd(const egdb_args *a)
                 char mv[ENG_MOVE_STR_MAX];
                 eng_make(&p, &l.m[k], &c);
                 eng_format_move(&l.m[k], mv, sizeof mv);
-                int cv = egdb_probe(db, &c);
+                int cv = egdb_probe_err(db, &c, err, sizeof err);
                 /* The child's value is for the opponent; the mover's is its
                  * negation. */
                 int mvv = cv == EGDB_WIN ? EGDB_LOSS : cv == EGDB_LOSS ? EGDB_WIN : cv;
                 printf("\t%s=%s", mv, cv < 0 ? egdb_strerror(cv) : value_word(mvv));
+                if (cv < 0) {
+                    fprintf(stderr, "checkers egdb probe: %s after %s: %s (%s)\n", a->rest[i], mv,
+                            err, egdb_strerror(cv));
+                    if (status != CLI_EXIT_DAMAGED)
+                        status = damaged_exit(cv);
+                }
             }
         }
         printf("\n");
@@ -564,9 +587,9 @@ egdb_verify_cmd(const egdb_args *a)
         fprintf(stderr, "\n");
     if (rc != 0) {
         fprintf(stderr, "checkers egdb verify: FAILED: %s (%s)\n", err, egdb_strerror(rc));
-        /* 1: a stored value is wrong; 3: a file is damaged, missing or
-         * unreadable (checksums, sizes, headers). */
-        return rc == EGDB_EVERIFY ? CLI_EXIT_FAIL : CLI_EXIT_DAMAGED;
+        /* 1: a stored value is wrong (or no memory); 3: a file is damaged,
+         * missing or unreadable (checksums, sizes, headers). */
+        return rc == EGDB_EVERIFY || rc == EGDB_ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_DAMAGED;
     }
     printf("%s: every file's checksum and every position's value verified (%.1f s)\n", a->dir,
            cli_now() - t0);
