@@ -405,9 +405,9 @@ egdb_probe_cmd(const egdb_args *a)
     egpt_db *pdb = NULL;
     int prc = egpt_open(a->dir, 0, &pdb, perr, sizeof perr);
     if (prc != 0 && prc != EGDB_EMISSING) {
-        fprintf(stderr, "checkers egdb probe: %s\n", perr);
+        fprintf(stderr, "checkers egdb probe: %s (%s)\n", perr, egdb_strerror(prc));
         egdb_close(db);
-        return CLI_EXIT_FAIL;
+        return damaged_exit(prc);
     }
     /* The worst outcome sets the exit status: a damaged file (3) over a
      * failed probe (1) over a bad FEN (2). */

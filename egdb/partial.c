@@ -1244,9 +1244,8 @@ free_names(char **v, size_t n)
 /*
  * Opening reads every partial payload once (checksum, codes, counts):
  * partial databases are small next to the complete ones, and a probe
- * must never return a bound from a damaged file. Complete files are only
- * header-checked, as egdb_open does; their payloads are checked by
- * egdb_verify and when a build loads them.
+ * must never return a bound from a damaged file. Complete files are
+ * checked the same way (their payload checksum), as egdb_open does.
  */
 int
 egpt_open(const char *dir, int flags, egpt_db **out, char *err, size_t errlen)
@@ -1280,7 +1279,7 @@ egpt_open(const char *dir, int flags, egpt_db **out, char *err, size_t errlen)
             egix_slice s;
             egix_slice_parse(names[i], &s);
             if (!partial_mat[slice_mat_key(&s)])
-                rc = egst_add_mapped(&db->reg, dir, &s, 0, err, errlen);
+                rc = egst_add_mapped(&db->reg, dir, &s, 1, err, errlen);
         }
         free_names(names, n);
     }

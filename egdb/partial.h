@@ -236,7 +236,8 @@ int egpt_build(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *
  * egpt_open - loads every partial slice file (.pwl) of dir, checking
  * header, size, payload checksum and codes; with EGPT_OPEN_COMPLETE also
  * every complete slice file (.wld) of the materials that have no partial
- * file, so that egpt_probe answers smaller positions exactly.
+ * file (header and payload checksum), so that egpt_probe answers smaller
+ * positions exactly.
  * RETURN 0 and *out (egpt_close), or a negative code with err naming the
  * file and the problem (EGDB_ECORRUPT for a damaged file, EGDB_EMISSING
  * when dir holds no .pwl file).
