@@ -91,10 +91,11 @@ human_count(uint64_t n, char *buf, size_t len)
 typedef struct progress_state {
     int tty;
     int last_len;
+    int tenths; /* compress: tenths of the run already logged (not a tty) */
 } progress_state;
 
 /* Progress on a terminal: one line rewritten in place. Otherwise: one log
- * line per finished slice pair. */
+ * line per finished slice pair (build), per tenth of the run (compress). */
 static void
 on_progress(const egdb_progress *p, void *arg)
 {
@@ -106,6 +107,28 @@ on_progress(const egdb_progress *p, void *arg)
     human_count(p->resolved, res, sizeof res);
     human_count(p->positions, pos, sizeof pos);
     human_count((uint64_t)rate, r, sizeof r);
+    if (!strcmp(p->phase, "compress")) {
+        /* Slices instead of pairs, positions compressed instead of
+         * resolved; the rest as the build's line. */
+        if (ps->tty) {
+            char line[256];
+            int n = snprintf(line, sizeof line,
+                             "\r%d pieces  slice %zu/%zu  %s  compress  %s/%s positions  %5.1f%%  "
+                             "%s pos/s  ETA %.0fs",
+                             p->npieces, p->pair_no, p->pair_count, p->slice, res, pos,
+                             100.0 * frac, r, eta);
+            fprintf(stderr, "%s%*s", line, ps->last_len > n ? ps->last_len - n : 0, "");
+            ps->last_len = n;
+            fflush(stderr);
+        } else if ((int)(10.0 * frac) > ps->tenths) {
+            ps->tenths = (int)(10.0 * frac);
+            fprintf(stderr,
+                    "compress %s slice %zu/%zu: %s of %s positions; total %.1f%%, %.1fs elapsed, "
+                    "ETA %.0fs\n",
+                    p->slice, p->pair_no, p->pair_count, res, pos, 100.0 * frac, p->elapsed, eta);
+        }
+        return;
+    }
     if (ps->tty) {
         char line[256], ph[64];
         if (p->pass)
@@ -213,7 +236,7 @@ egdb_partial_build_cmd(const egdb_args *a)
         fprintf(stderr, "checkers egdb build: bad --only: %s\n", err);
         return CLI_EXIT_USAGE;
     }
-    progress_state ps = {isatty(2), 0};
+    progress_state ps = {isatty(2), 0, 0};
     egpt_opts o = {mats, n, (int)a->threads, on_progress, &ps, &stop_flag};
     egpt_stats st;
     signal(SIGINT, on_signal);
@@ -260,8 +283,11 @@ egdb_build_cmd(const egdb_args *a)
     if (left == 0) {
         /* Built before; a run stopped during compression resumes it here. */
         egdb_compress_stats cst;
-        egdb_compress_opts co = {(int)a->pieces, (int)a->threads, !a->no_threats};
+        progress_state ps = {isatty(2), 0, 0};
+        egdb_compress_opts co = {(int)a->pieces, (int)a->threads, !a->no_threats, on_progress, &ps};
         rc = egdb_compress(a->dir, &co, &cst, err, sizeof err);
+        if (ps.tty && ps.last_len)
+            fprintf(stderr, "\n");
         if (rc != 0) {
             fprintf(stderr, "checkers egdb build: compress: %s (%s)\n", err, egdb_strerror(rc));
             return CLI_EXIT_FAIL;
@@ -296,7 +322,7 @@ egdb_build_cmd(const egdb_args *a)
                     "needed (slower)\n",
                     (double)resident / 1e9, a->memory_gb);
     }
-    progress_state ps = {isatty(2), 0};
+    progress_state ps = {isatty(2), 0, 0};
     egdb_build_opts o = {(int)a->pieces, (int)a->threads, on_progress, &ps, &stop_flag};
     egdb_build_stats st;
     signal(SIGINT, on_signal);
@@ -315,9 +341,12 @@ egdb_build_cmd(const egdb_args *a)
     /* The compressed form is what solvers probe: write it now (slices that
      * already have it are skipped, so this is resumable too). */
     egdb_compress_stats cst;
-    egdb_compress_opts co = {(int)a->pieces, (int)a->threads, !a->no_threats};
+    progress_state cps = {ps.tty, 0, 0};
+    egdb_compress_opts co = {(int)a->pieces, (int)a->threads, !a->no_threats, on_progress, &cps};
     double tc = cli_now();
     rc = egdb_compress(a->dir, &co, &cst, err, sizeof err);
+    if (cps.tty && cps.last_len)
+        fprintf(stderr, "\n");
     if (rc != 0) {
         fprintf(stderr, "checkers egdb build: compress: %s (%s)\n", err, egdb_strerror(rc));
         return CLI_EXIT_FAIL;
@@ -351,10 +380,13 @@ egdb_compress_cmd(const egdb_args *a)
     }
     char err[512];
     egdb_compress_stats st;
+    progress_state ps = {isatty(2), 0, 0};
     egdb_compress_opts o = {a->pieces > 0 ? (int)a->pieces : EGDB_MAX_PIECES, (int)a->threads,
-                            !a->no_threats};
+                            !a->no_threats, on_progress, &ps};
     double t0 = cli_now();
     int rc = egdb_compress(a->dir, &o, &st, err, sizeof err);
+    if (ps.tty && ps.last_len)
+        fprintf(stderr, "\n");
     if (rc != 0) {
         fprintf(stderr, "checkers egdb compress: %s (%s)\n", err, egdb_strerror(rc));
         return CLI_EXIT_FAIL;
@@ -579,7 +611,7 @@ egdb_verify_cmd(const egdb_args *a)
         return CLI_EXIT_USAGE;
     }
     char err[1024];
-    progress_state ps = {isatty(2), 0};
+    progress_state ps = {isatty(2), 0, 0};
     double t0 = cli_now();
     int rc =
         egdb_verify(a->dir, (int)a->threads, ps.tty ? on_progress : NULL, &ps, err, sizeof err);

@@ -82,10 +82,15 @@ enum egdb_err {
 typedef struct egdb egdb; /* an open database directory (opaque) */
 
 /* Progress of a build, given to the caller's callback about every
- * quarter second and at the end of every slice pair. */
+ * quarter second and at the end of every slice pair. egdb_compress
+ * reports phase "compress" in the same form: pair_no / pair_count are
+ * the slices finished / to compress, resolved = done_total the positions
+ * compressed so far and positions = run_total those of the run, slice
+ * one being compressed; once more at the end with everything done. */
 typedef struct egdb_progress {
     const char *slice;   /* name of the slice being built (index.h)     */
-    const char *phase;   /* "captures+lookups", "non-captures", "write"   */
+    const char *phase;   /* "captures+lookups", "non-captures", "write",
+                            "compress", "verify"                        */
     int npieces;         /* piece count of the database being built     */
     size_t pair_no;      /* 1-based number of this pair among all pairs */
     size_t pair_count;   /* pairs to build in this run                  */
@@ -248,7 +253,9 @@ int egdb_verify(const char *dir, int threads, egdb_progress_fn progress, void *a
 typedef struct egdb_compress_opts {
     int npieces; /* slices of 1..npieces                                */
     int threads;
-    int threats; /* also drop threatened-capture positions (codec.h)    */
+    int threats;               /* also drop threatened-capture positions (codec.h) */
+    egdb_progress_fn progress; /* may be NULL; phase "compress" (egdb_progress)    */
+    void *progress_arg;
 } egdb_compress_opts;
 
 /* What egdb_compress did (this call only). */

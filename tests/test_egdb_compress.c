@@ -91,7 +91,7 @@ setup(void **state)
     if (run(cmd) != 0)
         return -1;
     egdb_compress_stats cs;
-    egdb_compress_opts co = {f->pieces, 2, 1};
+    egdb_compress_opts co = {f->pieces, 2, 1, NULL, NULL};
     if (egdb_compress(f->dir, &co, &cs, err, sizeof err) != 0) {
         fprintf(stderr, "compress: %s\n", err);
         return -1;
