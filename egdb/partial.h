@@ -262,7 +262,7 @@ int egpt_probe(const egpt_db *db, const eng_pos *p);
 /* Number of partial slices loaded, and positions in them. */
 size_t egpt_slice_count(const egpt_db *db, uint64_t *positions);
 
-/* ---- reporting ------------------------------------------------------ */
+/* ---- reporting (egpt_list in partial.c, egpt_report in partial_report.c) */
 
 /*
  * egpt_list - reads the header of every .pwl file of dir (no payloads).
