@@ -40,7 +40,8 @@ static const char egdb_help[] =
     "         keep no value and are resolved by a small search when probed\n"
     "  probe  --db DIR [--moves] [--cache MB] FEN...\n"
     "         print FEN<TAB>win|loss|draw for the side to move; --moves adds the\n"
-    "         value of each legal move (for the side that makes it)\n"
+    "         value of each legal move (for the side that makes it); exit status\n"
+    "         3: a database file it needs is damaged (file, block and part named)\n"
     "  stats  --db DIR [--json]\n"
     "         positions, wins, losses, draws, build time and file size by material\n"
     "  verify --db DIR [--threads T]\n"
@@ -90,10 +91,11 @@ human_count(uint64_t n, char *buf, size_t len)
 typedef struct progress_state {
     int tty;
     int last_len;
+    int tenths; /* compress: tenths of the run already logged (not a tty) */
 } progress_state;
 
 /* Progress on a terminal: one line rewritten in place. Otherwise: one log
- * line per finished slice pair. */
+ * line per finished slice pair (build), per tenth of the run (compress). */
 static void
 on_progress(const egdb_progress *p, void *arg)
 {
@@ -105,6 +107,28 @@ on_progress(const egdb_progress *p, void *arg)
     human_count(p->resolved, res, sizeof res);
     human_count(p->positions, pos, sizeof pos);
     human_count((uint64_t)rate, r, sizeof r);
+    if (!strcmp(p->phase, "compress")) {
+        /* Slices instead of pairs, positions compressed instead of
+         * resolved; the rest as the build's line. */
+        if (ps->tty) {
+            char line[256];
+            int n = snprintf(line, sizeof line,
+                             "\r%d pieces  slice %zu/%zu  %s  compress  %s/%s positions  %5.1f%%  "
+                             "%s pos/s  ETA %.0fs",
+                             p->npieces, p->pair_no, p->pair_count, p->slice, res, pos,
+                             100.0 * frac, r, eta);
+            fprintf(stderr, "%s%*s", line, ps->last_len > n ? ps->last_len - n : 0, "");
+            ps->last_len = n;
+            fflush(stderr);
+        } else if ((int)(10.0 * frac) > ps->tenths) {
+            ps->tenths = (int)(10.0 * frac);
+            fprintf(stderr,
+                    "compress %s slice %zu/%zu: %s of %s positions; total %.1f%%, %.1fs elapsed, "
+                    "ETA %.0fs\n",
+                    p->slice, p->pair_no, p->pair_count, res, pos, 100.0 * frac, p->elapsed, eta);
+        }
+        return;
+    }
     if (ps->tty) {
         char line[256], ph[64];
         if (p->pass)
@@ -124,6 +148,14 @@ on_progress(const egdb_progress *p, void *arg)
                 p->phase, p->slice, p->pair_no, p->pair_count, p->positions, 100.0 * frac,
                 p->elapsed);
     }
+}
+
+/* The exit status of a failed database read: 3 when a file is damaged or
+ * unreadable (main.c), else 1. */
+static int
+damaged_exit(int rc)
+{
+    return rc == EGDB_ECORRUPT || rc == EGDB_EIO ? CLI_EXIT_DAMAGED : CLI_EXIT_FAIL;
 }
 
 /* Option parsing shared by the subcommands. */
@@ -204,7 +236,7 @@ egdb_partial_build_cmd(const egdb_args *a)
         fprintf(stderr, "checkers egdb build: bad --only: %s\n", err);
         return CLI_EXIT_USAGE;
     }
-    progress_state ps = {isatty(2), 0};
+    progress_state ps = {isatty(2), 0, 0};
     egpt_opts o = {mats, n, (int)a->threads, on_progress, &ps, &stop_flag};
     egpt_stats st;
     signal(SIGINT, on_signal);
@@ -251,8 +283,11 @@ egdb_build_cmd(const egdb_args *a)
     if (left == 0) {
         /* Built before; a run stopped during compression resumes it here. */
         egdb_compress_stats cst;
-        egdb_compress_opts co = {(int)a->pieces, (int)a->threads, !a->no_threats};
+        progress_state ps = {isatty(2), 0, 0};
+        egdb_compress_opts co = {(int)a->pieces, (int)a->threads, !a->no_threats, on_progress, &ps};
         rc = egdb_compress(a->dir, &co, &cst, err, sizeof err);
+        if (ps.tty && ps.last_len)
+            fprintf(stderr, "\n");
         if (rc != 0) {
             fprintf(stderr, "checkers egdb build: compress: %s (%s)\n", err, egdb_strerror(rc));
             return CLI_EXIT_FAIL;
@@ -287,7 +322,7 @@ egdb_build_cmd(const egdb_args *a)
                     "needed (slower)\n",
                     (double)resident / 1e9, a->memory_gb);
     }
-    progress_state ps = {isatty(2), 0};
+    progress_state ps = {isatty(2), 0, 0};
     egdb_build_opts o = {(int)a->pieces, (int)a->threads, on_progress, &ps, &stop_flag};
     egdb_build_stats st;
     signal(SIGINT, on_signal);
@@ -306,9 +341,12 @@ egdb_build_cmd(const egdb_args *a)
     /* The compressed form is what solvers probe: write it now (slices that
      * already have it are skipped, so this is resumable too). */
     egdb_compress_stats cst;
-    egdb_compress_opts co = {(int)a->pieces, (int)a->threads, !a->no_threats};
+    progress_state cps = {ps.tty, 0, 0};
+    egdb_compress_opts co = {(int)a->pieces, (int)a->threads, !a->no_threats, on_progress, &cps};
     double tc = cli_now();
     rc = egdb_compress(a->dir, &co, &cst, err, sizeof err);
+    if (cps.tty && cps.last_len)
+        fprintf(stderr, "\n");
     if (rc != 0) {
         fprintf(stderr, "checkers egdb build: compress: %s (%s)\n", err, egdb_strerror(rc));
         return CLI_EXIT_FAIL;
@@ -342,10 +380,13 @@ egdb_compress_cmd(const egdb_args *a)
     }
     char err[512];
     egdb_compress_stats st;
+    progress_state ps = {isatty(2), 0, 0};
     egdb_compress_opts o = {a->pieces > 0 ? (int)a->pieces : EGDB_MAX_PIECES, (int)a->threads,
-                            !a->no_threats};
+                            !a->no_threats, on_progress, &ps};
     double t0 = cli_now();
     int rc = egdb_compress(a->dir, &o, &st, err, sizeof err);
+    if (ps.tty && ps.last_len)
+        fprintf(stderr, "\n");
     if (rc != 0) {
         fprintf(stderr, "checkers egdb compress: %s (%s)\n", err, egdb_strerror(rc));
         return CLI_EXIT_FAIL;
@@ -388,26 +429,29 @@ egdb_probe_cmd(const egdb_args *a)
     egdb *db;
     int rc = egdb_open(a->dir, 0, a->cache_mb * 1000000, &db, err, sizeof err);
     if (rc != 0) {
-        fprintf(stderr, "checkers egdb probe: %s\n", err);
-        return CLI_EXIT_FAIL;
+        fprintf(stderr, "checkers egdb probe: %s (%s)\n", err, egdb_strerror(rc));
+        return damaged_exit(rc);
     }
     /* A partial-information database in the same directory answers the
      * positions the exact ones do not have, with a bound. */
     egpt_db *pdb = NULL;
     int prc = egpt_open(a->dir, 0, &pdb, perr, sizeof perr);
     if (prc != 0 && prc != EGDB_EMISSING) {
-        fprintf(stderr, "checkers egdb probe: %s\n", perr);
+        fprintf(stderr, "checkers egdb probe: %s (%s)\n", perr, egdb_strerror(prc));
         egdb_close(db);
-        return CLI_EXIT_FAIL;
+        return damaged_exit(prc);
     }
+    /* The worst outcome sets the exit status: a damaged file (3) over a
+     * failed probe (1) over a bad FEN (2). */
     int status = CLI_EXIT_OK;
     for (int i = 0; i < a->nrest; i++) {
         eng_pos p;
         if (cli_parse_fen("egdb probe", a->rest[i], &p) != 0) {
-            status = CLI_EXIT_USAGE;
+            if (status == CLI_EXIT_OK)
+                status = CLI_EXIT_USAGE;
             continue;
         }
-        int v = egdb_probe(db, &p);
+        int v = egdb_probe_err(db, &p, err, sizeof err);
         if (v == EGDB_ENOTFOUND && pdb) {
             int b = egpt_probe(pdb, &p);
             if (b >= 0) {
@@ -416,9 +460,14 @@ egdb_probe_cmd(const egdb_args *a)
             }
         }
         if (v < 0) {
-            fprintf(stderr, "checkers egdb probe: %s: %s (database has up to %d pieces)\n",
-                    a->rest[i], egdb_strerror(v), egdb_max_pieces(db));
-            status = CLI_EXIT_FAIL;
+            if (v == EGDB_ENOTFOUND)
+                fprintf(stderr, "checkers egdb probe: %s: %s (database has up to %d pieces)\n",
+                        a->rest[i], egdb_strerror(v), egdb_max_pieces(db));
+            else
+                fprintf(stderr, "checkers egdb probe: %s: %s (%s)\n", a->rest[i], err,
+                        egdb_strerror(v));
+            if (status != CLI_EXIT_DAMAGED)
+                status = damaged_exit(v);
             continue;
         }
         printf("%s\t%s", a->rest[i], value_word(v));
@@ -430,11 +479,17 @@ egdb_probe_cmd(const egdb_args *a)
                 char mv[ENG_MOVE_STR_MAX];
                 eng_make(&p, &l.m[k], &c);
                 eng_format_move(&l.m[k], mv, sizeof mv);
-                int cv = egdb_probe(db, &c);
+                int cv = egdb_probe_err(db, &c, err, sizeof err);
                 /* The child's value is for the opponent; the mover's is its
                  * negation. */
                 int mvv = cv == EGDB_WIN ? EGDB_LOSS : cv == EGDB_LOSS ? EGDB_WIN : cv;
                 printf("\t%s=%s", mv, cv < 0 ? egdb_strerror(cv) : value_word(mvv));
+                if (cv < 0) {
+                    fprintf(stderr, "checkers egdb probe: %s after %s: %s (%s)\n", a->rest[i], mv,
+                            err, egdb_strerror(cv));
+                    if (status != CLI_EXIT_DAMAGED)
+                        status = damaged_exit(cv);
+                }
             }
         }
         printf("\n");
@@ -556,7 +611,7 @@ egdb_verify_cmd(const egdb_args *a)
         return CLI_EXIT_USAGE;
     }
     char err[1024];
-    progress_state ps = {isatty(2), 0};
+    progress_state ps = {isatty(2), 0, 0};
     double t0 = cli_now();
     int rc =
         egdb_verify(a->dir, (int)a->threads, ps.tty ? on_progress : NULL, &ps, err, sizeof err);
@@ -564,9 +619,9 @@ egdb_verify_cmd(const egdb_args *a)
         fprintf(stderr, "\n");
     if (rc != 0) {
         fprintf(stderr, "checkers egdb verify: FAILED: %s (%s)\n", err, egdb_strerror(rc));
-        /* 1: a stored value is wrong; 3: a file is damaged, missing or
-         * unreadable (checksums, sizes, headers). */
-        return rc == EGDB_EVERIFY ? CLI_EXIT_FAIL : CLI_EXIT_DAMAGED;
+        /* 1: a stored value is wrong (or no memory); 3: a file is damaged,
+         * missing or unreadable (checksums, sizes, headers). */
+        return rc == EGDB_EVERIFY || rc == EGDB_ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_DAMAGED;
     }
     printf("%s: every file's checksum and every position's value verified (%.1f s)\n", a->dir,
            cli_now() - t0);

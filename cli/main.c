@@ -6,8 +6,9 @@
  *   0  success
  *   1  the work failed (I/O error, a check that did not pass)
  *   2  bad usage or bad input (unknown option, malformed FEN or move)
- *   3  a database file is damaged or missing (egdb verify), or the
- *      proven-node store is damaged (store, proof check)
+ *   3  a database file is damaged or missing (egdb verify), damaged or
+ *      unreadable (egdb probe), or the proven-node store is damaged
+ *      (store, proof check)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,8 +50,8 @@ usage(FILE *f)
         fprintf(f, "  %-7s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n'checkers <command> --help' describes a command, with examples.\n"
                "Exit status: 0 success, 1 the work failed, 2 bad usage or input,\n"
-               "3 a damaged database file (egdb verify) or proof store (store, proof\n"
-               "check).\n");
+               "3 a damaged database file (egdb verify, probe) or proof store (store,\n"
+               "proof check).\n");
 }
 
 int

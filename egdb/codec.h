@@ -69,6 +69,23 @@
  *        block), then nblocks u8 page counts (1..255, summing to the
  *        slice's pages)
  *   then the data area.
+ *
+ * DAMAGE
+ *   Every byte of a file is covered by exactly one checksum: the
+ *   header's (bytes 0-71, stored at 72; bytes 72-79 cover themselves),
+ *   the one of the code lengths and block table (stored at 64, so the
+ *   header's covers it too), or its block's (data bytes; the offsets
+ *   leave no byte between blocks). Bytes with no meaning (the three
+ *   zero bytes at 25, the padding bits ending a block) are covered like
+ *   the rest, so a changed byte is always found: at open for the header,
+ *   code lengths and block table, when its block is first decoded for
+ *   the data (egdb_verify checks every block first). Messages name the
+ *   part: "header (bytes 0-79)", "code lengths (bytes 80-143)", "block
+ *   table, offsets / block checksums / page counts (bytes ..)" (which
+ *   array of the shared checksum a one-byte change hit is found from what
+ *   the writer makes, decompress.c), "data, block b (page ..)". Only a
+ *   collision of a block's 32-bit checksum (2^-32 a damaged block) goes
+ *   unseen; a block then still has to decode to exactly its positions.
  */
 #ifndef EGDB_CODEC_H
 #define EGDB_CODEC_H

@@ -29,8 +29,15 @@
 #include "egdb/egdb.h"
 #include "egdb/index.h"
 #include "egdb/le.h"
+#include "egdb/run.h"
 #include "egdb/store.h"
 #include "engine/engine.h"
+
+/* ---- constants -------------------------------------------------------- */
+
+/* Positions between two progress reports of a worker (throttled further
+ * to four a second by egrun_report). */
+#define PROGRESS_STEP (1u << 16)
 
 /* ---- types ------------------------------------------------------------ */
 
@@ -67,9 +74,43 @@ typedef struct compress_job {
     pthread_mutex_t err_lock;
     char *err;
     size_t errlen;
+    /* Progress: positions whose values have been laid out (the pass over
+     * every position that most of a slice's time goes to; what follows
+     * takes time in proportion), slices finished. The lock serialises the
+     * caller's function; a worker that finds it taken skips its report. */
+    egrun_progress prog;
+    pthread_mutex_t prog_lock;
+    _Atomic uint64_t done;
+    _Atomic size_t slices_done;
+    uint64_t run_total;
 } compress_job;
 
 /* ---- helpers ---------------------------------------------------------- */
+
+/*
+ * Passes the run's progress to the caller's function as phase "compress"
+ * (egdb.h): at most four times a second (egrun_report), always when
+ * force is set. Called by every worker; one reports at a time.
+ */
+static void
+report_progress(compress_job *j, const egix_slice *s, int force)
+{
+    if (!j->prog.fn)
+        return;
+    if (force)
+        pthread_mutex_lock(&j->prog_lock);
+    else if (pthread_mutex_trylock(&j->prog_lock) != 0)
+        return;
+    egdb_progress p;
+    memset(&p, 0, sizeof p);
+    p.phase = "compress";
+    p.pair_no = atomic_load(&j->slices_done);
+    p.pair_count = j->reg->n;
+    p.resolved = p.done_total = atomic_load(&j->done);
+    p.positions = p.run_total = j->run_total;
+    egrun_report(&j->prog, &p, s, force);
+    pthread_mutex_unlock(&j->prog_lock);
+}
 
 static int
 grow(growbuf *g, size_t more)
@@ -267,12 +308,15 @@ range_bits(const uint8_t *v, uint64_t b, uint64_t end, run *runs, const uint8_t 
 /*
  * Compresses one loaded slice into <dir>/<name>.cwl: lays its values out
  * in each king order (index.h, KING ORDERS), keeps the order whose runs
- * code smallest, and writes that.
+ * code smallest, and writes that. job gives dir and flags, and counts
+ * the positions laid out for the progress reports.
  */
 static int
-compress_slice(const char *dir, const egst_slice *e, const egst_header *wh, int flags,
-               slice_figures *fig, char *err, size_t errlen)
+compress_slice(compress_job *job, const egst_slice *e, const egst_header *wh, slice_figures *fig,
+               char *err, size_t errlen)
 {
+    const char *dir = job->dir;
+    const int flags = job->flags;
     const uint32_t psize = 1u << EGCD_PAGE_SHIFT;
     uint32_t npages = (uint32_t)((e->size + psize - 1) / psize), nblocks = 0;
     size_t vbytes = (size_t)((e->size + 3) / 4) + 1;
@@ -309,6 +353,10 @@ compress_slice(const char *dir, const egst_slice *e, const egst_header *wh, int 
     }
     /* The values in every order, dropped ones as 0 ("don't care"). */
     for (uint64_t i = 0; i < e->size; i++) {
+        if ((i & (PROGRESS_STEP - 1)) == PROGRESS_STEP - 1) {
+            atomic_fetch_add(&job->done, PROGRESS_STEP);
+            report_progress(job, &e->slice, 0);
+        }
         eng_pos p;
         egix_unindex(e->table, i, &p);
         int why = egcd_dropped(&p, flags);
@@ -485,7 +533,7 @@ compress_worker(void *arg)
         slice_figures fig;
         memset(&fig, 0, sizeof fig);
         if (rc == 0)
-            rc = compress_slice(j->dir, e, &wh, j->flags, &fig, err, sizeof err);
+            rc = compress_slice(j, e, &wh, &fig, err, sizeof err);
         if (rc != 0) {
             pthread_mutex_lock(&j->err_lock);
             if (!atomic_exchange(&j->failed, 1))
@@ -493,6 +541,10 @@ compress_worker(void *arg)
             pthread_mutex_unlock(&j->err_lock);
             break;
         }
+        /* The positions not yet counted by compress_slice's reports. */
+        atomic_fetch_add(&j->done, e->size % PROGRESS_STEP);
+        atomic_fetch_add(&j->slices_done, 1);
+        report_progress(j, &e->slice, 0);
         pthread_mutex_lock(&j->sum_lock);
         j->sum.slices++;
         j->sum.positions += e->size;
@@ -567,8 +619,16 @@ egdb_compress(const char *dir, const egdb_compress_opts *o, egdb_compress_stats 
         j.flags = o->threats ? EGCD_FLAG_THREATS : 0;
         j.err = err;
         j.errlen = errlen;
+        j.prog.fn = o->progress;
+        j.prog.arg = o->progress_arg;
+        /* The first report after a quarter second, when the rate (and so
+         * the ETA) means something. */
+        j.prog.t0 = j.prog.last = egrun_now();
+        for (size_t i = 0; i < reg.n; i++)
+            j.run_total += reg.list[i]->size;
         pthread_mutex_init(&j.err_lock, NULL);
         pthread_mutex_init(&j.sum_lock, NULL);
+        pthread_mutex_init(&j.prog_lock, NULL);
         int nt = threads < 1 ? 1 : threads > 64 ? 64 : threads;
         pthread_t tid[64];
         int started = 0;
@@ -578,8 +638,11 @@ egdb_compress(const char *dir, const egdb_compress_opts *o, egdb_compress_stats 
         compress_worker(&j);
         for (int t = 0; t < started; t++)
             pthread_join(tid[t], NULL);
+        if (!atomic_load(&j.failed))
+            report_progress(&j, &reg.list[reg.n - 1]->slice, 1);
         pthread_mutex_destroy(&j.err_lock);
         pthread_mutex_destroy(&j.sum_lock);
+        pthread_mutex_destroy(&j.prog_lock);
         if (atomic_load(&j.failed))
             rc = EGDB_EIO;
         *st = j.sum;

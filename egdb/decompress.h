@@ -39,7 +39,13 @@ typedef struct egdc_slice {
 /*
  * egdc_open - maps and checks "<dir>/<name>.cwl" of slice s: header,
  * version, table checksum, sizes, code, page counts. Block checksums are
- * checked when a page of the block is decoded.
+ * checked when a page of the block is decoded (or by egdc_check_block).
+ * A damaged file is reported with the part that is damaged: "header
+ * (bytes 0-79): ...", "code lengths (bytes 80-143): ...", "block table,
+ * offsets / block checksums / page counts (bytes ..): ..." (the code
+ * lengths and the block table share one checksum; which of them a
+ * one-byte change hit is found by checking what the writer makes, see
+ * decompress.c).
  * The caller sets block_base before probing through a cache.
  * RETURN 0 and *out (egdc_close), EGDB_EMISSING, EGDB_EIO or
  * EGDB_ECORRUPT with err naming the file and the problem.
@@ -63,6 +69,15 @@ int egdc_value(const egdc_slice *e, egca_cache *cache, uint64_t i);
  * RETURN 1..3, or EGDB_ECORRUPT.
  */
 int egdc_decode_one(const egdc_slice *e, uint32_t g, uint32_t pos);
+
+/*
+ * egdc_check_block - checks file block b (< e->h.nblocks): its checksum,
+ * then that its runs decode to exactly its positions.
+ * RETURN 0, or EGDB_ECORRUPT with why naming the part: "data, block b
+ * (pages .., bytes ..): fails its checksum (block table byte ..)" or
+ * "... does not decode to its positions". Thread-safe.
+ */
+int egdc_check_block(const egdc_slice *e, uint32_t b, char *why, size_t len);
 
 /* Starts loading what egdc_value(e, cache, i) will read first. */
 void egdc_prefetch(const egdc_slice *e, const egca_cache *cache, uint64_t i);

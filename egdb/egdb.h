@@ -82,10 +82,15 @@ enum egdb_err {
 typedef struct egdb egdb; /* an open database directory (opaque) */
 
 /* Progress of a build, given to the caller's callback about every
- * quarter second and at the end of every slice pair. */
+ * quarter second and at the end of every slice pair. egdb_compress
+ * reports phase "compress" in the same form: pair_no / pair_count are
+ * the slices finished / to compress, resolved = done_total the positions
+ * compressed so far and positions = run_total those of the run, slice
+ * one being compressed; once more at the end with everything done. */
 typedef struct egdb_progress {
     const char *slice;   /* name of the slice being built (index.h)     */
-    const char *phase;   /* "captures+lookups", "non-captures", "write"   */
+    const char *phase;   /* "captures+lookups", "non-captures", "write",
+                            "compress", "verify"                        */
     int npieces;         /* piece count of the database being built     */
     size_t pair_no;      /* 1-based number of this pair among all pairs */
     size_t pair_count;   /* pairs to build in this run                  */
@@ -158,7 +163,9 @@ int egdb_build(const char *dir, const egdb_build_opts *opts, egdb_build_stats *s
  * to max_pieces pieces (all when max_pieces <= 0), its compressed file
  * (.cwl) if there is one, else its 2-bit build file (.wld), after
  * checking headers and block tables. Block checksums are checked when a
- * block is first decoded; egdb_verify checks everything.
+ * block is first decoded; a .wld file, whose one checksum covers its
+ * whole payload, is read and checked here (a probe never answers from a
+ * damaged file); egdb_verify checks everything.
  * PARAMETERS
  *   cache_bytes: memory for decoded blocks, 2 KB per 8,192 positions
  *                (cache.h). With room for every block (the sum of the
@@ -196,6 +203,18 @@ int egdb_max_pieces(const egdb *db);
 int egdb_probe(const egdb *db, const eng_pos *p);
 
 /*
+ * egdb_probe_err - egdb_probe, saying what went wrong when it fails.
+ * RETURN as egdb_probe; when negative, err names the cause: for
+ *   EGDB_ECORRUPT the damaged file, its block and the part ("<path>:
+ *   data, block 7 (pages 12-13, bytes ..): fails its checksum ..."); for
+ *   EGDB_ENOTFOUND the position without a slice file; for EGDB_EINVAL
+ *   what is invalid. Slower than egdb_probe on failure only.
+ * THREAD SAFETY
+ *   Safe from any number of threads.
+ */
+int egdb_probe_err(const egdb *db, const eng_pos *p, char *err, size_t errlen);
+
+/*
  * egdb_probe_quiet - egdb_probe for the solvers: the value of a position
  * whose side to move has no capture. A capture position is refused
  * (EGDB_ECAPTURE) instead of being resolved by the database's small
@@ -213,14 +232,19 @@ int egdb_probe_quiet(const egdb *db, const eng_pos *p);
 
 /*
  * egdb_verify - checks every slice file of dir: header, size and
- * checksum, then every position against its successors (win iff some
- * move leads to a loss, loss iff every move leads to a win, draw
- * otherwise), including successors in smaller databases and other
- * slices.
+ * checksum (for a compressed file every block's checksum and decoding,
+ * before any value is looked at), then every position against its
+ * successors (win iff some move leads to a loss, loss iff every move
+ * leads to a win, draw otherwise), including successors in smaller
+ * databases and other slices. A successor that cannot be read is an
+ * error, never a value.
  * RETURN
- *   0; EGDB_ECORRUPT (a file fails its checksum) or EGDB_EVERIFY (a value
- *   contradicts its successors), with err naming the first bad slice,
- *   and for EGDB_EVERIFY the position's index and FEN.
+ *   0; EGDB_ECORRUPT (a file fails a check: err names the file and the
+ *   damaged part, e.g. "<path>: header (bytes 0-79): checksum mismatch"
+ *   or "<path>: data, block 3 (pages ..): fails its checksum ..."),
+ *   EGDB_EIO or EGDB_EMISSING (a file is unreadable or absent), or
+ *   EGDB_EVERIFY (a value contradicts its successors: err names the
+ *   first bad slice, the position's index and FEN).
  */
 int egdb_verify(const char *dir, int threads, egdb_progress_fn progress, void *arg, char *err,
                 size_t errlen);
@@ -229,7 +253,9 @@ int egdb_verify(const char *dir, int threads, egdb_progress_fn progress, void *a
 typedef struct egdb_compress_opts {
     int npieces; /* slices of 1..npieces                                */
     int threads;
-    int threats; /* also drop threatened-capture positions (codec.h)    */
+    int threats;               /* also drop threatened-capture positions (codec.h) */
+    egdb_progress_fn progress; /* may be NULL; phase "compress" (egdb_progress)    */
+    void *progress_arg;
 } egdb_compress_opts;
 
 /* What egdb_compress did (this call only). */

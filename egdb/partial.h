@@ -236,7 +236,8 @@ int egpt_build(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *
  * egpt_open - loads every partial slice file (.pwl) of dir, checking
  * header, size, payload checksum and codes; with EGPT_OPEN_COMPLETE also
  * every complete slice file (.wld) of the materials that have no partial
- * file, so that egpt_probe answers smaller positions exactly.
+ * file (header and payload checksum), so that egpt_probe answers smaller
+ * positions exactly.
  * RETURN 0 and *out (egpt_close), or a negative code with err naming the
  * file and the problem (EGDB_ECORRUPT for a damaged file, EGDB_EMISSING
  * when dir holds no .pwl file).
@@ -261,7 +262,7 @@ int egpt_probe(const egpt_db *db, const eng_pos *p);
 /* Number of partial slices loaded, and positions in them. */
 size_t egpt_slice_count(const egpt_db *db, uint64_t *positions);
 
-/* ---- reporting ------------------------------------------------------ */
+/* ---- reporting (egpt_list in partial.c, egpt_report in partial_report.c) */
 
 /*
  * egpt_list - reads the header of every .pwl file of dir (no payloads).

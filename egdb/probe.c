@@ -2,6 +2,7 @@
  * probe.c - opening a database directory and probing it; statistics from
  * the slice headers; error names.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,7 +119,9 @@ egdb_open(const char *dir, int max_pieces, size_t cache_bytes, egdb **out, char 
                 rc = r; /* a damaged file is an error, never a silent gap */
                 break;
             }
-            r = egst_add_mapped(&db->reg, dir, &sl[i], 0, err, errlen);
+            /* A 2-bit file has one checksum for all of it: read it all
+             * now, so that a probe never answers from a damaged file. */
+            r = egst_add_mapped(&db->reg, dir, &sl[i], 1, err, errlen);
             if (r == 0)
                 present++;
             else if (r != EGDB_EMISSING)
@@ -231,21 +234,43 @@ node_init(const egdb *db, const eng_pos *p, node *n)
     n->kind = egcd_dropped(&n->c, n->e->h.flags) == EGCD_KEPT ? NODE_KEPT : NODE_DROPPED;
 }
 
-static int search(const egdb *db, const eng_pos *c);
+/* Where a probe failed, for egdb_probe_err (NULL on the fast path): the
+ * first compressed slice and index whose block could not be read, or
+ * the first position whose slice is not loaded. */
+typedef struct probe_diag {
+    const egdc_slice *e;
+    uint64_t idx;
+    int missing;
+    eng_pos pos;
+} probe_diag;
+
+static int search(const egdb *db, const eng_pos *c, probe_diag *d);
 
 /* The value of a classified node (KEPT nodes with idx computed). */
 static int
-node_value(const egdb *db, const node *n)
+node_value(const egdb *db, const node *n, probe_diag *d)
 {
+    int v;
     switch (n->kind) {
     case NODE_LOST:
         return EGDB_LOSS;
     case NODE_RAW:
-        return n->r ? egst_value(n->r, egix_index(n->r->table, &n->c)) : EGDB_ENOTFOUND;
+        if (n->r)
+            return egst_value(n->r, egix_index(n->r->table, &n->c));
+        if (d && !d->e && !d->missing) {
+            d->missing = 1;
+            d->pos = n->c;
+        }
+        return EGDB_ENOTFOUND;
     case NODE_KEPT:
-        return egdc_value(n->e, db->cache, n->idx);
+        v = egdc_value(n->e, db->cache, n->idx);
+        if (v < 0 && d && !d->e && !d->missing) {
+            d->e = n->e;
+            d->idx = n->idx;
+        }
+        return v;
     case NODE_DROPPED:
-        return search(db, &n->c); /* ends: see egcd_dropped */
+        return search(db, &n->c, d); /* ends: see egcd_dropped */
     default:
         return n->kind;
     }
@@ -253,7 +278,7 @@ node_value(const egdb *db, const node *n)
 
 /* One ply of search from a position whose value was dropped. */
 static int
-search(const egdb *db, const eng_pos *c)
+search(const egdb *db, const eng_pos *c, probe_diag *d)
 {
     eng_movelist l;
     int n = eng_generate(c, &l, ENG_DUPS_MERGE);
@@ -277,7 +302,7 @@ search(const egdb *db, const eng_pos *c)
             for (int i = 0; i < m; i++) {
                 if ((ch[i].kind == NODE_DROPPED) != (pass == 1))
                     continue;
-                int v = node_value(db, &ch[i]);
+                int v = node_value(db, &ch[i], d);
                 if (v < 0)
                     return v;
                 if (v == EGDB_LOSS)
@@ -290,13 +315,13 @@ search(const egdb *db, const eng_pos *c)
 }
 
 static int
-probe_pos(const egdb *db, const eng_pos *p)
+probe_pos(const egdb *db, const eng_pos *p, probe_diag *d)
 {
     node n;
     node_init(db, p, &n);
     if (n.kind == NODE_KEPT)
         n.idx = egix_index(n.e->table, &n.c);
-    return node_value(db, &n);
+    return node_value(db, &n, d);
 }
 
 int
@@ -304,7 +329,49 @@ egdb_probe(const egdb *db, const eng_pos *p)
 {
     if (eng_validate(p, NULL, 0) != 0)
         return EGDB_EINVAL;
-    return probe_pos(db, p);
+    return probe_pos(db, p, NULL);
+}
+
+/*
+ * The probe again, remembering where it failed; a damaged block is then
+ * checked once more (egdc_check_block) to say what is wrong with it. The
+ * cache never holds a block that failed, so the second probe reads the
+ * same bytes as the first.
+ */
+int
+egdb_probe_err(const egdb *db, const eng_pos *p, char *err, size_t errlen)
+{
+    char fen[ENG_FEN_MAX];
+    if (eng_validate(p, err, errlen) != 0)
+        return EGDB_EINVAL;
+    probe_diag d;
+    memset(&d, 0, sizeof d);
+    int v = probe_pos(db, p, &d);
+    if (v >= 0)
+        return v;
+    if (d.e) {
+        uint32_t g = (uint32_t)(d.idx >> d.e->h.page_shift), b = d.e->page_block[g];
+        char why[400];
+        if (egdc_check_block(d.e, b, why, sizeof why) == 0)
+            snprintf(why, sizeof why,
+                     "data, block %" PRIu32 ": could not be read (%s), though it checks now", b,
+                     egdb_strerror(v));
+        snprintf(err, errlen, "%s: %s", d.e->path, why);
+    } else if (d.missing) {
+        egix_slice s;
+        char name[EGIX_NAME_MAX] = "?";
+        if (egix_slice_of(&d.pos, &s) == 0)
+            egix_slice_name(&s, name, sizeof name);
+        eng_format_fen(&d.pos, fen, sizeof fen);
+        snprintf(err, errlen,
+                 "slice %s: no file (.cwl or .wld) in the database directory, needed for %s (%d "
+                 "pieces; the directory holds complete databases up to %d)",
+                 name, fen, __builtin_popcount(d.pos.bm | d.pos.bk | d.pos.wm | d.pos.wk),
+                 db->max_pieces);
+    } else {
+        snprintf(err, errlen, "%s", egdb_strerror(v));
+    }
+    return v;
 }
 
 int
@@ -314,7 +381,7 @@ egdb_probe_quiet(const egdb *db, const eng_pos *p)
         return EGDB_EINVAL;
     if (eng_has_capture(p))
         return EGDB_ECAPTURE;
-    return probe_pos(db, p);
+    return probe_pos(db, p, NULL);
 }
 
 static int

@@ -89,16 +89,20 @@ egst_read_header(const char *path, egst_header *h, uint64_t *file_bytes, char *e
     if (rc != 0)
         return rc;
     if (memcmp(b, file_magic, 7) != 0) {
-        snprintf(err, errlen, "%s: not a slice file (bad magic)", path);
+        snprintf(err, errlen, "%s: header (bytes 0-63): not a slice file (bad magic)", path);
         return EGDB_ECORRUPT;
     }
     if (b[7] != EGST_VERSION) {
-        snprintf(err, errlen, "%s: format version %d, this program reads version %d", path, b[7],
-                 EGST_VERSION);
+        snprintf(err, errlen,
+                 "%s: header (bytes 0-63): format version %d, this program reads version %d%s",
+                 path, b[7], EGST_VERSION,
+                 egle_get64(b + 56) != XXH3_64bits(b, 56)
+                     ? "; the header checksum fails too: the version byte may be damaged"
+                     : "");
         return EGDB_ECORRUPT;
     }
     if (egle_get64(b + 56) != XXH3_64bits(b, 56)) {
-        snprintf(err, errlen, "%s: header checksum mismatch", path);
+        snprintf(err, errlen, "%s: header (bytes 0-63): checksum mismatch", path);
         return EGDB_ECORRUPT;
     }
     egle_get_slice(b + 8, &h->slice);
@@ -110,7 +114,8 @@ egst_read_header(const char *path, egst_header *h, uint64_t *file_bytes, char *e
     uint64_t size;
     if (egix_slice_check(&h->slice) != 0 || egix_size(&h->slice, &size) != 0 ||
         size != h->positions || h->wins + h->losses + h->draws != h->positions) {
-        snprintf(err, errlen, "%s: header describes an impossible slice or counts", path);
+        snprintf(err, errlen, "%s: header (bytes 0-63): describes an impossible slice or counts",
+                 path);
         return EGDB_ECORRUPT;
     }
     uint64_t want = EGST_HEADER_BYTES + (h->positions + 3) / 4;
@@ -180,7 +185,7 @@ egst_add_mapped(egst_registry *r, const char *dir, const egix_slice *s, int chec
     if (rc != 0)
         return rc;
     if (!egix_slice_equal(&h.slice, s)) {
-        snprintf(err, errlen, "%s: header names another slice", path);
+        snprintf(err, errlen, "%s: header (bytes 0-63): names another slice", path);
         return EGDB_ECORRUPT;
     }
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -196,7 +201,8 @@ egst_add_mapped(egst_registry *r, const char *dir, const egix_slice *s, int chec
     }
     const uint8_t *data = (const uint8_t *)map + EGST_HEADER_BYTES;
     if (check_payload && egst_payload_hash(data, h.positions) != h.payload_hash) {
-        snprintf(err, errlen, "%s: payload checksum mismatch", path);
+        snprintf(err, errlen, "%s: payload (bytes %d-%llu): checksum mismatch", path,
+                 EGST_HEADER_BYTES, (unsigned long long)bytes - 1);
         munmap(map, (size_t)bytes);
         return EGDB_ECORRUPT;
     }

@@ -17,6 +17,12 @@
  *    24  wins, 32 losses, 40 draws (u64 each)
  *    48  XXH3-64 of the payload (u64)
  *    56  XXH3-64 of header bytes 0..55 (u64)
+ *   Every byte is covered by a checksum (the payload's, which the
+ *   header's covers in turn; the zero bytes and the padding bits of the
+ *   last payload byte too), so a changed byte is always found when the
+ *   file is loaded with its payload checked (egdb_open, egdb_verify,
+ *   builds); messages name the part, "header (bytes 0-63)" or "payload
+ *   (bytes 64-..)".
  *   Nothing in a file depends on when or how fast it was built, so a
  *   resumed build writes byte-identical files; timings go to the build
  *   log "<dir>/build-log.tsv" instead.

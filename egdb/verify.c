@@ -62,7 +62,12 @@ probe_db(const void *src, const eng_pos *p)
 }
 
 /* The value the successors of p imply: a win if a move leads to a loss,
- * a loss if every move leads to a win (or there is none), else a draw. */
+ * a loss if every move leads to a win (or there is none), else a draw.
+ * A successor that cannot be read (a damaged block, a missing slice)
+ * before the value is settled makes the answer that error code: it is
+ * never taken for a value (a negative code once counted as "not a win",
+ * and a damaged block then showed up as a wrong value of some other
+ * position). */
 static int
 expected_value(probe_fn probe, const void *src, const eng_pos *p)
 {
@@ -75,12 +80,33 @@ expected_value(probe_fn probe, const void *src, const eng_pos *p)
         eng_pos c;
         eng_make(p, &l.m[k], &c);
         int v = probe(src, &c);
+        if (v < 0)
+            return v;
         if (v == EGDB_LOSS)
-            return EGDB_WIN;
+            return EGDB_WIN; /* the value is settled: later moves are not read */
         if (v != EGDB_WIN)
             all_win = 0;
     }
     return all_win ? EGDB_LOSS : EGDB_DRAW;
+}
+
+/* The first successor of p whose lookup fails: its move in *mv and the
+ * position in *c. RETURN the lookup's code, or 0 if none fails. */
+static int
+failed_successor(probe_fn probe, const void *src, const eng_pos *p, char mv[ENG_MOVE_STR_MAX],
+                 eng_pos *c)
+{
+    eng_movelist l;
+    int n = eng_generate(p, &l, ENG_DUPS_MERGE);
+    for (int k = 0; k < n; k++) {
+        eng_make(p, &l.m[k], c);
+        int v = probe(src, c);
+        if (v < 0) {
+            eng_format_move(&l.m[k], mv, ENG_MOVE_STR_MAX);
+            return v;
+        }
+    }
+    return 0;
 }
 
 static void *
@@ -103,7 +129,8 @@ verify_worker(void *arg)
         for (uint64_t i = b; i < end; i++) {
             eng_pos p;
             egix_unindex(e->table, i, &p);
-            if (egst_value(e, i) != expected_value(probe_raw, c->reg, &p)) {
+            int want = expected_value(probe_raw, c->reg, &p);
+            if (want < 0 || egst_value(e, i) != want) {
                 uint64_t key = (uint64_t)s << 40 | i, cur = atomic_load(&c->first_bad);
                 while (key < cur && !atomic_compare_exchange_weak(&c->first_bad, &cur, key))
                     ;
@@ -217,10 +244,25 @@ verify_raw(const char *dir, int threads, egdb_progress_fn progress, void *arg, c
             egix_unindex(e->table, i, &p);
             eng_format_fen(&p, fen, sizeof fen);
             egix_slice_name(&e->slice, name, sizeof name);
-            snprintf(err, errlen, "slice %s, index %" PRIu64 " (%s): stored %s, successors say %s",
-                     name, i, fen, value_name(egst_value(e, i)),
-                     value_name(expected_value(probe_raw, &reg, &p)));
-            rc = EGDB_EVERIFY;
+            int want = expected_value(probe_raw, &reg, &p);
+            if (want < 0) {
+                /* Every file was checked when loaded: a successor whose
+                 * slice is not there (a database missing a slice). */
+                char mv[ENG_MOVE_STR_MAX], cfen[ENG_FEN_MAX];
+                eng_pos cp;
+                failed_successor(probe_raw, &reg, &p, mv, &cp);
+                eng_format_fen(&cp, cfen, sizeof cfen);
+                snprintf(err, errlen,
+                         "slice %s, index %" PRIu64 " (%s): its successor after %s (%s) cannot "
+                         "be looked up: %s",
+                         name, i, fen, mv, cfen, egdb_strerror(want));
+                rc = want == EGDB_ENOTFOUND ? EGDB_EMISSING : want;
+            } else {
+                snprintf(err, errlen,
+                         "slice %s, index %" PRIu64 " (%s): stored %s, successors say %s", name, i,
+                         fen, value_name(egst_value(e, i)), value_name(want));
+                rc = EGDB_EVERIFY;
+            }
         }
     }
     free(c.chunk_start);
@@ -231,51 +273,93 @@ verify_raw(const char *dir, int threads, egdb_progress_fn progress, void *arg, c
 /* ---- compressed files ------------------------------------------------- */
 
 /*
- * Seed 002's verification on the compressed form: every block is decoded
- * (which checks its checksum) and every position that kept its value is
- * checked against its successors, probed through the same compressed
- * databases (so values resolved by search are checked too, indirectly).
- * Work items are blocks of all slices; the first bad block or position in
- * slice order is reported, whatever the threads' timing.
+ * Seed 002's verification on the compressed form, in two steps:
+ *   1. every block of every file: its checksum, and that its runs decode
+ *      to exactly its positions (egdc_check_block). The first damaged
+ *      block in slice order is reported, whatever the threads' timing.
+ *      This comes first because the second step reads other slices'
+ *      blocks: a damaged block must be reported as itself, not as a
+ *      wrong value of some position whose successor lies in it.
+ *   2. every position that kept its value, against its successors probed
+ *      through the same compressed databases (so values resolved by
+ *      search are checked too, indirectly). The first bad position in
+ *      slice order is reported; a successor that cannot be read is an
+ *      error with its own message, never a value.
+ * Work items are blocks (step 1) and pages (step 2) of all slices.
  */
 typedef struct cverify_ctx {
     const egdb *db;
-    uint64_t *block_start; /* per compressed slice: number of its first block */
-    uint64_t nblocks;
+    uint64_t *item_start; /* per compressed slice: number of its first item */
+    uint64_t nitems;
     _Atomic uint64_t next;
-    _Atomic uint64_t first_bad; /* slice << 40 | index, or UINT64_MAX      */
-    _Atomic int bad_is_block;   /* the first bad item is a damaged block  */
-    _Atomic uint64_t done;
+    _Atomic uint64_t first_bad; /* slice << 40 | block (step 1) or position
+                                   index (step 2), or UINT64_MAX         */
 } cverify_ctx;
 
+/* Records key as bad if it is the smallest so far. */
+static void
+record_bad(_Atomic uint64_t *first_bad, uint64_t key)
+{
+    uint64_t cur = atomic_load(first_bad);
+    while (key < cur && !atomic_compare_exchange_weak(first_bad, &cur, key))
+        ;
+}
+
+/* The slice of work item k, from the one of the previous item (items are
+ * taken in increasing order). */
+static size_t
+item_slice(const cverify_ctx *c, size_t s, uint64_t k)
+{
+    while (s + 1 < c->db->ncmp && c->item_start[s + 1] <= k)
+        s++;
+    return s;
+}
+
+/* Step 1: one work item a file block. */
+static void *
+cblocks_worker(void *arg)
+{
+    cverify_ctx *c = arg;
+    size_t s = 0;
+    for (;;) {
+        uint64_t k = atomic_fetch_add(&c->next, 1);
+        if (k >= c->nitems)
+            break;
+        s = item_slice(c, s, k);
+        uint32_t b = (uint32_t)(k - c->item_start[s]);
+        uint64_t key = (uint64_t)s << 40 | b;
+        if (key > atomic_load(&c->first_bad))
+            break;
+        char why[8];
+        if (egdc_check_block(c->db->cmp_list[s], b, why, sizeof why) != 0)
+            record_bad(&c->first_bad, key);
+    }
+    return NULL;
+}
+
+/* Step 2: one work item a page. */
 static void *
 cverify_worker(void *arg)
 {
     cverify_ctx *c = arg;
     size_t s = 0;
-    uint8_t *buf = malloc((1u << 24) / 4 + 1);
-    if (!buf)
-        return NULL;
+    uint64_t words[(1u << EGCD_PAGE_SHIFT) / 32]; /* one page (egdc_open's limit) */
+    uint8_t *buf = (uint8_t *)words;
     for (;;) {
         uint64_t k = atomic_fetch_add(&c->next, 1);
-        if (k >= c->nblocks)
+        if (k >= c->nitems)
             break;
-        while (s + 1 < c->db->ncmp && c->block_start[s + 1] <= k)
-            s++;
+        s = item_slice(c, s, k);
         const egdc_slice *e = c->db->cmp_list[s];
-        uint32_t b = (uint32_t)(k - c->block_start[s]);
-        uint64_t first = (uint64_t)b << e->h.page_shift;
+        uint32_t g = (uint32_t)(k - c->item_start[s]);
+        uint64_t first = (uint64_t)g << e->h.page_shift;
         uint64_t end = first + (1ull << e->h.page_shift);
         if (end > e->h.positions)
             end = e->h.positions;
         if (((uint64_t)s << 40 | first) > atomic_load(&c->first_bad))
             break;
-        if (egdc_decode(e, b, buf) != 0) {
-            uint64_t key = (uint64_t)s << 40 | first, cur = atomic_load(&c->first_bad);
-            while (key < cur && !atomic_compare_exchange_weak(&c->first_bad, &cur, key))
-                ;
-            if (atomic_load(&c->first_bad) == key)
-                atomic_store(&c->bad_is_block, 1);
+        if (egdc_decode(e, g, buf) != 0) { /* step 1 passed: not expected */
+            record_bad(&c->first_bad, (uint64_t)s << 40 | first);
             continue;
         }
         for (uint64_t i = first; i < end; i++) {
@@ -285,17 +369,62 @@ cverify_worker(void *arg)
                 continue;
             int stored = (buf[(i - first) >> 2] >> (((i - first) & 3) * 2)) & 3;
             int want = expected_value(probe_db, c->db, &p);
-            if (stored != want) {
-                uint64_t key = (uint64_t)s << 40 | i, cur = atomic_load(&c->first_bad);
-                while (key < cur && !atomic_compare_exchange_weak(&c->first_bad, &cur, key))
-                    ;
+            if (want < 0 || stored != want) {
+                record_bad(&c->first_bad, (uint64_t)s << 40 | i);
                 break;
             }
         }
-        atomic_fetch_add(&c->done, end - first);
     }
-    free(buf);
     return NULL;
+}
+
+/* Runs fn on up to `threads` threads (at least the calling one). */
+static void
+run_threads(void *(*fn)(void *), void *arg, int threads)
+{
+    int nt = threads < 1 ? 1 : threads > 64 ? 64 : threads;
+    pthread_t tid[64];
+    int started = 0;
+    for (int t = 1; t < nt; t++)
+        if (pthread_create(&tid[started], NULL, fn, arg) == 0)
+            started++;
+    fn(arg);
+    for (int t = 0; t < started; t++)
+        pthread_join(tid[t], NULL);
+}
+
+/* The error message of position i of compressed slice e (the first bad
+ * one of step 2), and its code. */
+static int
+report_position(const egdb *db, const egdc_slice *e, uint64_t i, char *err, size_t errlen)
+{
+    eng_pos p;
+    char fen[ENG_FEN_MAX], name[EGIX_NAME_MAX];
+    egix_slice_name(&e->slice, name, sizeof name);
+    egix_unindex(e->table, i, &p);
+    eng_format_fen(&p, fen, sizeof fen);
+    int want = expected_value(probe_db, db, &p);
+    if (want < 0) {
+        char mv[ENG_MOVE_STR_MAX], cfen[ENG_FEN_MAX], why[700];
+        eng_pos cp;
+        int rc = failed_successor(probe_db, db, &p, mv, &cp);
+        eng_format_fen(&cp, cfen, sizeof cfen);
+        if (rc == 0 || egdb_probe_err(db, &cp, why, sizeof why) >= 0)
+            snprintf(why, sizeof why, "%s", egdb_strerror(want));
+        snprintf(err, errlen,
+                 "%.400s (looking up the successor %s after %s of %s, slice %s index %" PRIu64 ")",
+                 why, cfen, mv, fen, name, i);
+        return want == EGDB_ENOTFOUND ? EGDB_EMISSING : want;
+    }
+    uint64_t first = i >> e->h.page_shift << e->h.page_shift;
+    uint64_t buf[(1u << EGCD_PAGE_SHIFT) / 32];
+    int stored = egdc_decode(e, (uint32_t)(i >> e->h.page_shift), (uint8_t *)buf) == 0
+                     ? (((const uint8_t *)buf)[(i - first) >> 2] >> (((i - first) & 3) * 2)) & 3
+                     : 0;
+    snprintf(err, errlen,
+             "slice %s (compressed), index %" PRIu64 " (%s): stored %s, successors say %s", name, i,
+             fen, value_name(stored), value_name(want));
+    return EGDB_EVERIFY;
 }
 
 static int
@@ -314,53 +443,57 @@ verify_compressed(const char *dir, int threads, char *err, size_t errlen, int *f
     cverify_ctx c;
     memset(&c, 0, sizeof c);
     c.db = db;
-    c.block_start = malloc((db->ncmp + 1) * sizeof *c.block_start);
-    if (!c.block_start) {
+    c.item_start = malloc((db->ncmp + 1) * sizeof *c.item_start);
+    if (!c.item_start) {
         egdb_close(db);
         return EGDB_ENOMEM;
     }
+
+    /* Step 1: every block. */
     for (size_t s = 0; s < db->ncmp; s++) {
-        c.block_start[s] = c.nblocks;
-        c.nblocks += db->cmp_list[s]->npages;
+        c.item_start[s] = c.nitems;
+        c.nitems += db->cmp_list[s]->h.nblocks;
     }
     atomic_init(&c.next, 0);
     atomic_init(&c.first_bad, UINT64_MAX);
-    int nt = threads < 1 ? 1 : threads > 64 ? 64 : threads;
-    pthread_t tid[64];
-    int started = 0;
-    for (int t = 0; t < nt; t++)
-        if (pthread_create(&tid[started], NULL, cverify_worker, &c) == 0)
-            started++;
-    if (started == 0)
-        cverify_worker(&c);
-    for (int t = 0; t < started; t++)
-        pthread_join(tid[t], NULL);
+    run_threads(cblocks_worker, &c, threads);
     uint64_t bad = atomic_load(&c.first_bad);
     if (bad != UINT64_MAX) {
         const egdc_slice *e = db->cmp_list[bad >> 40];
+        char why[400];
+        egdc_check_block(e, (uint32_t)(bad & ((1ull << 40) - 1)), why, sizeof why);
+        snprintf(err, errlen, "%s: %s", e->path, why);
+        rc = EGDB_ECORRUPT;
+    }
+
+    /* Step 2: every position, page by page. */
+    if (rc == 0) {
+        c.nitems = 0;
+        for (size_t s = 0; s < db->ncmp; s++) {
+            c.item_start[s] = c.nitems;
+            c.nitems += db->cmp_list[s]->npages;
+        }
+        atomic_store(&c.next, 0);
+        atomic_store(&c.first_bad, UINT64_MAX);
+        run_threads(cverify_worker, &c, threads);
+        bad = atomic_load(&c.first_bad);
+    }
+    if (rc == 0 && bad != UINT64_MAX) {
+        const egdc_slice *e = db->cmp_list[bad >> 40];
         uint64_t i = bad & ((1ull << 40) - 1);
-        char name[EGIX_NAME_MAX];
-        egix_slice_name(&e->slice, name, sizeof name);
-        if (atomic_load(&c.bad_is_block)) {
-            uint32_t g = (uint32_t)(i >> e->h.page_shift);
+        uint32_t g = (uint32_t)(i >> e->h.page_shift);
+        uint64_t page[(1u << EGCD_PAGE_SHIFT) / 32];
+        if (egdc_decode(e, g, (uint8_t *)page) != 0) {
             snprintf(err, errlen,
-                     "%s: block %" PRIu32 " (page %" PRIu32 ", positions %" PRIu64 "..) fails its "
-                     "checksum or does not decode",
+                     "%s: data, block %" PRIu32 " (page %" PRIu32 ", positions %" PRIu64
+                     "..): does not decode",
                      e->path, e->page_block[g], g, i);
             rc = EGDB_ECORRUPT;
         } else {
-            eng_pos p;
-            char fen[ENG_FEN_MAX];
-            egix_unindex(e->table, i, &p);
-            eng_format_fen(&p, fen, sizeof fen);
-            snprintf(err, errlen,
-                     "slice %s (compressed), index %" PRIu64 " (%s): stored value "
-                     "contradicts its successors",
-                     name, i, fen);
-            rc = EGDB_EVERIFY;
+            rc = report_position(db, e, i, err, errlen);
         }
     }
-    free(c.block_start);
+    free(c.item_start);
     egdb_close(db);
     return rc;
 }

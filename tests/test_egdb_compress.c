@@ -16,7 +16,12 @@
  *   - the prefix-code builder gives a complete code within the length
  *     limit for skewed frequencies;
  *   - a flipped byte in a block: probes that need it return
- *     EGDB_ECORRUPT (never a value) and egdb_verify names file and block;
+ *     EGDB_ECORRUPT (never a value) and egdb_verify names file and block,
+ *     also when the block is the slice's last (whose damage verify once
+ *     reported as a wrong value of a position probing into it); a byte
+ *     changed in each part of a file (header, code lengths, the block
+ *     table's offsets, checksums and page counts, data) is named by its
+ *     part;
  *     a truncated file and a wrong version make egdb_open fail naming the
  *     file.
  * The build files come from egdb_build, itself checked against an
@@ -28,6 +33,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,7 +91,7 @@ setup(void **state)
     if (run(cmd) != 0)
         return -1;
     egdb_compress_stats cs;
-    egdb_compress_opts co = {f->pieces, 2, 1};
+    egdb_compress_opts co = {f->pieces, 2, 1, NULL, NULL};
     if (egdb_compress(f->dir, &co, &cs, err, sizeof err) != 0) {
         fprintf(stderr, "compress: %s\n", err);
         return -1;
@@ -401,6 +407,147 @@ test_damaged_block(void **state)
     run(cmd);
 }
 
+/* Changes byte `at` of path to its value xor x. */
+static void
+flip_byte(const char *path, long at, int x)
+{
+    FILE *fp = fopen(path, "r+b");
+    assert_non_null(fp);
+    fseek(fp, at, SEEK_SET);
+    int c = fgetc(fp);
+    assert_true(c >= 0);
+    fseek(fp, at, SEEK_SET);
+    fputc(c ^ x, fp);
+    fclose(fp);
+}
+
+/* The header of a .cwl file. */
+static void
+read_cwl_header(const char *path, egcd_header *h)
+{
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    unsigned char hdr[EGCD_HEADER_BYTES];
+    assert_int_equal(fread(hdr, 1, sizeof hdr, fp), sizeof hdr);
+    fclose(fp);
+    assert_int_equal(egcd_header_decode(hdr, h), 0);
+}
+
+/*
+ * The fault a user found: a byte changed in the LAST block of 2200.00.
+ * Positions of the slice's twin and earlier blocks have successors in
+ * that block, and the verifier used to take the lookup's error code for
+ * a value and report one of them as contradicting its successors
+ * (EGDB_EVERIFY, exit 1). Now every block is checked before any value,
+ * and the damaged block is what is reported; a probe of a position in
+ * it names the same file, block and part.
+ */
+static void
+test_damaged_last_block(void **state)
+{
+    fixture *f = *state;
+    char d[256], err[1024], path[512], cmd[1024], want[64];
+    copy_dir(f->dir, d, sizeof d);
+    snprintf(cmd, sizeof cmd, "rm -f %s/*.wld", d);
+    assert_int_equal(run(cmd), 0);
+    snprintf(path, sizeof path, "%s/2200.00.cwl", d);
+    egcd_header h;
+    read_cwl_header(path, &h);
+    assert_true(h.nblocks > 2);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    flip_byte(path, (long)st.st_size - 3, 0x20);
+
+    assert_int_equal(egdb_verify(d, 2, NULL, NULL, err, sizeof err), EGDB_ECORRUPT);
+    printf("# last block damaged: %s\n", err);
+    snprintf(want, sizeof want, "2200.00.cwl: data, block %" PRIu32 " ", h.nblocks - 1);
+    assert_non_null(strstr(err, want));
+    assert_non_null(strstr(err, "fails its checksum"));
+
+    /* The last kept position of the slice is in the last block. */
+    egdb *db;
+    assert_int_equal(egdb_open(d, 4, (size_t)16 << 20, &db, err, sizeof err), 0);
+    egix_table *t;
+    assert_int_equal(egix_table_create_order(&h.slice, h.order, &t), 0);
+    uint64_t i = h.positions;
+    eng_pos p;
+    do {
+        assert_true(i > 0);
+        egix_unindex(t, --i, &p);
+    } while (egcd_dropped(&p, h.flags) != EGCD_KEPT);
+    err[0] = '\0';
+    assert_int_equal(egdb_probe_err(db, &p, err, sizeof err), EGDB_ECORRUPT);
+    assert_non_null(strstr(err, want));
+    assert_int_equal(egdb_probe(db, &p), EGDB_ECORRUPT);
+    egix_table_destroy(t);
+    egdb_close(db);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", d);
+    run(cmd);
+}
+
+/*
+ * One byte changed in each part of a .cwl file: egdb_open (or, for the
+ * data, the block check) names the part. Offsets are relative to the
+ * part's start; a table offset entry is changed in its low byte by 1, so
+ * the entries stay in order and only the two blocks around it stop
+ * matching their checksums.
+ */
+static void
+test_damaged_parts(void **state)
+{
+    fixture *f = *state;
+    char d[256], err[1024], path[512], cmd[1024];
+    copy_dir(f->dir, d, sizeof d);
+    snprintf(cmd, sizeof cmd, "rm -f %s/*.wld", d);
+    assert_int_equal(run(cmd), 0);
+    snprintf(path, sizeof path, "%s/2200.00.cwl", d);
+    egcd_header h;
+    read_cwl_header(path, &h);
+    const long offsets_at = EGCD_TABLE_OFFSET, sums_at = offsets_at + 4 * ((long)h.nblocks + 1),
+               pages_at = sums_at + 4 * (long)h.nblocks, data_at = pages_at + (long)h.nblocks;
+    const struct {
+        long at;
+        int x;
+        const char *part;
+    } cases[] = {
+        {2, 0x01, "header (bytes 0-79): not a compressed slice file"},
+        {20, 0x01, "header (bytes 0-79): checksum mismatch"},
+        {75, 0x80, "header (bytes 0-79): checksum mismatch"},
+        {EGCD_CODES_OFFSET + 3, 0x01, "code lengths (bytes 80-143)"},
+        {offsets_at + 4 * 2, 0x01, "block table, offsets"},
+        {offsets_at + 4 * 2 + 3, 0x01, "block table, offsets"},
+        {sums_at + 4 * 1 + 2, 0x01, "block table, block checksums"},
+        {pages_at + 1, 0x01, "block table, page counts"},
+    };
+    egdb *db;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        snprintf(cmd, sizeof cmd, "cp %s/2200.00.cwl %s/", f->dir, d);
+        assert_int_equal(run(cmd), 0);
+        flip_byte(path, cases[k].at, cases[k].x);
+        err[0] = '\0';
+        assert_int_equal(egdb_open(d, 0, 1 << 20, &db, err, sizeof err), EGDB_ECORRUPT);
+        printf("# byte %ld: %s\n", cases[k].at, err);
+        assert_non_null(strstr(err, "2200.00.cwl"));
+        assert_non_null(strstr(err, cases[k].part));
+        assert_int_equal(egdb_verify(d, 2, NULL, NULL, err, sizeof err), EGDB_ECORRUPT);
+        assert_non_null(strstr(err, cases[k].part));
+    }
+    /* Entry 2 of the offsets, and of the checksums, named exactly. */
+    snprintf(cmd, sizeof cmd, "cp %s/2200.00.cwl %s/", f->dir, d);
+    assert_int_equal(run(cmd), 0);
+    flip_byte(path, offsets_at + 4 * 2, 0x01);
+    assert_int_equal(egdb_open(d, 0, 1 << 20, &db, err, sizeof err), EGDB_ECORRUPT);
+    assert_non_null(strstr(err, "entry 2 "));
+    /* The data: found by the block check, naming the block. */
+    snprintf(cmd, sizeof cmd, "cp %s/2200.00.cwl %s/", f->dir, d);
+    assert_int_equal(run(cmd), 0);
+    flip_byte(path, data_at + 1, 0x01);
+    assert_int_equal(egdb_verify(d, 2, NULL, NULL, err, sizeof err), EGDB_ECORRUPT);
+    assert_non_null(strstr(err, "2200.00.cwl: data, block 0 "));
+    snprintf(cmd, sizeof cmd, "rm -rf %s", d);
+    run(cmd);
+}
+
 static void
 test_truncated_and_version(void **state)
 {
@@ -501,6 +648,8 @@ main(void)
         cmocka_unit_test(test_threads_same_values),
         cmocka_unit_test(test_verify_compressed),
         cmocka_unit_test(test_damaged_block),
+        cmocka_unit_test(test_damaged_last_block),
+        cmocka_unit_test(test_damaged_parts),
         cmocka_unit_test(test_truncated_and_version),
         cmocka_unit_test(test_forged_header),
     };
