@@ -121,7 +121,7 @@ test-san: $(TEST_BINS) $(CHECKERS) testdata
 
 test-e2e: all testdata
 	@set -e; for t in tests/e2e_*.sh; do [ -f "$$t" ] || continue; \
-	    echo "== $$t"; CHECKERS=$(CURDIR)/$(BIN)/checkers sh $$t; done
+	    echo "== $$t"; CHECKERS=$(CURDIR)/$(BIN)/checkers bash $$t; done
 
 # The solver against the 6-piece databases (slower; run and reported, not
 # part of `make test`): needs the 1-6 piece databases in egdb-data.

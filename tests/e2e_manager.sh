@@ -1,0 +1,192 @@
+#!/bin/bash
+# End-to-end checks of the proof-tree manager (`checkers prove`), its
+# workers and `proof check --state`, on loopback: proofs whose values the
+# 1-5 piece databases confirm (the manager uses fewer pieces, and small
+# jobs, so that the tree has to grow), the manager killed with SIGKILL
+# mid-proof again and again, a worker killed mid-job, malformed frames, a
+# wrong token and version, and the status page. Run by `make test` with
+# $CHECKERS and $CHECKERS_TEST_DB set. Needs bash (/dev/tcp).
+set -u
+C=${CHECKERS:-bin/checkers}
+DB=${CHECKERS_TEST_DB:-}
+fail=0
+if [ -z "$DB" ] || [ ! -d "$DB" ]; then
+    echo "FAIL e2e_manager: CHECKERS_TEST_DB is not set (run through make test)"
+    exit 1
+fi
+T=$(mktemp -d "${TMPDIR:-/tmp}/e2e_manager.XXXXXX") || { echo "FAIL mktemp"; exit 1; }
+pids=""
+cleanup() {
+    for p in $pids; do kill -9 "$p" 2>/dev/null; done
+    rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+check() { # name, expected, actual
+    if [ "$2" != "$3" ]; then
+        echo "FAIL $1: expected [$2] got [$3]"
+        fail=1
+    else
+        echo "ok   $1"
+    fi
+}
+dbval() { $C egdb probe --db "$DB" "$1" | cut -f 2; }
+npieces() { echo "$1" | tr -cd '0-9,:' | tr ':,' '\n\n' | grep -c .; }
+# A free-looking port: bash cannot ask the kernel, so pick one from the pid
+# and move on while something answers there.
+port() {
+    p=$((20000 + ($$ * 7 + $1) % 30000))
+    while (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; do p=$((p + 1)); done
+    echo $p
+}
+
+# 1. Proofs through the manager and two local workers: a loss (the tree
+#    grows: each job may search only 3000 df-pn positions), a draw (two
+#    questions, one for each side) and a win; each agrees with the
+#    databases and passes the independent checker over the whole state.
+for spec in 'B:W30,31,K19:B6,K12|3000' 'B:WK1:BK32|0' 'W:WK10:B26,K29|0'; do
+    f=${spec%|*}
+    nodes=${spec#*|}
+    n=$(npieces "$f")
+    S="$T/s$n-$nodes"
+    out=$($C prove --fen "$f" --state "$S" --db "$DB" --pieces $((n - 1)) --workers 2 \
+        --job-time 2 --job-nodes "$nodes" --budget 120 --quiet 2>"$T/log")
+    rc=$?
+    check "prove $f exit" 0 $rc
+    check "prove $f = database" "$f	$(dbval "$f")" "$(echo "$out" | head -n 1)"
+    $C proof check --state "$S" --db "$DB" >"$T/chk" 2>/dev/null
+    check "proof check --state $f" "0 valid" "$? $(head -n 1 "$T/chk" | cut -f 2)"
+    check "goal settled $f" 1 "$(grep -c 'goal value: settled' "$T/chk")"
+done
+S="$T/s5-3000"
+# Resuming a finished proof answers at once; the tree shows it.
+out=$($C prove --state "$S" --db "$DB" --quiet 2>/dev/null)
+check "resume a finished proof" "0 B:W30,31,K19:B6,K12	loss" "$? $(echo "$out" | head -n 1)"
+check "tree root line" "B:W30,31,K19:B6,K12	loss" "$($C tree --state "$S" --db "$DB" | head -n 1)"
+check "tree --pdn has games" 1 "$($C tree --state "$S" --db "$DB" --pdn --depth 2 |
+    awk '/^\[Event/ {n++} END {print (n > 3)}')"
+
+# 2. The manager killed with SIGKILL mid-proof, four times, and started
+#    again each time: every record stored before a kill is still there
+#    after it (no proven node lost), and the final answer is the database's.
+f='B:W30,31,K19:B6,K12'
+S="$T/kill"
+args="--db $DB --workers 2 --job-time 2 --quiet"
+$C prove --fen "$f" --state "$S" --pieces 4 --job-nodes 300 $args >"$T/out" 2>"$T/log" &
+mp=$!
+pids="$pids $mp"
+kills=0
+for round in 1 2 3 4; do
+    sleep 1.5
+    if kill -0 $mp 2>/dev/null; then
+        kill -9 $mp
+        wait $mp 2>/dev/null
+        kills=$((kills + 1))
+    fi
+    $C store export --store "$S/proofs" 2>/dev/null | cut -f 1 | sort >"$T/before"
+    sleep 0.5 # local workers notice their manager is gone
+    $C prove --state "$S" $args >"$T/out" 2>>"$T/log" &
+    mp=$!
+    pids="$pids $mp"
+    sleep 0.3
+    $C store export --store "$S/proofs" 2>/dev/null | cut -f 1 | sort >"$T/after"
+    check "kill $round: no stored record lost" "" "$(comm -23 "$T/before" "$T/after" | head -n 3)"
+done
+wait $mp
+check "after the kills: exit" 0 $?
+check "after the kills: killed mid-proof at least twice" 1 $((kills >= 2))
+check "after the kills: the database's value" "$f	loss" "$(head -n 1 "$T/out")"
+$C proof check --state "$S" --db "$DB" >"$T/chk" 2>/dev/null
+check "after the kills: proof check" "0 valid" "$? $(head -n 1 "$T/chk" | cut -f 2)"
+
+# 3. Workers outside the manager, one of them killed mid-job: its job goes
+#    back to the pool and the proof completes with the other.
+P=$(port 1)
+S="$T/remote"
+$C prove --fen "$f" --state "$S" --db "$DB" --pieces 4 --workers 0 --listen 127.0.0.1:$P \
+    --job-time 2 --job-nodes 300 --budget 120 --quiet >"$T/out" 2>"$T/log" &
+mp=$!
+pids="$pids $mp"
+sleep 0.5
+$C worker --connect 127.0.0.1:$P --db "$DB" --store "$T/w1" 2>"$T/w1.log" &
+w1=$!
+$C worker --connect 127.0.0.1:$P --db "$DB" --store "$T/w2" 2>"$T/w2.log" &
+w2=$!
+pids="$pids $w1 $w2"
+sleep 1
+kill -9 $w1
+wait $w1 2>/dev/null
+wait $mp
+check "worker killed: proof completes" "0 $f	loss" "$? $(head -n 1 "$T/out")"
+check "worker killed: the manager saw it go" 1 "$(grep -c 'connection .* closed' "$T/log" |
+    awk '{print ($1 >= 1)}')"
+kill $w2 2>/dev/null
+wait $w2 2>/dev/null
+
+# 4. Bad frames, a wrong token and version, the status page: each bad
+#    connection is closed with a logged reason, and the manager goes on to
+#    finish the proof with a good worker.
+P=$(port 2)
+HP=$(port 3)
+S="$T/bad"
+echo "s3cret-token" >"$T/token"
+echo "wrong-token" >"$T/badtoken"
+$C prove --fen "$f" --state "$S" --db "$DB" --pieces 4 --workers 0 --listen 127.0.0.1:$P \
+    --token-file "$T/token" --status-port $HP --job-time 2 --job-nodes 300 --budget 120 \
+    --quiet >"$T/out" 2>"$T/log" &
+mp=$!
+pids="$pids $mp"
+sleep 0.5
+send() { # bytes as printf escapes
+    (exec 3<>/dev/tcp/127.0.0.1/$P && printf "$1" >&3 && sleep 0.3) 2>/dev/null
+}
+send '\377\377\377\377\001'                 # 4 GiB announced
+send '\000\000\000\000\052'                 # unknown type 42
+send '\004\000\000\000\010\001\002\003'     # HEARTBEAT cut short
+send '\010\000\000\000\010\001\002\003\004\005\006\007\010' # a HEARTBEAT before HELLO
+# HELLO of version 9 (magic CKPW, version 9, the rest empty)
+send '\024\000\000\000\001CKPW\011\000\005\000\001\000\000\000\000\000\000\000\000\000\000\000'
+$C worker --connect 127.0.0.1:$P --db "$DB" --store "$T/w3" --token-file "$T/badtoken" \
+    2>"$T/w3.log"
+check "wrong token: the worker stops with exit 2" 2 $?
+sleep 0.3
+check "reason: oversized" 1 "$(grep -c 'more than the 4194304' "$T/log" | awk '{print ($1 >= 1)}')"
+check "reason: unknown type" 1 "$(grep -ci 'type 42' "$T/log" | awk '{print ($1 >= 1)}')"
+check "reason: before HELLO" 1 "$(grep -c 'before HELLO' "$T/log" | awk '{print ($1 >= 1)}')"
+check "reason: version" 1 "$(grep -c 'version 9 not supported' "$T/log" | awk '{print ($1 >= 1)}')"
+check "reason: bad token" 1 "$(grep -c 'bad token' "$T/log" | awk '{print ($1 >= 1)}')"
+check "the token is never logged" 0 "$(cat "$T/log" "$T/w3.log" | grep -c 's3cret')"
+json=$( (exec 3<>/dev/tcp/127.0.0.1/$HP && printf 'GET /status.json HTTP/1.0\r\n\r\n' >&3 &&
+    cat <&3) 2>/dev/null | tr -d '\r' | sed '1,/^$/d')
+for key in '"root":"B:W30,31,K19:B6,K12"' '"goal":"value"' '"pn":' '"dn":' '"tree":{"nodes":' \
+    '"jobs":{"issued":' '"workers":[' '"top":[' '"history":['; do
+    case "$json" in
+    *"$key"*) echo "ok   status.json has $key" ;;
+    *) echo "FAIL status.json lacks $key: $(echo "$json" | cut -c1-200)"; fail=1 ;;
+    esac
+done
+html=$( (exec 3<>/dev/tcp/127.0.0.1/$HP && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && cat <&3) \
+    2>/dev/null)
+check "status page: html with an svg chart" 1 "$(echo "$html" | grep -c '<svg' | awk '{print ($1 >= 1)}')"
+$C worker --connect 127.0.0.1:$P --db "$DB" --store "$T/w4" --token-file "$T/token" \
+    2>"$T/w4.log" &
+w4=$!
+pids="$pids $w4"
+wait $mp
+check "after bad frames: the proof completes" "0 $f	loss" "$? $(head -n 1 "$T/out")"
+kill $w4 2>/dev/null
+wait $w4 2>/dev/null
+
+# 5. Bad usage: exit 2 with a message naming the problem.
+$C prove --fen 'B:W33:B1' --state "$T/x" --db "$DB" >/dev/null 2>"$T/err"
+check "bad FEN exit" 2 $?
+$C prove --state "$T/nothing" --db "$DB" >/dev/null 2>"$T/err"
+check "nothing to resume exit" 2 $?
+check "nothing to resume message" 1 "$(grep -c 'holds no proof' "$T/err")"
+$C prove --fen "$f" --state "$T/y" --db "$DB" --pieces 4 --listen 0.0.0.0:$P >/dev/null 2>"$T/err"
+check "beyond loopback without a token" "2 1" "$? $(grep -c 'needs --token-file' "$T/err")"
+$C prove --opening "12-16 24-19 9-99" --state "$T/z" --db "$DB" >/dev/null 2>"$T/err"
+check "bad opening move" "2 1" "$? $(grep -c "move 3 '9-99'" "$T/err")"
+
+exit $fail
