@@ -137,8 +137,7 @@ line_position(const char *cmd, const char *moves, eng_pos *out)
         eng_move m;
         char err[200];
         if (eng_parse_move(out, t, &m, err, sizeof err)) {
-            fprintf(stderr, "checkers %s: move %d '%s' of \"%s\": %s\n", cmd, n + 1, t, moves,
-                    err);
+            fprintf(stderr, "checkers %s: move %d '%s' of \"%s\": %s\n", cmd, n + 1, t, moves, err);
             return -1;
         }
         eng_pos nx;
@@ -163,8 +162,9 @@ acf_moves(int n, char *out, size_t cap)
     snprintf(path, sizeof path, "%s/three-move-ballots.tsv", env ? env : "openings");
     FILE *f = fopen(path, "r");
     if (!f) {
-        fprintf(stderr, "checkers prove: --acf needs %s (run from the source tree, or set "
-                        "CHECKERS_OPENINGS to the openings directory)\n",
+        fprintf(stderr,
+                "checkers prove: --acf needs %s (run from the source tree, or set "
+                "CHECKERS_OPENINGS to the openings directory)\n",
                 path);
         return -1;
     }
@@ -208,8 +208,8 @@ cli_prove(int argc, char **argv)
 {
     const char *opening = NULL, *fen = NULL, *state = NULL, *db = NULL, *listen = NULL;
     const char *token = NULL, *seed = NULL;
-    long acf = 0, workers = -1, status_port = 0, pieces = 0, cache_mb = 512, thr = 200,
-         step = 200, job_s = 30;
+    long acf = 0, workers = -1, status_port = 0, pieces = 0, cache_mb = 512, thr = 200, step = 200,
+         job_s = 30;
     long long job_nodes = 0;
     int goal = MT_GOAL_VALUE, quiet = 0, goal_given = 0;
     double budget = 0;
@@ -232,8 +232,9 @@ cli_prove(int argc, char **argv)
             db = argv[++i];
         } else if (!strcmp(o, "--goal") && more) {
             if ((goal = mt_goal_parse(argv[++i])) < 0) {
-                fprintf(stderr, "checkers prove: bad --goal '%s' (value, win, draw, >=draw, "
-                                "<=draw)\n",
+                fprintf(stderr,
+                        "checkers prove: bad --goal '%s' (value, win, draw, >=draw, "
+                        "<=draw)\n",
                         argv[i]);
                 return CLI_EXIT_USAGE;
             }
@@ -314,17 +315,19 @@ cli_prove(int argc, char **argv)
         if (exists) {
             if (!eng_equal(&have_root, &cr.root) || have_root.stm != cr.root.stm ||
                 (goal_given && goal != have_goal)) {
-                fprintf(stderr, "checkers prove: %s already holds the proof of another root or "
-                                "goal; resume it with `checkers prove --state %s`, or choose "
-                                "another directory\n",
+                fprintf(stderr,
+                        "checkers prove: %s already holds the proof of another root or "
+                        "goal; resume it with `checkers prove --state %s`, or choose "
+                        "another directory\n",
                         state, state);
                 return CLI_EXIT_USAGE;
             }
             nroots = 0; /* the same root: resume */
         }
     } else if (!exists) {
-        fprintf(stderr, "checkers prove: %s holds no proof to resume: give --opening, --acf "
-                        "or --fen\n",
+        fprintf(stderr,
+                "checkers prove: %s holds no proof to resume: give --opening, --acf "
+                "or --fen\n",
                 state);
         return CLI_EXIT_USAGE;
     }
@@ -352,8 +355,9 @@ cli_prove(int argc, char **argv)
         cr.h_step = (int)step;
         cr.seed = seed;
     } else if (have_pieces > 0 && !db) {
-        fprintf(stderr, "checkers prove: the proof in %s rests on %d-piece databases: give "
-                        "--db DIR\n",
+        fprintf(stderr,
+                "checkers prove: the proof in %s rests on %d-piece databases: give "
+                "--db DIR\n",
                 state, have_pieces);
         return CLI_EXIT_USAGE;
     }
@@ -538,7 +542,7 @@ cli_tree(int argc, char **argv)
         pst_close(st);
         egdb_close(e);
         return rc == MT_ECORRUPT || rc == MT_ESTORE || rc == MT_EDB ? CLI_EXIT_DAMAGED
-                                                                     : CLI_EXIT_USAGE;
+                                                                    : CLI_EXIT_USAGE;
     }
     mt_stats s;
     mt_stats_get(t, &s);

@@ -135,9 +135,10 @@ progress_line(mgr *m, int final)
              "%.0fs root %s | %s %s? pn %s dn %s | tree %" PRIu64 " (%" PRIu64
              " expanded) | leaves proven %" PRIu64 " | jobs %" PRIu64 " done, %" PRIu64
              " in flight | workers %d | %.1f jobs/min | h %s",
-             t - m->start, prv_bound_word(s.root_bound), s.q.attacker == ENG_BLACK ? "Black" : "White",
-             s.q.target == ENG_WIN ? "wins" : "draws", pn, dn, s.nodes, s.expanded,
-             s.leaves_proven, s.jobs_done, s.in_flight, workers, mgr_jobs_per_minute(m, t), h);
+             t - m->start, prv_bound_word(s.root_bound),
+             s.q.attacker == ENG_BLACK ? "Black" : "White",
+             s.q.target == ENG_WIN ? "wins" : "draws", pn, dn, s.nodes, s.expanded, s.leaves_proven,
+             s.jobs_done, s.in_flight, workers, mgr_jobs_per_minute(m, t), h);
     if (m->tty && !final)
         fprintf(stderr, "\r\033[K%s", line);
     else
@@ -282,8 +283,9 @@ on_result(mgr_conn *c, const mgp_result *r)
     mgr *m = c->m;
     size_t have = c->proof_id == r->id ? c->proof.n : 0;
     if (have != r->records) {
-        mlog(m, "job %" PRIu64 " from %s: the result announces %u proof records, %zu arrived: "
-                "ignored",
+        mlog(m,
+             "job %" PRIu64 " from %s: the result announces %u proof records, %zu arrived: "
+             "ignored",
              r->id, c->name, r->records, have);
         if (c->has_job && c->job.id == r->id) {
             c->has_job = 0;
@@ -341,9 +343,14 @@ handle(mgr_conn *c, const mgp_msg *msg)
         return;
     }
     switch (msg->type) {
-    case MGP_HEARTBEAT: break;
-    case MGP_PROOF: on_proof(c, &msg->u.proof); break;
-    case MGP_RESULT: on_result(c, &msg->u.result); break;
+    case MGP_HEARTBEAT:
+        break;
+    case MGP_PROOF:
+        on_proof(c, &msg->u.proof);
+        break;
+    case MGP_RESULT:
+        on_result(c, &msg->u.result);
+        break;
     default: {
         char why[96];
         snprintf(why, sizeof why, "unexpected %s from a worker", mgp_type_name(msg->type));
@@ -502,8 +509,8 @@ on_sigchld(evutil_socket_t sig, short what, void *arg)
             if (m->finished)
                 break;
             if (m->respawns >= 20) {
-                mlog(m, "local worker %d ended (status %d); not restarted (20 restarts already)",
-                     k, st);
+                mlog(m, "local worker %d ended (status %d); not restarted (20 restarts already)", k,
+                     st);
                 break;
             }
             m->respawns++;
@@ -565,7 +572,8 @@ on_signal(evutil_socket_t sig, short what, void *arg)
     finish(m, MGR_STOPPED, sig == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
 }
 
-/* ---- the run ---------------------------------------------------------------------------------- */
+/* ---- the run ----------------------------------------------------------------------------------
+ */
 
 static int
 listen_on(mgr *m)
@@ -574,8 +582,9 @@ listen_on(mgr *m)
     struct sockaddr_storage ss;
     int sslen = sizeof ss;
     if (evutil_parse_sockaddr_port(spec, (struct sockaddr *)&ss, &sslen)) {
-        fprintf(stderr, "checkers prove: bad --listen '%s' (expected HOST:PORT, HOST an IP "
-                        "address)\n",
+        fprintf(stderr,
+                "checkers prove: bad --listen '%s' (expected HOST:PORT, HOST an IP "
+                "address)\n",
                 spec);
         return -1;
     }
@@ -590,9 +599,9 @@ listen_on(mgr *m)
         return -1;
     }
     m->need_token = m->o->token_file != NULL;
-    m->listener = evconnlistener_new_bind(m->base, on_accept, m,
-                                          LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 64,
-                                          (struct sockaddr *)&ss, sslen);
+    m->listener =
+        evconnlistener_new_bind(m->base, on_accept, m, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE,
+                                64, (struct sockaddr *)&ss, sslen);
     if (!m->listener) {
         fprintf(stderr, "checkers prove: cannot listen on %s: %s\n", spec,
                 evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
@@ -612,8 +621,7 @@ report(mgr *m)
     mt_stats s;
     mt_stats_get(m->tree, &s);
     printf("%s\t%s\n", s.root_fen, prv_bound_word(s.root_bound));
-    printf("goal: %s (%s)\n", mt_goal_name(s.goal),
-           mt_done(m->tree) ? "settled" : "not settled");
+    printf("goal: %s (%s)\n", mt_goal_name(s.goal), mt_done(m->tree) ? "settled" : "not settled");
     printf("tree: %" PRIu64 " positions, %" PRIu64 " expanded; jobs: %" PRIu64 " answered (%" PRIu64
            " settled) over all runs, %" PRIu64 " in this run\n",
            s.nodes, s.expanded, s.jobs_done, s.jobs_proved, m->results_run);

@@ -130,8 +130,9 @@ status_json(mgr *m, struct evbuffer *b)
     double t = mgr_now();
     evbuffer_add_printf(b, "{\"root\":");
     json_str(b, s.root_fen);
-    evbuffer_add_printf(b, ",\"goal\":\"%s\",\"result\":\"%s\",\"settled\":%s,", mt_goal_name(s.goal),
-                        prv_bound_word(s.root_bound), mt_done(m->tree) ? "true" : "false");
+    evbuffer_add_printf(b, ",\"goal\":\"%s\",\"result\":\"%s\",\"settled\":%s,",
+                        mt_goal_name(s.goal), prv_bound_word(s.root_bound),
+                        mt_done(m->tree) ? "true" : "false");
     evbuffer_add_printf(b, "\"question\":{\"attacker\":\"%s\",\"target\":\"%s\"},",
                         s.q.attacker == ENG_BLACK ? "black" : "white",
                         s.q.target == ENG_WIN ? "win" : "draw");
@@ -246,8 +247,9 @@ status_html(mgr *m, struct evbuffer *b)
                            "<style>body{font-family:sans-serif;margin:1.5em}td,th{padding:2px 8px;"
                            "text-align:right}th{background:#eee}</style></head><body>\n");
     evbuffer_add_printf(b, "<h1>Proof of <code>%s</code></h1>\n", s.root_fen);
-    evbuffer_add_printf(b, "<p>goal <b>%s</b>: result so far <b>%s</b>%s; question: does %s %s?"
-                           " root pn ",
+    evbuffer_add_printf(b,
+                        "<p>goal <b>%s</b>: result so far <b>%s</b>%s; question: does %s %s?"
+                        " root pn ",
                         mt_goal_name(s.goal), prv_bound_word(s.root_bound),
                         mt_done(m->tree) ? " (settled)" : "",
                         s.q.attacker == ENG_BLACK ? "Black" : "White",
@@ -257,8 +259,9 @@ status_html(mgr *m, struct evbuffer *b)
     json_num(b, s.root_dn);
     evbuffer_add_printf(b, ", threshold h %s.</p>\n", s.h >= MT_H_INF ? "none (final)" : "");
     evbuffer_add_printf(b,
-                        "<p>tree %" PRIu64 " positions (%" PRIu64 " expanded), leaves proven %" PRIu64
-                        ", jobs %" PRIu64 " done (%" PRIu64 " settled), %" PRIu64
+                        "<p>tree %" PRIu64 " positions (%" PRIu64
+                        " expanded), leaves proven %" PRIu64 ", jobs %" PRIu64 " done (%" PRIu64
+                        " settled), %" PRIu64
                         " in flight, %.1f jobs a minute; this run %.0f s.</p>\n",
                         s.nodes, s.expanded, s.leaves_proven, s.jobs_done, s.jobs_proved,
                         s.in_flight, mgr_jobs_per_minute(m, t), t - m->start);
@@ -275,8 +278,8 @@ status_html(mgr *m, struct evbuffer *b)
         if (c->welcomed != 1)
             continue;
         char *name = evhttp_htmlescape(c->name);
-        evbuffer_add_printf(b, "<tr><td>%u</td><td>%s</td><td>%s</td><td>", c->id,
-                            name ? name : "", c->addr);
+        evbuffer_add_printf(b, "<tr><td>%u</td><td>%s</td><td>%s</td><td>", c->id, name ? name : "",
+                            c->addr);
         free(name);
         if (c->has_job)
             evbuffer_add_printf(b, "%" PRIu64, c->job.id);

@@ -78,8 +78,8 @@ struct mt_tree {
     char seed[256];
 
     uint32_t epoch;
-    int cycles;      /* a pass met a node on its stack */
-    int contradict;  /* a pass found own and backup disjoint */
+    int cycles;     /* a pass met a node on its stack */
+    int contradict; /* a pass found own and backup disjoint */
     char contra_fen[ENG_FEN_MAX];
     pst_item *items; /* backed-up records of a pass */
     size_t nitems, capitems;
@@ -192,12 +192,18 @@ mt_goal_settled(int goal, eng_bound b)
 {
     int lo = eng_bound_lo(b), hi = eng_bound_hi(b);
     switch (goal) {
-    case MT_GOAL_VALUE: return lo == hi;
-    case MT_GOAL_WIN: return lo == ENG_WIN || hi <= ENG_DRAW;
-    case MT_GOAL_DRAW: return lo == hi || lo == ENG_WIN || hi == ENG_LOSS;
-    case MT_GOAL_GE_DRAW: return lo >= ENG_DRAW || hi == ENG_LOSS;
-    case MT_GOAL_LE_DRAW: return hi <= ENG_DRAW || lo == ENG_WIN;
-    default: return 1;
+    case MT_GOAL_VALUE:
+        return lo == hi;
+    case MT_GOAL_WIN:
+        return lo == ENG_WIN || hi <= ENG_DRAW;
+    case MT_GOAL_DRAW:
+        return lo == hi || lo == ENG_WIN || hi == ENG_LOSS;
+    case MT_GOAL_GE_DRAW:
+        return lo >= ENG_DRAW || hi == ENG_LOSS;
+    case MT_GOAL_LE_DRAW:
+        return hi <= ENG_DRAW || lo == ENG_WIN;
+    default:
+        return 1;
     }
 }
 
@@ -210,9 +216,14 @@ next_question(int goal, const eng_pos *root, eng_bound b, int hint)
     int lo = eng_bound_lo(b), hi = eng_bound_hi(b);
     mt_question q = {s, ENG_DRAW};
     switch (goal) {
-    case MT_GOAL_WIN: q.target = ENG_WIN; break;
-    case MT_GOAL_LE_DRAW: q.attacker = o; break;
-    case MT_GOAL_GE_DRAW: break;
+    case MT_GOAL_WIN:
+        q.target = ENG_WIN;
+        break;
+    case MT_GOAL_LE_DRAW:
+        q.attacker = o;
+        break;
+    case MT_GOAL_GE_DRAW:
+        break;
     default: /* value, draw */
         if (lo >= ENG_DRAW)
             q.attacker = o; /* stm at least draws: does it win? */
@@ -355,7 +366,9 @@ node_score(mt_tree *t, mt_node *n)
 {
     if (n->src == SRC_DB || n->src == SRC_END)
         return;
-    ab_opts o = {.db = t->db, .db_pieces = t->db_pieces, .max_depth = MT_SCORE_DEPTH,
+    ab_opts o = {.db = t->db,
+                 .db_pieces = t->db_pieces,
+                 .max_depth = MT_SCORE_DEPTH,
                  .node_limit = MT_SCORE_NODES};
     ab_result r;
     if (t->ab && ab_search(t->ab, &n->pos, &o, &r) == 0) {
@@ -830,8 +843,10 @@ load_meta(mt_tree *t, char *err, size_t errlen)
     int bad = 0;
     if (meta_get(t, txn, "schema", buf, sizeof buf)) {
         mdb_txn_abort(txn);
-        fmt_err(err, errlen, "%s holds no proof (no tree schema): start one with --opening, "
-                             "--acf or --fen", t->dir);
+        fmt_err(err, errlen,
+                "%s holds no proof (no tree schema): start one with --opening, "
+                "--acf or --fen",
+                t->dir);
         return MT_EINVAL;
     }
     if (strcmp(buf, MT_SCHEMA)) {
@@ -841,7 +856,8 @@ load_meta(mt_tree *t, char *err, size_t errlen)
         return MT_ECORRUPT;
     }
     char perr[160];
-    if (meta_get(t, txn, "root", buf, sizeof buf) || eng_parse_fen(buf, &t->root, perr, sizeof perr))
+    if (meta_get(t, txn, "root", buf, sizeof buf) ||
+        eng_parse_fen(buf, &t->root, perr, sizeof perr))
         bad = 1;
     if (!bad && (meta_get(t, txn, "goal", buf, sizeof buf) || (t->goal = mt_goal_parse(buf)) < 0))
         bad = 2;
@@ -862,17 +878,19 @@ load_meta(mt_tree *t, char *err, size_t errlen)
     if (!bad && (meta_get(t, txn, "jobs_done", buf, sizeof buf) ||
                  sscanf(buf, "%" SCNu64 " %" SCNu64, &t->jobs_done, &t->jobs_proved) != 2))
         bad = 7;
-    if (!bad && (meta_get(t, txn, "seconds", buf, sizeof buf) || sscanf(buf, "%lf", &t->seconds) != 1))
+    if (!bad &&
+        (meta_get(t, txn, "seconds", buf, sizeof buf) || sscanf(buf, "%lf", &t->seconds) != 1))
         bad = 8;
-    if (!bad && (meta_get(t, txn, "hist_n", buf, sizeof buf) ||
-                 sscanf(buf, "%" SCNu64, &t->hist_n) != 1))
+    if (!bad &&
+        (meta_get(t, txn, "hist_n", buf, sizeof buf) || sscanf(buf, "%" SCNu64, &t->hist_n) != 1))
         bad = 9;
     if (!bad && meta_get(t, txn, "seed", t->seed, sizeof t->seed))
         t->seed[0] = 0;
     mdb_txn_abort(txn);
     if (bad) {
-        static const char *const what[] = {"", "root", "goal", "params", "h", "question",
-                                           "next_job", "jobs_done", "seconds", "hist_n"};
+        static const char *const what[] = {"",        "root",     "goal",     "params",
+                                           "h",       "question", "next_job", "jobs_done",
+                                           "seconds", "hist_n"};
         fmt_err(err, errlen, "tree %s: meta entry '%s' is missing or malformed", t->dir, what[bad]);
         return MT_ECORRUPT;
     }
@@ -915,8 +933,10 @@ load_nodes(mt_tree *t, char *err, size_t errlen)
         char verr[128];
         if (get32(vb + 28) != XXH32(buf, sizeof buf, 0) || p.stm > 1 ||
             eng_validate(&p, verr, sizeof verr)) {
-            fmt_err(err, errlen, "tree %s: a node record fails its checksum or holds an invalid "
-                                 "position (the tree is damaged)", t->dir);
+            fmt_err(err, errlen,
+                    "tree %s: a node record fails its checksum or holds an invalid "
+                    "position (the tree is damaged)",
+                    t->dir);
             out = MT_ECORRUPT;
             break;
         }
@@ -1012,8 +1032,9 @@ mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store
             int has = !meta_get(t, txn, "schema", buf, sizeof buf);
             mdb_txn_abort(txn);
             if (has) {
-                fmt_err(err, errlen, "%s already holds a proof: resume it with "
-                                     "`checkers prove --state DIR`, or use another directory",
+                fmt_err(err, errlen,
+                        "%s already holds a proof: resume it with "
+                        "`checkers prove --state DIR`, or use another directory",
                         dir);
                 rc = MT_EINVAL;
                 goto fail;
@@ -1047,8 +1068,8 @@ mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store
         if ((rc = load_meta(t, err, errlen)) || (rc = load_nodes(t, err, errlen)))
             goto fail;
         if (db == NULL && t->db_pieces > 0) {
-            fmt_err(err, errlen, "the proof in %s rests on %d-piece databases: give --db",
-                    dir, t->db_pieces);
+            fmt_err(err, errlen, "the proof in %s rests on %d-piece databases: give --db", dir,
+                    t->db_pieces);
             rc = MT_EINVAL;
             goto fail;
         }
@@ -1356,8 +1377,8 @@ mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int 
     if (m == ENG_BOUND_INVALID) {
         char fen[ENG_FEN_MAX];
         eng_format_fen(&nd->pos, fen, sizeof fen);
-        fmt_err(err, errlen, "job %" PRIu64 " proved %s for %s, which contradicts the known %s",
-                id, eng_bound_name(bound), fen, eng_bound_name(nd->own));
+        fmt_err(err, errlen, "job %" PRIu64 " proved %s for %s, which contradicts the known %s", id,
+                eng_bound_name(bound), fen, eng_bound_name(nd->own));
         return MT_ESTORE;
     }
     if (m != nd->own) {
@@ -1483,8 +1504,7 @@ mt_history(mt_tree *t,
         uint64_t bits = get64(b);
         double s;
         memcpy(&s, &bits, 8);
-        fn(s, get64(b + 8), get64(b + 16), get64(b + 24), get64(b + 32), get64(b + 40), b[48],
-           arg);
+        fn(s, get64(b + 8), get64(b + 16), get64(b + 24), get64(b + 32), get64(b + 40), b[48], arg);
     }
     mdb_cursor_close(cur);
     mdb_txn_abort(txn);
@@ -1557,14 +1577,22 @@ const char *
 mt_strerror(int code)
 {
     switch (code) {
-    case MT_OK: return "ok";
-    case MT_EIO: return "I/O error";
-    case MT_ECORRUPT: return "damaged tree";
-    case MT_ENOMEM: return "out of memory";
-    case MT_EINVAL: return "invalid argument";
-    case MT_ESTORE: return "proof store error";
-    case MT_EDB: return "database error";
-    default: return "unknown error";
+    case MT_OK:
+        return "ok";
+    case MT_EIO:
+        return "I/O error";
+    case MT_ECORRUPT:
+        return "damaged tree";
+    case MT_ENOMEM:
+        return "out of memory";
+    case MT_EINVAL:
+        return "invalid argument";
+    case MT_ESTORE:
+        return "proof store error";
+    case MT_EDB:
+        return "database error";
+    default:
+        return "unknown error";
     }
 }
 

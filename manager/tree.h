@@ -107,12 +107,24 @@
 #define MT_INF ((uint64_t)1 << 40) /* proof-number infinity (saturating) */
 #define MT_H_INF 10001             /* h at or past this: nothing provisional */
 
-enum mt_err { MT_OK = 0, MT_EIO = -1, MT_ECORRUPT = -2, MT_ENOMEM = -3, MT_EINVAL = -4,
-              MT_ESTORE = -5, MT_EDB = -6 };
+enum mt_err {
+    MT_OK = 0,
+    MT_EIO = -1,
+    MT_ECORRUPT = -2,
+    MT_ENOMEM = -3,
+    MT_EINVAL = -4,
+    MT_ESTORE = -5,
+    MT_EDB = -6
+};
 
 /* Goals of a proof (manager.h, "Goals"). */
-enum mt_goal { MT_GOAL_VALUE = 0, MT_GOAL_WIN = 1, MT_GOAL_DRAW = 2, MT_GOAL_GE_DRAW = 3,
-               MT_GOAL_LE_DRAW = 4 };
+enum mt_goal {
+    MT_GOAL_VALUE = 0,
+    MT_GOAL_WIN = 1,
+    MT_GOAL_DRAW = 2,
+    MT_GOAL_GE_DRAW = 3,
+    MT_GOAL_LE_DRAW = 4
+};
 
 /* mt_pick's answers. */
 enum mt_pick_status { MT_PICK_JOB = 0, MT_PICK_WAIT = 1, MT_PICK_DONE = 2 };
@@ -131,12 +143,12 @@ typedef struct mt_question {
 /* What a new proof starts from (mt_open with create != NULL). */
 typedef struct mt_create {
     eng_pos root;
-    int goal;            /* MT_GOAL_* */
-    int db_pieces;       /* the piece count the databases cover */
-    uint32_t job_ms;     /* budget of one job */
-    uint64_t job_nodes;  /* df-pn node limit of one job (0: none) */
-    int h0, h_step;      /* threshold start and step (hundredths of a man) */
-    const char *seed;    /* seed line as move text ("12-16 24-19"), may be NULL */
+    int goal;           /* MT_GOAL_* */
+    int db_pieces;      /* the piece count the databases cover */
+    uint32_t job_ms;    /* budget of one job */
+    uint64_t job_nodes; /* df-pn node limit of one job (0: none) */
+    int h0, h_step;     /* threshold start and step (hundredths of a man) */
+    const char *seed;   /* seed line as move text ("12-16 24-19"), may be NULL */
 } mt_create;
 
 /* A job picked by mt_pick. */
@@ -168,11 +180,11 @@ typedef struct mt_stats {
 /* One node as mt_walk shows it. */
 typedef struct mt_view {
     eng_pos pos;
-    int depth;          /* plies below the root on the walk */
-    char move[64];      /* the move that led here ("" at the root) */
+    int depth;     /* plies below the root on the walk */
+    char move[64]; /* the move that led here ("" at the root) */
     eng_bound bound;
-    int leaf;           /* 0 interior, 1 leaf */
-    int source;         /* 'd' database, 't' no move, 's' proof store, 'b' backup, '-' none */
+    int leaf;   /* 0 interior, 1 leaf */
+    int source; /* 'd' database, 't' no move, 's' proof store, 'b' backup, '-' none */
     int score, in_flight, flagged;
     uint64_t pn, dn;
     uint32_t jobs;
@@ -190,8 +202,8 @@ typedef struct mt_view {
  * between a result and its backup) are written.
  * RETURN 0; MT_E* with err naming the file and the problem.
  */
-int mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store,
-            mt_tree **out, char *err, size_t errlen);
+int mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store, mt_tree **out,
+            char *err, size_t errlen);
 
 void mt_close(mt_tree *t);
 

@@ -70,8 +70,7 @@ now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void
-logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static void
 logf_(const char *fmt, ...)
@@ -151,8 +150,7 @@ solve_thread(void *arg)
     r->status = MGP_BUDGET;
     int dbp = w->db ? w->db_pieces : 0;
     /* alpha-beta first: a score for the tree, the order of the queries */
-    ab_opts ao = {.db = w->db, .db_pieces = dbp, .time_limit = budget * 0.15,
-                  .stop = &w->stop};
+    ab_opts ao = {.db = w->db, .db_pieces = dbp, .time_limit = budget * 0.15, .stop = &w->stop};
     ab_result ar;
     int hint = 0;
     if (w->ab && ab_search(w->ab, &j.pos, &ao, &ar) == 0) {
@@ -169,9 +167,15 @@ solve_thread(void *arg)
     else /* the attacker wins iff stm does not draw; draws iff stm does not win */
         pgoal = j.goal == MGP_GOAL_WIN ? PRV_DRAW : PRV_WIN;
     double left = budget - (now_s() - t0);
-    prv_opts po = {.db = w->db, .db_pieces = dbp, .store = w->st, .goal = pgoal,
-                   .time_limit = left > 0.2 ? left : 0.2, .node_limit = j.node_limit,
-                   .tt_bytes = w->o->tt_bytes, .hint = hint, .stop = &w->stop};
+    prv_opts po = {.db = w->db,
+                   .db_pieces = dbp,
+                   .store = w->st,
+                   .goal = pgoal,
+                   .time_limit = left > 0.2 ? left : 0.2,
+                   .node_limit = j.node_limit,
+                   .tt_bytes = w->o->tt_bytes,
+                   .hint = hint,
+                   .stop = &w->stop};
     prv_result pr;
     char err[512] = "";
     int rc = prv_solve(&j.pos, &po, &pr, err, sizeof err);
@@ -240,7 +244,9 @@ on_notify(evutil_socket_t fd, short what, void *arg)
     reopen_db(w);
     logf_("job %" PRIu64 ": %s (%s), %" PRIu64 " nodes, %u ms, %u records%s%s", w->res.id,
           prv_bound_word(w->res.bound),
-          w->res.status == MGP_DONE ? "settled" : w->res.status == MGP_BUDGET ? "budget" : "failed",
+          w->res.status == MGP_DONE     ? "settled"
+          : w->res.status == MGP_BUDGET ? "budget"
+                                        : "failed",
           w->res.nodes, w->res.ms, w->res.records, w->res.message[0] ? ": " : "", w->res.message);
     int cancelled = w->stop && w->have_pending;
     if (!cancelled)
@@ -342,8 +348,11 @@ handle(wrk *w, const mgp_msg *m)
         if (w->busy && w->job.id == m->u.id)
             w->stop = 1;
         break;
-    case MGP_HEARTBEAT: break;
-    default: logf_("unexpected %s from the manager (ignored)", mgp_type_name(m->type)); break;
+    case MGP_HEARTBEAT:
+        break;
+    default:
+        logf_("unexpected %s from the manager (ignored)", mgp_type_name(m->type));
+        break;
     }
 }
 

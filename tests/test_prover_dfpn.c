@@ -94,45 +94,6 @@ teardown(void **state)
 
 /* ---- helpers --------------------------------------------------------- */
 
-static uint64_t
-rnd(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
-/* A random valid position with n pieces, both sides represented. */
-static eng_pos
-random_pos(uint64_t *s, int n)
-{
-    for (;;) {
-        eng_pos p = {0, 0, 0, 0, (int)(rnd(s) & 1)};
-        uint32_t occ = 0;
-        int nb = 1 + (int)(rnd(s) % (uint64_t)(n - 1));
-        for (int i = 0; i < n; i++) {
-            int sq;
-            do
-                sq = (int)(rnd(s) % 32);
-            while (occ >> sq & 1);
-            occ |= 1u << sq;
-            int black = i < nb, king = (rnd(s) % 3) == 0;
-            uint32_t b = 1u << sq;
-            if (black && !king && (b & ENG_ROW7))
-                king = 1;
-            if (!black && !king && (b & ENG_ROW0))
-                king = 1;
-            if (black)
-                *(king ? &p.bk : &p.bm) |= b;
-            else
-                *(king ? &p.wk : &p.wm) |= b;
-        }
-        if (eng_validate(&p, NULL, 0) == 0)
-            return p;
-    }
-}
-
 static eng_bound
 db_bound(const egdb *db, const eng_pos *p)
 {
@@ -193,7 +154,7 @@ test_five_vs_database(void **state)
         n = atoi(ns);
     uint64_t nodes = 0;
     for (int i = 0; i < n; i++) {
-        eng_pos p = random_pos(&s, F.n);
+        eng_pos p = test_random_pos(&s, F.n);
         prv_result r;
         solve_and_compare_n(&p, NULL, 8u << 20, &r, F.dbs, F.n - 1, F.dbr);
         counts[r.bound]++;
@@ -229,7 +190,7 @@ test_five_with_store(void **state)
     int n = test_sanitized() ? 60 : 500, exact = 0;
     static char solved[500];
     for (int i = 0; i < n; i++) {
-        eng_pos p = random_pos(&s, 5);
+        eng_pos p = test_random_pos(&s, 5);
         prv_result r;
         solve_and_compare(&p, st, 8u << 20, &r);
         solved[i] = (char)eng_bound_is_exact(r.bound);
@@ -239,7 +200,7 @@ test_five_with_store(void **state)
     }
     s = 0x5EED0007ull; /* the same positions again: the proven ones from the store */
     for (int i = 0; i < n; i++) {
-        eng_pos p = random_pos(&s, 5);
+        eng_pos p = test_random_pos(&s, 5);
         prv_result r;
         if (!solved[i])
             continue;
@@ -266,7 +227,7 @@ test_small_table_gc(void **state)
     uint64_t s = 0x5EED0006ull, gc = 0;
     int n = test_sanitized() ? 40 : 300;
     for (int i = 0; i < n; i++) {
-        eng_pos p = random_pos(&s, 5);
+        eng_pos p = test_random_pos(&s, 5);
         prv_result r;
         solve_and_compare(&p, NULL, 1u << 20, &r);
         for (int q = 0; q < r.nq; q++)
@@ -384,12 +345,12 @@ test_draw_by_repetition(void **state)
     uint64_t s = 0xD4A3ull;
     int found = 0;
     for (int i = 0; i < 400 && found < 5; i++) {
-        eng_pos p = {0, 0, 0, 0, (int)(rnd(&s) & 1)};
+        eng_pos p = {0, 0, 0, 0, (int)(test_rnd(&s) & 1)};
         uint32_t occ = 0;
         for (int k = 0; k < 2; k++) {
             int sq;
             do
-                sq = (int)(rnd(&s) % 32);
+                sq = (int)(test_rnd(&s) % 32);
             while (occ >> sq & 1);
             occ |= 1u << sq;
             *(k < 1 ? &p.bk : &p.wk) |= 1u << sq;

@@ -1,0 +1,222 @@
+/*
+ * test_manager_tree.c - the proof tree (manager/tree.h) driven in-process,
+ * with jobs solved by prv_solve as a worker would, on random 5-piece
+ * positions with the 4-piece databases: every settled root agrees with the
+ * 5-piece database, no bound anywhere contradicts it, the whole proof
+ * passes the independent checker, and a tree closed and reopened midway
+ * (a restart) reaches the same answer. Small df-pn budgets make the tree
+ * grow below unresolved jobs.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "egdb/egdb.h"
+#include "manager/tree.h"
+#include "prover/check.h"
+#include "prover/prover.h"
+#include "prover/store.h"
+#include "tests/test_util.h"
+
+typedef struct fixture {
+    egdb *full, *db4;
+} fixture;
+
+static fixture F;
+static int failed_jobs; /* proof walks that failed (prover.h: a known limit) */
+
+static int
+setup(void **state)
+{
+    (void)state;
+    const char *d = test_db_dir();
+    if (!d)
+        return -1;
+    char err[256];
+    if (egdb_open(d, 0, (size_t)64 << 20, &F.full, err, sizeof err) ||
+        egdb_open(d, 4, (size_t)64 << 20, &F.db4, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+static int
+teardown(void **state)
+{
+    (void)state;
+    egdb_close(F.full);
+    egdb_close(F.db4);
+    return 0;
+}
+
+static int
+rm_rf(const char *d)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
+    return system(cmd);
+}
+
+/* A job answered as worker.c answers it (df-pn only, into the store the
+ * tree reads, so no records need to travel). */
+static void
+answer(mt_tree *t, pst_env *st, const mt_job *j, uint64_t nodes)
+{
+    int stm = j->pos.stm;
+    int goal = j->attacker == stm ? (j->goal == ENG_WIN ? PRV_WIN : PRV_DRAW)
+                                  : (j->goal == ENG_WIN ? PRV_DRAW : PRV_WIN);
+    prv_opts o = {.db = F.db4,
+                  .db_pieces = 4,
+                  .store = st,
+                  .goal = goal,
+                  .node_limit = nodes,
+                  .time_limit = 1.0,
+                  .tt_bytes = (size_t)8 << 20};
+    prv_result r;
+    char err[512];
+    int pr = prv_solve(&j->pos, &o, &r, err, sizeof err);
+    if (pr) { /* as the worker reports it: a failed job proves nothing */
+        assert_int_equal(pr, PRV_ESOLVER);
+        assert_int_equal(r.error, DFPN_EPROOF);
+        failed_jobs++;
+        r.bound = ENG_LW;
+        r.complete = 0;
+    }
+    int rc = mt_result(t, j->id, r.bound, r.complete, 0, 0, r.nodes, 1, NULL, 0, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "mt_result: %s\n", err);
+    assert_int_equal(rc, 0);
+}
+
+/* Proves p with the tree; returns the root's bound. restart_after: close
+ * and reopen the tree after that many jobs (0: never). */
+static eng_bound
+prove(const eng_pos *p, uint64_t nodes, int restart_after, int max_jobs, int *jobs_out)
+{
+    char dir[256], sdir[300], tdir[300], err[512];
+    assert_non_null(test_tmpdir(dir, sizeof dir, "tree"));
+    snprintf(sdir, sizeof sdir, "%s/proofs", dir);
+    snprintf(tdir, sizeof tdir, "%s/tree", dir);
+    pst_env *st;
+    assert_int_equal(pst_open(sdir, 0, &st, err, sizeof err), 0);
+    mt_create cr = {.root = *p,
+                    .goal = MT_GOAL_VALUE,
+                    .db_pieces = 4,
+                    .job_ms = 1000,
+                    .job_nodes = nodes,
+                    .h0 = 100,
+                    .h_step = 300};
+    mt_tree *t;
+    int rc = mt_open(tdir, &cr, F.db4, st, &t, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "mt_open: %s\n", err);
+    assert_int_equal(rc, 0);
+    int jobs = 0;
+    for (;;) {
+        mt_job j;
+        rc = mt_pick(t, &j, err, sizeof err);
+        assert_true(rc >= 0);
+        if (rc == MT_PICK_DONE)
+            break;
+        assert_int_equal(rc, MT_PICK_JOB); /* one job at a time: never WAIT */
+        answer(t, st, &j, nodes);
+        jobs++;
+        if (jobs >= max_jobs)
+            break;
+        if (jobs == restart_after) {
+            mt_close(t);
+            assert_int_equal(mt_open(tdir, NULL, F.db4, st, &t, err, sizeof err), 0);
+        }
+    }
+    mt_stats s;
+    mt_stats_get(t, &s);
+    mt_close(t);
+    /* the proof as a whole, from scratch */
+    pchk_result cr2;
+    assert_int_equal(pchk_check(st, F.db4, p, &cr2, err, sizeof err), 0);
+    if (cr2.status == PCHK_INVALID)
+        fprintf(stderr, "invalid at %s: %s\n", cr2.where, cr2.why);
+    assert_int_equal(cr2.status == PCHK_NOTHING ? PCHK_VALID : cr2.status, PCHK_VALID);
+    assert_int_equal(cr2.status == PCHK_NOTHING ? ENG_LW : cr2.bound, s.root_bound);
+    pst_close(st);
+    rm_rf(dir);
+    *jobs_out = jobs;
+    return s.root_bound;
+}
+
+static eng_bound
+db_value(const eng_pos *p)
+{
+    int v = egdb_probe(F.full, p);
+    assert_true(v >= 0);
+    return eng_bound_exact(v == EGDB_WIN ? ENG_WIN : v == EGDB_LOSS ? ENG_LOSS : ENG_DRAW);
+}
+
+/* Random 5-piece roots: settled answers equal the database's. */
+static void
+test_random_roots(void **state)
+{
+    (void)state;
+    uint64_t s = 0x5eed7ee5u;
+    int n = test_sanitized() ? 4 : 16, total_jobs = 0, multi = 0, settled = 0;
+    for (int i = 0; i < n; i++) {
+        eng_pos p = test_random_pos(&s, 5);
+        eng_movelist ml;
+        eng_generate(&p, &ml, ENG_DUPS_MERGE);
+        if (ml.n == 0) {
+            i--;
+            continue;
+        }
+        int jobs;
+        eng_bound b = prove(&p, 3000, 0, 150, &jobs);
+        eng_bound want = db_value(&p);
+        char fen[ENG_FEN_MAX];
+        eng_format_fen(&p, fen, sizeof fen);
+        int ok = eng_bound_is_exact(b) ? b == want : eng_bound_contains(b, eng_bound_lo(want));
+        if (!ok)
+            fprintf(stderr, "%s: tree %s, database %s\n", fen, eng_bound_name(b),
+                    eng_bound_name(want));
+        assert_true(ok); /* never a wrong bound */
+        settled += eng_bound_is_exact(b);
+        total_jobs += jobs;
+        multi += jobs > 1;
+    }
+    fprintf(stderr, "%d roots, %d jobs (%d failed walks), %d roots needed more than one job\n", n,
+            total_jobs, failed_jobs, multi);
+    fprintf(stderr, "%d of %d settled within 150 jobs\n", settled, n);
+    assert_true(multi > 0);        /* the tree did grow below unresolved jobs */
+    assert_true(settled * 2 >= n); /* and settles most of them */
+}
+
+/* A restart midway reaches the same answer. */
+static void
+test_restart(void **state)
+{
+    (void)state;
+    eng_pos p;
+    char err[128];
+    assert_int_equal(eng_parse_fen("B:W30,31,K19:B6,K12", &p, err, sizeof err), 0);
+    int j1, j2;
+    eng_bound a = prove(&p, 300, 0, 5000, &j1);
+    eng_bound b = prove(&p, 300, j1 / 2 > 0 ? j1 / 2 : 1, 5000, &j2);
+    assert_int_equal(a, db_value(&p));
+    assert_int_equal(b, a);
+    fprintf(stderr, "restart: %d jobs without, %d with a restart\n", j1, j2);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_roots),
+        cmocka_unit_test(test_restart),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
