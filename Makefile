@@ -129,8 +129,9 @@ check-solve6: $(BUILD)/tests/test_prover_dfpn
 	CHECKERS_TEST_DB=$(CURDIR)/egdb-data CHECKERS_SOLVE_PIECES=6 \
 	    CHECKERS_SOLVE_SAMPLE=$${SAMPLE:-500} ./$(BUILD)/tests/test_prover_dfpn
 
-bench: all $(BENCH_BINS)
+bench: all $(BENCH_BINS) testdata
 	@set -e; for b in $(BENCH_BINS); do echo "== $$b"; ./$$b; done
+	@set -e; for b in bench/*.sh; do echo "== $$b"; CHECKERS=$(CURDIR)/$(BIN)/checkers bash $$b; done
 
 format:
 	clang-format -i $(ALL_SRCS) $(wildcard */*.h)
