@@ -807,7 +807,7 @@ seed_line(mt_tree *t, const char *seed, char *err, size_t errlen)
     ab_result r;
     if (!t->ab || ab_search(t->ab, &t->root, &o, &r) != 0)
         return expand(t, 0, err, errlen);
-    char line[256] = "";
+    char line[240] = "";
     size_t used = 0;
     for (int i = 0; i < r.pvlen && i < MT_SEED_PLIES; i++) {
         if (t->n[cur].src == SRC_DB || t->n[cur].src == SRC_END)
