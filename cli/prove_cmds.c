@@ -43,7 +43,9 @@ static const char prove_help[] =
     "  --db DIR         endgame databases (--pieces N: use them up to N pieces;\n"
     "                   default all they have)\n"
     "  --goal G         value (default): the exact value; win: does the side to\n"
-    "                   move win; draw: is it a draw; >=draw / <=draw: one bound\n"
+    "                   move win; draw: is it a draw; >=draw / <=draw: one bound,\n"
+    "                   for the side to move at the root (after three moves,\n"
+    "                   White: the published \"<=Draw\" for Black is >=draw)\n"
     "  --workers N      local worker processes to start (default: one per core)\n"
     "  --listen H:P     accept workers at this address (default 127.0.0.1, any\n"
     "                   free port); beyond loopback it needs --token-file\n"
@@ -68,7 +70,7 @@ static const char prove_help[] =
     "Examples:\n"
     "  checkers prove --fen 'W:W27,28,30:B14,15,K4' --state /tmp/p --db egdb-data\n"
     "  checkers prove --opening \"12-16 24-19 09-13\" --state proofs/ballot --db egdb-data \\\n"
-    "      --goal '<=draw' --budget 2h --status-port 8080\n"
+    "      --goal '>=draw' --budget 2h --status-port 8080\n"
     "  checkers prove --state proofs/ballot --db egdb-data        # resume\n";
 
 static const char worker_help[] =

@@ -177,7 +177,7 @@ solve_thread(void *arg)
                    .hint = hint,
                    .stop = &w->stop};
     prv_result pr;
-    char err[512] = "";
+    char err[400] = ""; /* fits in a RESULT's message with its prefix */
     int rc = prv_solve(&j.pos, &po, &pr, err, sizeof err);
     r->nodes += pr.nodes;
     if (rc) {
