@@ -32,6 +32,7 @@
 #include "engine/engine.h"
 #include "engine/value.h"
 #include "prover/store.h"
+#include "tests/test_store_util.h"
 #include "tests/test_util.h"
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -110,36 +111,6 @@ rec_make(eng_bound b, uint64_t effort, uint16_t length)
     r.effort = effort;
     r.length = length;
     return r;
-}
-
-static int
-move_equal(const pst_move *a, const pst_move *b)
-{
-    if (a->from == PST_NOMOVE || b->from == PST_NOMOVE)
-        return a->from == b->from;
-    return a->from == b->from && a->to == b->to && a->captured == b->captured;
-}
-
-static int
-rec_equal(const pst_record *a, const pst_record *b)
-{
-    return a->bound == b->bound && move_equal(&a->win, &b->win) && move_equal(&a->draw, &b->draw) &&
-           a->effort == b->effort && a->length == b->length;
-}
-
-/* The move on the rotated board (square i -> 31 - i), written here
- * independently of store.c. */
-static pst_move
-move_flip(pst_move m)
-{
-    if (m.from == PST_NOMOVE)
-        return m;
-    uint32_t c = 0;
-    for (int i = 0; i < 32; i++)
-        if (m.captured >> i & 1)
-            c |= 1u << (31 - i);
-    pst_move f = {(uint8_t)(31 - m.from), (uint8_t)(31 - m.to), c};
-    return f;
 }
 
 /* A random valid record for p: moves only where the bound allows them. */
