@@ -14,6 +14,7 @@
 
 #include "engine/bits.h"
 #include "manager/tree.h"
+#include "prover/check.h"
 #include "prover/prover.h"
 #include "prover/search.h"
 
@@ -1369,8 +1370,21 @@ mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int 
                     id, eng_bound_name(bound), fen);
             bound = ENG_LW;
         } else {
-            nd->recorded = r.bound;
-            bound = r.bound;
+            /* the proof is checked from scratch before the tree relies on it */
+            pchk_result ck;
+            char cerr[256];
+            int c = pchk_check(t->store, t->db, &nd->pos, &ck, cerr, sizeof cerr);
+            if (c != 0 || ck.status != PCHK_VALID) {
+                char fen[ENG_FEN_MAX];
+                eng_format_fen(&nd->pos, fen, sizeof fen);
+                fmt_err(err, errlen, "job %" PRIu64 ": the proof of %s fails the checker (%s): "
+                                     "not used",
+                        id, fen, c ? cerr : ck.why);
+                bound = ENG_LW;
+            } else {
+                nd->recorded = r.bound;
+                bound = r.bound;
+            }
         }
     }
     eng_bound m = meet(nd->own, bound);

@@ -230,8 +230,11 @@ int mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen);
  * counters, an expansion of the node when the job left it unresolved,
  * and the backed-up records. A result for an unknown or already answered
  * job is merged all the same (results are facts) but changes no
- * counters. RETURN 0; MT_ESTORE (the store refused the records: err says
- * why; nothing of the result is used); other MT_E*.
+ * counters. The claimed bound is used only when the store's record for
+ * the job's position backs it and the checker (prover/check.h) accepts
+ * that record's proof from scratch; otherwise err says why and the job
+ * counts as proving nothing. RETURN 0; MT_ESTORE (the store refused the
+ * records: err says why; nothing of the result is used); other MT_E*.
  */
 int mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int depth,
               uint64_t nodes, uint32_t ms, const pst_item *items, size_t n, char *err,
