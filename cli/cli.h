@@ -21,6 +21,11 @@ int cli_proof(int argc, char **argv);
 int cli_prove(int argc, char **argv);
 int cli_worker(int argc, char **argv);
 int cli_tree(int argc, char **argv);
+int cli_openings(int argc, char **argv);
+
+/* Prints p as a board (row 1 at the top; b/w men, B/W kings) with the
+ * square numbers beside it. */
+void cli_board(const eng_pos *p);
 
 /* Seconds from a monotonic clock. */
 double cli_now(void);

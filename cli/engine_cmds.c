@@ -180,15 +180,10 @@ one_fen_arg(const char *cmd, const char *help, int argc, char **argv, eng_pos *p
     return cli_parse_fen(cmd, argv[1], p);
 }
 
-int
-cli_show(int argc, char **argv)
+void
+cli_board(const eng_pos *pp)
 {
-    eng_pos p;
-    int done;
-    if (one_fen_arg("show", show_help, argc, argv, &p, &done) != 0)
-        return CLI_EXIT_USAGE;
-    if (done)
-        return CLI_EXIT_OK;
+    eng_pos p = *pp;
     for (int r = 0; r < 8; r++) {
         char line[64], nums[64];
         int lp = 0, np = 0;
@@ -211,6 +206,18 @@ cli_show(int argc, char **argv)
         }
         printf("%s    %s\n", line, nums);
     }
+}
+
+int
+cli_show(int argc, char **argv)
+{
+    eng_pos p;
+    int done;
+    if (one_fen_arg("show", show_help, argc, argv, &p, &done) != 0)
+        return CLI_EXIT_USAGE;
+    if (done)
+        return CLI_EXIT_OK;
+    cli_board(&p);
     char fen[ENG_FEN_MAX];
     eng_format_fen(&p, fen, sizeof fen);
     printf("\n%s to move   %s\n", p.stm == ENG_BLACK ? "Black" : "White", fen);

@@ -35,6 +35,7 @@ static const command commands[] = {
     {"proof", cli_proof, "proofs in the proven-node store: check (the independent checker)"},
     {"prove", cli_prove, "prove a position or opening: proof-tree manager with solver workers"},
     {"worker", cli_worker, "one solver worker for a `prove` manager (local or remote)"},
+    {"openings", cli_openings, "the ACF three-move ballots and the published 19 openings"},
     {"tree", cli_tree, "show a proof's tree (`prove --state DIR`), or its lines as PDN"},
 };
 

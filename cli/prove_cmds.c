@@ -7,7 +7,6 @@
  *   0  the goal is proved          1  stopped (budget, Ctrl-C): resumable
  *   2  bad usage or input           3  a damaged database, store or tree
  */
-#include <ctype.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 #include "cli/cli.h"
 #include "manager/manager.h"
 #include "manager/tree.h"
+#include "openings/openings.h"
 #include "prover/prover.h"
 
 /* ---- static data ------------------------------------------------------ */
@@ -154,41 +154,21 @@ line_position(const char *cmd, const char *moves, eng_pos *out)
     return 0;
 }
 
-/* The moves of ACF ballot n from openings/three-move-ballots.tsv (next to
- * the program's source tree, or $CHECKERS_OPENINGS). */
+/* The moves of ACF ballot n (openings/openings.h). */
 static int
 acf_moves(int n, char *out, size_t cap)
 {
-    const char *env = getenv("CHECKERS_OPENINGS");
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/three-move-ballots.tsv", env ? env : "openings");
-    FILE *f = fopen(path, "r");
-    if (!f) {
+    static ops_book book;
+    char err[600];
+    if (ops_load(NULL, &book, err, sizeof err)) {
         fprintf(stderr,
-                "checkers prove: --acf needs %s (run from the source tree, or set "
+                "checkers prove: --acf: %s (run from the source tree, or set "
                 "CHECKERS_OPENINGS to the openings directory)\n",
-                path);
+                err);
         return -1;
     }
-    char line[512];
-    int found = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#')
-            continue;
-        char *tab = strchr(line, '\t');
-        if (!tab || atoi(line) != n || !isdigit((unsigned char)line[0]))
-            continue;
-        char *end = strchr(tab + 1, '\t');
-        if (end)
-            *end = 0;
-        snprintf(out, cap, "%s", tab + 1);
-        found = 1;
-        break;
-    }
-    fclose(f);
-    if (!found)
-        fprintf(stderr, "checkers prove: no ACF ballot %d in %s (1 to 174)\n", n, path);
-    return found ? 0 : -1;
+    snprintf(out, cap, "%s", book.ballot[n - 1].moves);
+    return 0;
 }
 
 /* The program itself, for local workers. */

@@ -1,0 +1,205 @@
+/*
+ * openings.c - the three-move openings (openings.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "openings/openings.h"
+
+static int
+same(const eng_pos *a, const eng_pos *b)
+{
+    return eng_equal(a, b) && a->stm == b->stm;
+}
+
+int
+ops_play(const char *moves, eng_pos *out, int *nmoves, char *err, size_t errlen)
+{
+    eng_start(out);
+    char buf[256], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", moves);
+    int n = 0;
+    for (char *t = strtok_r(buf, " \t,", &save); t; t = strtok_r(NULL, " \t,", &save)) {
+        eng_move m;
+        char perr[200];
+        if (eng_parse_move(out, t, &m, perr, sizeof perr)) {
+            /* The published table writes captures with '-' ("13-22"): a
+             * move that is only legal as a capture is read as one. */
+            char alt[32], e2[64];
+            snprintf(alt, sizeof alt, "%s", t);
+            for (char *c = alt; *c; c++)
+                if (*c == '-')
+                    *c = 'x';
+            if (eng_parse_move(out, alt, &m, e2, sizeof e2)) {
+                snprintf(err, errlen, "move %d '%s' of \"%s\": %s", n + 1, t, moves, perr);
+                return -1;
+            }
+        }
+        eng_pos nx;
+        eng_make(out, &m, &nx);
+        *out = nx;
+        n++;
+    }
+    if (nmoves)
+        *nmoves = n;
+    return 0;
+}
+
+/* Splits a tab-separated line into at most max fields (in place). */
+static int
+split(char *line, char **f, int max)
+{
+    line[strcspn(line, "\r\n")] = 0;
+    int n = 0;
+    f[n++] = line;
+    for (char *p = line; *p && n < max; p++)
+        if (*p == '\t') {
+            *p = 0;
+            f[n++] = p + 1;
+        }
+    return n;
+}
+
+/* Calls fn for each data line (after comments and the header). */
+static int
+read_tsv(const char *path,
+         int (*fn)(char **f, int n, int lineno, void *arg, char *err, size_t errlen), void *arg,
+         char *err, size_t errlen)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp) {
+        snprintf(err, errlen, "cannot open %s", path);
+        return -1;
+    }
+    char line[512];
+    int lineno = 0, header = 0, rc = 0;
+    while (!rc && fgets(line, sizeof line, fp)) {
+        lineno++;
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        if (!header) {
+            header = 1;
+            continue;
+        }
+        char *f[8];
+        int n = split(line, f, 8);
+        char e[300];
+        if (fn(f, n, lineno, arg, e, sizeof e)) {
+            snprintf(err, errlen, "%s, line %d: %s", path, lineno, e);
+            rc = -1;
+        }
+    }
+    fclose(fp);
+    return rc;
+}
+
+static int
+ballot_line(char **f, int n, int lineno, void *arg, char *err, size_t errlen)
+{
+    (void)lineno;
+    ops_book *b = arg;
+    if (n < 3) {
+        snprintf(err, errlen, "expected acf, moves, status[, name]");
+        return -1;
+    }
+    if (b->nballot == OPS_BALLOTS) {
+        snprintf(err, errlen, "more than %d ballots", OPS_BALLOTS);
+        return -1;
+    }
+    ops_ballot *o = &b->ballot[b->nballot];
+    o->acf = atoi(f[0]);
+    if (o->acf != b->nballot + 1) {
+        snprintf(err, errlen, "ballot number '%s', expected %d", f[0], b->nballot + 1);
+        return -1;
+    }
+    snprintf(o->moves, sizeof o->moves, "%s", f[1]);
+    snprintf(o->status, sizeof o->status, "%s", f[2]);
+    snprintf(o->name, sizeof o->name, "%s", n > 3 ? f[3] : "");
+    int nm;
+    if (ops_play(o->moves, &o->pos, &nm, err, errlen))
+        return -1;
+    if (nm != 3) {
+        snprintf(err, errlen, "\"%s\" is %d moves, not 3", o->moves, nm);
+        return -1;
+    }
+    o->published = -1;
+    b->nballot++;
+    return 0;
+}
+
+static int
+published_line(char **f, int n, int lineno, void *arg, char *err, size_t errlen)
+{
+    (void)lineno;
+    ops_book *b = arg;
+    if (n < 5) {
+        snprintf(err, errlen, "expected no, opening, proof, searches, max_ply");
+        return -1;
+    }
+    if (b->npub == OPS_PUBLISHED) {
+        snprintf(err, errlen, "more than %d openings", OPS_PUBLISHED);
+        return -1;
+    }
+    ops_published *o = &b->pub[b->npub];
+    o->no = atoi(f[0]);
+    snprintf(o->moves, sizeof o->moves, "%s", f[1]);
+    snprintf(o->proof, sizeof o->proof, "%s", f[2]);
+    o->searches = strtoull(f[3], NULL, 10);
+    o->max_ply = atoi(f[4]);
+    if (ops_play(o->moves, &o->pos, NULL, err, errlen))
+        return -1;
+    o->ballot = -1;
+    b->npub++;
+    return 0;
+}
+
+int
+ops_load(const char *dir, ops_book *b, char *err, size_t errlen)
+{
+    memset(b, 0, sizeof *b);
+    if (!dir)
+        dir = getenv("CHECKERS_OPENINGS");
+    snprintf(b->dir, sizeof b->dir, "%s", dir && *dir ? dir : "openings");
+    char path[600];
+    snprintf(path, sizeof path, "%s/three-move-ballots.tsv", b->dir);
+    if (read_tsv(path, ballot_line, b, err, errlen))
+        return -1;
+    if (b->nballot != OPS_BALLOTS) {
+        snprintf(err, errlen, "%s holds %d ballots, expected %d", path, b->nballot, OPS_BALLOTS);
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s/published-19-openings.tsv", b->dir);
+    if (read_tsv(path, published_line, b, err, errlen))
+        return -1;
+    if (b->npub != OPS_PUBLISHED) {
+        snprintf(err, errlen, "%s holds %d openings, expected %d", path, b->npub, OPS_PUBLISHED);
+        return -1;
+    }
+    for (int i = 0; i < b->npub; i++) {
+        b->pub[i].ballot = ops_find(b, &b->pub[i].pos);
+        for (int j = 0; j < b->nballot; j++)
+            if (same(&b->ballot[j].pos, &b->pub[i].pos))
+                b->ballot[j].published = i;
+    }
+    return 0;
+}
+
+int
+ops_find(const ops_book *b, const eng_pos *p)
+{
+    for (int i = 0; i < b->nballot; i++)
+        if (same(&b->ballot[i].pos, p))
+            return i;
+    return -1;
+}
+
+int
+ops_transpositions(const ops_book *b, int i, int *out, int max)
+{
+    int n = 0;
+    for (int j = 0; j < b->nballot && n < max; j++)
+        if (j != i && same(&b->ballot[j].pos, &b->ballot[i].pos))
+            out[n++] = j;
+    return n;
+}

@@ -1,0 +1,74 @@
+/*
+ * openings.h - the three-move openings: the 174 ACF ballots and the 19
+ * openings of the published 2007 proof, read from the data files of this
+ * folder, with the position each reaches and the transpositions between
+ * them (several move orders reach one position, and the published table
+ * lists positions some ballots reach by another order).
+ *
+ * DATA FILES (tab-separated, '#' lines are comments, the first other line
+ * a header)
+ *   three-move-ballots.tsv     acf, moves, status, name
+ *   published-19-openings.tsv  no, opening, proof, searches, max_ply
+ * Both say where they come from in their comments. The directory is
+ * $CHECKERS_OPENINGS when set, else "openings" (the source tree).
+ *
+ * THREAD SAFETY
+ *   An ops_book is read-only after ops_load.
+ */
+#ifndef OPENINGS_OPENINGS_H
+#define OPENINGS_OPENINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+
+#define OPS_BALLOTS 174
+#define OPS_PUBLISHED 19
+
+typedef struct ops_ballot {
+    int acf;         /* ACF number, 1..174 */
+    char moves[64];  /* as in the file, e.g. "9-13 21-17 5-9" */
+    char status[16]; /* crossboard, mailplay, barred */
+    char name[64];   /* may be empty */
+    eng_pos pos;     /* after the three moves (White to move) */
+    int published;   /* index into ops_book.pub of the same position, -1 */
+} ops_ballot;
+
+typedef struct ops_published {
+    int no; /* 1..19 */
+    char moves[64];
+    char proof[16]; /* "Draw", "<=Draw", "Loss": for Black, who moved first */
+    uint64_t searches;
+    int max_ply;
+    eng_pos pos;
+    int ballot; /* index into ops_book.ballot of the same position, -1 */
+} ops_published;
+
+typedef struct ops_book {
+    ops_ballot ballot[OPS_BALLOTS];
+    int nballot;
+    ops_published pub[OPS_PUBLISHED];
+    int npub;
+    char dir[512];
+} ops_book;
+
+/* ops_load - reads both files from dir (NULL: the default above) and
+ * plays every line from the start. RETURN 0, or -1 with err naming the
+ * file, the line and the problem (a move that is not legal, a count that
+ * is not 174 or 19). */
+int ops_load(const char *dir, ops_book *b, char *err, size_t errlen);
+
+/* ops_play - the position after a line of moves from the start ("12-16
+ * 24-19 10-15", separators: spaces, commas). RETURN 0, or -1 with err
+ * naming the move. */
+int ops_play(const char *moves, eng_pos *out, int *nmoves, char *err, size_t errlen);
+
+/* ops_find - the ballot whose position is p (-1 when none). */
+int ops_find(const ops_book *b, const eng_pos *p);
+
+/* ops_transpositions - indices of the other ballots reaching the same
+ * position as ballot i; returns how many were written (at most max). */
+int ops_transpositions(const ops_book *b, int i, int *out, int max);
+
+#endif /* OPENINGS_OPENINGS_H */

@@ -1,0 +1,32 @@
+#!/bin/sh
+# End-to-end checks of `checkers openings`: the 174 ballots, the published
+# 19 openings matched to ballots by position (move orders and the table's
+# '-' for captures included), and bad input. Run by `make test`.
+set -u
+C=${CHECKERS:-bin/checkers}
+fail=0
+check() { # name, expected, actual
+    if [ "$2" != "$3" ]; then
+        echo "FAIL $1: expected [$2] got [$3]"
+        fail=1
+    else
+        echo "ok   $1"
+    fi
+}
+check "174 ballots" 174 "$($C openings list | grep -vc '^#')"
+check "ballot lines start with their number" 174 "$($C openings list | awk -F'\t' '$1 == NR' | wc -l)"
+check "barred ballots" 1 "$($C openings list --status barred | awk 'END {print (NR > 0)}')"
+check "published: 14 ballot positions" 14 "$($C openings list --published | grep -vc '^#')"
+check "published: 5 positions no ballot reaches" 5 "$($C openings list --published | grep -c '^#')"
+# Ballot 155 (11-16 24-19 8-11) reaches the position of published opening
+# 19 (12-16 24-19 08-12) by another move order.
+check "a transposition of the table" 1 \
+    "$($C openings show 155 | grep -c 'published (2007 proof, opening 19, 12-16 24-19 08-12): <=Draw')"
+check "moves with a capture written as -" "ACF ballot 4 (crossboard)" \
+    "$($C openings show '09-13 22-17 13-22' | sed -n 2p)"
+check "not a ballot" "not an ACF ballot position" "$($C openings show '12-16 24-19 10-15' | sed -n 2p)"
+$C openings show 175 >/dev/null 2>&1
+check "no ballot 175" 2 $?
+$C openings show '12-16 24-19 10-99' >/dev/null 2>&1
+check "illegal move" 2 $?
+exit $fail
