@@ -1,7 +1,9 @@
 # Checkers proof system - top-level Makefile (plain make, no generator).
 #
 #   make                      build bin/checkers and one static library per module
-#   make run                  the main job (for now: perft 10 from the start)
+#   make run                  the main job: make prove (a three-move opening)
+#   make prove OPENING="..."  prove an opening with local workers (resumable)
+#   make demo                 a small proof through the whole system
 #   make test                 unit suites (release build), the same suites under
 #                             AddressSanitizer+UBSan, and the end-to-end checks
 #   make bench                benchmarks (bench/), each against a same-run baseline
@@ -62,7 +64,7 @@ CHECKERS := $(if $(SANITIZE),$(BUILD)/checkers,$(BIN)/checkers)
 
 # ---- targets -------------------------------------------------------------
 
-.PHONY: all deps run test test-unit test-san test-e2e testdata check-solve6 bench format clean
+.PHONY: all deps run prove demo test test-unit test-san test-e2e testdata check-solve6 bench format clean
 .DEFAULT_GOAL := all
 
 all: deps $(CHECKERS) $(LIBS)
@@ -70,9 +72,34 @@ all: deps $(CHECKERS) $(LIBS)
 deps:
 	@./scripts/install-deps.sh
 
-# The main job (the README's first command).
-run: all
-	./$(BIN)/checkers perft 10
+# The main job (the README's first command): prove a three-move opening
+# with local workers, resumable. OPENING, GOAL (for the side to move after
+# the opening: White), PIECES (databases), STATE and PROVE_ARGS (more
+# options of `checkers prove`, e.g. --budget 2h --status-port 8080) may be
+# set on the command line. Run again, it resumes; Ctrl-C stops it cleanly.
+OPENING ?= 12-16 24-19 10-14
+GOAL ?= >=draw
+PIECES ?= 6
+EGDB ?= egdb-data
+STATE ?= proofs/$(subst $(eval) ,_,$(OPENING))
+PROVE_ARGS ?=
+
+run: prove
+
+prove: all
+	@./scripts/ensure-egdb.sh $(EGDB) $(PIECES) ./$(BIN)/checkers
+	@echo "== proving \"$(OPENING)\" (goal $(GOAL) for White, to move), state in $(STATE)"
+	./$(BIN)/checkers prove --opening "$(OPENING)" --goal '$(GOAL)' --state "$(STATE)" \
+	    --db $(EGDB) $(PROVE_ARGS)
+
+# A small proof through the whole system (manager, two workers, databases,
+# LMDB, the checker) in under a minute once the 1-5 piece databases exist.
+demo: all
+	@./scripts/ensure-egdb.sh $(EGDB) 5 ./$(BIN)/checkers
+	@rm -rf build/demo
+	./$(BIN)/checkers prove --fen 'B:W30,31,K19:B6,K12' --state build/demo --db $(EGDB) \
+	    --pieces 4 --workers 2 --job-nodes 3000
+	./$(BIN)/checkers proof check --state build/demo --db $(EGDB)
 
 $(BUILD)/%.o: %.c | deps
 	@mkdir -p $(dir $@)
