@@ -127,25 +127,15 @@ parse_duration(const char *s)
     return -1;
 }
 
-/* The position after a line of moves from the start. */
+/* The position after a line of moves from the start (openings.h). */
 static int
 line_position(const char *cmd, const char *moves, eng_pos *out)
 {
-    eng_start(out);
-    char buf[512], *save = NULL;
-    snprintf(buf, sizeof buf, "%s", moves);
+    char err[400];
     int n = 0;
-    for (char *t = strtok_r(buf, " \t,", &save); t; t = strtok_r(NULL, " \t,", &save)) {
-        eng_move m;
-        char err[200];
-        if (eng_parse_move(out, t, &m, err, sizeof err)) {
-            fprintf(stderr, "checkers %s: move %d '%s' of \"%s\": %s\n", cmd, n + 1, t, moves, err);
-            return -1;
-        }
-        eng_pos nx;
-        eng_make(out, &m, &nx);
-        *out = nx;
-        n++;
+    if (ops_play(moves, out, &n, err, sizeof err)) {
+        fprintf(stderr, "checkers %s: %s\n", cmd, err);
+        return -1;
     }
     if (n == 0) {
         fprintf(stderr, "checkers %s: the opening \"%s\" has no moves\n", cmd, moves);
