@@ -101,6 +101,9 @@ demo: all
 	    --pieces 4 --workers 2 --job-nodes 3000
 	./$(BIN)/checkers proof check --state build/demo --db $(EGDB)
 
+# The engine's version, recorded with the seed lines it makes.
+$(BUILD)/cli/openings_cmds.o: CPPFLAGS += -DCHECKERS_VERSION='"$(shell git describe --always --dirty 2>/dev/null || echo unknown)"'
+
 $(BUILD)/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -c $< -o $@

@@ -5,17 +5,25 @@
  * Exit status: 0 success, 2 bad usage or input (an unknown ballot, an
  * illegal move), 1 the data files cannot be read.
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "egdb/egdb.h"
 #include "openings/openings.h"
+#include "prover/search.h"
+
+#ifndef CHECKERS_VERSION
+#define CHECKERS_VERSION "unknown"
+#endif
 
 static const char openings_help[] =
     "usage: checkers openings list [--published] [--status crossboard|mailplay|barred]\n"
     "       checkers openings show N|\"MOVES\"\n"
+    "       checkers openings seed P|all|\"MOVES\" [--db DIR] [--time S]\n"
     "\n"
     "The 174 ACF three-move ballots (openings/three-move-ballots.tsv) and the 19\n"
     "openings whose values the 2007 proof published (openings/published-19-\n"
@@ -28,6 +36,11 @@ static const char openings_help[] =
     "show   the board after the moves (a ballot number or any move sequence),\n"
     "       its ACF number, transpositions, and the published value, searches\n"
     "       and longest line when the table has it\n"
+    "seed   a seed line for the manager: the principal variation of an\n"
+    "       alpha-beta search (--time S seconds, default 60, with the databases)\n"
+    "       from the position after published opening P (1..19), all 19, or\n"
+    "       any moves; written to openings/seeds.tsv with its depth, time,\n"
+    "       score and the engine's version. `prove --opening/--acf` uses it.\n"
     "The data directory is $CHECKERS_OPENINGS, else ./openings.\n"
     "\n"
     "Examples:\n"
@@ -160,6 +173,146 @@ show_cmd(int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
+/* Rewrites seeds.tsv with the line of opening `moves` replaced or added. */
+static int
+seed_store(const ops_book *b, int no, const char *moves, const char *line, const ab_result *r)
+{
+    char path[600], tmp[620];
+    snprintf(path, sizeof path, "%s/seeds.tsv", b->dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *in = fopen(path, "r"), *out = fopen(tmp, "w");
+    if (!out) {
+        fprintf(stderr, "checkers openings seed: cannot write %s\n", tmp);
+        if (in)
+            fclose(in);
+        return -1;
+    }
+    eng_pos want;
+    char err[300];
+    ops_play(moves, &want, NULL, err, sizeof err);
+    if (!in)
+        fprintf(out,
+                "# Seed lines for the proof-tree manager, written by `checkers openings seed`:\n"
+                "# the principal variation of an alpha-beta search (prover/search.h) with\n"
+                "# the endgame databases, from the position after the opening (White to move).\n"
+                "# depth: last completed iteration; score: for White, hundredths of a man.\n"
+                "no\topening\tseed\tdepth\tseconds\tscore\tengine\n");
+    char buf[1024];
+    int header = 0;
+    while (in && fgets(buf, sizeof buf, in)) {
+        if (buf[0] == '#' || !header) {
+            header |= buf[0] != '#';
+            fputs(buf, out);
+            continue;
+        }
+        char copy[1024];
+        snprintf(copy, sizeof copy, "%s", buf);
+        char *t1 = strchr(copy, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+        eng_pos q;
+        if (t1 && t2) {
+            *t2 = 0;
+            if (!ops_play(t1 + 1, &q, NULL, err, sizeof err) && eng_equal(&q, &want) &&
+                q.stm == want.stm)
+                continue; /* replaced below */
+        }
+        fputs(buf, out);
+    }
+    if (in)
+        fclose(in);
+    fprintf(out, "%d\t%s\t%s\t%d\t%.1f\t%d\t%s\n", no, moves, line, r->depth, r->seconds, r->score,
+            CHECKERS_VERSION);
+    fclose(out);
+    return rename(tmp, path);
+}
+
+static int
+seed_cmd(int argc, char **argv)
+{
+    const char *what = NULL, *db_dir = NULL;
+    double secs = 60;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--db") && i + 1 < argc)
+            db_dir = argv[++i];
+        else if (!strcmp(argv[i], "--time") && i + 1 < argc) {
+            long v = cli_parse_uint("openings seed", "--time", argv[++i], 1, 86400);
+            if (v < 0)
+                return CLI_EXIT_USAGE;
+            secs = (double)v;
+        } else if (argv[i][0] == '-' && argv[i][1] && !isdigit((unsigned char)argv[i][1])) {
+            fprintf(stderr, "checkers openings seed: unknown or incomplete option '%s'\n", argv[i]);
+            return CLI_EXIT_USAGE;
+        } else
+            what = argv[i];
+    }
+    if (!what) {
+        fprintf(stderr, "checkers openings seed: which opening (1..19, all, or moves)?\n");
+        return CLI_EXIT_USAGE;
+    }
+    static ops_book b;
+    if (load(&b))
+        return CLI_EXIT_FAIL;
+    int first = 0, last = -1;
+    char *end;
+    long n = strtol(what, &end, 10);
+    if (!strcmp(what, "all"))
+        first = 0, last = b.npub - 1;
+    else if (*what && !*end) {
+        if (n < 1 || n > b.npub) {
+            fprintf(stderr, "checkers openings seed: no published opening %s (1..%d)\n", what,
+                    b.npub);
+            return CLI_EXIT_USAGE;
+        }
+        first = last = (int)n - 1;
+    }
+    egdb *db = NULL;
+    char err[512];
+    if (db_dir && egdb_open(db_dir, 0, (size_t)256 << 20, &db, err, sizeof err)) {
+        fprintf(stderr, "checkers openings seed: databases %s: %s\n", db_dir, err);
+        return CLI_EXIT_USAGE;
+    }
+    ab_ctx *ab;
+    if (ab_new((size_t)256 << 20, &ab)) {
+        egdb_close(db);
+        return CLI_EXIT_FAIL;
+    }
+    int rc = CLI_EXIT_OK;
+    for (int k = first; k <= (last < 0 ? 0 : last); k++) {
+        const char *moves = last < 0 ? what : b.pub[k].moves;
+        int no = last < 0 ? 0 : b.pub[k].no;
+        eng_pos p;
+        if (ops_play(moves, &p, NULL, err, sizeof err)) {
+            fprintf(stderr, "checkers openings seed: %s\n", err);
+            rc = CLI_EXIT_USAGE;
+            break;
+        }
+        ab_opts o = {.db = db, .time_limit = secs};
+        ab_result r;
+        ab_clear(ab);
+        if (ab_search(ab, &p, &o, &r)) {
+            fprintf(stderr, "checkers openings seed: the search failed on %s\n", moves);
+            rc = CLI_EXIT_FAIL;
+            break;
+        }
+        char line[512] = "";
+        size_t used = 0;
+        for (int i = 0; i < r.pvlen && used < sizeof line - 16; i++) {
+            char mv[32];
+            eng_format_move(&r.pv[i], mv, sizeof mv);
+            used += (size_t)snprintf(line + used, sizeof line - used, "%s%s", i ? " " : "", mv);
+        }
+        printf("%d\t%s\t%s\tdepth %d\t%.1f s\tscore %d\n", no, moves, line, r.depth, r.seconds,
+               r.score);
+        fflush(stdout);
+        if (seed_store(&b, no, moves, line, &r)) {
+            rc = CLI_EXIT_FAIL;
+            break;
+        }
+    }
+    ab_free(ab);
+    egdb_close(db);
+    return rc;
+}
+
 int
 cli_openings(int argc, char **argv)
 {
@@ -171,6 +324,8 @@ cli_openings(int argc, char **argv)
         return list_cmd(argc, argv);
     if (!strcmp(argv[1], "show"))
         return show_cmd(argc, argv);
+    if (!strcmp(argv[1], "seed"))
+        return seed_cmd(argc, argv);
     fprintf(stderr, "checkers openings: unknown subcommand '%s' (list, show)\n", argv[1]);
     return CLI_EXIT_USAGE;
 }

@@ -325,6 +325,14 @@ cli_prove(int argc, char **argv)
         cr.job_nodes = (uint64_t)job_nodes;
         cr.h0 = (int)thr;
         cr.h_step = (int)step;
+        /* a stored seed line for this position (openings seed), unless given */
+        static char stored_seed[512];
+        if (!seed && (opening || acf > 0) &&
+            ops_seed_find(NULL, &cr.root, stored_seed, sizeof stored_seed)) {
+            seed = stored_seed;
+            if (!quiet)
+                fprintf(stderr, "checkers prove: seed line from openings/seeds.tsv: %s\n", seed);
+        }
         cr.seed = seed;
     } else if (have_pieces > 0 && !db) {
         fprintf(stderr,

@@ -203,3 +203,46 @@ ops_transpositions(const ops_book *b, int i, int *out, int max)
             out[n++] = j;
     return n;
 }
+
+typedef struct seed_arg {
+    const eng_pos *p;
+    char *out;
+    size_t cap;
+    int found;
+} seed_arg;
+
+static int
+seed_line(char **f, int n, int lineno, void *arg, char *err, size_t errlen)
+{
+    (void)lineno;
+    seed_arg *a = arg;
+    if (n < 3) {
+        snprintf(err, errlen, "expected no, opening, seed, ...");
+        return -1;
+    }
+    eng_pos q;
+    if (ops_play(f[1], &q, NULL, err, errlen))
+        return -1;
+    if (same(&q, a->p)) {
+        snprintf(a->out, a->cap, "%s", f[2]);
+        a->found = 1;
+    }
+    return 0;
+}
+
+int
+ops_seed_find(const char *dir, const eng_pos *p, char *out, size_t cap)
+{
+    if (!dir)
+        dir = getenv("CHECKERS_OPENINGS");
+    char path[600], err[1200];
+    snprintf(path, sizeof path, "%s/seeds.tsv", dir && *dir ? dir : "openings");
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return 0;
+    fclose(fp);
+    seed_arg a = {p, out, cap, 0};
+    if (read_tsv(path, seed_line, &a, err, sizeof err))
+        return 0;
+    return a.found;
+}

@@ -67,6 +67,16 @@ int ops_play(const char *moves, eng_pos *out, int *nmoves, char *err, size_t err
 /* ops_find - the ballot whose position is p (-1 when none). */
 int ops_find(const ops_book *b, const eng_pos *p);
 
+/*
+ * SEED LINES (seeds.tsv in the same directory, written by `checkers
+ * openings seed`): no, opening, seed line (from the position after the
+ * opening), depth, seconds, score (for White, to move), engine. The
+ * manager expands a seed line first, so that its first jobs go deep.
+ * ops_seed_find - the seed line stored for position p, written to out;
+ * RETURN 1 when found, 0 when not (or no file).
+ */
+int ops_seed_find(const char *dir, const eng_pos *p, char *out, size_t cap);
+
 /* ops_transpositions - indices of the other ballots reaching the same
  * position as ballot i; returns how many were written (at most max). */
 int ops_transpositions(const ops_book *b, int i, int *out, int max);

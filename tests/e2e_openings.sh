@@ -29,4 +29,17 @@ $C openings show 175 >/dev/null 2>&1
 check "no ballot 175" 2 $?
 $C openings show '12-16 24-19 10-99' >/dev/null 2>&1
 check "illegal move" 2 $?
+# Seed lines: written to seeds.tsv in the data directory (a copy here),
+# replaced when made again, found by `prove` for the opening's position.
+T=$(mktemp -d "${TMPDIR:-/tmp}/e2e_openings.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+cp openings/three-move-ballots.tsv openings/published-19-openings.tsv "$T"/
+CHECKERS_OPENINGS=$T $C openings seed 16 --time 1 >/dev/null
+check "seed exit" 0 $?
+CHECKERS_OPENINGS=$T $C openings seed '12-16 24-19 10-15' --time 1 >/dev/null
+check "seed again: one line per opening" 1 "$(grep -vc '^#\|^no' "$T/seeds.tsv")"
+check "seed line fields" 7 "$(grep -v '^#\|^no' "$T/seeds.tsv" | awk -F'\t' '{print NF}')"
+CHECKERS_OPENINGS=$T $C prove --opening '12-16 24-19 10-15' --state "$T/p" --workers 0 \
+    --budget 1 2>"$T/err" >/dev/null
+check "prove uses the seed line" 1 "$(grep -c 'seed line from openings/seeds.tsv' "$T/err")"
 exit $fail
