@@ -424,6 +424,7 @@ cli_worker(int argc, char **argv)
 
 typedef struct tree_print {
     int pdn;
+    char root_fen[ENG_FEN_MAX];
     char line[64][64];
     int count;
 } tree_print;
@@ -437,8 +438,9 @@ print_node(const mt_view *v, void *arg)
     if (tp->pdn) {
         if (!v->leaf)
             return 0;
-        printf("[Event \"proof tree line %d\"]\n[Result \"*\"]\n[Value \"%s\"]\n\n", ++tp->count,
-               prv_bound_word(v->bound));
+        printf("[Event \"proof tree line %d\"]\n[SetUp \"1\"]\n[FEN \"%s\"]\n[Result \"*\"]\n"
+               "[Value \"%s\"]\n\n",
+               ++tp->count, tp->root_fen, prv_bound_word(v->bound));
         for (int d = 1; d <= v->depth && d < 64; d++) {
             if (d % 2 == 1)
                 printf("%d. ", (d + 1) / 2);
@@ -533,6 +535,7 @@ cli_tree(int argc, char **argv)
                mt_goal_settled(s.goal, s.root_bound) ? "settled" : "open", s.nodes, s.expanded,
                s.jobs_done);
     tree_print tp = {.pdn = pdn};
+    snprintf(tp.root_fen, sizeof tp.root_fen, "%s", s.root_fen);
     mt_walk(t, (int)depth, print_node, &tp);
     mt_close(t);
     pst_close(st);
