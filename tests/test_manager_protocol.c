@@ -26,60 +26,6 @@
 
 /* ---- helpers ---------------------------------------------------------- */
 
-static uint64_t
-rng_next(uint64_t *s)
-{
-    /* xorshift64*: small, seeded, the same on every machine. */
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 2685821657736338717ull;
-}
-
-/*
- * want distinct positions (up to the colour flip) from seeded random
- * games from the start, in the orientation play reached them (about half
- * with White to move), each with a legal move.
- */
-static eng_pos *
-gen_positions(uint64_t seed, size_t want)
-{
-    size_t cap = 1;
-    while (cap < 4 * want)
-        cap <<= 1;
-    eng_pos *out = malloc(want * sizeof *out);
-    eng_pos *set = calloc(cap, sizeof *set);
-    unsigned char *used = calloc(cap, 1);
-    assert_non_null(out);
-    assert_non_null(set);
-    assert_non_null(used);
-    uint64_t s = seed * 2 + 1;
-    size_t n = 0;
-    while (n < want) {
-        eng_pos p;
-        eng_start(&p);
-        for (int ply = 0; ply < 150 && n < want; ply++) {
-            eng_movelist l;
-            int nm = eng_generate(&p, &l, ENG_DUPS_MERGE);
-            if (nm <= 0)
-                break;
-            eng_pos c = eng_canonical(&p);
-            size_t h = (size_t)eng_key(&p) & (cap - 1);
-            while (used[h] && !eng_equal(&set[h], &c))
-                h = (h + 1) & (cap - 1);
-            if (!used[h]) {
-                used[h] = 1;
-                set[h] = c;
-                out[n++] = p;
-            }
-            eng_make(&p, &l.m[rng_next(&s) % (uint64_t)nm], &p);
-        }
-    }
-    free(set);
-    free(used);
-    return out;
-}
-
 /* A store item for p as a solver writes one: a bound, and win / draw
  * moves taken from p's legal moves where the bound allows them. Every
  * third item is a win with both moves, so both kinds are well covered. */
@@ -436,7 +382,7 @@ fixture_make(fixture *fx, size_t n, uint64_t seed)
 {
     uint64_t s = seed;
     fx->n = n;
-    fx->pos = gen_positions(seed, n);
+    fx->pos = gen_positions(seed, n, 1);
     fx->items = malloc(n * sizeof *fx->items);
     fx->recs = malloc(n * MGP_PROOF_REC);
     assert_non_null(fx->items);
