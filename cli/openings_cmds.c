@@ -159,7 +159,7 @@ show_cmd(int argc, char **argv)
     }
     int shown = 0;
     for (int k = 0; k < b.npub; k++)
-        if (eng_equal(&b.pub[k].pos, &p) && b.pub[k].pos.stm == p.stm) {
+        if (eng_equal(&b.pub[k].pos, &p)) {
             const ops_published *q = &b.pub[k];
             printf("published (2007 proof, opening %d, %s): %s for Black; %" PRIu64
                    " searches; longest line %d plies\n",
@@ -211,8 +211,7 @@ seed_store(const ops_book *b, int no, const char *moves, const char *line, const
         eng_pos q;
         if (t1 && t2) {
             *t2 = 0;
-            if (!ops_play(t1 + 1, &q, NULL, err, sizeof err) && eng_equal(&q, &want) &&
-                q.stm == want.stm)
+            if (!ops_play(t1 + 1, &q, NULL, err, sizeof err) && eng_equal(&q, &want))
                 continue; /* replaced below */
         }
         fputs(buf, out);

@@ -285,8 +285,7 @@ cli_prove(int argc, char **argv)
         if (fen && cli_parse_fen("prove", fen, &cr.root))
             return CLI_EXIT_USAGE;
         if (exists) {
-            if (!eng_equal(&have_root, &cr.root) || have_root.stm != cr.root.stm ||
-                (goal_given && goal != have_goal)) {
+            if (!eng_equal(&have_root, &cr.root) || (goal_given && goal != have_goal)) {
                 fprintf(stderr,
                         "checkers prove: %s already holds the proof of another root or "
                         "goal; resume it with `checkers prove --state %s`, or choose "

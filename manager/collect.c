@@ -58,8 +58,8 @@ set_add(pos_set *s, const eng_pos *c)
     return 1;
 }
 
-static int
-items_add(mgc_items *out, const eng_pos *p, const pst_record *r)
+int
+mgc_push(mgc_items *out, const pst_item *it)
 {
     if (out->n == out->cap) {
         size_t nc = out->cap ? out->cap * 2 : 256;
@@ -69,9 +69,7 @@ items_add(mgc_items *out, const eng_pos *p, const pst_record *r)
         out->v = nv;
         out->cap = nc;
     }
-    out->v[out->n].pos = *p;
-    out->v[out->n].rec = *r;
-    out->n++;
+    out->v[out->n++] = *it;
     return 0;
 }
 
@@ -116,11 +114,10 @@ follow(pst_env *st, int db_pieces, const eng_pos *root, int x, int win, pos_set 
                 eng_format_fen(&p, fen, sizeof fen);
                 snprintf(err, errlen, "%s: the proof needs a record at %s (%s)",
                          x == ENG_BLACK ? "Black" : "White", fen, pst_strerror(rc));
-                if (rc == PST_ENOTFOUND)
-                    break;
                 break;
             }
-            if ((rc = items_add(out, &p, &r)))
+            pst_item it = {p, r};
+            if ((rc = mgc_push(out, &it)))
                 break;
             if (top == cap) {
                 frame *ns = realloc(stk, cap * 2 * sizeof *ns);

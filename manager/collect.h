@@ -33,6 +33,9 @@ typedef struct mgc_items {
 int mgc_collect(pst_env *st, int db_pieces, const eng_pos *root, mgc_items *out, char *err,
                 size_t errlen);
 
+/* Appends one item. RETURN 0 or PST_ENOMEM. */
+int mgc_push(mgc_items *out, const pst_item *it);
+
 void mgc_free(mgc_items *it);
 
 #endif /* MANAGER_COLLECT_H */

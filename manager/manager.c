@@ -262,18 +262,11 @@ on_proof(mgr_conn *c, const mgp_proof *p)
         return;
     }
     for (uint32_t i = 0; i < p->count; i++) {
-        if (c->proof.n == c->proof.cap) {
-            size_t nc = c->proof.cap ? c->proof.cap * 2 : 1024;
-            pst_item *nv = realloc(c->proof.v, nc * sizeof *nv);
-            if (!nv) {
-                conn_close(c, "out of memory for a proof");
-                return;
-            }
-            c->proof.v = nv;
-            c->proof.cap = nc;
+        pst_item it;
+        if (mgp_proof_item(p, i, &it) == 0 && mgc_push(&c->proof, &it)) {
+            conn_close(c, "out of memory for a proof");
+            return;
         }
-        if (mgp_proof_item(p, i, &c->proof.v[c->proof.n]) == 0)
-            c->proof.n++;
     }
 }
 

@@ -13,6 +13,7 @@
 #include <xxhash.h>
 
 #include "engine/bits.h"
+#include "manager/collect.h"
 #include "manager/tree.h"
 #include "prover/check.h"
 #include "prover/prover.h"
@@ -82,8 +83,7 @@ struct mt_tree {
     int cycles;     /* a pass met a node on its stack */
     int contradict; /* a pass found own and backup disjoint */
     char contra_fen[ENG_FEN_MAX];
-    pst_item *items; /* backed-up records of a pass */
-    size_t nitems, capitems;
+    mgc_items items; /* backed-up records of a pass */
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -287,7 +287,7 @@ node_find(const mt_tree *t, const eng_pos *p)
     uint32_t h = pos_hash(p) & (t->nslot - 1);
     while (t->slot[h]) {
         const mt_node *n = &t->n[t->slot[h] - 1];
-        if (eng_equal(&n->pos, p) && n->pos.stm == p->stm)
+        if (eng_equal(&n->pos, p)) /* side to move included */
             return (long)(t->slot[h] - 1);
         h = (h + 1) & (t->nslot - 1);
     }
@@ -552,21 +552,6 @@ expand(mt_tree *t, uint32_t i, char *err, size_t errlen)
 
 /* ---- the pass: bounds, records, numbers ------------------------------------- */
 
-static int
-items_push(mt_tree *t, const pst_item *it)
-{
-    if (t->nitems == t->capitems) {
-        size_t nc = t->capitems ? t->capitems * 2 : 256;
-        pst_item *ni = realloc(t->items, nc * sizeof *ni);
-        if (!ni)
-            return MT_ENOMEM;
-        t->items = ni;
-        t->capitems = nc;
-    }
-    t->items[t->nitems++] = *it;
-    return 0;
-}
-
 /* The record of node n's backed-up bound: moves to children that prove it. */
 static void
 backup_record(const mt_tree *t, const mt_node *n, pst_item *it)
@@ -624,7 +609,7 @@ pass_node(mt_tree *t, uint32_t i, int depth)
     if (b != n->recorded && n->src != SRC_DB && n->src != SRC_END) {
         pst_item it;
         backup_record(t, n, &it);
-        if (items_push(t, &it) == 0 && n->src == SRC_NONE)
+        if (mgc_push(&t->items, &it) == 0 && n->src == SRC_NONE)
             n->src = SRC_BACKUP;
     }
     /* numbers */
@@ -680,7 +665,7 @@ pass(mt_tree *t, char *err, size_t errlen)
     for (int round = 0; round < 4; round++) {
         t->epoch++;
         t->cycles = 0;
-        t->nitems = 0;
+        t->items.n = 0;
         pass_node(t, 0, 0);
         if (t->contradict) {
             fmt_err(err, errlen,
@@ -689,17 +674,17 @@ pass(mt_tree *t, char *err, size_t errlen)
                     t->contra_fen);
             return MT_ESTORE;
         }
-        if (t->nitems) {
-            int rc = pst_put_many(t->store, t->items, t->nitems, err, errlen);
+        if (t->items.n) {
+            int rc = pst_put_many(t->store, t->items.v, t->items.n, err, errlen);
             if (rc)
                 return MT_ESTORE;
-            for (size_t j = 0; j < t->nitems; j++) {
-                long k = node_find(t, &t->items[j].pos);
+            for (size_t j = 0; j < t->items.n; j++) {
+                long k = node_find(t, &t->items.v[j].pos);
                 if (k >= 0)
-                    t->n[k].recorded = t->items[j].rec.bound;
+                    t->n[k].recorded = t->items.v[j].rec.bound;
             }
         }
-        if (!t->cycles || !t->nitems)
+        if (!t->cycles || !t->items.n)
             break;
     }
     return 0;
@@ -1096,7 +1081,7 @@ mt_close(mt_tree *t)
     free(t->n);
     free(t->slot);
     free(t->job);
-    free(t->items);
+    mgc_free(&t->items);
     ab_free(t->ab);
     free(t);
 }
@@ -1377,8 +1362,9 @@ mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int 
             if (c != 0 || ck.status != PCHK_VALID) {
                 char fen[ENG_FEN_MAX];
                 eng_format_fen(&nd->pos, fen, sizeof fen);
-                fmt_err(err, errlen, "job %" PRIu64 ": the proof of %s fails the checker (%s): "
-                                     "not used",
+                fmt_err(err, errlen,
+                        "job %" PRIu64 ": the proof of %s fails the checker (%s): "
+                        "not used",
                         id, fen, c ? cerr : ck.why);
                 bound = ENG_LW;
             } else {
@@ -1411,11 +1397,12 @@ mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int 
     t->jobs_done++;
     t->jobs_proved += settled ? 1 : 0;
     job_drop(t, id);
-    /* 3. a job that left its node open grows the tree there */
-    int rc = pass(t, err, errlen);
-    if (rc)
-        return rc;
-    if (!mt_done(t) && q_status(&t->q, &t->n[i]) == 0 && !t->n[i].expanded &&
+    /* 3. a job that left its leaf open grows the tree there (a leaf's bound
+     * is its own; the one pass below backs the result up) */
+    int rc;
+    if (!nd->expanded)
+        nd->bound = m;
+    if (!mt_done(t) && q_status(&t->q, nd) == 0 && !nd->expanded &&
         (rc = expand(t, i, err, errlen)))
         return rc;
     result_arg a = {i, id};

@@ -333,9 +333,6 @@ handle(wrk *w, const mgp_msg *m)
         }
         break;
     case MGP_JOB:
-        if (w->have_result && !w->busy) {
-            /* a new job means the old result was not wanted any more */
-        }
         start_job(w, &m->u.job);
         break;
     case MGP_ACK:

@@ -7,12 +7,6 @@
 
 #include "openings/openings.h"
 
-static int
-same(const eng_pos *a, const eng_pos *b)
-{
-    return eng_equal(a, b) && a->stm == b->stm;
-}
-
 int
 ops_play(const char *moves, eng_pos *out, int *nmoves, char *err, size_t errlen)
 {
@@ -179,7 +173,7 @@ ops_load(const char *dir, ops_book *b, char *err, size_t errlen)
     for (int i = 0; i < b->npub; i++) {
         b->pub[i].ballot = ops_find(b, &b->pub[i].pos);
         for (int j = 0; j < b->nballot; j++)
-            if (same(&b->ballot[j].pos, &b->pub[i].pos))
+            if (eng_equal(&b->ballot[j].pos, &b->pub[i].pos))
                 b->ballot[j].published = i;
     }
     return 0;
@@ -189,7 +183,7 @@ int
 ops_find(const ops_book *b, const eng_pos *p)
 {
     for (int i = 0; i < b->nballot; i++)
-        if (same(&b->ballot[i].pos, p))
+        if (eng_equal(&b->ballot[i].pos, p))
             return i;
     return -1;
 }
@@ -199,7 +193,7 @@ ops_transpositions(const ops_book *b, int i, int *out, int max)
 {
     int n = 0;
     for (int j = 0; j < b->nballot && n < max; j++)
-        if (j != i && same(&b->ballot[j].pos, &b->ballot[i].pos))
+        if (j != i && eng_equal(&b->ballot[j].pos, &b->ballot[i].pos))
             out[n++] = j;
     return n;
 }
@@ -223,7 +217,7 @@ seed_line(char **f, int n, int lineno, void *arg, char *err, size_t errlen)
     eng_pos q;
     if (ops_play(f[1], &q, NULL, err, errlen))
         return -1;
-    if (same(&q, a->p)) {
+    if (eng_equal(&q, a->p)) {
         snprintf(a->out, a->cap, "%s", f[2]);
         a->found = 1;
     }
