@@ -8,7 +8,8 @@
 #   B. one-second jobs on a harder root for a fixed 40 s: jobs a minute,
 #      the number that projects to many workers.
 # Roots are 5-piece positions with the 1-4 piece databases, so that the
-# tree has to grow. Needs the 1-5 piece test databases (make testdata).
+# tree has to grow. Each finished proof goes through `proof check --state`
+# (its verdict is printed beside the result). Needs the 1-5 piece test databases (make testdata).
 set -u
 C=${CHECKERS:-bin/checkers}
 DB=${CHECKERS_TEST_DB:-build/testdata/egdb5}
@@ -26,6 +27,10 @@ run() { # label root workers extra-args...
     jobs=$(echo "$out" | sed -n 's/.*jobs: \([0-9]*\) answered.*/\1/p')
     mgr=$(echo "$out" | sed -n 's/.*(\([0-9.]*\) ms a job).*/\1/p')
     res=$(echo "$out" | head -n 1 | cut -f 2)
+    if [ "$res" != unknown ]; then # every finished proof is checked from scratch
+        chk=$($C proof check --state "$S" --db "$DB" 2>/dev/null | head -n 1 | cut -f 2)
+        res="$res ($chk)"
+    fi
     awk -v l="$label" -v w="$w" -v a="$t0" -v b="$t1" -v j="$jobs" -v m="$mgr" -v r="$res" \
         'BEGIN { printf "%-3s %7d %8.2f %7d %9.0f %11s  %s\n", l, w, b - a, j, j * 60 / (b - a), m, r }'
 }

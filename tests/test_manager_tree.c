@@ -4,7 +4,8 @@
  * positions with the 4-piece databases: every settled root agrees with the
  * 5-piece database, no bound anywhere contradicts it, the whole proof
  * passes the independent checker, and a tree closed and reopened midway
- * (a restart) reaches the same answer. Small df-pn budgets make the tree
+ * (a restart) reaches the same answer, and a forged worker result is
+ * caught by the checker before the tree uses it. Small df-pn budgets make the tree
  * grow below unresolved jobs.
  */
 #include <stdarg.h>
@@ -211,12 +212,58 @@ test_restart(void **state)
     fprintf(stderr, "restart: %d jobs without, %d with a restart\n", j1, j2);
 }
 
+/* A worker's false claim, backed by a forged record in the store, is
+ * caught by the checker in mt_result and not used by the tree. */
+static void
+test_forged_result(void **state)
+{
+    (void)state;
+    char dir[256], sdir[300], tdir[300], err[512];
+    assert_non_null(test_tmpdir(dir, sizeof dir, "tree-forged"));
+    snprintf(sdir, sizeof sdir, "%s/proofs", dir);
+    snprintf(tdir, sizeof tdir, "%s/tree", dir);
+    pst_env *st;
+    assert_int_equal(pst_open(sdir, 0, &st, err, sizeof err), 0);
+    eng_pos root;
+    assert_int_equal(eng_parse_fen("B:W30,31,K19:B6,K12", &root, err, sizeof err), 0);
+    mt_create cr = {.root = root,
+                    .goal = MT_GOAL_VALUE,
+                    .db_pieces = 4,
+                    .job_ms = 1000,
+                    .h0 = 100,
+                    .h_step = 300};
+    mt_tree *t;
+    assert_int_equal(mt_open(tdir, &cr, F.db4, st, &t, err, sizeof err), 0);
+    mt_job j;
+    assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+    /* the opposite of the truth, with a legal move as its "proof" */
+    eng_bound truth = db_value(&j.pos);
+    eng_movelist ml;
+    eng_generate(&j.pos, &ml, ENG_DUPS_MERGE);
+    pst_item it = {
+        j.pos, {truth == ENG_WW ? ENG_LL : ENG_WW, {PST_NOMOVE, 0, 0}, {PST_NOMOVE, 0, 0}, 0, 0}};
+    if (it.rec.bound == ENG_WW)
+        it.rec.win = pst_move_of(&ml.m[0]);
+    err[0] = 0;
+    assert_int_equal(mt_result(t, j.id, it.rec.bound, 1, 0, 0, 1, 1, &it, 1, err, sizeof err), 0);
+    assert_non_null(strstr(err, "fails the checker"));
+    mt_stats s;
+    mt_stats_get(t, &s);
+    assert_int_equal(s.jobs_done, 1);
+    assert_int_equal(s.jobs_proved, 1); /* counted as answered, ... */
+    assert_true(s.root_bound == ENG_LW || s.root_bound == db_value(&root)); /* ... not used */
+    mt_close(t);
+    pst_close(st);
+    rm_rf(dir);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_roots),
         cmocka_unit_test(test_restart),
+        cmocka_unit_test(test_forged_result),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
