@@ -102,7 +102,7 @@ demo: all
 	./$(BIN)/checkers proof check --state build/demo --db $(EGDB)
 
 # The engine's version, recorded with the seed lines it makes.
-$(BUILD)/cli/openings_cmds.o: CPPFLAGS += -DCHECKERS_VERSION='"$(shell git describe --always --dirty 2>/dev/null || echo unknown)"'
+$(BUILD)/cli/openings_cmds.o $(BUILD)/cli/frontier_cmds.o: CPPFLAGS += -DCHECKERS_VERSION='"$(shell git describe --always --dirty 2>/dev/null || echo unknown)"'
 
 $(BUILD)/%.o: %.c | deps
 	@mkdir -p $(dir $@)

@@ -22,6 +22,8 @@ int cli_prove(int argc, char **argv);
 int cli_worker(int argc, char **argv);
 int cli_tree(int argc, char **argv);
 int cli_openings(int argc, char **argv);
+int cli_frontier(int argc, char **argv);
+int cli_compare(int argc, char **argv);
 
 /* Prints p as a board (row 1 at the top; b/w men, B/W kings) with the
  * square numbers beside it. */
@@ -38,6 +40,13 @@ int cli_is_help(const char *arg);
  * on error prints "checkers <cmd>: bad <what> '<s>'..." and returns -1.
  */
 long cli_parse_uint(const char *cmd, const char *what, const char *s, long lo, long hi);
+
+/* A duration: seconds ("90", "90s"), "15m", "2h" or "1d"; -1 if not. */
+double cli_parse_duration(const char *s);
+
+/* The path of this program (for the processes it starts), from
+ * /proc/self/exe, else argv0. */
+void cli_self_exe(char *buf, size_t cap, const char *argv0);
 
 /* Parses a FEN or prints the parser's message naming the problem. */
 int cli_parse_fen(const char *cmd, const char *fen, eng_pos *out);

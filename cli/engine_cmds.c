@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
@@ -19,6 +20,35 @@ cli_now(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+double
+cli_parse_duration(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v < 0)
+        return -1;
+    if (!*end || !strcmp(end, "s"))
+        return v;
+    if (!strcmp(end, "m"))
+        return v * 60;
+    if (!strcmp(end, "h"))
+        return v * 3600;
+    if (!strcmp(end, "d"))
+        return v * 86400;
+    return -1;
+}
+
+void
+cli_self_exe(char *buf, size_t cap, const char *argv0)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
+    if (n > 0) {
+        buf[n] = 0;
+        return;
+    }
+    snprintf(buf, cap, "%s", argv0);
 }
 
 int

@@ -36,6 +36,8 @@ static const command commands[] = {
     {"prove", cli_prove, "prove a position or opening: proof-tree manager with solver workers"},
     {"worker", cli_worker, "one solver worker for a `prove` manager (local or remote)"},
     {"openings", cli_openings, "the ACF three-move ballots and the published 19 openings"},
+    {"compare", cli_compare, "our proofs of the 19 published openings beside the 2007 table"},
+    {"frontier", cli_frontier, "how far from the endgame this machine proves (ladder of rungs)"},
     {"tree", cli_tree, "show a proof's tree (`prove --state DIR`), or its lines as PDN"},
 };
 
@@ -48,7 +50,7 @@ usage(FILE *f)
                "A system that proves English checkers (8x8, American checkers).\n\n"
                "Commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-7s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n'checkers <command> --help' describes a command, with examples.\n"
                "Exit status: 0 success, 1 the work failed, 2 bad usage or input,\n"
                "3 a damaged database file (egdb verify, probe) or proof store (store,\n"

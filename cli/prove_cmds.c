@@ -109,24 +109,6 @@ static const char tree_help[] =
 /* ---- helpers ------------------------------------------------------------ */
 
 /* "90", "90s", "15m", "2h", "1d" -> seconds; -1 on error. */
-static double
-parse_duration(const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || v < 0)
-        return -1;
-    if (!*end || !strcmp(end, "s"))
-        return v;
-    if (!strcmp(end, "m"))
-        return v * 60;
-    if (!strcmp(end, "h"))
-        return v * 3600;
-    if (!strcmp(end, "d"))
-        return v * 86400;
-    return -1;
-}
-
 /* The position after a line of moves from the start (openings.h). */
 static int
 line_position(const char *cmd, const char *moves, eng_pos *out)
@@ -159,18 +141,6 @@ acf_moves(int n, char *out, size_t cap)
     }
     snprintf(out, cap, "%s", book.ballot[n - 1].moves);
     return 0;
-}
-
-/* The program itself, for local workers. */
-static void
-self_exe(char *buf, size_t cap, const char *argv0)
-{
-    ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
-    if (n > 0) {
-        buf[n] = 0;
-        return;
-    }
-    snprintf(buf, cap, "%s", argv0);
 }
 
 /* ---- prove ------------------------------------------------------------------ */
@@ -219,7 +189,7 @@ cli_prove(int argc, char **argv)
         } else if (!strcmp(o, "--token-file") && more) {
             token = argv[++i];
         } else if (!strcmp(o, "--budget") && more) {
-            if ((budget = parse_duration(argv[++i])) < 0) {
+            if ((budget = cli_parse_duration(argv[++i])) < 0) {
                 fprintf(stderr, "checkers prove: bad --budget '%s' (90, 90s, 15m, 2h, 1d)\n",
                         argv[i]);
                 return CLI_EXIT_USAGE;
@@ -345,7 +315,7 @@ cli_prove(int argc, char **argv)
         workers = n > 0 ? n : 1;
     }
     char exe[PATH_MAX], cont[2 * PATH_MAX];
-    self_exe(exe, sizeof exe, argv[0]);
+    cli_self_exe(exe, sizeof exe, argv[0]);
     snprintf(cont, sizeof cont, "checkers prove --state %s%s%s", state, db ? " --db " : "",
              db ? db : "");
     mgr_opts mo = {.state = state,

@@ -1443,6 +1443,40 @@ mt_stats_get(const mt_tree *t, mt_stats *out)
     snprintf(out->seed, sizeof out->seed, "%s", t->seed);
 }
 
+int
+mt_max_depth(const mt_tree *t)
+{
+    uint32_t *queue = malloc((size_t)(t->count ? t->count : 1) * sizeof *queue);
+    uint16_t *dist = malloc((size_t)(t->count ? t->count : 1) * sizeof *dist);
+    if (!queue || !dist) {
+        free(queue);
+        free(dist);
+        return -1;
+    }
+    for (uint32_t i = 0; i < t->count; i++)
+        dist[i] = UINT16_MAX;
+    uint32_t head = 0, tail = 0;
+    int deepest = 0;
+    if (t->count) {
+        dist[0] = 0;
+        queue[tail++] = 0;
+    }
+    while (head < tail) {
+        uint32_t i = queue[head++];
+        const mt_node *n = &t->n[i];
+        if (dist[i] > deepest)
+            deepest = dist[i];
+        for (uint16_t k = 0; k < n->nkid; k++)
+            if (dist[n->kid[k]] == UINT16_MAX && dist[i] + 1 < UINT16_MAX) {
+                dist[n->kid[k]] = (uint16_t)(dist[i] + 1);
+                queue[tail++] = n->kid[k];
+            }
+    }
+    free(queue);
+    free(dist);
+    return deepest;
+}
+
 typedef struct hist_arg {
     double s;
 } hist_arg;

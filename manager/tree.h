@@ -252,6 +252,10 @@ int mt_job_wanted(const mt_tree *t, uint64_t id);
 
 void mt_stats_get(const mt_tree *t, mt_stats *out);
 
+/* mt_max_depth - the deepest position of the tree, in plies from the
+ * root by its shortest path (a breadth-first walk of the graph). */
+int mt_max_depth(const mt_tree *t);
+
 /* mt_sample - appends the root's numbers to "hist" (progress chart). */
 int mt_sample(mt_tree *t, double seconds, char *err, size_t errlen);
 

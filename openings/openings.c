@@ -8,12 +8,16 @@
 #include "openings/openings.h"
 
 int
-ops_play(const char *moves, eng_pos *out, int *nmoves, char *err, size_t errlen)
+ops_play_from(const eng_pos *start, const char *moves, eng_pos *out, int *nmoves, char *err,
+              size_t errlen)
 {
-    eng_start(out);
-    char buf[256], *save = NULL;
-    snprintf(buf, sizeof buf, "%s", moves);
-    int n = 0;
+    *out = *start;
+    char *buf = strdup(moves), *save = NULL;
+    if (!buf) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int n = 0, rc = 0;
     for (char *t = strtok_r(buf, " \t,", &save); t; t = strtok_r(NULL, " \t,", &save)) {
         eng_move m;
         char perr[200];
@@ -26,8 +30,10 @@ ops_play(const char *moves, eng_pos *out, int *nmoves, char *err, size_t errlen)
                 if (*c == '-')
                     *c = 'x';
             if (eng_parse_move(out, alt, &m, e2, sizeof e2)) {
-                snprintf(err, errlen, "move %d '%s' of \"%s\": %s", n + 1, t, moves, perr);
-                return -1;
+                snprintf(err, errlen, "move %d '%s' of \"%.120s%s\": %s", n + 1, t, moves,
+                         strlen(moves) > 120 ? "..." : "", perr);
+                rc = -1;
+                break;
             }
         }
         eng_pos nx;
@@ -35,9 +41,18 @@ ops_play(const char *moves, eng_pos *out, int *nmoves, char *err, size_t errlen)
         *out = nx;
         n++;
     }
+    free(buf);
     if (nmoves)
         *nmoves = n;
-    return 0;
+    return rc;
+}
+
+int
+ops_play(const char *moves, eng_pos *out, int *nmoves, char *err, size_t errlen)
+{
+    eng_pos start;
+    eng_start(&start);
+    return ops_play_from(&start, moves, out, nmoves, err, errlen);
 }
 
 /* Splits a tab-separated line into at most max fields (in place). */
@@ -66,9 +81,10 @@ read_tsv(const char *path,
         snprintf(err, errlen, "cannot open %s", path);
         return -1;
     }
-    char line[512];
+    char *line = NULL;
+    size_t cap = 0;
     int lineno = 0, header = 0, rc = 0;
-    while (!rc && fgets(line, sizeof line, fp)) {
+    while (!rc && getline(&line, &cap, fp) >= 0) {
         lineno++;
         if (line[0] == '#' || line[0] == '\n')
             continue;
@@ -76,14 +92,15 @@ read_tsv(const char *path,
             header = 1;
             continue;
         }
-        char *f[8];
-        int n = split(line, f, 8);
+        char *f[10];
+        int n = split(line, f, 10);
         char e[300];
         if (fn(f, n, lineno, arg, e, sizeof e)) {
             snprintf(err, errlen, "%s, line %d: %s", path, lineno, e);
             rc = -1;
         }
     }
+    free(line);
     fclose(fp);
     return rc;
 }
@@ -239,4 +256,132 @@ ops_seed_find(const char *dir, const eng_pos *p, char *out, size_t cap)
     if (read_tsv(path, seed_line, &a, err, sizeof err))
         return 0;
     return a.found;
+}
+
+/* ---- the published value against ours ----------------------------------- */
+
+int
+ops_published_bound(const char *proof, eng_bound *out)
+{
+    /* Black's value; the side to move (White) gets its negation. */
+    static const struct {
+        const char *word;
+        eng_bound white;
+    } map[] = {{"Draw", ENG_DD}, {"<=Draw", ENG_DW}, {">=Draw", ENG_LD},
+               {"Loss", ENG_WW}, {"Win", ENG_LL}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(proof, map[i].word)) {
+            *out = map[i].white;
+            return 0;
+        }
+    return -1;
+}
+
+int
+ops_verdict(eng_bound published, eng_bound ours)
+{
+    int plo = eng_bound_lo(published), phi = eng_bound_hi(published);
+    int olo = eng_bound_lo(ours), ohi = eng_bound_hi(ours);
+    if (olo > phi || ohi < plo)
+        return OPS_CONTRADICTS;
+    if (olo >= plo && ohi <= phi)
+        return OPS_AGREES;
+    return OPS_OPEN;
+}
+
+/* ---- the frontier ladder ------------------------------------------------- */
+
+const int ops_rung_pieces[OPS_RUNGS] = {8, 10, 12, 14, 16, 18};
+
+typedef struct ladder_arg {
+    ops_rung *r;
+    int n, cap;
+} ladder_arg;
+
+static int
+ladder_line(char **f, int n, int lineno, void *arg, char *err, size_t errlen)
+{
+    (void)lineno;
+    ladder_arg *a = arg;
+    if (n < 7) {
+        snprintf(err, errlen, "expected no, opening, rung, pieces, ply, fen, line");
+        return -1;
+    }
+    if (a->n == a->cap) {
+        int cap = a->cap ? 2 * a->cap : 128;
+        ops_rung *r = realloc(a->r, (size_t)cap * sizeof *r);
+        if (!r) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        a->r = r;
+        a->cap = cap;
+    }
+    ops_rung *r = &a->r[a->n];
+    memset(r, 0, sizeof *r);
+    char *end;
+    r->no = (int)strtol(f[0], &end, 10);
+    if (*end || r->no < 1 || r->no > OPS_PUBLISHED) {
+        snprintf(err, errlen, "opening number '%s' (1..%d)", f[0], OPS_PUBLISHED);
+        return -1;
+    }
+    r->rung = (int)strtol(f[2], &end, 10);
+    int known = 0;
+    for (int i = 0; i < OPS_RUNGS; i++)
+        known |= r->rung == ops_rung_pieces[i];
+    if (*end || !known) {
+        snprintf(err, errlen, "rung '%s' (8, 10, ..., 18)", f[2]);
+        return -1;
+    }
+    r->pieces = (int)strtol(f[3], &end, 10);
+    if (*end || r->pieces < 2 || r->pieces > r->rung) {
+        snprintf(err, errlen, "piece count '%s' (2..%d)", f[3], r->rung);
+        return -1;
+    }
+    r->ply = (int)strtol(f[4], &end, 10);
+    if (*end || r->ply < 0) {
+        snprintf(err, errlen, "ply '%s'", f[4]);
+        return -1;
+    }
+    char e[180];
+    if (eng_parse_fen(f[5], &r->pos, e, sizeof e)) {
+        snprintf(err, errlen, "FEN '%.100s': %s", f[5], e);
+        return -1;
+    }
+    snprintf(r->fen, sizeof r->fen, "%s", f[5]);
+    eng_pos start, end_pos;
+    int nm;
+    if (ops_play(f[1], &start, NULL, e, sizeof e) ||
+        ops_play_from(&start, f[6], &end_pos, &nm, e, sizeof e)) {
+        snprintf(err, errlen, "%s", e);
+        return -1;
+    }
+    if (!eng_equal(&end_pos, &r->pos) || nm != r->ply) {
+        snprintf(err, errlen, "the line (%d plies) does not reach the FEN of the row", nm);
+        return -1;
+    }
+    int pieces = __builtin_popcount(r->pos.bm | r->pos.wm | r->pos.bk | r->pos.wk);
+    if (pieces != r->pieces) {
+        snprintf(err, errlen, "the FEN has %d pieces, the row says %d", pieces, r->pieces);
+        return -1;
+    }
+    a->n++;
+    return 0;
+}
+
+int
+ops_ladder_load(const char *dir, ops_rung **out, int *n, char *err, size_t errlen)
+{
+    if (!dir)
+        dir = getenv("CHECKERS_OPENINGS");
+    char path[600];
+    snprintf(path, sizeof path, "%s/ladder.tsv", dir && *dir ? dir : "openings");
+    ladder_arg a = {0};
+    if (read_tsv(path, ladder_line, &a, err, errlen)) {
+        free(a.r);
+        return -1;
+    }
+    *out = a.r;
+    *n = a.n;
+    return 0;
 }

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "engine/engine.h"
+#include "engine/value.h"
 
 #define OPS_BALLOTS 174
 #define OPS_PUBLISHED 19
@@ -64,6 +65,10 @@ int ops_load(const char *dir, ops_book *b, char *err, size_t errlen);
  * naming the move. */
 int ops_play(const char *moves, eng_pos *out, int *nmoves, char *err, size_t errlen);
 
+/* ops_play_from - the same from position start (any length of line). */
+int ops_play_from(const eng_pos *start, const char *moves, eng_pos *out, int *nmoves, char *err,
+                  size_t errlen);
+
 /* ops_find - the ballot whose position is p (-1 when none). */
 int ops_find(const ops_book *b, const eng_pos *p);
 
@@ -80,5 +85,48 @@ int ops_seed_find(const char *dir, const eng_pos *p, char *out, size_t cap);
 /* ops_transpositions - indices of the other ballots reaching the same
  * position as ballot i; returns how many were written (at most max). */
 int ops_transpositions(const ops_book *b, int i, int *out, int max);
+
+/*
+ * THE PUBLISHED VALUE AGAINST OURS
+ * The table's values are for Black, who moved first; after three moves
+ * White is to move, and the proofs here are for the side to move.
+ * ops_published_bound - the published word ("Draw", "<=Draw", "Loss",
+ * "Win", ">=Draw") as a bound for the side to move after the opening
+ * (Black's "<=Draw" is White's >=draw, DW). RETURN 0, -1 for another word.
+ * ops_verdict - ours (a bound for the side to move) against published
+ * (the same side): OPS_CONTRADICTS when no value satisfies both (a proof
+ * here says the published value is wrong, or ours is), OPS_AGREES when
+ * ours settles at least what the table claims (ours within published),
+ * OPS_OPEN otherwise (nothing proven yet, or a bound that fits both).
+ */
+enum ops_verdict_code { OPS_OPEN = 0, OPS_AGREES = 1, OPS_CONTRADICTS = 2 };
+int ops_published_bound(const char *proof, eng_bound *out);
+int ops_verdict(eng_bound published, eng_bound ours);
+
+/*
+ * THE FRONTIER LADDER (ladder.tsv in the same directory, written by
+ * `checkers frontier ladder`): for each published opening, the first
+ * position on the engine's line (fixed-depth self-play from the
+ * opening) with at most 18, 16, 14, 12, 10 and 8 pieces. Columns: no,
+ * opening, rung (the nominal piece count), pieces (on the board, at
+ * most rung: a capture can skip a count), ply (from the opening's
+ * position), fen, line (the moves from the opening's position).
+ * ops_ladder_load - reads it, replaying every line and checking that it
+ * reaches its FEN and piece count. RETURN 0 with *out (free() it) and
+ * *n; -1 with err naming the file, line and problem.
+ */
+#define OPS_RUNGS 6
+extern const int ops_rung_pieces[OPS_RUNGS]; /* 8, 10, ..., 18 */
+
+typedef struct ops_rung {
+    int no;     /* published opening, 1..19 */
+    int rung;   /* nominal piece count */
+    int pieces; /* on the board */
+    int ply;    /* plies from the opening's position */
+    eng_pos pos;
+    char fen[ENG_FEN_MAX];
+} ops_rung;
+
+int ops_ladder_load(const char *dir, ops_rung **out, int *n, char *err, size_t errlen);
 
 #endif /* OPENINGS_OPENINGS_H */

@@ -1,0 +1,935 @@
+/*
+ * frontier_cmds.c - `checkers frontier`: how far from the endgame this
+ * machine proves. A fixed ladder of positions on the engine's line of
+ * each published opening, at 8, 10, ..., 18 pieces (openings/ladder.tsv,
+ * made by `frontier ladder`), each proved by the manager and its workers
+ * (`checkers prove`, one process per rung, a time budget per rung) and
+ * checked by the independent checker; the figures by piece count go to
+ * results/frontier.md, .tsv and .svg.
+ *
+ * WHY A PROCESS PER RUNG
+ *   `prove` is what a user runs: the frontier measures exactly it (its
+ *   workers, its leases, its LMDB state), and a rung that crashes or is
+ *   killed cannot take the others with it. Each rung's state stays in
+ *   DIR/NN-PP, so a later run with a larger budget resumes it.
+ *
+ * CLIMBING
+ *   By default an opening's rungs are tried from the fewest pieces up,
+ *   and once one is not proved within its budget the higher ones are
+ *   recorded as skipped (unproven): proofs get harder with every two
+ *   pieces, and this keeps a run's cost near the frontier. --all tries
+ *   every rung.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/summary.h"
+#include "egdb/egdb.h"
+#include "openings/openings.h"
+#include "prover/search.h"
+
+#ifndef CHECKERS_VERSION
+#define CHECKERS_VERSION "unknown"
+#endif
+
+/* ---- constants and types ---------------------------------------------- */
+
+#define FR_MAX_ROWS (OPS_PUBLISHED * OPS_RUNGS)
+
+static const char frontier_help[] =
+    "usage: checkers frontier ladder --db DIR [--depth D] [--plies N]\n"
+    "       checkers frontier run --db DIR [--budget T] [--job-time S] [--workers N]\n"
+    "                             [--openings LIST] [--rungs LIST] [--all]\n"
+    "                             [--dir DIR] [--out DIR]\n"
+    "       checkers frontier report [--out DIR]\n"
+    "\n"
+    "How far from the endgame this machine proves.\n"
+    "\n"
+    "ladder  plays the engine against itself from each of the 19 published\n"
+    "        openings (alpha-beta to a fixed depth, default 12, with the\n"
+    "        databases in DIR; at most N plies, default 300) and writes to\n"
+    "        openings/ladder.tsv the first position of each line with at most\n"
+    "        18, 16, 14, 12, 10 and 8 pieces, with the line that reaches it.\n"
+    "        The same depth, databases and engine give the same ladder.\n"
+    "run     proves each rung with `checkers prove --goal value` (the manager\n"
+    "        and N local workers, default one per core; jobs of S seconds,\n"
+    "        default 5) for at most T (default 60s; 90, 15m, 2h), then runs the\n"
+    "        independent checker on it. An opening's rungs go from the fewest\n"
+    "        pieces up; after one is not proved, the higher ones are skipped\n"
+    "        (--all tries them all). State: DIR/NN-PP (default\n"
+    "        proofs/frontier); run again to resume unproved rungs with another\n"
+    "        budget (proved ones are kept). LIST: \"1,4,7-9\" (openings) or\n"
+    "        \"8,10\" (rungs). Writes OUT/frontier.tsv, frontier.md and\n"
+    "        frontier.svg (default OUT: results) after every rung. Ctrl-C stops\n"
+    "        cleanly (exit 1); the rung in progress resumes next time.\n"
+    "report  rewrites frontier.md and frontier.svg from OUT/frontier.tsv.\n"
+    "\n"
+    "A rung counts as proved only when the checker accepts the proof of the\n"
+    "root and its bound settles the value. Exit status: 0 done, 1 stopped or a\n"
+    "rung failed to run, 2 bad usage, 3 damaged databases or state.\n"
+    "\n"
+    "example:\n"
+    "  checkers frontier ladder --db egdb-data\n"
+    "  checkers frontier run --db egdb-data --budget 60 --rungs 8,10\n";
+
+typedef struct fr_row {
+    int no, rung, pieces;
+    char opening[64];
+    char fen[ENG_FEN_MAX];
+    char status[16]; /* proved, open, skipped, refused, failed, unreached */
+    char result[32]; /* the checked result in words */
+    char checked[16];
+    uint64_t jobs, pn, dn, nodes;
+    double seconds, budget;
+    int depth, longest_win, db_pieces;
+} fr_row;
+
+typedef struct fr_table {
+    fr_row row[FR_MAX_ROWS];
+    int n;
+    char runs[8][600]; /* the commands that wrote it, most recent last */
+    int nruns;
+} fr_table;
+
+static volatile sig_atomic_t fr_stop;
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static void
+on_signal(int sig)
+{
+    (void)sig;
+    fr_stop = 1;
+}
+
+static int
+pieces_of(const eng_pos *p)
+{
+    return __builtin_popcount(p->bm | p->wm | p->bk | p->wk);
+}
+
+/* Parses "1,4,7-9" into flags[lo..hi]; RETURN 0 or -1 (message printed). */
+static int
+parse_list(const char *what, const char *s, int lo, int hi, unsigned char *flags)
+{
+    memset(flags, 0, (size_t)hi + 1);
+    const char *p = s;
+    while (*p) {
+        char *end;
+        long a = strtol(p, &end, 10), b = a;
+        if (end == p)
+            goto bad;
+        p = end;
+        if (*p == '-') {
+            b = strtol(p + 1, &end, 10);
+            if (end == p + 1)
+                goto bad;
+            p = end;
+        }
+        if (a < lo || b > hi || a > b)
+            goto bad;
+        for (long i = a; i <= b; i++)
+            flags[i] = 1;
+        if (*p == ',')
+            p++;
+        else if (*p)
+            goto bad;
+    }
+    return 0;
+bad:
+    fprintf(stderr, "checkers frontier: bad %s '%s' (numbers %d..%d: \"1,4,7-9\")\n", what, s, lo,
+            hi);
+    return -1;
+}
+
+static double
+median(double *v, int n)
+{
+    if (n == 0)
+        return 0;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* ---- ladder --------------------------------------------------------------- */
+
+static int
+ladder_cmd(int argc, char **argv)
+{
+    const char *db_dir = NULL;
+    long depth = 12, max_plies = 300;
+    for (int i = 2; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            fputs(frontier_help, stdout);
+            return CLI_EXIT_OK;
+        } else if (!strcmp(argv[i], "--db") && i + 1 < argc) {
+            db_dir = argv[++i];
+        } else if (!strcmp(argv[i], "--depth") && i + 1 < argc) {
+            if ((depth = cli_parse_uint("frontier ladder", "--depth", argv[++i], 1, 40)) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(argv[i], "--plies") && i + 1 < argc) {
+            if ((max_plies = cli_parse_uint("frontier ladder", "--plies", argv[++i], 1, 2000)) < 0)
+                return CLI_EXIT_USAGE;
+        } else {
+            fprintf(stderr, "checkers frontier ladder: unknown or incomplete option '%s'\n",
+                    argv[i]);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (!db_dir) {
+        fprintf(stderr, "checkers frontier ladder: needs --db DIR (the engine's line probes the "
+                        "endgame databases)\n");
+        return CLI_EXIT_USAGE;
+    }
+    static ops_book b;
+    char err[1200];
+    if (ops_load(NULL, &b, err, sizeof err)) {
+        fprintf(stderr, "checkers frontier ladder: %s\n", err);
+        return CLI_EXIT_USAGE;
+    }
+    egdb *db;
+    int rc = egdb_open(db_dir, 0, (size_t)256 << 20, &db, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "checkers frontier ladder: databases %s: %s\n", db_dir, err);
+        return rc == EGDB_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
+    }
+    const size_t tt = (size_t)64 << 20;
+    ab_ctx *ab;
+    if (ab_new(tt, &ab)) {
+        egdb_close(db);
+        return CLI_EXIT_FAIL;
+    }
+    char path[600], tmp[640];
+    snprintf(path, sizeof path, "%s/ladder.tsv", b.dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        fprintf(stderr, "checkers frontier ladder: cannot write %s: %s\n", tmp, strerror(errno));
+        ab_free(ab);
+        egdb_close(db);
+        return CLI_EXIT_FAIL;
+    }
+    fprintf(f,
+            "# The frontier ladder, written by `checkers frontier ladder --db DIR --depth %ld "
+            "--plies %ld`:\n"
+            "# for each published opening, the engine's line from the position after it (each "
+            "move the\n"
+            "# first of the principal variation of an alpha-beta search to depth %ld with the "
+            "1-%d piece\n"
+            "# databases and a %zu MB table, cleared before each search), and on it the first "
+            "position\n"
+            "# with at most 18, 16, 14, 12, 10 and 8 pieces. engine %s.\n"
+            "# line: the moves from the opening's position to the rung's (ply of them).\n"
+            "no\topening\trung\tpieces\tply\tfen\tline\n",
+            depth, max_plies, depth, egdb_max_pieces(db), tt >> 20, CHECKERS_VERSION);
+    double t0 = cli_now();
+    rc = CLI_EXIT_OK;
+    size_t cap = (size_t)max_plies * 16 + 16;
+    char *line = malloc(cap);
+    for (int k = 0; k < b.npub && line && rc == CLI_EXIT_OK; k++) {
+        eng_pos p = b.pub[k].pos;
+        size_t used = 0;
+        line[0] = 0;
+        int next = OPS_RUNGS - 1, ply = 0;
+        for (;;) {
+            while (next >= 0 && pieces_of(&p) <= ops_rung_pieces[next]) {
+                char fen[ENG_FEN_MAX];
+                eng_format_fen(&p, fen, sizeof fen);
+                fprintf(f, "%d\t%s\t%d\t%d\t%d\t%s\t%s\n", b.pub[k].no, b.pub[k].moves,
+                        ops_rung_pieces[next], pieces_of(&p), ply, fen, line);
+                next--;
+            }
+            if (next < 0 || ply >= max_plies)
+                break;
+            ab_opts o = {.db = db, .max_depth = (int)depth};
+            ab_result r;
+            ab_clear(ab);
+            if (ab_search(ab, &p, &o, &r)) {
+                fprintf(stderr, "checkers frontier ladder: the search failed on opening %d\n",
+                        b.pub[k].no);
+                rc = CLI_EXIT_DAMAGED;
+                break;
+            }
+            if (r.pvlen == 0)
+                break; /* the game is over */
+            char mv[64];
+            eng_format_move(&r.pv[0], mv, sizeof mv);
+            used += (size_t)snprintf(line + used, cap - used, "%s%s", ply ? " " : "", mv);
+            eng_pos nx;
+            eng_make(&p, &r.pv[0], &nx);
+            p = nx;
+            ply++;
+        }
+        printf("opening %2d  %-18s  %3d plies  %2d pieces at the end%s  (%.0f s)\n", b.pub[k].no,
+               b.pub[k].moves, ply, pieces_of(&p),
+               next >= 0 ? "  (the 8-piece rung not reached)" : "", cli_now() - t0);
+        fflush(stdout);
+    }
+    free(line);
+    ab_free(ab);
+    egdb_close(db);
+    if (fclose(f) || rc != CLI_EXIT_OK || rename(tmp, path)) {
+        if (rc == CLI_EXIT_OK)
+            fprintf(stderr, "checkers frontier ladder: cannot write %s\n", path);
+        unlink(tmp);
+        return rc == CLI_EXIT_OK ? CLI_EXIT_FAIL : rc;
+    }
+    ops_rung *r;
+    int n;
+    if (ops_ladder_load(NULL, &r, &n, err, sizeof err)) {
+        fprintf(stderr, "checkers frontier ladder: the file written does not read back: %s\n",
+                err);
+        return CLI_EXIT_FAIL;
+    }
+    free(r);
+    printf("%s: %d rungs\n", path, n);
+    return CLI_EXIT_OK;
+}
+
+/* ---- the table of results ------------------------------------------------- */
+
+static fr_row *
+find_row(fr_table *t, int no, int rung)
+{
+    for (int i = 0; i < t->n; i++)
+        if (t->row[i].no == no && t->row[i].rung == rung)
+            return &t->row[i];
+    return NULL;
+}
+
+static int
+row_cmp(const void *a, const void *b)
+{
+    const fr_row *x = a, *y = b;
+    return x->no != y->no ? x->no - y->no : x->rung - y->rung;
+}
+
+/* Reads OUT/frontier.tsv (missing: empty). RETURN 0, -1 (message printed). */
+static int
+table_load(const char *path, fr_table *t)
+{
+    memset(t, 0, sizeof *t);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char *line = NULL;
+    size_t cap = 0;
+    int lineno = 0, header = 0, rc = 0;
+    while (getline(&line, &cap, f) >= 0) {
+        lineno++;
+        line[strcspn(line, "\r\n")] = 0;
+        if (!strncmp(line, "# run: ", 7)) {
+            if (t->nruns == 8) {
+                memmove(t->runs[0], t->runs[1], sizeof t->runs[0] * 7);
+                t->nruns = 7;
+            }
+            snprintf(t->runs[t->nruns++], sizeof t->runs[0], "%s", line + 7);
+            continue;
+        }
+        if (line[0] == '#' || !line[0])
+            continue;
+        if (!header++)
+            continue;
+        char *fld[18];
+        int n = 0;
+        for (char *s = line, *save = NULL, *tok; n < 18 && (tok = strtok_r(s, "\t", &save));
+             s = NULL)
+            fld[n++] = tok;
+        if (n != 17 || t->n == FR_MAX_ROWS) {
+            fprintf(stderr, "checkers frontier: %s, line %d: expected 17 fields, found %d\n",
+                    path, lineno, n);
+            rc = -1;
+            break;
+        }
+        fr_row *r = &t->row[t->n++];
+        r->no = atoi(fld[0]);
+        snprintf(r->opening, sizeof r->opening, "%s", fld[1]);
+        r->rung = atoi(fld[2]);
+        r->pieces = atoi(fld[3]);
+        snprintf(r->fen, sizeof r->fen, "%s", fld[4]);
+        snprintf(r->status, sizeof r->status, "%s", fld[5]);
+        snprintf(r->result, sizeof r->result, "%s", fld[6]);
+        snprintf(r->checked, sizeof r->checked, "%s", fld[7]);
+        r->jobs = strtoull(fld[8], NULL, 10);
+        r->seconds = atof(fld[9]);
+        r->budget = atof(fld[10]);
+        r->pn = strtoull(fld[11], NULL, 10);
+        r->dn = strtoull(fld[12], NULL, 10);
+        r->nodes = strtoull(fld[13], NULL, 10);
+        r->depth = atoi(fld[14]);
+        r->longest_win = atoi(fld[15]);
+        r->db_pieces = atoi(fld[16]);
+        if (r->no < 1 || r->no > OPS_PUBLISHED || r->rung < 8 || r->rung > 18) {
+            fprintf(stderr, "checkers frontier: %s, line %d: opening %d, rung %d out of range\n",
+                    path, lineno, r->no, r->rung);
+            rc = -1;
+            break;
+        }
+    }
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+static int
+table_save(const char *path, fr_table *t)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        fprintf(stderr, "checkers frontier: cannot write %s: %s\n", tmp, strerror(errno));
+        return -1;
+    }
+    qsort(t->row, (size_t)t->n, sizeof t->row[0], row_cmp);
+    fprintf(f, "# The provability frontier, one row per ladder rung (openings/ladder.tsv), "
+               "written by `checkers frontier run`.\n"
+               "# status: proved (the checker accepted the root's proof and it settles the "
+               "value), open, skipped,\n"
+               "# refused (the checker refused it), failed, unreached. seconds: manager time "
+               "over all runs;\n"
+               "# budget: the time given over all runs; pn dn: the root's numbers for its "
+               "open question.\n");
+    for (int i = 0; i < t->nruns; i++)
+        fprintf(f, "# run: %s\n", t->runs[i]);
+    fprintf(f, "no\topening\trung\tpieces\tfen\tstatus\tresult\tchecked\tjobs\tseconds\tbudget\t"
+               "pn\tdn\tnodes\tdepth\tlongest_win\tdb_pieces\n");
+    for (int i = 0; i < t->n; i++) {
+        const fr_row *r = &t->row[i];
+        fprintf(f,
+                "%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%" PRIu64 "\t%.1f\t%.0f\t%" PRIu64 "\t%" PRIu64
+                "\t%" PRIu64 "\t%d\t%d\t%d\n",
+                r->no, r->opening, r->rung, r->pieces, r->fen, r->status, r->result, r->checked,
+                r->jobs, r->seconds, r->budget, r->pn, r->dn, r->nodes, r->depth, r->longest_win,
+                r->db_pieces);
+    }
+    if (fclose(f) || rename(tmp, path)) {
+        fprintf(stderr, "checkers frontier: cannot write %s\n", path);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the report ------------------------------------------------------------ */
+
+typedef struct fr_level {
+    int rung, rungs, proved, wins, draws, losses;
+    double med_jobs, med_secs, max_secs;
+} fr_level;
+
+static void
+levels(const fr_table *t, fr_level *lv)
+{
+    for (int k = 0; k < OPS_RUNGS; k++) {
+        fr_level *l = &lv[k];
+        memset(l, 0, sizeof *l);
+        l->rung = ops_rung_pieces[k];
+        double jobs[OPS_PUBLISHED], secs[OPS_PUBLISHED];
+        int n = 0;
+        for (int i = 0; i < t->n; i++) {
+            const fr_row *r = &t->row[i];
+            if (r->rung != l->rung)
+                continue;
+            l->rungs++;
+            if (strcmp(r->status, "proved"))
+                continue;
+            l->proved++;
+            l->wins += !strcmp(r->result, "win");
+            l->draws += !strcmp(r->result, "draw");
+            l->losses += !strcmp(r->result, "loss");
+            if (n < OPS_PUBLISHED) {
+                jobs[n] = (double)r->jobs;
+                secs[n] = r->seconds;
+                if (r->seconds > l->max_secs)
+                    l->max_secs = r->seconds;
+                n++;
+            }
+        }
+        l->med_jobs = median(jobs, n);
+        l->med_secs = median(secs, n);
+    }
+}
+
+static void
+machine(char *buf, size_t cap)
+{
+    char model[200] = "unknown CPU";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "model name", 10)) {
+            char *c = strchr(line, ':');
+            if (c) {
+                snprintf(model, sizeof model, "%s", c + 2);
+                model[strcspn(model, "\n")] = 0;
+            }
+            break;
+        }
+    if (f)
+        fclose(f);
+    long mem = sysconf(_SC_PHYS_PAGES) / 1024 * sysconf(_SC_PAGESIZE) / 1024;
+    snprintf(buf, cap, "%ld cores (%s), %.0f GiB of memory", sysconf(_SC_NPROCESSORS_ONLN), model,
+             (double)mem / 1024);
+}
+
+static int
+write_svg(const char *path, const fr_level *lv)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "checkers frontier: cannot write %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    const int W = 680, H = 360, x0 = 70, y0 = 40, ph = 240, bw = 60, gap = 36;
+    fprintf(f,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+            "font-family=\"sans-serif\" font-size=\"12\">\n"
+            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+            "<text x=\"%d\" y=\"22\" font-size=\"15\">Ladder rungs proved (checked), by pieces on "
+            "the board</text>\n",
+            W, H, x0);
+    for (int pct = 0; pct <= 100; pct += 25) {
+        int y = y0 + ph - ph * pct / 100;
+        fprintf(f,
+                "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>"
+                "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%d%%</text>\n",
+                x0, y, x0 + OPS_RUNGS * (bw + gap), y, x0 - 6, y + 4, pct);
+    }
+    for (int k = 0; k < OPS_RUNGS; k++) {
+        const fr_level *l = &lv[k];
+        int x = x0 + gap / 2 + k * (bw + gap);
+        double frac = l->rungs ? (double)l->proved / l->rungs : 0;
+        int h = (int)(frac * ph + 0.5);
+        fprintf(f,
+                "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#3a7\"/>\n"
+                "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%d/%d</text>\n"
+                "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"13\">%d</text>\n",
+                x, y0 + ph - h, bw, h, x + bw / 2, y0 + ph - h - 5, l->proved, l->rungs,
+                x + bw / 2, y0 + ph + 18, l->rung);
+        if (l->proved)
+            fprintf(f,
+                    "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">%.0f s</text>\n",
+                    x + bw / 2, y0 + ph + 34, l->med_secs);
+    }
+    fprintf(f,
+            "<text x=\"%d\" y=\"%d\">pieces (rung)</text>\n"
+            "<text x=\"%d\" y=\"%d\" fill=\"#555\">median time of a proved rung</text>\n"
+            "</svg>\n",
+            x0 - 60, y0 + ph + 18, x0 - 60, y0 + ph + 50);
+    return fclose(f) ? -1 : 0;
+}
+
+/* Writes OUT/frontier.md and OUT/frontier.svg from the table. */
+static int
+write_report(const char *out, const fr_table *t)
+{
+    fr_level lv[OPS_RUNGS];
+    levels(t, lv);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/frontier.svg", out);
+    if (write_svg(path, lv))
+        return -1;
+    snprintf(path, sizeof path, "%s/frontier.md", out);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "checkers frontier: cannot write %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    char mach[400];
+    machine(mach, sizeof mach);
+    int dbp = 0;
+    for (int i = 0; i < t->n; i++)
+        if (t->row[i].db_pieces > dbp)
+            dbp = t->row[i].db_pieces;
+    fprintf(f,
+            "# The provability frontier\n\n"
+            "How far from the endgame this machine proves: a fixed ladder of positions on the "
+            "engine's line of\n"
+            "each of the 19 published openings (`openings/ladder.tsv`, made by `checkers frontier "
+            "ladder`), the\n"
+            "first position with at most 8, 10, ..., 18 pieces, each proved with `checkers prove "
+            "--goal value`\n"
+            "(the manager and its local workers) within a time budget and then checked by the "
+            "independent\n"
+            "checker (`prover/check.h`, as `checkers proof check --state` runs it). A rung counts "
+            "as proved only\n"
+            "when the checker accepts the root's proof and its bound settles the value. Rungs "
+            "above an opening's\n"
+            "first unproved one are skipped (counted as not proved) unless the run says "
+            "`--all`.\n\n"
+            "Machine: %s. Databases: 2-%d pieces.\n\n"
+            "Written by (most recent last):\n\n",
+            mach, dbp);
+    for (int i = 0; i < t->nruns; i++)
+        fprintf(f, "    %s\n", t->runs[i]);
+    fprintf(f, "\n![rungs proved by piece count](frontier.svg)\n\n"
+               "## By piece count\n\n"
+               "| pieces | rungs | proved | fraction | win / draw / loss | median jobs | median "
+               "time (s) | longest (s) |\n"
+               "| ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: |\n");
+    for (int k = 0; k < OPS_RUNGS; k++) {
+        const fr_level *l = &lv[k];
+        if (!l->rungs)
+            continue;
+        fprintf(f, "| %d | %d | %d | %.0f%% | %d / %d / %d | ", l->rung, l->rungs, l->proved,
+                100.0 * l->proved / l->rungs, l->wins, l->draws, l->losses);
+        if (l->proved)
+            fprintf(f, "%.0f | %.1f | %.1f |\n", l->med_jobs, l->med_secs, l->max_secs);
+        else
+            fprintf(f, "- | - | - |\n");
+    }
+    fprintf(f, "\nTimes are the manager's wall-clock time over all runs of the rung (the "
+               "workers run in parallel\nwith it); the medians are over proved rungs only.\n\n"
+               "## Every rung\n\n"
+               "| opening | rung | pieces | position | status | result (side to move) | checked | "
+               "jobs | time (s) | budget (s) | root pn / dn | tree | depth |\n"
+               "| ---: | ---: | ---: | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: "
+               "| ---: |\n");
+    for (int i = 0; i < t->n; i++) {
+        const fr_row *r = &t->row[i];
+        fprintf(f,
+                "| %d | %d | %d | `%s` | %s | %s | %s | %" PRIu64 " | %.1f | %.0f | %" PRIu64
+                " / %" PRIu64 " | %" PRIu64 " | %d |\n",
+                r->no, r->rung, r->pieces, r->fen, r->status, r->result, r->checked, r->jobs,
+                r->seconds, r->budget, r->pn, r->dn, r->nodes, r->depth);
+    }
+    return fclose(f) ? -1 : 0;
+}
+
+/* ---- run ---------------------------------------------------------------------- */
+
+typedef struct fr_run {
+    const char *db, *dir, *out;
+    const char *exe;
+    double budget;
+    long job_s, workers;
+} fr_run;
+
+/* Runs `checkers prove` for one rung, its output in DIR/NN-PP.log.
+ * RETURN the process's exit status, or -1 if it could not run. */
+static int
+prove_rung(const fr_run *o, const ops_rung *r, const char *state)
+{
+    char budget[32], job[32], workers[32], log[4400];
+    snprintf(budget, sizeof budget, "%.0f", o->budget);
+    snprintf(job, sizeof job, "%ld", o->job_s);
+    snprintf(workers, sizeof workers, "%ld", o->workers);
+    snprintf(log, sizeof log, "%s.log", state);
+    char tree[4400];
+    struct stat sb;
+    snprintf(tree, sizeof tree, "%s/tree/data.mdb", state);
+    int resume = stat(tree, &sb) == 0;
+    const char *argv[24];
+    int n = 0;
+    argv[n++] = o->exe;
+    argv[n++] = "prove";
+    if (!resume) {
+        argv[n++] = "--fen";
+        argv[n++] = r->fen;
+        argv[n++] = "--goal";
+        argv[n++] = "value";
+        argv[n++] = "--job-time";
+        argv[n++] = job;
+    }
+    argv[n++] = "--state";
+    argv[n++] = state;
+    argv[n++] = "--db";
+    argv[n++] = o->db;
+    argv[n++] = "--budget";
+    argv[n++] = budget;
+    argv[n++] = "--workers";
+    argv[n++] = workers;
+    argv[n++] = "--quiet";
+    argv[n] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        FILE *lf = fopen(log, "a");
+        if (lf) {
+            dup2(fileno(lf), 1);
+            dup2(fileno(lf), 2);
+        }
+        execv(o->exe, (char *const *)argv);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Fills row from the rung's state (summary and checker). RETURN 0, or
+ * an exit code (message printed). */
+static int
+summarise(const fr_run *o, const ops_rung *r, const char *state, fr_row *row)
+{
+    cli_summary s;
+    char err[1024];
+    int rc = cli_summary_get(state, o->db, 1, &s, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "checkers frontier: %s: %s\n", state, err);
+        return rc;
+    }
+    (void)r;
+    snprintf(row->result, sizeof row->result, "%s", cli_summary_word(&s));
+    snprintf(row->checked, sizeof row->checked, "%s",
+             s.checked == 1 ? (s.bound == ENG_LW ? "-" : "valid") : "refused");
+    snprintf(row->status, sizeof row->status, "%s",
+             s.checked == 0 ? "refused" : s.settled ? "proved" : "open");
+    row->jobs = s.s.jobs_done;
+    row->seconds = s.s.seconds;
+    row->pn = s.s.root_pn;
+    row->dn = s.s.root_dn;
+    row->nodes = s.s.nodes;
+    row->depth = s.depth;
+    row->longest_win = s.longest_win;
+    row->db_pieces = s.db_pieces;
+    return 0;
+}
+
+static int
+run_cmd(int argc, char **argv)
+{
+    fr_run o = {.dir = "proofs/frontier", .out = "results", .budget = 60, .job_s = 5};
+    unsigned char open_sel[OPS_PUBLISHED + 1], rung_sel[19];
+    memset(open_sel, 1, sizeof open_sel);
+    memset(rung_sel, 1, sizeof rung_sel);
+    int all = 0;
+    long nproc = sysconf(_SC_NPROCESSORS_ONLN);
+    o.workers = nproc > 0 ? nproc : 1;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        int more = i + 1 < argc;
+        if (cli_is_help(a)) {
+            fputs(frontier_help, stdout);
+            return CLI_EXIT_OK;
+        } else if (!strcmp(a, "--db") && more) {
+            o.db = argv[++i];
+        } else if (!strcmp(a, "--dir") && more) {
+            o.dir = argv[++i];
+        } else if (!strcmp(a, "--out") && more) {
+            o.out = argv[++i];
+        } else if (!strcmp(a, "--budget") && more) {
+            if ((o.budget = cli_parse_duration(argv[++i])) < 1) {
+                fprintf(stderr, "checkers frontier run: bad --budget '%s' (90, 90s, 15m, 2h)\n",
+                        argv[i]);
+                return CLI_EXIT_USAGE;
+            }
+        } else if (!strcmp(a, "--job-time") && more) {
+            if ((o.job_s = cli_parse_uint("frontier run", "--job-time", argv[++i], 1, 86400)) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(a, "--workers") && more) {
+            if ((o.workers = cli_parse_uint("frontier run", "--workers", argv[++i], 1, 256)) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(a, "--openings") && more) {
+            if (parse_list("--openings", argv[++i], 1, OPS_PUBLISHED, open_sel))
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(a, "--rungs") && more) {
+            if (parse_list("--rungs", argv[++i], 8, 18, rung_sel))
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(a, "--all")) {
+            all = 1;
+        } else {
+            fprintf(stderr, "checkers frontier run: unknown or incomplete option '%s'\n", a);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (!o.db) {
+        fprintf(stderr, "checkers frontier run: needs --db DIR (the endgame databases)\n");
+        return CLI_EXIT_USAGE;
+    }
+    char err[1200];
+    ops_rung *lad;
+    int nlad;
+    if (ops_ladder_load(NULL, &lad, &nlad, err, sizeof err)) {
+        fprintf(stderr, "checkers frontier run: %s (make it with `checkers frontier ladder`)\n",
+                err);
+        return CLI_EXIT_USAGE;
+    }
+    static ops_book book;
+    if (ops_load(NULL, &book, err, sizeof err)) {
+        fprintf(stderr, "checkers frontier run: %s\n", err);
+        free(lad);
+        return CLI_EXIT_USAGE;
+    }
+    char exe[4096];
+    cli_self_exe(exe, sizeof exe, argv[0]);
+    o.exe = exe;
+    if (mkdir(o.dir, 0777) && errno != EEXIST) {
+        char tmp[4200];
+        snprintf(tmp, sizeof tmp, "mkdir -p '%s'", o.dir);
+        if (system(tmp)) {
+            fprintf(stderr, "checkers frontier run: cannot create %s\n", o.dir);
+            free(lad);
+            return CLI_EXIT_FAIL;
+        }
+    }
+    mkdir(o.out, 0777);
+    static fr_table t;
+    char tsv[4200];
+    snprintf(tsv, sizeof tsv, "%s/frontier.tsv", o.out);
+    if (table_load(tsv, &t)) {
+        free(lad);
+        return CLI_EXIT_USAGE;
+    }
+    /* the command, for the report */
+    char cmd[600];
+    time_t now = time(NULL);
+    size_t used = strftime(cmd, sizeof cmd, "%Y-%m-%d: checkers frontier", gmtime(&now));
+    for (int i = 1; i < argc && used < sizeof cmd - 1; i++)
+        used += (size_t)snprintf(cmd + used, sizeof cmd - used, " %s", argv[i]);
+    if (t.nruns == 8) {
+        memmove(t.runs[0], t.runs[1], sizeof t.runs[0] * 7);
+        t.nruns = 7;
+    }
+    snprintf(t.runs[t.nruns++], sizeof t.runs[0], "%s", cmd);
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    int rc = CLI_EXIT_OK;
+    double t0 = cli_now();
+    for (int no = 1; no <= OPS_PUBLISHED && !fr_stop; no++) {
+        if (!open_sel[no])
+            continue;
+        int blocked = 0;
+        for (int k = 0; k < OPS_RUNGS && !fr_stop; k++) {
+            int rung = ops_rung_pieces[k];
+            const ops_rung *r = NULL;
+            for (int j = 0; j < nlad; j++)
+                if (lad[j].no == no && lad[j].rung == rung)
+                    r = &lad[j];
+            fr_row *row = find_row(&t, no, rung);
+            if (!row) {
+                row = &t.row[t.n++];
+                memset(row, 0, sizeof *row);
+                row->no = no;
+                row->rung = rung;
+                snprintf(row->opening, sizeof row->opening, "%s", book.pub[no - 1].moves);
+                snprintf(row->status, sizeof row->status, "skipped");
+                snprintf(row->result, sizeof row->result, "-");
+                snprintf(row->checked, sizeof row->checked, "-");
+                row->longest_win = -1;
+            }
+            if (!r) {
+                snprintf(row->status, sizeof row->status, "unreached");
+                snprintf(row->fen, sizeof row->fen, "-");
+                continue;
+            }
+            row->pieces = r->pieces;
+            snprintf(row->fen, sizeof row->fen, "%s", r->fen);
+            if (!rung_sel[rung] || !strcmp(row->status, "proved")) {
+                blocked |= strcmp(row->status, "proved") != 0 && rung_sel[rung];
+                continue;
+            }
+            if (blocked && !all) {
+                if (!row->jobs) /* an earlier run's attempt stays as it was */
+                    snprintf(row->status, sizeof row->status, "skipped");
+                continue;
+            }
+            char state[4200];
+            snprintf(state, sizeof state, "%s/%02d-%02d", o.dir, no, rung);
+            printf("opening %2d, rung %2d (%d pieces): proving for %.0f s ...", no, rung,
+                   r->pieces, o.budget);
+            fflush(stdout);
+            int prc = prove_rung(&o, r, state);
+            row->budget += o.budget;
+            if (prc != 0 && prc != 1) {
+                printf(" failed (exit %d; see %s.log)\n", prc, state);
+                snprintf(row->status, sizeof row->status, "failed");
+                rc = CLI_EXIT_FAIL;
+                blocked = 1;
+            } else {
+                int src = summarise(&o, r, state, row);
+                if (src) {
+                    rc = src;
+                    snprintf(row->status, sizeof row->status, "failed");
+                    fr_stop = 1;
+                } else {
+                    printf(" %s: %s, checked %s, %" PRIu64 " jobs, %.1f s\n", row->status,
+                           row->result, row->checked, row->jobs, row->seconds);
+                }
+                blocked |= strcmp(row->status, "proved") != 0;
+            }
+            if (table_save(tsv, &t) || write_report(o.out, &t)) {
+                rc = CLI_EXIT_FAIL;
+                fr_stop = 1;
+            }
+            fflush(stdout);
+        }
+    }
+    if (table_save(tsv, &t) || write_report(o.out, &t))
+        rc = CLI_EXIT_FAIL;
+    free(lad);
+    printf("%s/frontier.md written (%.0f s)\n", o.out, cli_now() - t0);
+    if (fr_stop && rc == CLI_EXIT_OK) {
+        printf("stopped; run the same command again to continue\n");
+        return CLI_EXIT_FAIL;
+    }
+    return rc;
+}
+
+static int
+report_cmd(int argc, char **argv)
+{
+    const char *out = "results";
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--out") && i + 1 < argc)
+            out = argv[++i];
+        else {
+            fprintf(stderr, "checkers frontier report: unknown or incomplete option '%s'\n",
+                    argv[i]);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    static fr_table t;
+    char tsv[4200];
+    snprintf(tsv, sizeof tsv, "%s/frontier.tsv", out);
+    struct stat sb;
+    if (stat(tsv, &sb)) {
+        fprintf(stderr, "checkers frontier report: no %s (run `checkers frontier run` first)\n",
+                tsv);
+        return CLI_EXIT_USAGE;
+    }
+    if (table_load(tsv, &t))
+        return CLI_EXIT_USAGE;
+    return write_report(out, &t) ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+int
+cli_frontier(int argc, char **argv)
+{
+    if (argc < 2 || cli_is_help(argv[1])) {
+        fputs(frontier_help, argc < 2 ? stderr : stdout);
+        return argc < 2 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "ladder"))
+        return ladder_cmd(argc, argv);
+    if (!strcmp(argv[1], "run"))
+        return run_cmd(argc, argv);
+    if (!strcmp(argv[1], "report"))
+        return report_cmd(argc, argv);
+    fprintf(stderr, "checkers frontier: unknown subcommand '%s' (ladder, run, report)\n",
+            argv[1]);
+    return CLI_EXIT_USAGE;
+}

@@ -1,0 +1,97 @@
+/*
+ * summary.c - a proof's state directory summed up (summary.h).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/summary.h"
+#include "egdb/egdb.h"
+#include "prover/check.h"
+#include "prover/prover.h"
+#include "prover/store.h"
+
+int
+cli_summary_get(const char *dir, const char *db_dir, int check, cli_summary *out, char *err,
+                size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    out->checked = -1;
+    out->bound = ENG_LW;
+    out->longest_win = -1;
+    char path[4200], e[512];
+    snprintf(path, sizeof path, "%s/tree", dir);
+    int rc = mt_info(path, &out->root, &out->goal, &out->db_pieces, e, sizeof e);
+    if (rc) {
+        snprintf(err, errlen, "%s", e);
+        return rc == MT_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
+    }
+    egdb *db = NULL;
+    if (out->db_pieces > 0) {
+        if (!db_dir) {
+            snprintf(err, errlen, "the proof in %s rests on %d-piece databases: give --db", dir,
+                     out->db_pieces);
+            return CLI_EXIT_USAGE;
+        }
+        rc = egdb_open(db_dir, out->db_pieces, (size_t)256 << 20, &db, e, sizeof e);
+        if (rc) {
+            snprintf(err, errlen, "databases %s: %s", db_dir, e);
+            return rc == EGDB_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
+        }
+    }
+    pst_env *st = NULL;
+    snprintf(path, sizeof path, "%s/proofs", dir);
+    rc = pst_open(path, 0, &st, e, sizeof e);
+    if (rc) {
+        snprintf(err, errlen, "%s", e);
+        egdb_close(db);
+        return rc == PST_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
+    }
+    mt_tree *t;
+    snprintf(path, sizeof path, "%s/tree", dir);
+    rc = mt_open(path, NULL, db, st, &t, e, sizeof e);
+    if (rc) {
+        snprintf(err, errlen, "%s", e);
+        pst_close(st);
+        egdb_close(db);
+        return rc == MT_ECORRUPT || rc == MT_ESTORE || rc == MT_EDB ? CLI_EXIT_DAMAGED
+                                                                    : CLI_EXIT_USAGE;
+    }
+    mt_stats_get(t, &out->s);
+    out->depth = mt_max_depth(t);
+    mt_close(t);
+    int status = CLI_EXIT_OK;
+    if (check) {
+        pchk_result res;
+        double t0 = cli_now();
+        rc = pchk_check(st, db, &out->root, &res, e, sizeof e);
+        out->check_seconds = cli_now() - t0;
+        if (rc) {
+            snprintf(err, errlen, "the checker could not run on %s: %s", dir, e);
+            status = rc == PST_ECORRUPT || rc == PST_EIO ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
+        } else if (res.status == PCHK_NOTHING) {
+            out->checked = 1; /* nothing claimed, nothing to refuse */
+        } else if (res.status == PCHK_VALID) {
+            out->checked = 1;
+            out->bound = res.bound;
+            out->longest_win = res.longest_win;
+        } else {
+            out->checked = 0;
+            snprintf(out->why, sizeof out->why, "at %s: %s", res.where, res.why);
+        }
+        out->check_positions = res.positions;
+        out->settled = out->checked == 1 && mt_goal_settled(out->goal, out->bound);
+    }
+    pst_close(st);
+    egdb_close(db);
+    return status;
+}
+
+const char *
+cli_summary_word(const cli_summary *s)
+{
+    if (s->checked == 0)
+        return "refused by the checker";
+    eng_bound b = s->checked == 1 ? s->bound : s->s.root_bound;
+    return b == ENG_LW ? "unresolved" : prv_bound_word(b);
+}

@@ -1,0 +1,267 @@
+/*
+ * test_openings.c - the openings module's comparison rules and the
+ * frontier ladder (openings/openings.h).
+ *
+ * WHAT IS CHECKED
+ *   - the published words as bounds for White: each word, and unknown
+ *     words refused;
+ *   - ops_verdict on all 36 pairs of bounds against a second definition
+ *     written here from sets of outcomes (contradiction: no common
+ *     outcome; agreement: ours a subset of the published set), and the
+ *     cases the comparison report relies on, by name;
+ *   - ops_play_from continues ops_play (one line split in two);
+ *   - the ladder loader: a good file, then one bad field at a time (each
+ *     refused with the file and line named);
+ *   - the shipped openings/ladder.tsv: 6 rungs for each of the 19
+ *     openings, and each rung is the FIRST position of its opening's line
+ *     with at most that many pieces (replayed here move by move).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "openings/openings.h"
+
+static int
+pieces(const eng_pos *p)
+{
+    return __builtin_popcount(p->bm | p->wm | p->bk | p->wk);
+}
+
+static unsigned
+outcomes(eng_bound b)
+{
+    unsigned m = 0;
+    for (int v = eng_bound_lo(b); v <= eng_bound_hi(b); v++)
+        m |= 1u << (v + 1);
+    return m;
+}
+
+static void
+test_published_bound(void **state)
+{
+    (void)state;
+    eng_bound b;
+    assert_int_equal(ops_published_bound("Draw", &b), 0);
+    assert_int_equal(b, ENG_DD);
+    /* Black at most draws: White, to move, at least draws */
+    assert_int_equal(ops_published_bound("<=Draw", &b), 0);
+    assert_int_equal(b, ENG_DW);
+    /* Black loses: White wins */
+    assert_int_equal(ops_published_bound("Loss", &b), 0);
+    assert_int_equal(b, ENG_WW);
+    assert_int_equal(ops_published_bound("Win", &b), 0);
+    assert_int_equal(b, ENG_LL);
+    assert_int_equal(ops_published_bound(">=Draw", &b), 0);
+    assert_int_equal(b, ENG_LD);
+    assert_int_equal(ops_published_bound("draw", &b), -1);
+    assert_int_equal(ops_published_bound("", &b), -1);
+}
+
+static void
+test_verdict(void **state)
+{
+    (void)state;
+    for (eng_bound p = 0; p < ENG_NBOUNDS; p++)
+        for (eng_bound o = 0; o < ENG_NBOUNDS; o++) {
+            unsigned mp = outcomes(p), mo = outcomes(o);
+            int want = !(mp & mo)         ? OPS_CONTRADICTS
+                       : (mo & ~mp) == 0u ? OPS_AGREES
+                                          : OPS_OPEN;
+            assert_int_equal(ops_verdict(p, o), want);
+        }
+    /* the report's cases: a published draw and a proven win for White */
+    assert_int_equal(ops_verdict(ENG_DD, ENG_WW), OPS_CONTRADICTS);
+    /* published <=Draw for Black (DW): White proven to lose contradicts */
+    assert_int_equal(ops_verdict(ENG_DW, ENG_LL), OPS_CONTRADICTS);
+    /* ... a White win or >=draw agrees, a <=draw for White is open */
+    assert_int_equal(ops_verdict(ENG_DW, ENG_WW), OPS_AGREES);
+    assert_int_equal(ops_verdict(ENG_DW, ENG_DW), OPS_AGREES);
+    assert_int_equal(ops_verdict(ENG_DW, ENG_LD), OPS_OPEN);
+    /* nothing proven is never a contradiction */
+    for (eng_bound p = 0; p < ENG_NBOUNDS; p++)
+        assert_int_not_equal(ops_verdict(p, ENG_LW), OPS_CONTRADICTS);
+}
+
+static void
+test_play_from(void **state)
+{
+    (void)state;
+    char err[300];
+    eng_pos a, b, mid;
+    int n1, n2;
+    assert_int_equal(ops_play("11-15 23-19 8-11 22-17 9-13", &a, &n1, err, sizeof err), 0);
+    assert_int_equal(ops_play("11-15 23-19", &mid, NULL, err, sizeof err), 0);
+    assert_int_equal(ops_play_from(&mid, "8-11 22-17 9-13", &b, &n2, err, sizeof err), 0);
+    assert_int_equal(n1, 5);
+    assert_int_equal(n2, 3);
+    assert_true(eng_equal(&a, &b));
+    assert_int_equal(ops_play_from(&mid, "8-11 22-99", &b, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "move 2"));
+}
+
+/* Writes dir/ladder.tsv with a header and the given data line. */
+static void
+write_ladder(const char *dir, const char *row)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/ladder.tsv", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "# test\nno\topening\trung\tpieces\tply\tfen\tline\n%s\n", row);
+    fclose(f);
+}
+
+static void
+test_ladder_load(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/test_openings.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char err[1200];
+    ops_rung *r = NULL;
+    int n = 0;
+    /* 9-13 22-17 13-22, then 26x17 5-9: 23 pieces, Black... White to move */
+    eng_pos p;
+    assert_int_equal(ops_play("9-13 22-17 13-22 26x17 5-9", &p, NULL, err, sizeof err), 0);
+    char fen[ENG_FEN_MAX], row[1024];
+    eng_format_fen(&p, fen, sizeof fen);
+    snprintf(row, sizeof row, "1\t09-13 22-17 13-22\t18\t%d\t2\t%s\t26x17 5-9", pieces(&p), fen);
+    /* a nominal rung of 18 with 23 pieces is refused; make it honest */
+    write_ladder(dir, row);
+    assert_int_equal(ops_ladder_load(dir, &r, &n, err, sizeof err), -1);
+    assert_non_null(strstr(err, "line 3"));
+    assert_non_null(strstr(err, "piece count"));
+    free(r);
+    /* a good row: the position after 13-22 26x17 has 23 pieces; use a
+     * made-up low rung by a longer line */
+    const char *line = "26x17 5-9 17-14 9x18 23x14 10x17 21x14 12-16 27-23 16-19 23x16 11x20x27 "
+                       "32x23";
+    assert_int_equal(ops_play("9-13 22-17 13-22", &p, NULL, err, sizeof err), 0);
+    eng_pos q;
+    int nm;
+    assert_int_equal(ops_play_from(&p, line, &q, &nm, err, sizeof err), 0);
+    eng_format_fen(&q, fen, sizeof fen);
+    snprintf(row, sizeof row, "1\t09-13 22-17 13-22\t14\t%d\t%d\t%s\t%s", pieces(&q), nm, fen,
+             line);
+    write_ladder(dir, row);
+    assert_int_equal(ops_ladder_load(dir, &r, &n, err, sizeof err), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(r[0].no, 1);
+    assert_int_equal(r[0].rung, 14);
+    assert_int_equal(r[0].pieces, 14);
+    assert_int_equal(r[0].ply, 13);
+    assert_true(eng_equal(&r[0].pos, &q));
+    free(r);
+    r = NULL;
+    /* one bad field at a time */
+    /* no, opening, rung, pieces, ply; what the error says */
+    const char *bad[][6] = {
+        {"20", "09-13 22-17 13-22", "14", "14", "13", "opening number"},
+        {"1", "09-13 22-17 13-22", "13", "14", "13", "rung"},
+        {"1", "09-13 22-17 13-22", "14", "13", "13", "pieces"},
+        {"1", "09-13 22-17 13-22", "14", "14", "12", "does not reach"},
+        {"1", "09-13 22-17 13-99", "14", "14", "13", "move"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(row, sizeof row, "%s\t%s\t%s\t%s\t%s\t%s\t%s", bad[i][0], bad[i][1], bad[i][2],
+                 bad[i][3], bad[i][4], fen, line);
+        write_ladder(dir, row);
+        assert_int_equal(ops_ladder_load(dir, &r, &n, err, sizeof err), -1);
+        assert_non_null(strstr(err, "ladder.tsv, line 3"));
+        if (!strstr(err, bad[i][5]))
+            fail_msg("row %zu: '%s' does not say '%s'", i, err, bad[i][5]);
+        free(r);
+        r = NULL;
+    }
+    /* a malformed FEN and a line that stops short of it */
+    snprintf(row, sizeof row, "1\t09-13 22-17 13-22\t14\t14\t13\tW:W99\t%s", line);
+    write_ladder(dir, row);
+    assert_int_equal(ops_ladder_load(dir, &r, &n, err, sizeof err), -1);
+    assert_non_null(strstr(err, "FEN"));
+    free(r);
+    char path[600];
+    snprintf(path, sizeof path, "%s/ladder.tsv", dir);
+    unlink(path);
+    assert_int_equal(ops_ladder_load(dir, &r, &n, err, sizeof err), -1);
+    assert_non_null(strstr(err, "cannot open"));
+    rmdir(dir);
+}
+
+static void
+test_shipped_ladder(void **state)
+{
+    (void)state;
+    char err[1200];
+    ops_rung *r;
+    int n;
+    if (ops_ladder_load("openings", &r, &n, err, sizeof err))
+        fail_msg("%s", err);
+    assert_int_equal(n, OPS_PUBLISHED * OPS_RUNGS);
+    static ops_book b;
+    assert_int_equal(ops_load("openings", &b, err, sizeof err), 0);
+    /* the lines themselves: read them again from the file */
+    FILE *f = fopen("openings/ladder.tsv", "r");
+    assert_non_null(f);
+    char *line = NULL;
+    size_t cap = 0;
+    int rows = 0, header = 0;
+    while (getline(&line, &cap, f) >= 0) {
+        if (line[0] == '#' || !header++)
+            continue;
+        line[strcspn(line, "\n")] = 0;
+        char *fld[7], *save = NULL, *s = line;
+        int k = 0;
+        for (char *t; k < 7 && (t = strtok_r(s, "\t", &save)); s = NULL)
+            fld[k++] = t;
+        int no = atoi(fld[0]), rung = atoi(fld[2]), ply = atoi(fld[4]);
+        char *mv_line = k == 7 ? fld[6] : "";
+        /* every position before the rung's has more than rung pieces */
+        eng_pos p = b.pub[no - 1].pos;
+        char *mv, *save2 = NULL;
+        int done = 0;
+        char *copy = strdup(mv_line);
+        for (mv = strtok_r(copy, " ", &save2); mv; mv = strtok_r(NULL, " ", &save2)) {
+            assert_true(pieces(&p) > rung);
+            eng_move m;
+            assert_int_equal(eng_parse_move(&p, mv, &m, err, sizeof err), 0);
+            eng_pos nx;
+            eng_make(&p, &m, &nx);
+            p = nx;
+            done++;
+        }
+        free(copy);
+        assert_int_equal(done, ply);
+        assert_true(pieces(&p) <= rung);
+        assert_true(eng_equal(&p, &r[rows].pos));
+        rows++;
+    }
+    free(line);
+    fclose(f);
+    assert_int_equal(rows, n);
+    for (int no = 1; no <= OPS_PUBLISHED; no++) {
+        int have = 0;
+        for (int i = 0; i < n; i++)
+            have += r[i].no == no;
+        assert_int_equal(have, OPS_RUNGS);
+    }
+    free(r);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_published_bound), cmocka_unit_test(test_verdict),
+        cmocka_unit_test(test_play_from),       cmocka_unit_test(test_ladder_load),
+        cmocka_unit_test(test_shipped_ladder),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
