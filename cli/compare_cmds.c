@@ -281,7 +281,10 @@ cli_compare(int argc, char **argv)
             continue;
         }
         const char *ours = black_word(ours_bound(r));
-        const char *chk = r->s.checked < 0 ? "unchecked" : r->s.checked ? "valid" : "REFUSED";
+        const char *chk = r->s.checked < 0    ? "unchecked"
+                          : r->s.checked == 0 ? "REFUSED"
+                          : r->s.bound == ENG_LW ? "-" /* nothing claimed */
+                                                 : "valid";
         char lw[16] = "-";
         if (r->s.longest_win >= 0)
             snprintf(lw, sizeof lw, "%d", r->s.longest_win);

@@ -744,6 +744,14 @@ run_cmd(int argc, char **argv)
         } else if (!strcmp(a, "--rungs") && more) {
             if (parse_list("--rungs", argv[++i], 8, 18, rung_sel))
                 return CLI_EXIT_USAGE;
+            int any = 0; /* rungs are even: "8-12" means 8, 10, 12 */
+            for (int k = 8; k <= 18; k++)
+                any |= rung_sel[k] &= (k % 2 == 0);
+            if (!any) {
+                fprintf(stderr, "checkers frontier run: no rung in '%s' (8, 10, ..., 18)\n",
+                        argv[i]);
+                return CLI_EXIT_USAGE;
+            }
         } else if (!strcmp(a, "--all")) {
             all = 1;
         } else {

@@ -1,0 +1,116 @@
+#!/bin/bash
+# End-to-end checks of `checkers compare` and `checkers frontier` with the
+# 1-5 piece test databases: a short proof of a published opening reached
+# by another move order, compared with the table; a ladder made and read
+# back; rungs proved, checked, resumed and reported; bad input refused
+# with the file and line named. Run by `make test` (about a minute).
+set -u
+C=${CHECKERS:-bin/checkers}
+DB=${CHECKERS_TEST_DB:-build/testdata/egdb5}
+fail=0
+check() { # name, expected, actual
+    if [ "$2" != "$3" ]; then
+        echo "FAIL $1: expected [$2] got [$3]"
+        fail=1
+    else
+        echo "ok   $1"
+    fi
+}
+T=$(mktemp -d "${TMPDIR:-/tmp}/e2e_frontier.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+
+# ---- compare -------------------------------------------------------------
+# Published opening 19 is 12-16 24-19 08-12; ballot 155 reaches it by
+# another move order.
+$C prove --opening '11-16 24-19 8-11' --goal '>=draw' --state "$T/o16" --db "$DB" \
+    --workers 1 --budget 3 --job-time 1 --quiet >/dev/null 2>"$T/prove.err"
+check "a short proof stops at its budget" 1 $?
+$C compare --state "$T/o16" --db "$DB" --out "$T/res" >"$T/cmp.out" 2>"$T/cmp.err"
+check "compare exit" 0 $?
+check "19 table rows starting | N |" 19 "$(grep -c '^| [0-9][0-9]* |' "$T/res/compare-19.md")"
+row=$(grep '^| 19 |' "$T/res/compare-19.md")
+check "row 19: the published value" 1 "$(echo "$row" | grep -c '| <=Draw | 266924 | 49 |')"
+check "row 19: ours unresolved, open" 1 "$(echo "$row" | grep -c '| unresolved | open |')"
+check "row 19: root pn / dn" 1 "$(echo "$row" | grep -Ec '\| [0-9]+ / [0-9]+ \|')"
+check "other rows: not run" 18 "$(grep -c '| not run |' "$T/res/compare-19.md")"
+check "csv: header and 19 rows" 20 "$(wc -l <"$T/res/compare-19.csv")"
+check "csv: row 19 has its state" 1 "$(grep -c "^19,.*,$T/o16,>=draw,unresolved,open," "$T/res/compare-19.csv")"
+check "svg written" 1 "$(grep -c '</svg>' "$T/res/compare-19.svg")"
+check "no row CONTRADICTS" 0 "$(grep -c '| CONTRADICTS |' "$T/res/compare-19.md")"
+
+# A proof of a position that is not one of the 19 openings.
+$C prove --fen 'B:W30,31,K19:B6,K12' --state "$T/small" --db "$DB" --pieces 4 --workers 1 \
+    --job-nodes 3000 --quiet >/dev/null 2>&1
+check "a small proof" 0 $?
+$C compare --state "$T/small" --db "$DB" --out "$T/res2" >/dev/null 2>"$T/err"
+check "compare: not an opening, exit 2" 2 $?
+check "compare: says so" 1 "$(grep -c 'not the position of any of the 19' "$T/err")"
+$C prove --opening '12-16 24-19 8-12' --goal '>=draw' --state "$T/o16b" --db "$DB" \
+    --workers 0 --budget 1 --quiet >/dev/null 2>&1
+$C compare --state "$T/o16" "$T/o16b" --db "$DB" --out "$T/res2" >/dev/null 2>"$T/err"
+check "compare: two proofs of one opening, exit 2" 2 $?
+$C compare --db "$DB" >/dev/null 2>&1
+check "compare: no --state, exit 2" 2 $?
+$C compare --state "$T/nothing" --db "$DB" --out "$T/res2" >/dev/null 2>"$T/err"
+check "compare: no proof there, exit 2" 2 $?
+
+# ---- frontier ------------------------------------------------------------
+O=$T/openings
+mkdir -p "$O"
+cp openings/three-move-ballots.tsv openings/published-19-openings.tsv "$O"/
+CHECKERS_OPENINGS=$O $C frontier run --db "$DB" --dir "$T/fs" --out "$T/fo" >/dev/null 2>"$T/err"
+check "frontier run: no ladder, exit 2" 2 $?
+check "frontier run: says how to make it" 1 "$(grep -c 'frontier ladder' "$T/err")"
+CHECKERS_OPENINGS=$O $C frontier ladder --db "$DB" --depth 2 --plies 30 >"$T/lad.out" 2>&1
+check "frontier ladder exit" 0 $?
+check "ladder: one line per opening" 19 "$(grep -c '^opening' "$T/lad.out")"
+rows=$(grep -vc '^#\|^no' "$O/ladder.tsv")
+check "ladder: rungs for every opening (30 plies reach 18 pieces)" 19 \
+    "$(awk -F'\t' '$3 == 18' "$O/ladder.tsv" | wc -l)"
+# the shipped ladder, for the runs below
+cp openings/ladder.tsv "$O"/
+F="$C frontier run --db $DB --dir $T/fs --out $T/fo --workers 1 --job-time 1"
+CHECKERS_OPENINGS=$O $F --openings 2 --rungs 8 --budget 3 >"$T/f1.out" 2>&1
+check "frontier run exit" 0 $?
+tsv=$T/fo/frontier.tsv
+check "tsv: six rungs of opening 2" 6 "$(awk -F'\t' '$1 == 2' "$tsv" | wc -l)"
+st=$(awk -F'\t' '$1 == 2 && $3 == 8 {print $6}' "$tsv")
+case $st in proved | open) r=1 ;; *) r=0 ;; esac
+check "rung 8 proved or open ($st)" 1 "$r"
+if [ "$st" = proved ]; then
+    check "a proved rung is checked valid" valid "$(awk -F'\t' '$1 == 2 && $3 == 8 {print $8}' "$tsv")"
+    $C proof check --state "$T/fs/02-08" --db "$DB" >/dev/null
+    check "proof check --state on the rung" 0 $?
+fi
+check "rungs not asked for: skipped" 5 "$(awk -F'\t' '$1 == 2 && $6 == "skipped"' "$tsv" | wc -l)"
+check "report: the by-piece row of 8" 1 "$(grep -c '^| 8 | 1 | [01] |' "$T/fo/frontier.md")"
+check "report: svg" 1 "$(grep -c '</svg>' "$T/fo/frontier.svg")"
+check "report: the command" 1 "$(grep -c 'checkers frontier run --db' "$T/fo/frontier.md")"
+if [ "$st" = open ]; then
+    CHECKERS_OPENINGS=$O $F --openings 2 --rungs 8 --budget 2 >/dev/null 2>&1
+    check "a second run resumes the rung: budget 3 + 2" 5 \
+        "$(awk -F'\t' '$1 == 2 && $3 == 8 {print $11}' "$tsv")"
+    check "the second run resumed the same state (time over both runs > 4 s)" 1 \
+        "$(awk -F'\t' '$1 == 2 && $3 == 8 {print ($10 > 4)}' "$tsv")"
+fi
+$C frontier report --out "$T/fo" >/dev/null
+check "frontier report exit" 0 $?
+CHECKERS_OPENINGS=$O $F --openings 0 >/dev/null 2>&1
+check "bad --openings, exit 2" 2 $?
+CHECKERS_OPENINGS=$O $F --rungs 9 >/dev/null 2>&1
+check "no rung 9, exit 2" 2 $?
+CHECKERS_OPENINGS=$O $F --budget x >/dev/null 2>&1
+check "bad --budget, exit 2" 2 $?
+# a damaged ladder: a line cut short no longer reaches its FEN
+awk -F'\t' 'BEGIN {OFS = "\t"} !/^#/ && $1 == 3 && $3 == 18 {sub(/ [^ ]*$/, "", $7)} {print}' \
+    openings/ladder.tsv >"$O/ladder.tsv"
+CHECKERS_OPENINGS=$O $F --openings 3 >/dev/null 2>"$T/err"
+check "damaged ladder, exit 2" 2 $?
+check "damaged ladder: file and line named" 1 "$(grep -c 'ladder.tsv, line [0-9]*: the line' "$T/err")"
+cp openings/ladder.tsv "$O"/
+# a damaged results table
+printf 'no\theader\n1\t2\t3\n' >"$T/fo/frontier.tsv"
+$C frontier report --out "$T/fo" >/dev/null 2>"$T/err"
+check "damaged frontier.tsv, exit 2" 2 $?
+check "damaged frontier.tsv: line named" 1 "$(grep -c 'frontier.tsv, line 2' "$T/err")"
+exit $fail
