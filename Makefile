@@ -64,7 +64,7 @@ CHECKERS := $(if $(SANITIZE),$(BUILD)/checkers,$(BIN)/checkers)
 
 # ---- targets -------------------------------------------------------------
 
-.PHONY: all deps run prove demo test test-unit test-san test-e2e testdata check-solve6 bench format clean
+.PHONY: all deps run prove compare frontier demo test test-unit test-san test-e2e testdata check-solve6 bench format clean
 .DEFAULT_GOAL := all
 
 all: deps $(CHECKERS) $(LIBS)
@@ -91,6 +91,21 @@ prove: all
 	@echo "== proving \"$(OPENING)\" (goal $(GOAL) for White, to move), state in $(STATE)"
 	./$(BIN)/checkers prove --opening "$(OPENING)" --goal '$(GOAL)' --state "$(STATE)" \
 	    --db $(EGDB) $(PROVE_ARGS)
+
+# The comparison with the 2007 table: each of the 19 published openings
+# proved (or resumed) for BUDGET with the goal the table claims, then
+# results/compare-19.md, .csv and .svg (checkers compare).
+BUDGET ?= 60s
+compare: all
+	@./scripts/ensure-egdb.sh $(EGDB) $(PIECES) ./$(BIN)/checkers
+	./scripts/prove-19.sh $(BUDGET) $(EGDB) ./$(BIN)/checkers $(PROVE_ARGS)
+
+# The provability frontier: the ladder's rungs proved for BUDGET each, then
+# results/frontier.md, .tsv and .svg (checkers frontier run; resumable).
+FRONTIER_ARGS ?=
+frontier: all
+	@./scripts/ensure-egdb.sh $(EGDB) $(PIECES) ./$(BIN)/checkers
+	./$(BIN)/checkers frontier run --db $(EGDB) --budget $(BUDGET) $(FRONTIER_ARGS)
 
 # A small proof through the whole system (manager, two workers, databases,
 # LMDB, the checker) in under a minute once the 1-5 piece databases exist.

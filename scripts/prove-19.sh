@@ -1,0 +1,42 @@
+#!/bin/sh
+# prove-19.sh BUDGET DB CHECKERS [PROVE_ARGS...] - runs (or resumes) the proof
+# of each of the 19 published openings for BUDGET (e.g. 60s, 2h) with the
+# goal the 2007 table claims (Draw: value; "<=Draw" for Black: >=draw for
+# White, to move; "Loss" for Black: win for White), state in
+# proofs/<opening>/, then writes results/compare-19.md, .csv and .svg with
+# `checkers compare`. Run again, every proof resumes. Used by `make compare`.
+set -u
+budget=$1
+db=$2
+c=$3
+shift 3
+states=""
+# no, moves, published value: from the data file
+grep -v '^#' openings/published-19-openings.tsv | tail -n +2 |
+    while IFS='	' read -r no moves proof rest; do
+        case $proof in
+        Draw) goal=value ;;
+        "<=Draw") goal=">=draw" ;;
+        Loss) goal=win ;;
+        *) echo "prove-19: opening $no: unknown published value '$proof'" >&2; exit 2 ;;
+        esac
+        state="proofs/$(echo "$moves" | tr ' ' _)"
+        echo "== opening $no ($moves, published $proof for Black): goal $goal for White, $budget, state $state"
+        if [ -f "$state/tree/data.mdb" ]; then
+            "$c" prove --state "$state" --db "$db" --budget "$budget" --quiet "$@"
+        else
+            "$c" prove --opening "$moves" --goal "$goal" --state "$state" --db "$db" \
+                --budget "$budget" --quiet "$@"
+        fi
+        rc=$?
+        # 0 proved, 1 stopped at the budget; anything else is a failure
+        if [ $rc -gt 1 ]; then
+            echo "prove-19: opening $no: checkers prove exited $rc" >&2
+            exit $rc
+        fi
+    done || exit $?
+for s in $(grep -v '^#' openings/published-19-openings.tsv | tail -n +2 | cut -f2 | tr ' ' _); do
+    states="$states proofs/$s"
+done
+# shellcheck disable=SC2086
+exec "$c" compare --state $states --db "$db"
