@@ -37,7 +37,8 @@ static const char compare_help[] =
     "published one is flagged CONTRADICTS. --no-check reads the tree's bound\n"
     "without running the checker (faster; marked unchecked).\n"
     "\n"
-    "Exit status: 0 written (1 when a row CONTRADICTS), 2 bad usage or a state\n"
+    "Exit status: 0 written (1 when a row CONTRADICTS or the checker refuses a\n"
+    "proof), 2 bad usage or a state\n"
     "that is not one of the 19 openings, 3 a damaged state or database.\n"
     "\n"
     "example:\n"
@@ -174,7 +175,10 @@ cli_compare(int argc, char **argv)
         } else if (a[0] == '-') {
             fprintf(stderr, "checkers compare: unknown or incomplete option '%s'\n", a);
             return CLI_EXIT_USAGE;
-        } else if (in_states && nstates < 64) {
+        } else if (in_states && nstates == 64) {
+            fprintf(stderr, "checkers compare: at most 64 state directories\n");
+            return CLI_EXIT_USAGE;
+        } else if (in_states) {
             states[nstates++] = a;
         } else {
             fprintf(stderr, "checkers compare: '%s': state directories follow --state\n", a);
@@ -222,8 +226,9 @@ cli_compare(int argc, char **argv)
         rows[k].s = s;
         snprintf(rows[k].state, sizeof rows[k].state, "%s", states[i]);
     }
-    int contradicts = 0;
+    int contradicts = 0, refused = 0;
     for (int k = 0; k < b.npub; k++) {
+        refused += rows[k].have && rows[k].s.checked == 0;
         eng_bound pub;
         if (ops_published_bound(b.pub[k].proof, &pub)) {
             fprintf(stderr, "checkers compare: opening %d: unknown published value '%s'\n",
@@ -314,10 +319,13 @@ cli_compare(int argc, char **argv)
         return CLI_EXIT_FAIL;
     }
     printf("%s, %s, %s written\n", md, csv, svg);
-    if (contradicts) {
+    if (refused)
+        fprintf(stderr, "checkers compare: the checker REFUSED %d proof%s (see the table)\n",
+                refused, refused > 1 ? "s" : "");
+    if (contradicts)
         fprintf(stderr, "checkers compare: %d proven value%s CONTRADICTS the published table\n",
                 contradicts, contradicts > 1 ? "s" : "");
+    if (contradicts || refused)
         return CLI_EXIT_FAIL;
-    }
     return CLI_EXIT_OK;
 }

@@ -240,6 +240,8 @@ ladder_cmd(int argc, char **argv)
     rc = CLI_EXIT_OK;
     size_t cap = (size_t)max_plies * 16 + 16;
     char *line = malloc(cap);
+    if (!line)
+        rc = CLI_EXIT_FAIL;
     for (int k = 0; k < b.npub && line && rc == CLI_EXIT_OK; k++) {
         eng_pos p = b.pub[k].pos;
         size_t used = 0;
@@ -268,6 +270,15 @@ ladder_cmd(int argc, char **argv)
                 break; /* the game is over */
             char mv[64];
             eng_format_move(&r.pv[0], mv, sizeof mv);
+            if (used + strlen(mv) + 2 > cap) {
+                char *bigger = realloc(line, 2 * cap);
+                if (!bigger) {
+                    rc = CLI_EXIT_FAIL;
+                    break;
+                }
+                line = bigger;
+                cap *= 2;
+            }
             used += (size_t)snprintf(line + used, cap - used, "%s%s", ply ? " " : "", mv);
             eng_pos nx;
             eng_make(&p, &r.pv[0], &nx);
@@ -350,8 +361,12 @@ table_load(const char *path, fr_table *t)
              s = NULL)
             fld[n++] = tok;
         if (n != 17 || t->n == FR_MAX_ROWS) {
-            fprintf(stderr, "checkers frontier: %s, line %d: expected 17 fields, found %d\n",
-                    path, lineno, n);
+            if (n != 17)
+                fprintf(stderr, "checkers frontier: %s, line %d: expected 17 fields, found %d\n",
+                        path, lineno, n);
+            else
+                fprintf(stderr, "checkers frontier: %s, line %d: more than %d rows\n", path,
+                        lineno, FR_MAX_ROWS);
             rc = -1;
             break;
         }
@@ -373,9 +388,15 @@ table_load(const char *path, fr_table *t)
         r->depth = atoi(fld[14]);
         r->longest_win = atoi(fld[15]);
         r->db_pieces = atoi(fld[16]);
-        if (r->no < 1 || r->no > OPS_PUBLISHED || r->rung < 8 || r->rung > 18) {
-            fprintf(stderr, "checkers frontier: %s, line %d: opening %d, rung %d out of range\n",
-                    path, lineno, r->no, r->rung);
+        int known = 0, twice = 0;
+        for (int k = 0; k < OPS_RUNGS; k++)
+            known |= r->rung == ops_rung_pieces[k];
+        for (int k = 0; k < t->n - 1; k++)
+            twice |= t->row[k].no == r->no && t->row[k].rung == r->rung;
+        if (r->no < 1 || r->no > OPS_PUBLISHED || !known || twice) {
+            fprintf(stderr,
+                    "checkers frontier: %s, line %d: opening %d, rung %d: %s\n", path, lineno,
+                    r->no, r->rung, twice ? "a second row for it" : "no such rung");
             rc = -1;
             break;
         }
@@ -442,7 +463,7 @@ levels(const fr_table *t, fr_level *lv)
         int n = 0;
         for (int i = 0; i < t->n; i++) {
             const fr_row *r = &t->row[i];
-            if (r->rung != l->rung)
+            if (r->rung != l->rung || !strcmp(r->status, "unreached"))
                 continue;
             l->rungs++;
             if (strcmp(r->status, "proved"))
@@ -629,22 +650,18 @@ prove_rung(const fr_run *o, const ops_rung *r, const char *state)
     snprintf(job, sizeof job, "%ld", o->job_s);
     snprintf(workers, sizeof workers, "%ld", o->workers);
     snprintf(log, sizeof log, "%s.log", state);
-    char tree[4400];
-    struct stat sb;
-    snprintf(tree, sizeof tree, "%s/tree/data.mdb", state);
-    int resume = stat(tree, &sb) == 0;
+    /* --fen and --goal every time: prove resumes a state with the same
+     * root and goal, and refuses (exit 2) one that holds another */
     const char *argv[24];
     int n = 0;
     argv[n++] = o->exe;
     argv[n++] = "prove";
-    if (!resume) {
-        argv[n++] = "--fen";
-        argv[n++] = r->fen;
-        argv[n++] = "--goal";
-        argv[n++] = "value";
-        argv[n++] = "--job-time";
-        argv[n++] = job;
-    }
+    argv[n++] = "--fen";
+    argv[n++] = r->fen;
+    argv[n++] = "--goal";
+    argv[n++] = "value";
+    argv[n++] = "--job-time";
+    argv[n++] = job;
     argv[n++] = "--state";
     argv[n++] = state;
     argv[n++] = "--db";
@@ -668,10 +685,15 @@ prove_rung(const fr_run *o, const ops_rung *r, const char *state)
         execv(o->exe, (char *const *)argv);
         _exit(127);
     }
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
+    int st, told = 0;
+    while (waitpid(pid, &st, 0) < 0) {
         if (errno != EINTR)
             return -1;
+        if (fr_stop && !told) { /* a SIGTERM to this process alone */
+            kill(pid, SIGINT);
+            told = 1;
+        }
+    }
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -687,7 +709,11 @@ summarise(const fr_run *o, const ops_rung *r, const char *state, fr_row *row)
         fprintf(stderr, "checkers frontier: %s: %s\n", state, err);
         return rc;
     }
-    (void)r;
+    if (!eng_equal(&s.root, &r->pos)) {
+        fprintf(stderr, "checkers frontier: %s holds the proof of another position than %s\n",
+                state, r->fen);
+        return CLI_EXIT_USAGE;
+    }
     snprintf(row->result, sizeof row->result, "%s", cli_summary_word(&s));
     snprintf(row->checked, sizeof row->checked, "%s",
              s.checked == 1 ? (s.bound == ENG_LW ? "-" : "valid") : "refused");
@@ -777,6 +803,24 @@ run_cmd(int argc, char **argv)
         free(lad);
         return CLI_EXIT_USAGE;
     }
+    for (int j = 0; j < nlad; j++)
+        if (!eng_equal(&lad[j].start, &book.pub[lad[j].no - 1].pos)) {
+            fprintf(stderr,
+                    "checkers frontier run: openings/ladder.tsv: the rung %d of opening %d "
+                    "starts from \"%s\", which is not published opening %d (%s)\n",
+                    lad[j].rung, lad[j].no, lad[j].opening, lad[j].no,
+                    book.pub[lad[j].no - 1].moves);
+            free(lad);
+            return CLI_EXIT_USAGE;
+        }
+    egdb *db;
+    int dbrc = egdb_open(o.db, 0, (size_t)1 << 20, &db, err, sizeof err);
+    if (dbrc) {
+        fprintf(stderr, "checkers frontier run: databases %s: %s\n", o.db, err);
+        free(lad);
+        return dbrc == EGDB_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
+    }
+    egdb_close(db);
     char exe[4096];
     cli_self_exe(exe, sizeof exe, argv[0]);
     o.exe = exe;
@@ -828,7 +872,24 @@ run_cmd(int argc, char **argv)
                 if (lad[j].no == no && lad[j].rung == rung)
                     r = &lad[j];
             fr_row *row = find_row(&t, no, rung);
+            if (row && r && strcmp(row->fen, "-") && strcmp(row->fen, r->fen)) {
+                /* the ladder was made again since: that row measured another
+                 * position (its state directory holds it; prove refuses to
+                 * mix them) */
+                printf("opening %2d, rung %2d: the ladder's position changed; the old result "
+                       "is dropped\n",
+                       no, rung);
+                row->jobs = 0;
+                row->budget = row->seconds = 0;
+                snprintf(row->status, sizeof row->status, "skipped");
+            }
             if (!row) {
+                if (t.n == FR_MAX_ROWS) {
+                    fprintf(stderr, "checkers frontier run: more than %d rows\n", FR_MAX_ROWS);
+                    rc = CLI_EXIT_FAIL;
+                    fr_stop = 1;
+                    break;
+                }
                 row = &t.row[t.n++];
                 memset(row, 0, sizeof *row);
                 row->no = no;
@@ -846,10 +907,8 @@ run_cmd(int argc, char **argv)
             }
             row->pieces = r->pieces;
             snprintf(row->fen, sizeof row->fen, "%s", r->fen);
-            if (!rung_sel[rung] || !strcmp(row->status, "proved")) {
-                blocked |= strcmp(row->status, "proved") != 0 && rung_sel[rung];
-                continue;
-            }
+            if (!rung_sel[rung] || !strcmp(row->status, "proved"))
+                continue; /* not asked for, or done */
             if (blocked && !all) {
                 if (!row->jobs) /* an earlier run's attempt stays as it was */
                     snprintf(row->status, sizeof row->status, "skipped");
@@ -862,7 +921,13 @@ run_cmd(int argc, char **argv)
             fflush(stdout);
             int prc = prove_rung(&o, r, state);
             row->budget += o.budget;
-            if (prc != 0 && prc != 1) {
+            if (prc == CLI_EXIT_USAGE || prc == CLI_EXIT_DAMAGED) {
+                /* the state or the databases: every rung would fail alike */
+                printf(" refused (exit %d; see %s.log)\n", prc, state);
+                snprintf(row->status, sizeof row->status, "failed");
+                rc = prc;
+                fr_stop = 1;
+            } else if (prc != 0 && prc != 1) {
                 printf(" failed (exit %d; see %s.log)\n", prc, state);
                 snprintf(row->status, sizeof row->status, "failed");
                 rc = CLI_EXIT_FAIL;
@@ -876,6 +941,8 @@ run_cmd(int argc, char **argv)
                 } else {
                     printf(" %s: %s, checked %s, %" PRIu64 " jobs, %.1f s\n", row->status,
                            row->result, row->checked, row->jobs, row->seconds);
+                    if (!strcmp(row->status, "refused"))
+                        rc = CLI_EXIT_FAIL; /* a proof the checker refuses is a bug */
                 }
                 blocked |= strcmp(row->status, "proved") != 0;
             }

@@ -154,12 +154,21 @@ published_line(char **f, int n, int lineno, void *arg, char *err, size_t errlen)
     }
     ops_published *o = &b->pub[b->npub];
     o->no = atoi(f[0]);
+    if (o->no != b->npub + 1) {
+        snprintf(err, errlen, "opening number '%s', expected %d", f[0], b->npub + 1);
+        return -1;
+    }
     snprintf(o->moves, sizeof o->moves, "%s", f[1]);
     snprintf(o->proof, sizeof o->proof, "%s", f[2]);
     o->searches = strtoull(f[3], NULL, 10);
     o->max_ply = atoi(f[4]);
-    if (ops_play(o->moves, &o->pos, NULL, err, errlen))
+    int nm;
+    if (ops_play(o->moves, &o->pos, &nm, err, errlen))
         return -1;
+    if (nm != 3) {
+        snprintf(err, errlen, "\"%s\" is %d moves, not 3", o->moves, nm);
+        return -1;
+    }
     o->ballot = -1;
     b->npub++;
     return 0;
@@ -349,10 +358,16 @@ ladder_line(char **f, int n, int lineno, void *arg, char *err, size_t errlen)
         return -1;
     }
     snprintf(r->fen, sizeof r->fen, "%s", f[5]);
-    eng_pos start, end_pos;
+    for (int i = 0; i < a->n; i++)
+        if (a->r[i].no == r->no && a->r[i].rung == r->rung) {
+            snprintf(err, errlen, "a second row for opening %d, rung %d", r->no, r->rung);
+            return -1;
+        }
+    snprintf(r->opening, sizeof r->opening, "%s", f[1]);
+    eng_pos end_pos;
     int nm;
-    if (ops_play(f[1], &start, NULL, e, sizeof e) ||
-        ops_play_from(&start, f[6], &end_pos, &nm, e, sizeof e)) {
+    if (ops_play(f[1], &r->start, NULL, e, sizeof e) ||
+        ops_play_from(&r->start, f[6], &end_pos, &nm, e, sizeof e)) {
         snprintf(err, errlen, "%s", e);
         return -1;
     }

@@ -112,8 +112,9 @@ int ops_verdict(eng_bound published, eng_bound ours);
  * most rung: a capture can skip a count), ply (from the opening's
  * position), fen, line (the moves from the opening's position).
  * ops_ladder_load - reads it, replaying every line and checking that it
- * reaches its FEN and piece count. RETURN 0 with *out (free() it) and
- * *n; -1 with err naming the file, line and problem.
+ * reaches its FEN and piece count, and that no (opening, rung) comes
+ * twice. RETURN 0 with *out (free() it) and *n; -1 with err naming the
+ * file, line and problem.
  */
 #define OPS_RUNGS 6
 extern const int ops_rung_pieces[OPS_RUNGS]; /* 8, 10, ..., 18 */
@@ -123,6 +124,8 @@ typedef struct ops_rung {
     int rung;   /* nominal piece count */
     int pieces; /* on the board */
     int ply;    /* plies from the opening's position */
+    char opening[64];
+    eng_pos start; /* the opening's position */
     eng_pos pos;
     char fen[ENG_FEN_MAX];
 } ops_rung;

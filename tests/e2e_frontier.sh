@@ -47,8 +47,10 @@ check "compare: not an opening, exit 2" 2 $?
 check "compare: says so" 1 "$(grep -c 'not the position of any of the 19' "$T/err")"
 $C prove --opening '12-16 24-19 8-12' --goal '>=draw' --state "$T/o16b" --db "$DB" \
     --workers 0 --budget 1 --quiet >/dev/null 2>&1
+check "a second proof of opening 19 (stopped)" 1 $?
 $C compare --state "$T/o16" "$T/o16b" --db "$DB" --out "$T/res2" >/dev/null 2>"$T/err"
 check "compare: two proofs of one opening, exit 2" 2 $?
+check "compare: says so" 1 "$(grep -c 'both prove opening 19' "$T/err")"
 $C compare --db "$DB" >/dev/null 2>&1
 check "compare: no --state, exit 2" 2 $?
 $C compare --state "$T/nothing" --db "$DB" --out "$T/res2" >/dev/null 2>"$T/err"
@@ -64,7 +66,6 @@ check "frontier run: says how to make it" 1 "$(grep -c 'frontier ladder' "$T/err
 CHECKERS_OPENINGS=$O $C frontier ladder --db "$DB" --depth 2 --plies 30 >"$T/lad.out" 2>&1
 check "frontier ladder exit" 0 $?
 check "ladder: one line per opening" 19 "$(grep -c '^opening' "$T/lad.out")"
-rows=$(grep -vc '^#\|^no' "$O/ladder.tsv")
 check "ladder: rungs for every opening (30 plies reach 18 pieces)" 19 \
     "$(awk -F'\t' '$3 == 18' "$O/ladder.tsv" | wc -l)"
 # the shipped ladder, for the runs below
@@ -95,6 +96,21 @@ if [ "$st" = open ]; then
 fi
 $C frontier report --out "$T/fo" >/dev/null
 check "frontier report exit" 0 $?
+# Climbing: every rung of opening 5 with a 1 s budget; above the first rung
+# not proved, every rung is skipped (and never started).
+CHECKERS_OPENINGS=$O $F --openings 5 --budget 1 >/dev/null 2>&1
+check "climbing run exit" 0 $?
+check "climbing: rungs above the first unproved one are skipped" ok "$(awk -F'\t' '
+    $1 == 5 { if (seen && $6 != "skipped") bad = 1; if ($6 != "proved") seen = 1 }
+    END { print (seen && !bad) ? "ok" : "bad" }' "$tsv")"
+first=$(awk -F'\t' '$1 == 5 && $6 != "proved" {print $3; exit}' "$tsv")
+above=$((first + 2))
+check "climbing: no state for the rung above ($above)" 0 "$(ls -d "$T"/fs/05-* | grep -c "05-$above\$")"
+if [ "$above" -le 18 ]; then
+    CHECKERS_OPENINGS=$O $F --openings 5 --rungs "$above" --all --budget 1 >/dev/null 2>&1
+    check "--all: the rung above is tried" 1 "$(awk -F'\t' -v r="$above" \
+        '$1 == 5 && $3 == r && ($6 == "open" || $6 == "proved")' "$tsv" | wc -l)"
+fi
 CHECKERS_OPENINGS=$O $F --openings 0 >/dev/null 2>&1
 check "bad --openings, exit 2" 2 $?
 CHECKERS_OPENINGS=$O $F --rungs 9 >/dev/null 2>&1
@@ -108,9 +124,28 @@ CHECKERS_OPENINGS=$O $F --openings 3 >/dev/null 2>"$T/err"
 check "damaged ladder, exit 2" 2 $?
 check "damaged ladder: file and line named" 1 "$(grep -c 'ladder.tsv, line [0-9]*: the line' "$T/err")"
 cp openings/ladder.tsv "$O"/
-# a damaged results table
-printf 'no\theader\n1\t2\t3\n' >"$T/fo/frontier.tsv"
+# a ladder row under the wrong opening number
+awk -F'\t' 'BEGIN {OFS = "\t"} !/^#/ && $1 == 4 && $3 == 18 {next} !/^#/ && $1 == 3 && $3 == 18 {$1 = 4} {print}' \
+    openings/ladder.tsv >"$O/ladder.tsv"
+CHECKERS_OPENINGS=$O $F --openings 3 >/dev/null 2>"$T/err"
+check "ladder row of another opening, exit 2" 2 $?
+check "ladder row of another opening: named" 1 "$(grep -c 'not published opening 4' "$T/err")"
+cp openings/ladder.tsv "$O"/
+# damaged results tables: a short row, a rung that does not exist, a row twice
+cp "$tsv" "$T/good.tsv"
+printf 'no\theader\n1\t2\t3\n' >"$tsv"
 $C frontier report --out "$T/fo" >/dev/null 2>"$T/err"
 check "damaged frontier.tsv, exit 2" 2 $?
 check "damaged frontier.tsv: line named" 1 "$(grep -c 'frontier.tsv, line 2' "$T/err")"
+awk -F'\t' 'BEGIN {OFS = "\t"} $1 == 2 && $3 == 10 {$3 = 9} {print}' "$T/good.tsv" >"$tsv"
+$C frontier report --out "$T/fo" >/dev/null 2>"$T/err"
+check "frontier.tsv with rung 9, exit 2" 2 $?
+check "frontier.tsv with rung 9: named" 1 "$(grep -c 'rung 9: no such rung' "$T/err")"
+awk -F'\t' '{print} $1 == 2 && $3 == 10 {print}' "$T/good.tsv" >"$tsv"
+$C frontier report --out "$T/fo" >/dev/null 2>"$T/err"
+check "frontier.tsv with a row twice, exit 2" 2 $?
+check "frontier.tsv with a row twice: named" 1 "$(grep -c 'a second row' "$T/err")"
+cp "$T/good.tsv" "$tsv"
+CHECKERS_OPENINGS=$O $F --openings 2 --db "$T/nodb" >/dev/null 2>"$T/err"
+check "frontier run: no databases, exit 2 before any rung" 2 $?
 exit $fail

@@ -181,7 +181,13 @@ test_ladder_load(void **state)
         free(r);
         r = NULL;
     }
-    /* a malformed FEN and a line that stops short of it */
+    /* the same rung twice */
+    snprintf(row, sizeof row, "1\t09-13 22-17 13-22\t14\t%d\t%d\t%s\t%s\n1\t09-13 22-17 13-22\t14\t%d\t%d\t%s\t%s",
+             pieces(&q), nm, fen, line, pieces(&q), nm, fen, line);
+    write_ladder(dir, row);
+    assert_int_equal(ops_ladder_load(dir, &r, &n, err, sizeof err), -1);
+    assert_non_null(strstr(err, "line 4: a second row for opening 1, rung 14"));
+    /* a malformed FEN */
     snprintf(row, sizeof row, "1\t09-13 22-17 13-22\t14\t14\t13\tW:W99\t%s", line);
     write_ladder(dir, row);
     assert_int_equal(ops_ladder_load(dir, &r, &n, err, sizeof err), -1);
@@ -248,9 +254,16 @@ test_shipped_ladder(void **state)
     assert_int_equal(rows, n);
     for (int no = 1; no <= OPS_PUBLISHED; no++) {
         int have = 0;
+        unsigned rungs = 0;
         for (int i = 0; i < n; i++)
-            have += r[i].no == no;
+            if (r[i].no == no) {
+                have++;
+                rungs |= 1u << r[i].rung;
+                assert_true(eng_equal(&r[i].start, &b.pub[no - 1].pos));
+            }
         assert_int_equal(have, OPS_RUNGS);
+        for (int k = 0; k < OPS_RUNGS; k++)
+            assert_true(rungs & (1u << ops_rung_pieces[k]));
     }
     free(r);
 }
