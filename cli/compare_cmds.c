@@ -293,19 +293,21 @@ cli_compare(int argc, char **argv)
         char lw[16] = "-";
         if (r->s.longest_win >= 0)
             snprintf(lw, sizeof lw, "%d", r->s.longest_win);
+        char pn[24], dn[24];
+        cli_pn_text(r->s.s.root_pn, pn, sizeof pn);
+        cli_pn_text(r->s.s.root_dn, dn, sizeof dn);
         fprintf(fm,
-                "| %d | %s | %s | %" PRIu64 " | %d | %s | %s | %s | %" PRIu64 " / %" PRIu64
-                " | %" PRIu64 " | %" PRIu64 " | %d | %s | %.0f |\n",
+                "| %d | %s | %s | %" PRIu64 " | %d | %s | %s | %s | %s / %s | %" PRIu64
+                " | %" PRIu64 " | %d | %s | %.0f |\n",
                 p->no, p->moves, p->proof, p->searches, p->max_ply, ours,
-                verdict_word(r->verdict), chk, r->s.s.root_pn, r->s.s.root_dn, r->s.s.jobs_done,
-                r->s.s.nodes, r->s.depth, lw, r->s.s.seconds);
+                verdict_word(r->verdict), chk, pn, dn, r->s.s.jobs_done, r->s.s.nodes,
+                r->s.depth, lw, r->s.s.seconds);
         fprintf(fc,
-                "%d,%s,%s,%" PRIu64 ",%d,%s,%s,%s,%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64
-                ",%" PRIu64 ",%d,%d,%.1f\n",
+                "%d,%s,%s,%" PRIu64 ",%d,%s,%s,%s,%s,%s,%s,%s,%" PRIu64 ",%" PRIu64
+                ",%d,%d,%.1f\n",
                 p->no, p->moves, p->proof, p->searches, p->max_ply, r->state,
-                mt_goal_name(r->s.goal), ours, verdict_word(r->verdict), chk, r->s.s.root_pn,
-                r->s.s.root_dn, r->s.s.jobs_done, r->s.s.nodes, r->s.depth, r->s.longest_win,
-                r->s.s.seconds);
+                mt_goal_name(r->s.goal), ours, verdict_word(r->verdict), chk, pn, dn,
+                r->s.s.jobs_done, r->s.s.nodes, r->s.depth, r->s.longest_win, r->s.s.seconds);
         printf("%2d  %-18s  2007 %-7s ours %-10s %s\n", p->no, p->moves, p->proof, ours,
                verdict_word(r->verdict));
     }

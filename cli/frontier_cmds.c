@@ -382,8 +382,8 @@ table_load(const char *path, fr_table *t)
         r->jobs = strtoull(fld[8], NULL, 10);
         r->seconds = atof(fld[9]);
         r->budget = atof(fld[10]);
-        r->pn = strtoull(fld[11], NULL, 10);
-        r->dn = strtoull(fld[12], NULL, 10);
+        r->pn = cli_pn_parse(fld[11]);
+        r->dn = cli_pn_parse(fld[12]);
         r->nodes = strtoull(fld[13], NULL, 10);
         r->depth = atoi(fld[14]);
         r->longest_win = atoi(fld[15]);
@@ -431,11 +431,13 @@ table_save(const char *path, fr_table *t)
                "pn\tdn\tnodes\tdepth\tlongest_win\tdb_pieces\n");
     for (int i = 0; i < t->n; i++) {
         const fr_row *r = &t->row[i];
+        char pn[24], dn[24];
         fprintf(f,
-                "%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%" PRIu64 "\t%.1f\t%.0f\t%" PRIu64 "\t%" PRIu64
-                "\t%" PRIu64 "\t%d\t%d\t%d\n",
+                "%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%" PRIu64 "\t%.1f\t%.0f\t%s\t%s\t%" PRIu64
+                "\t%d\t%d\t%d\n",
                 r->no, r->opening, r->rung, r->pieces, r->fen, r->status, r->result, r->checked,
-                r->jobs, r->seconds, r->budget, r->pn, r->dn, r->nodes, r->depth, r->longest_win,
+                r->jobs, r->seconds, r->budget, cli_pn_text(r->pn, pn, sizeof pn),
+                cli_pn_text(r->dn, dn, sizeof dn), r->nodes, r->depth, r->longest_win,
                 r->db_pieces);
     }
     if (fclose(f) || rename(tmp, path)) {
@@ -622,11 +624,13 @@ write_report(const char *out, const fr_table *t)
                "| ---: |\n");
     for (int i = 0; i < t->n; i++) {
         const fr_row *r = &t->row[i];
+        char pn[24], dn[24];
         fprintf(f,
-                "| %d | %d | %d | `%s` | %s | %s | %s | %" PRIu64 " | %.1f | %.0f | %" PRIu64
-                " / %" PRIu64 " | %" PRIu64 " | %d |\n",
+                "| %d | %d | %d | `%s` | %s | %s | %s | %" PRIu64 " | %.1f | %.0f | %s / %s | "
+                "%" PRIu64 " | %d |\n",
                 r->no, r->rung, r->pieces, r->fen, r->status, r->result, r->checked, r->jobs,
-                r->seconds, r->budget, r->pn, r->dn, r->nodes, r->depth);
+                r->seconds, r->budget, cli_pn_text(r->pn, pn, sizeof pn),
+                cli_pn_text(r->dn, dn, sizeof dn), r->nodes, r->depth);
     }
     return fclose(f) ? -1 : 0;
 }

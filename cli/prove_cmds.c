@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/summary.h"
 #include "manager/manager.h"
 #include "manager/tree.h"
 #include "openings/openings.h"
@@ -456,45 +457,14 @@ cli_tree(int argc, char **argv)
         fprintf(stderr, "checkers tree: needs --state DIR\n");
         return CLI_EXIT_USAGE;
     }
-    char path[PATH_MAX], err[512];
-    eng_pos root;
-    int goal, pieces;
-    snprintf(path, sizeof path, "%s/tree", state);
-    if (mt_info(path, &root, &goal, &pieces, err, sizeof err)) {
-        fprintf(stderr, "checkers tree: %s\n", err);
-        return CLI_EXIT_USAGE;
-    }
-    egdb *e = NULL;
-    if (pieces > 0) {
-        if (!db) {
-            fprintf(stderr, "checkers tree: the proof rests on %d-piece databases: give --db\n",
-                    pieces);
-            return CLI_EXIT_USAGE;
-        }
-        int rc = egdb_open(db, pieces, (size_t)64 << 20, &e, err, sizeof err);
-        if (rc) {
-            fprintf(stderr, "checkers tree: databases %s: %s\n", db, err);
-            return rc == EGDB_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
-        }
-    }
-    pst_env *st;
-    snprintf(path, sizeof path, "%s/proofs", state);
-    int rc = pst_open(path, 0, &st, err, sizeof err);
+    char err[1024];
+    cli_state cs;
+    int rc = cli_state_open(state, db, (size_t)64 << 20, &cs, err, sizeof err);
     if (rc) {
         fprintf(stderr, "checkers tree: %s\n", err);
-        egdb_close(e);
-        return rc == PST_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
+        return rc;
     }
-    mt_tree *t;
-    snprintf(path, sizeof path, "%s/tree", state);
-    rc = mt_open(path, NULL, e, st, &t, err, sizeof err);
-    if (rc) {
-        fprintf(stderr, "checkers tree: %s\n", err);
-        pst_close(st);
-        egdb_close(e);
-        return rc == MT_ECORRUPT || rc == MT_ESTORE || rc == MT_EDB ? CLI_EXIT_DAMAGED
-                                                                    : CLI_EXIT_USAGE;
-    }
+    mt_tree *t = cs.t;
     mt_stats s;
     mt_stats_get(t, &s);
     if (!pdn)
@@ -506,8 +476,6 @@ cli_tree(int argc, char **argv)
     tree_print tp = {.pdn = pdn};
     snprintf(tp.root_fen, sizeof tp.root_fen, "%s", s.root_fen);
     mt_walk(t, (int)depth, print_node, &tp);
-    mt_close(t);
-    pst_close(st);
-    egdb_close(e);
+    cli_state_close(&cs);
     return CLI_EXIT_OK;
 }

@@ -1,7 +1,9 @@
 /*
  * summary.c - a proof's state directory summed up (summary.h).
  */
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -12,13 +14,10 @@
 #include "prover/store.h"
 
 int
-cli_summary_get(const char *dir, const char *db_dir, int check, cli_summary *out, char *err,
-                size_t errlen)
+cli_state_open(const char *dir, const char *db_dir, size_t cache_bytes, cli_state *out,
+               char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    out->checked = -1;
-    out->bound = ENG_LW;
-    out->longest_win = -1;
     char path[4200], e[512];
     snprintf(path, sizeof path, "%s/tree", dir);
     int rc = mt_info(path, &out->root, &out->goal, &out->db_pieces, e, sizeof e);
@@ -26,49 +25,75 @@ cli_summary_get(const char *dir, const char *db_dir, int check, cli_summary *out
         snprintf(err, errlen, "%s", e);
         return rc == MT_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
     }
-    egdb *db = NULL;
     if (out->db_pieces > 0) {
         if (!db_dir) {
             snprintf(err, errlen, "the proof in %s rests on %d-piece databases: give --db", dir,
                      out->db_pieces);
             return CLI_EXIT_USAGE;
         }
-        rc = egdb_open(db_dir, out->db_pieces, (size_t)256 << 20, &db, e, sizeof e);
+        rc = egdb_open(db_dir, out->db_pieces, cache_bytes, &out->db, e, sizeof e);
         if (rc) {
             snprintf(err, errlen, "databases %s: %s", db_dir, e);
             return rc == EGDB_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
         }
     }
-    pst_env *st = NULL;
     snprintf(path, sizeof path, "%s/proofs", dir);
-    rc = pst_open(path, 0, &st, e, sizeof e);
+    rc = pst_open(path, 0, &out->st, e, sizeof e);
     if (rc) {
         snprintf(err, errlen, "%s", e);
-        egdb_close(db);
+        cli_state_close(out);
         return rc == PST_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
     }
-    mt_tree *t;
     snprintf(path, sizeof path, "%s/tree", dir);
-    rc = mt_open(path, NULL, db, st, &t, e, sizeof e);
+    rc = mt_open(path, NULL, out->db, out->st, &out->t, e, sizeof e);
     if (rc) {
         snprintf(err, errlen, "%s", e);
-        pst_close(st);
-        egdb_close(db);
+        cli_state_close(out);
         return rc == MT_ECORRUPT || rc == MT_ESTORE || rc == MT_EDB ? CLI_EXIT_DAMAGED
                                                                     : CLI_EXIT_USAGE;
     }
-    mt_stats_get(t, &out->s);
-    out->depth = mt_max_depth(t);
-    mt_close(t);
-    int status = CLI_EXIT_OK;
+    return CLI_EXIT_OK;
+}
+
+void
+cli_state_close(cli_state *s)
+{
+    if (s->t)
+        mt_close(s->t);
+    if (s->st)
+        pst_close(s->st);
+    egdb_close(s->db);
+    memset(s, 0, sizeof *s);
+}
+
+int
+cli_summary_get(const char *dir, const char *db_dir, int check, cli_summary *out, char *err,
+                size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    out->checked = -1;
+    out->bound = ENG_LW;
+    out->longest_win = -1;
+    cli_state cs;
+    int status = cli_state_open(dir, db_dir, (size_t)256 << 20, &cs, err, errlen);
+    if (status)
+        return status;
+    out->root = cs.root;
+    out->goal = cs.goal;
+    out->db_pieces = cs.db_pieces;
+    mt_stats_get(cs.t, &out->s);
+    out->depth = mt_max_depth(cs.t);
+    mt_close(cs.t);
+    cs.t = NULL;
     if (check) {
         pchk_result res;
+        char e[512];
         double t0 = cli_now();
-        rc = pchk_check(st, db, &out->root, &res, e, sizeof e);
+        int rc = pchk_check(cs.st, cs.db, &out->root, &res, e, sizeof e);
         out->check_seconds = cli_now() - t0;
         if (rc) {
             snprintf(err, errlen, "the checker could not run on %s: %s", dir, e);
-            status = rc == PST_ECORRUPT || rc == PST_EIO ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
+            status = rc == PST_ECORRUPT || rc == PST_EIO ? CLI_EXIT_DAMAGED : CLI_EXIT_FAIL;
         } else if (res.status == PCHK_NOTHING) {
             out->checked = 1; /* nothing claimed, nothing to refuse */
         } else if (res.status == PCHK_VALID) {
@@ -82,8 +107,7 @@ cli_summary_get(const char *dir, const char *db_dir, int check, cli_summary *out
         out->check_positions = res.positions;
         out->settled = out->checked == 1 && mt_goal_settled(out->goal, out->bound);
     }
-    pst_close(st);
-    egdb_close(db);
+    cli_state_close(&cs);
     return status;
 }
 
@@ -94,4 +118,20 @@ cli_summary_word(const cli_summary *s)
         return "refused by the checker";
     eng_bound b = s->checked == 1 ? s->bound : s->s.root_bound;
     return b == ENG_LW ? "unresolved" : prv_bound_word(b);
+}
+
+const char *
+cli_pn_text(uint64_t v, char *buf, size_t cap)
+{
+    if (v >= MT_INF)
+        snprintf(buf, cap, "inf");
+    else
+        snprintf(buf, cap, "%" PRIu64, v);
+    return buf;
+}
+
+uint64_t
+cli_pn_parse(const char *s)
+{
+    return !strcmp(s, "inf") ? MT_INF : strtoull(s, NULL, 10);
 }

@@ -13,7 +13,27 @@
 
 #include "engine/engine.h"
 #include "engine/value.h"
+#include "egdb/egdb.h"
 #include "manager/tree.h"
+#include "prover/store.h"
+
+/* A proof's state opened: its databases (to the proof's piece count),
+ * its proof store (read-write) and its tree. */
+typedef struct cli_state {
+    eng_pos root;
+    int goal, db_pieces;
+    egdb *db; /* NULL when the proof uses none */
+    pst_env *st;
+    mt_tree *t;
+} cli_state;
+
+/* cli_state_open - opens the state in dir with the databases in db_dir
+ * (cache_bytes of block cache). RETURN CLI_EXIT_OK; CLI_EXIT_USAGE (no
+ * proof there, no db_dir for a proof that needs one) or
+ * CLI_EXIT_DAMAGED, with err saying which. */
+int cli_state_open(const char *dir, const char *db_dir, size_t cache_bytes, cli_state *out,
+                   char *err, size_t errlen);
+void cli_state_close(cli_state *s);
 
 typedef struct cli_summary {
     eng_pos root;
@@ -45,5 +65,10 @@ int cli_summary_get(const char *dir, const char *db_dir, int check, cli_summary 
 /* The result in words for the root's side to move: "win", "loss",
  * "draw", ">=draw", "<=draw", or "unresolved". */
 const char *cli_summary_word(const cli_summary *s);
+
+/* A proof or disproof number as text: "inf" at MT_INF (saturated), else
+ * the number. Returns buf. cli_pn_parse reads either back. */
+const char *cli_pn_text(uint64_t v, char *buf, size_t cap);
+uint64_t cli_pn_parse(const char *s);
 
 #endif /* CLI_SUMMARY_H */

@@ -6,14 +6,7 @@ set -u
 C=${CHECKERS:-bin/checkers}
 fail=0
 
-check() { # name, expected, actual
-    if [ "$2" != "$3" ]; then
-        echo "FAIL $1: expected [$2] got [$3]"
-        fail=1
-    else
-        echo "ok   $1"
-    fi
-}
+. "$(dirname "$0")/lib_e2e.sh"
 
 check "perft 10" 18391564 "$($C perft 10 2>/dev/null)"
 check "perft --unique 9" 3963680 "$($C perft --unique 9 2>/dev/null)"

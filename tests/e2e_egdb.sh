@@ -21,14 +21,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-check() { # name, expected, actual
-    if [ "$2" != "$3" ]; then
-        echo "FAIL $1: expected [$2] got [$3]"
-        fail=1
-    else
-        echo "ok   $1"
-    fi
-}
+. "$(dirname "$0")/lib_e2e.sh"
 
 yes_() { # name, condition result (0 = true), details
     if [ "$2" -eq 0 ]; then

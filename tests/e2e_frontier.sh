@@ -7,15 +7,7 @@
 set -u
 C=${CHECKERS:-bin/checkers}
 DB=${CHECKERS_TEST_DB:-build/testdata/egdb5}
-fail=0
-check() { # name, expected, actual
-    if [ "$2" != "$3" ]; then
-        echo "FAIL $1: expected [$2] got [$3]"
-        fail=1
-    else
-        echo "ok   $1"
-    fi
-}
+. "$(dirname "$0")/lib_e2e.sh"
 T=$(mktemp -d "${TMPDIR:-/tmp}/e2e_frontier.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 

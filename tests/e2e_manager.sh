@@ -23,14 +23,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-check() { # name, expected, actual
-    if [ "$2" != "$3" ]; then
-        echo "FAIL $1: expected [$2] got [$3]"
-        fail=1
-    else
-        echo "ok   $1"
-    fi
-}
+. "$(dirname "$0")/lib_e2e.sh"
 dbval() { $C egdb probe --db "$DB" "$1" | cut -f 2; }
 npieces() { echo "$1" | tr -cd '0-9,:' | tr ':,' '\n\n' | grep -c .; }
 # A free-looking port: bash cannot ask the kernel, so pick one from the pid

@@ -4,15 +4,7 @@
 # '-' for captures included), and bad input. Run by `make test`.
 set -u
 C=${CHECKERS:-bin/checkers}
-fail=0
-check() { # name, expected, actual
-    if [ "$2" != "$3" ]; then
-        echo "FAIL $1: expected [$2] got [$3]"
-        fail=1
-    else
-        echo "ok   $1"
-    fi
-}
+. "$(dirname "$0")/lib_e2e.sh"
 check "174 ballots" 174 "$($C openings list | grep -vc '^#')"
 check "ballot lines start with their number" 174 "$($C openings list | awk -F'\t' '$1 == NR' | wc -l)"
 check "barred ballots" 1 "$($C openings list --status barred | awk 'END {print (NR > 0)}')"

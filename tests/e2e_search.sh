@@ -8,14 +8,7 @@ C=${CHECKERS:-bin/checkers}
 DB=${CHECKERS_TEST_DB:-}
 fail=0
 
-check() { # name, expected, actual
-    if [ "$2" != "$3" ]; then
-        echo "FAIL $1: expected [$2] got [$3]"
-        fail=1
-    else
-        echo "ok   $1"
-    fi
-}
+. "$(dirname "$0")/lib_e2e.sh"
 
 # The first line is FEN<TAB>SCORE<TAB>verdict; the FEN is echoed as given.
 out=$($C search --depth 6 'B:W21-32:B1-12' 2>/dev/null)

@@ -23,14 +23,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-check() { # name, expected, actual
-    if [ "$2" != "$3" ]; then
-        echo "FAIL $1: expected [$2] got [$3]"
-        fail=1
-    else
-        echo "ok   $1"
-    fi
-}
+. "$(dirname "$0")/lib_e2e.sh"
 
 # The value the full databases give (win/loss/draw), the solver's first line.
 dbval() { $C egdb probe --db "$DB" "$1" | cut -f 2; }
