@@ -97,6 +97,22 @@ value_colour(const char *w)
     return "#eeeeee";
 }
 
+/* s with the characters XML reserves escaped (the values hold "<="). */
+static const char *
+xml_text(const char *s, char *buf, size_t cap)
+{
+    size_t n = 0;
+    for (; *s && n + 6 < cap; s++) {
+        const char *e = *s == '<' ? "&lt;" : *s == '>' ? "&gt;" : *s == '&' ? "&amp;" : NULL;
+        if (e)
+            n += (size_t)snprintf(buf + n, cap - n, "%s", e);
+        else
+            buf[n++] = *s;
+    }
+    buf[n] = 0;
+    return buf;
+}
+
 static int
 write_svg(const char *path, const ops_book *b, const cmp_row *rows)
 {
@@ -121,6 +137,7 @@ write_svg(const char *path, const ops_book *b, const cmp_row *rows)
         const cmp_row *r = &rows[i];
         int y = y0 + i * rh;
         const char *ours = r->have ? black_word(ours_bound(r)) : "not run";
+        char pub_x[32], ours_x[32];
         fprintf(f,
                 "<text x=\"%d\" y=\"%d\">%d</text><text x=\"%d\" y=\"%d\">%s</text>\n"
                 "<rect x=\"%d\" y=\"%d\" width=\"80\" height=\"%d\" fill=\"%s\"/>"
@@ -128,10 +145,11 @@ write_svg(const char *path, const ops_book *b, const cmp_row *rows)
                 "<rect x=\"%d\" y=\"%d\" width=\"90\" height=\"%d\" fill=\"%s\"%s/>"
                 "<text x=\"%d\" y=\"%d\">%s</text>\n",
                 x_no, y + 15, p->no, x_open, y + 15, p->moves, x_pub, y + 3, rh - 4,
-                value_colour(p->proof), x_pub + 4, y + 15, p->proof, x_our, y + 3, rh - 4,
-                value_colour(ours), r->verdict == OPS_CONTRADICTS ? " stroke=\"red\"" : "",
-                x_our + 4, y + 15,
-                r->verdict == OPS_CONTRADICTS ? "CONTRADICTS" : ours);
+                value_colour(p->proof), x_pub + 4, y + 15,
+                xml_text(p->proof, pub_x, sizeof pub_x), x_our, y + 3, rh - 4, value_colour(ours),
+                r->verdict == OPS_CONTRADICTS ? " stroke=\"red\"" : "", x_our + 4, y + 15,
+                r->verdict == OPS_CONTRADICTS ? "CONTRADICTS"
+                                              : xml_text(ours, ours_x, sizeof ours_x));
         /* log10 scale up to 10^7 */
         double ls = p->searches ? log10((double)p->searches) / 7 : 0;
         double lj = r->have && r->s.s.jobs_done ? log10((double)r->s.s.jobs_done + 1) / 7 : 0;

@@ -450,7 +450,7 @@ table_save(const char *path, fr_table *t)
 /* ---- the report ------------------------------------------------------------ */
 
 typedef struct fr_level {
-    int rung, rungs, proved, wins, draws, losses;
+    int rung, rungs, tried, proved, wins, draws, losses;
     double med_jobs, med_secs, max_secs;
 } fr_level;
 
@@ -468,6 +468,7 @@ levels(const fr_table *t, fr_level *lv)
             if (r->rung != l->rung || !strcmp(r->status, "unreached"))
                 continue;
             l->rungs++;
+            l->tried += strcmp(r->status, "skipped") != 0;
             if (strcmp(r->status, "proved"))
                 continue;
             l->proved++;
@@ -601,22 +602,25 @@ write_report(const char *out, const fr_table *t)
         fprintf(f, "    %s\n", t->runs[i]);
     fprintf(f, "\n![rungs proved by piece count](frontier.svg)\n\n"
                "## By piece count\n\n"
-               "| pieces | rungs | proved | fraction | win / draw / loss | median jobs | median "
-               "time (s) | longest (s) |\n"
-               "| ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: |\n");
+               "| pieces | rungs | tried | proved | fraction | win / draw / loss | median jobs | "
+               "median time (s) | longest (s) |\n"
+               "| ---: | ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: |\n");
     for (int k = 0; k < OPS_RUNGS; k++) {
         const fr_level *l = &lv[k];
         if (!l->rungs)
             continue;
-        fprintf(f, "| %d | %d | %d | %.0f%% | %d / %d / %d | ", l->rung, l->rungs, l->proved,
-                100.0 * l->proved / l->rungs, l->wins, l->draws, l->losses);
+        fprintf(f, "| %d | %d | %d | %d | %.0f%% | %d / %d / %d | ", l->rung, l->rungs, l->tried,
+                l->proved, 100.0 * l->proved / l->rungs, l->wins, l->draws, l->losses);
         if (l->proved)
             fprintf(f, "%.0f | %.1f | %.1f |\n", l->med_jobs, l->med_secs, l->max_secs);
         else
             fprintf(f, "- | - | - |\n");
     }
-    fprintf(f, "\nTimes are the manager's wall-clock time over all runs of the rung (the "
-               "workers run in parallel\nwith it); the medians are over proved rungs only.\n\n"
+    fprintf(f, "\n*Tried*: rungs proved, or run out of budget; the others were skipped (a lower "
+               "rung of their\nopening was not proved) and count as not proved, so where tried < "
+               "rungs the fraction is a\nlower bound. Times are the manager's wall-clock time "
+               "over all runs of the rung (the workers\nrun in parallel with it); the medians "
+               "are over proved rungs only.\n\n"
                "## Every rung\n\n"
                "| opening | rung | pieces | position | status | result (side to move) | checked | "
                "jobs | time (s) | budget (s) | root pn / dn | tree | depth |\n"
