@@ -48,7 +48,7 @@
 static const char frontier_help[] =
     "usage: checkers frontier ladder --db DIR [--depth D] [--plies N]\n"
     "       checkers frontier run --db DIR [--budget T] [--job-time S] [--workers N]\n"
-    "                             [--openings LIST] [--rungs LIST] [--all]\n"
+    "                             [--openings LIST] [--rungs LIST] [--all] [--untried]\n"
     "                             [--dir DIR] [--out DIR]\n"
     "       checkers frontier report [--out DIR]\n"
     "\n"
@@ -67,10 +67,12 @@ static const char frontier_help[] =
     "        pieces up; after one is not proved, the higher ones are skipped\n"
     "        (--all tries them all). State: DIR/NN-PP (default\n"
     "        proofs/frontier); run again to resume unproved rungs with another\n"
-    "        budget (proved ones are kept). LIST: \"1,4,7-9\" (openings) or\n"
-    "        \"8,10\" (rungs). Writes OUT/frontier.tsv, frontier.md and\n"
-    "        frontier.svg (default OUT: results) after every rung. Ctrl-C stops\n"
-    "        cleanly (exit 1); the rung in progress resumes next time.\n"
+    "        budget (proved ones are kept; --untried runs only rungs never\n"
+    "        tried, so that every rung has had the same budget). LIST:\n"
+    "        \"1,4,7-9\" (openings) or \"8,10\" (rungs). Writes OUT/frontier.tsv,\n"
+    "        frontier.md and frontier.svg (default OUT: results) after every\n"
+    "        rung. Ctrl-C stops cleanly (exit 1); the rung in progress resumes\n"
+    "        next time.\n"
     "report  rewrites frontier.md and frontier.svg from OUT/frontier.tsv.\n"
     "\n"
     "A rung counts as proved only when the checker accepts the proof of the\n"
@@ -745,7 +747,7 @@ run_cmd(int argc, char **argv)
     unsigned char open_sel[OPS_PUBLISHED + 1], rung_sel[19];
     memset(open_sel, 1, sizeof open_sel);
     memset(rung_sel, 1, sizeof rung_sel);
-    int all = 0;
+    int all = 0, untried = 0;
     long nproc = sysconf(_SC_NPROCESSORS_ONLN);
     o.workers = nproc > 0 ? nproc : 1;
     for (int i = 2; i < argc; i++) {
@@ -788,6 +790,8 @@ run_cmd(int argc, char **argv)
             }
         } else if (!strcmp(a, "--all")) {
             all = 1;
+        } else if (!strcmp(a, "--untried")) {
+            untried = 1;
         } else {
             fprintf(stderr, "checkers frontier run: unknown or incomplete option '%s'\n", a);
             return CLI_EXIT_USAGE;
@@ -917,6 +921,10 @@ run_cmd(int argc, char **argv)
             snprintf(row->fen, sizeof row->fen, "%s", r->fen);
             if (!rung_sel[rung] || !strcmp(row->status, "proved"))
                 continue; /* not asked for, or done */
+            if (untried && row->budget > 0) {
+                blocked |= strcmp(row->status, "proved") != 0;
+                continue; /* tried before: keep its budget */
+            }
             if (blocked && !all) {
                 if (!row->jobs) /* an earlier run's attempt stays as it was */
                     snprintf(row->status, sizeof row->status, "skipped");

@@ -85,6 +85,9 @@ if [ "$st" = open ]; then
         "$(awk -F'\t' '$1 == 2 && $3 == 8 {print $11}' "$tsv")"
     check "the second run resumed the same state (time over both runs > 4 s)" 1 \
         "$(awk -F'\t' '$1 == 2 && $3 == 8 {print ($10 > 4)}' "$tsv")"
+    CHECKERS_OPENINGS=$O $F --openings 2 --rungs 8 --budget 2 --untried >/dev/null 2>&1
+    check "--untried leaves a tried rung alone" 5 \
+        "$(awk -F'\t' '$1 == 2 && $3 == 8 {print $11}' "$tsv")"
 fi
 $C frontier report --out "$T/fo" >/dev/null
 check "frontier report exit" 0 $?
