@@ -487,9 +487,9 @@ egdb_plan(const char *dir, int npieces, uint64_t *positions_left, size_t *pair_b
     return 0;
 }
 
-int
-egdb_build(const char *dir, const egdb_build_opts *opts, egdb_build_stats *stats, char *err,
-           size_t errlen)
+static int
+build_locked(const char *dir, const egdb_build_opts *opts, egdb_build_stats *stats, char *err,
+             size_t errlen)
 {
     run_state rs;
     memset(&rs, 0, sizeof rs);
@@ -573,5 +573,22 @@ egdb_build(const char *dir, const egdb_build_opts *opts, egdb_build_stats *stats
 out:
     stats->seconds_total = egrun_now() - rs.prog.t0;
     egst_registry_free(&rs.reg);
+    return rc;
+}
+
+int
+egdb_build(const char *dir, const egdb_build_opts *opts, egdb_build_stats *stats, char *err,
+           size_t errlen)
+{
+    memset(stats, 0, sizeof *stats);
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+        return EGDB_EIO;
+    }
+    int lock = egrun_lock(dir, err, errlen);
+    if (lock < 0)
+        return lock;
+    int rc = build_locked(dir, opts, stats, err, errlen);
+    egrun_unlock(lock);
     return rc;
 }

@@ -576,9 +576,9 @@ compressed_ok(const char *dir, const egix_slice *s)
            egcd_header_decode(hb, &h) == 0 && egix_slice_equal(&h.slice, s);
 }
 
-int
-egdb_compress(const char *dir, const egdb_compress_opts *o, egdb_compress_stats *st, char *err,
-              size_t errlen)
+static int
+compress_locked(const char *dir, const egdb_compress_opts *o, egdb_compress_stats *st, char *err,
+                size_t errlen)
 {
     egst_registry reg;
     const int npieces = o->npieces, threads = o->threads;
@@ -648,5 +648,18 @@ egdb_compress(const char *dir, const egdb_compress_opts *o, egdb_compress_stats 
         *st = j.sum;
     }
     egst_registry_free(&reg);
+    return rc;
+}
+
+int
+egdb_compress(const char *dir, const egdb_compress_opts *o, egdb_compress_stats *st, char *err,
+              size_t errlen)
+{
+    memset(st, 0, sizeof *st);
+    int lock = egrun_lock(dir, err, errlen);
+    if (lock < 0)
+        return lock;
+    int rc = compress_locked(dir, o, st, err, errlen);
+    egrun_unlock(lock);
     return rc;
 }

@@ -72,7 +72,8 @@ enum egdb_err {
     EGDB_EMISSING = -6,   /* a slice file the database needs is absent    */
     EGDB_EINTERRUPT = -7, /* the build was asked to stop                  */
     EGDB_EVERIFY = -8,    /* verification found a wrong value             */
-    EGDB_ECAPTURE = -9    /* egdb_probe_quiet: the side to move must capture */
+    EGDB_ECAPTURE = -9,   /* egdb_probe_quiet: the side to move must capture */
+    EGDB_EBUSY = -10      /* another build or compression holds the directory */
 };
 
 #define EGDB_MAX_PIECES 8 /* what the builder and registry support */
@@ -148,10 +149,14 @@ int egdb_plan(const char *dir, int npieces, uint64_t *positions_left, size_t *pa
 /*
  * egdb_build - builds every database with 1..opts->npieces pieces into
  * dir (created if missing), keeping the slices already complete there.
+ * One writer at a time: build, compress and partial builds take the
+ * directory's lock (dir/.lock, an flock released when the process ends,
+ * however it ends).
  * RETURN
  *   0; EGDB_EINTERRUPT when *opts->stop was set (finished slices are
- *   kept, the run can be resumed); or another negative code with err
- *   naming the file or slice.
+ *   kept, the run can be resumed); EGDB_EBUSY when another build or
+ *   compression holds dir (err names its pid); or another negative code
+ *   with err naming the file or slice.
  */
 int egdb_build(const char *dir, const egdb_build_opts *opts, egdb_build_stats *stats, char *err,
                size_t errlen);
@@ -272,8 +277,8 @@ typedef struct egdb_compress_stats {
  * egdb_compress - writes the compressed file (.cwl, see codec.h) of every
  * slice of 1..npieces in dir that has a build file and no valid
  * compressed file yet, on o->threads threads. Each file is written to a
- * temporary name and renamed.
- * RETURN 0 or a negative code with err naming the file.
+ * temporary name and renamed. Takes the directory's lock (egdb_build).
+ * RETURN 0, EGDB_EBUSY, or a negative code with err naming the file.
  */
 int egdb_compress(const char *dir, const egdb_compress_opts *o, egdb_compress_stats *st, char *err,
                   size_t errlen);

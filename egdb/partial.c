@@ -985,8 +985,28 @@ load_complete(run_state *rs, int nmax, char *err, size_t errlen)
     return 0;
 }
 
+static int
+partial_locked(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *err,
+               size_t errlen);
+
 int
 egpt_build(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *err, size_t errlen)
+{
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+        return EGDB_EIO;
+    }
+    int lock = egrun_lock(dir, err, errlen);
+    if (lock < 0)
+        return lock;
+    int rc = partial_locked(dir, opts, stats, err, errlen);
+    egrun_unlock(lock);
+    return rc;
+}
+
+static int
+partial_locked(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *err,
+               size_t errlen)
 {
     run_state *rs = calloc(1, sizeof *rs);
     if (!rs)

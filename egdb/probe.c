@@ -42,6 +42,8 @@ egdb_strerror(int code)
         return "a stored value contradicts its successors";
     case EGDB_ECAPTURE:
         return "the side to move has a capture (not probed)";
+    case EGDB_EBUSY:
+        return "another build or compression is working in the directory";
     default:
         return "unknown error";
     }

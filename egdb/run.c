@@ -2,7 +2,13 @@
  * run.c - the parallel loop, clock and progress reports shared by the
  * builders (interface in run.h).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include <time.h>
 
@@ -90,4 +96,40 @@ egrun_report(egrun_progress *r, egdb_progress *p, const egix_slice *s, int force
     p->npieces = egrun_slice_pieces(s);
     p->elapsed = t - r->t0;
     r->fn(p, r->arg);
+}
+
+int
+egrun_lock(const char *dir, char *err, size_t errlen)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/.lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        return EGDB_EIO;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        char pid[32] = "";
+        ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+        pid[n > 0 ? n : 0] = 0;
+        pid[strcspn(pid, "\n")] = 0;
+        snprintf(err, errlen,
+                 "another build or compression (pid %s) is working in %s; wait for it or stop it",
+                 pid[0] ? pid : "?", dir);
+        close(fd);
+        return errno == EWOULDBLOCK ? EGDB_EBUSY : EGDB_EIO;
+    }
+    char pid[32];
+    int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)len, 0) != len) {
+        /* the pid is only for the message */
+    }
+    return fd;
+}
+
+void
+egrun_unlock(int fd)
+{
+    if (fd >= 0)
+        close(fd);
 }

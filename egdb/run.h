@@ -35,6 +35,17 @@ typedef struct egrun_progress {
 /* Seconds from a monotonic clock. */
 double egrun_now(void);
 
+/*
+ * egrun_lock - takes the writer's lock of database directory dir (an
+ * flock on dir/.lock, which holds the owner's pid): builds and
+ * compressions write the same files, and two at once in one directory
+ * would waste each other's work. The lock goes with the process, so a
+ * killed build never leaves it held. RETURN a descriptor for
+ * egrun_unlock, or EGDB_EBUSY (err names the other pid) / EGDB_EIO.
+ */
+int egrun_lock(const char *dir, char *err, size_t errlen);
+void egrun_unlock(int fd);
+
 /* Pieces of a slice. */
 static inline int
 egrun_slice_pieces(const egix_slice *s)

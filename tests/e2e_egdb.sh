@@ -7,7 +7,9 @@
 # The kill test builds 1-5 pieces in the background and sends SIGKILL once
 # some 5-piece slice files exist (polled, so it lands mid-build however fast
 # the builder is), checks that some but not all files are there, resumes,
-# and compares every file with an uninterrupted build (cmp). Cost: two
+# and compares every file with an uninterrupted build (cmp); a second build
+# started meanwhile is refused (the directory's lock), and the lock dies
+# with the killed build (the resume takes it). Cost: two
 # 5-piece builds, about 20 s each on 2 cores.
 set -u
 C=${CHECKERS:-bin/checkers}
@@ -62,6 +64,11 @@ while [ $i -lt 600 ]; do
     i=$((i + 1))
 done
 sleep 1
+# one writer per directory: a second build (or compression) is refused
+$C egdb build --pieces 5 --dir "$T/b" >/dev/null 2>"$T/b2.err"
+check "a second build in the same directory is refused" 1 $?
+check "the refusal names the other build" 1 \
+    "$(grep -c 'another build or compression (pid [0-9]*) is working' "$T/b2.err")"
 kill -9 "$bg" 2>/dev/null
 wait "$bg" 2>/dev/null
 rc=$?
