@@ -581,10 +581,6 @@ egdb_build(const char *dir, const egdb_build_opts *opts, egdb_build_stats *stats
            size_t errlen)
 {
     memset(stats, 0, sizeof *stats);
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-        snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
-        return EGDB_EIO;
-    }
     int lock = egrun_lock(dir, err, errlen);
     if (lock < 0)
         return lock;

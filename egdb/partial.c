@@ -992,10 +992,6 @@ partial_locked(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *
 int
 egpt_build(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *err, size_t errlen)
 {
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-        snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
-        return EGDB_EIO;
-    }
     int lock = egrun_lock(dir, err, errlen);
     if (lock < 0)
         return lock;

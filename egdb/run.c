@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -101,6 +102,10 @@ egrun_report(egrun_progress *r, egdb_progress *p, const egix_slice *s, int force
 int
 egrun_lock(const char *dir, char *err, size_t errlen)
 {
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+        return EGDB_EIO;
+    }
     char path[4200];
     snprintf(path, sizeof path, "%s/.lock", dir);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);

@@ -36,8 +36,8 @@ typedef struct egrun_progress {
 double egrun_now(void);
 
 /*
- * egrun_lock - takes the writer's lock of database directory dir (an
- * flock on dir/.lock, which holds the owner's pid): builds and
+ * egrun_lock - takes the writer's lock of database directory dir
+ * (created if missing): an flock on dir/.lock, which holds the owner's pid): builds and
  * compressions write the same files, and two at once in one directory
  * would waste each other's work. The lock goes with the process, so a
  * killed build never leaves it held. RETURN a descriptor for
