@@ -539,7 +539,10 @@ write_svg(const char *path, const fr_level *lv)
         const fr_level *l = &lv[k];
         int x = x0 + gap / 2 + k * (bw + gap);
         double frac = l->rungs ? (double)l->proved / l->rungs : 0;
-        int h = (int)(frac * ph + 0.5);
+        double tried = l->rungs ? (double)l->tried / l->rungs : 0;
+        int h = (int)(frac * ph + 0.5), ht = (int)(tried * ph + 0.5);
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#ddd\"/>\n", x,
+                y0 + ph - ht, bw, ht);
         fprintf(f,
                 "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#3a7\"/>\n"
                 "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%d/%d</text>\n"
@@ -553,7 +556,8 @@ write_svg(const char *path, const fr_level *lv)
     }
     fprintf(f,
             "<text x=\"%d\" y=\"%d\">pieces (rung)</text>\n"
-            "<text x=\"%d\" y=\"%d\" fill=\"#555\">median time of a proved rung</text>\n"
+            "<text x=\"%d\" y=\"%d\" fill=\"#555\">median time of a proved rung; grey: rungs "
+            "tried (the rest were skipped)</text>\n"
             "</svg>\n",
             x0 - 60, y0 + ph + 18, x0 - 60, y0 + ph + 50);
     return fclose(f) ? -1 : 0;
