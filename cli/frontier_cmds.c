@@ -113,12 +113,6 @@ on_signal(int sig)
     fr_stop = 1;
 }
 
-static int
-pieces_of(const eng_pos *p)
-{
-    return __builtin_popcount(p->bm | p->wm | p->bk | p->wk);
-}
-
 /* Parses "1,4,7-9" into flags[lo..hi]; RETURN 0 or -1 (message printed). */
 static int
 parse_list(const char *what, const char *s, int lo, int hi, unsigned char *flags)
@@ -151,6 +145,22 @@ bad:
     fprintf(stderr, "checkers frontier: bad %s '%s' (numbers %d..%d: \"1,4,7-9\")\n", what, s, lo,
             hi);
     return -1;
+}
+
+/* mkdir -p: dir and any missing parents. RETURN 0, -1 (errno set). */
+static int
+make_dirs(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *c = path + 1; *c; c++)
+        if (*c == '/') {
+            *c = 0;
+            if (mkdir(path, 0777) && errno != EEXIST)
+                return -1;
+            *c = '/';
+        }
+    return mkdir(path, 0777) && errno != EEXIST ? -1 : 0;
 }
 
 static double
@@ -250,11 +260,11 @@ ladder_cmd(int argc, char **argv)
         line[0] = 0;
         int next = OPS_RUNGS - 1, ply = 0;
         for (;;) {
-            while (next >= 0 && pieces_of(&p) <= ops_rung_pieces[next]) {
+            while (next >= 0 && eng_pieces(&p) <= ops_rung_pieces[next]) {
                 char fen[ENG_FEN_MAX];
                 eng_format_fen(&p, fen, sizeof fen);
                 fprintf(f, "%d\t%s\t%d\t%d\t%d\t%s\t%s\n", b.pub[k].no, b.pub[k].moves,
-                        ops_rung_pieces[next], pieces_of(&p), ply, fen, line);
+                        ops_rung_pieces[next], eng_pieces(&p), ply, fen, line);
                 next--;
             }
             if (next < 0 || ply >= max_plies)
@@ -288,7 +298,7 @@ ladder_cmd(int argc, char **argv)
             ply++;
         }
         printf("opening %2d  %-18s  %3d plies  %2d pieces at the end%s  (%.0f s)\n", b.pub[k].no,
-               b.pub[k].moves, ply, pieces_of(&p),
+               b.pub[k].moves, ply, eng_pieces(&p),
                next >= 0 ? "  (the 8-piece rung not reached)" : "", cli_now() - t0);
         fflush(stdout);
     }
@@ -840,14 +850,10 @@ run_cmd(int argc, char **argv)
     char exe[4096];
     cli_self_exe(exe, sizeof exe, argv[0]);
     o.exe = exe;
-    if (mkdir(o.dir, 0777) && errno != EEXIST) {
-        char tmp[4200];
-        snprintf(tmp, sizeof tmp, "mkdir -p '%s'", o.dir);
-        if (system(tmp)) {
-            fprintf(stderr, "checkers frontier run: cannot create %s\n", o.dir);
-            free(lad);
-            return CLI_EXIT_FAIL;
-        }
+    if (make_dirs(o.dir)) {
+        fprintf(stderr, "checkers frontier run: cannot create %s: %s\n", o.dir, strerror(errno));
+        free(lad);
+        return CLI_EXIT_FAIL;
     }
     mkdir(o.out, 0777);
     static fr_table t;

@@ -90,6 +90,12 @@ eng_equal(const eng_pos *a, const eng_pos *b)
 }
 
 int
+eng_pieces(const eng_pos *p)
+{
+    return bits_popcount(p->bm | p->wm | p->bk | p->wk);
+}
+
+int
 eng_validate(const eng_pos *p, char *err, size_t errlen)
 {
     char dummy[1];

@@ -148,6 +148,9 @@ uint64_t eng_key(const eng_pos *p);
 /* Nonzero when two positions are identical (masks and side to move). */
 int eng_equal(const eng_pos *a, const eng_pos *b);
 
+/* The number of pieces (men and kings of both sides) on the board. */
+int eng_pieces(const eng_pos *p);
+
 /*
  * eng_validate - checks that a position is one the rules can reach a
  * state of: disjoint masks, no black man on 29-32, no white man on 1-4,

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/bits.h"
 #include "manager/collect.h"
 
 /* A set of canonical positions (open addressing). */
@@ -97,7 +96,7 @@ follow(pst_env *st, int db_pieces, const eng_pos *root, int x, int win, pos_set 
             eng_pos p = start;
             eng_movelist ml;
             eng_generate(&p, &ml, ENG_DUPS_MERGE);
-            if (ml.n == 0 || bits_popcount(p.bm | p.wm | p.bk | p.wk) <= db_pieces)
+            if (ml.n == 0 || eng_pieces(&p) <= db_pieces)
                 continue;
             eng_pos c = eng_canonical(&p);
             int a = set_add(seen, &c);

@@ -12,7 +12,6 @@
 #include <lmdb.h>
 #include <xxhash.h>
 
-#include "engine/bits.h"
 #include "manager/collect.h"
 #include "manager/tree.h"
 #include "prover/check.h"
@@ -146,12 +145,6 @@ static uint64_t
 sat_add(uint64_t a, uint64_t b)
 {
     return a + b >= MT_INF ? MT_INF : a + b;
-}
-
-static int
-pieces(const eng_pos *p)
-{
-    return bits_popcount(p->bm | p->wm | p->bk | p->wk);
 }
 
 /* lo/hi intersection; ENG_BOUND_INVALID when disjoint. */
@@ -332,7 +325,7 @@ node_own(mt_tree *t, mt_node *n, char *err, size_t errlen)
     if (ml.n == 0) {
         n->own = ENG_LL;
         n->src = SRC_END;
-    } else if (t->db && pieces(&n->pos) <= t->db_pieces) {
+    } else if (t->db && eng_pieces(&n->pos) <= t->db_pieces) {
         int v = egdb_probe(t->db, &n->pos);
         if (v < 0) {
             char fen[ENG_FEN_MAX];

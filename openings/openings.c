@@ -105,6 +105,20 @@ read_tsv(const char *path,
     return rc;
 }
 
+/* The position after a three-move opening; -1 (err) when it is not one. */
+static int
+play_three(const char *moves, eng_pos *out, char *err, size_t errlen)
+{
+    int nm;
+    if (ops_play(moves, out, &nm, err, errlen))
+        return -1;
+    if (nm != 3) {
+        snprintf(err, errlen, "\"%s\" is %d moves, not 3", moves, nm);
+        return -1;
+    }
+    return 0;
+}
+
 static int
 ballot_line(char **f, int n, int lineno, void *arg, char *err, size_t errlen)
 {
@@ -127,13 +141,8 @@ ballot_line(char **f, int n, int lineno, void *arg, char *err, size_t errlen)
     snprintf(o->moves, sizeof o->moves, "%s", f[1]);
     snprintf(o->status, sizeof o->status, "%s", f[2]);
     snprintf(o->name, sizeof o->name, "%s", n > 3 ? f[3] : "");
-    int nm;
-    if (ops_play(o->moves, &o->pos, &nm, err, errlen))
+    if (play_three(o->moves, &o->pos, err, errlen))
         return -1;
-    if (nm != 3) {
-        snprintf(err, errlen, "\"%s\" is %d moves, not 3", o->moves, nm);
-        return -1;
-    }
     o->published = -1;
     b->nballot++;
     return 0;
@@ -162,13 +171,8 @@ published_line(char **f, int n, int lineno, void *arg, char *err, size_t errlen)
     snprintf(o->proof, sizeof o->proof, "%s", f[2]);
     o->searches = strtoull(f[3], NULL, 10);
     o->max_ply = atoi(f[4]);
-    int nm;
-    if (ops_play(o->moves, &o->pos, &nm, err, errlen))
+    if (play_three(o->moves, &o->pos, err, errlen))
         return -1;
-    if (nm != 3) {
-        snprintf(err, errlen, "\"%s\" is %d moves, not 3", o->moves, nm);
-        return -1;
-    }
     o->ballot = -1;
     b->npub++;
     return 0;
@@ -375,7 +379,7 @@ ladder_line(char **f, int n, int lineno, void *arg, char *err, size_t errlen)
         snprintf(err, errlen, "the line (%d plies) does not reach the FEN of the row", nm);
         return -1;
     }
-    int pieces = __builtin_popcount(r->pos.bm | r->pos.wm | r->pos.bk | r->pos.wk);
+    int pieces = eng_pieces(&r->pos);
     if (pieces != r->pieces) {
         snprintf(err, errlen, "the FEN has %d pieces, the row says %d", pieces, r->pieces);
         return -1;

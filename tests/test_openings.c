@@ -29,12 +29,6 @@
 
 #include "openings/openings.h"
 
-static int
-pieces(const eng_pos *p)
-{
-    return __builtin_popcount(p->bm | p->wm | p->bk | p->wk);
-}
-
 static unsigned
 outcomes(eng_bound b)
 {
@@ -123,7 +117,9 @@ static void
 test_ladder_load(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/test_openings.XXXXXX";
+    const char *tmp = getenv("TMPDIR");
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/test_openings.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     assert_non_null(mkdtemp(dir));
     char err[1200];
     ops_rung *r = NULL;
@@ -133,7 +129,7 @@ test_ladder_load(void **state)
     assert_int_equal(ops_play("9-13 22-17 13-22 26x17 5-9", &p, NULL, err, sizeof err), 0);
     char fen[ENG_FEN_MAX], row[1024];
     eng_format_fen(&p, fen, sizeof fen);
-    snprintf(row, sizeof row, "1\t09-13 22-17 13-22\t18\t%d\t2\t%s\t26x17 5-9", pieces(&p), fen);
+    snprintf(row, sizeof row, "1\t09-13 22-17 13-22\t18\t%d\t2\t%s\t26x17 5-9", eng_pieces(&p), fen);
     /* a nominal rung of 18 with 23 pieces is refused; make it honest */
     write_ladder(dir, row);
     assert_int_equal(ops_ladder_load(dir, &r, &n, err, sizeof err), -1);
@@ -149,7 +145,7 @@ test_ladder_load(void **state)
     int nm;
     assert_int_equal(ops_play_from(&p, line, &q, &nm, err, sizeof err), 0);
     eng_format_fen(&q, fen, sizeof fen);
-    snprintf(row, sizeof row, "1\t09-13 22-17 13-22\t14\t%d\t%d\t%s\t%s", pieces(&q), nm, fen,
+    snprintf(row, sizeof row, "1\t09-13 22-17 13-22\t14\t%d\t%d\t%s\t%s", eng_pieces(&q), nm, fen,
              line);
     write_ladder(dir, row);
     assert_int_equal(ops_ladder_load(dir, &r, &n, err, sizeof err), 0);
@@ -183,7 +179,7 @@ test_ladder_load(void **state)
     }
     /* the same rung twice */
     snprintf(row, sizeof row, "1\t09-13 22-17 13-22\t14\t%d\t%d\t%s\t%s\n1\t09-13 22-17 13-22\t14\t%d\t%d\t%s\t%s",
-             pieces(&q), nm, fen, line, pieces(&q), nm, fen, line);
+             eng_pieces(&q), nm, fen, line, eng_pieces(&q), nm, fen, line);
     write_ladder(dir, row);
     assert_int_equal(ops_ladder_load(dir, &r, &n, err, sizeof err), -1);
     assert_non_null(strstr(err, "line 4: a second row for opening 1, rung 14"));
@@ -235,7 +231,7 @@ test_shipped_ladder(void **state)
         int done = 0;
         char *copy = strdup(mv_line);
         for (mv = strtok_r(copy, " ", &save2); mv; mv = strtok_r(NULL, " ", &save2)) {
-            assert_true(pieces(&p) > rung);
+            assert_true(eng_pieces(&p) > rung);
             eng_move m;
             assert_int_equal(eng_parse_move(&p, mv, &m, err, sizeof err), 0);
             eng_pos nx;
@@ -245,7 +241,7 @@ test_shipped_ladder(void **state)
         }
         free(copy);
         assert_int_equal(done, ply);
-        assert_true(pieces(&p) <= rung);
+        assert_true(eng_pieces(&p) <= rung);
         assert_true(eng_equal(&p, &r[rows].pos));
         rows++;
     }
