@@ -91,7 +91,8 @@ human_count(uint64_t n, char *buf, size_t len)
 typedef struct progress_state {
     int tty;
     int last_len;
-    int tenths; /* compress: tenths of the run already logged (not a tty) */
+    int tenths; /* compress, verify: tenths of the run already logged (not a tty) */
+    const char *what; /* verify: the step being logged ("2-bit files", ...) */
 } progress_state;
 
 /* Progress on a terminal: one line rewritten in place. Otherwise: one log
@@ -107,6 +108,30 @@ on_progress(const egdb_progress *p, void *arg)
     human_count(p->resolved, res, sizeof res);
     human_count(p->positions, pos, sizeof pos);
     human_count((uint64_t)rate, r, sizeof r);
+    if (!strcmp(p->phase, "verify")) {
+        /* One line per step (the 2-bit files, then the compressed ones). */
+        if (ps->what != p->slice) {
+            if (ps->tty && ps->what)
+                fprintf(stderr, "\n");
+            ps->what = p->slice;
+            ps->tenths = 0;
+            ps->last_len = 0;
+        }
+        if (ps->tty) {
+            char line[256];
+            int n = snprintf(line, sizeof line,
+                             "\rverify %s  %s/%s positions  %5.1f%%  %s pos/s  ETA %.0fs",
+                             p->slice, res, pos, 100.0 * frac, r, eta);
+            fprintf(stderr, "%s%*s", line, ps->last_len > n ? ps->last_len - n : 0, "");
+            ps->last_len = n;
+            fflush(stderr);
+        } else if ((int)(10.0 * frac) > ps->tenths) {
+            ps->tenths = (int)(10.0 * frac);
+            fprintf(stderr, "verify %s: %s of %s positions (%.0f%%), %.1fs elapsed, ETA %.0fs\n",
+                    p->slice, res, pos, 100.0 * frac, p->elapsed, eta);
+        }
+        return;
+    }
     if (!strcmp(p->phase, "compress")) {
         /* Slices instead of pairs, positions compressed instead of
          * resolved; the rest as the build's line. */
@@ -143,7 +168,7 @@ on_progress(const egdb_progress *p, void *arg)
         fprintf(stderr, "%s%*s", line, ps->last_len > n ? ps->last_len - n : 0, "");
         ps->last_len = n;
         fflush(stderr);
-    } else if (!strcmp(p->phase, "write") || !strcmp(p->phase, "verify")) {
+    } else if (!strcmp(p->phase, "write")) {
         fprintf(stderr, "%s %s pair %zu/%zu: %" PRIu64 " positions; total %.1f%%, %.1fs elapsed\n",
                 p->phase, p->slice, p->pair_no, p->pair_count, p->positions, 100.0 * frac,
                 p->elapsed);
@@ -236,7 +261,7 @@ egdb_partial_build_cmd(const egdb_args *a)
         fprintf(stderr, "checkers egdb build: bad --only: %s\n", err);
         return CLI_EXIT_USAGE;
     }
-    progress_state ps = {isatty(2), 0, 0};
+    progress_state ps = {isatty(2), 0, 0, NULL};
     egpt_opts o = {mats, n, (int)a->threads, on_progress, &ps, &stop_flag};
     egpt_stats st;
     signal(SIGINT, on_signal);
@@ -283,7 +308,7 @@ egdb_build_cmd(const egdb_args *a)
     if (left == 0) {
         /* Built before; a run stopped during compression resumes it here. */
         egdb_compress_stats cst;
-        progress_state ps = {isatty(2), 0, 0};
+        progress_state ps = {isatty(2), 0, 0, NULL};
         egdb_compress_opts co = {(int)a->pieces, (int)a->threads, !a->no_threats, on_progress, &ps};
         rc = egdb_compress(a->dir, &co, &cst, err, sizeof err);
         if (ps.tty && ps.last_len)
@@ -322,7 +347,7 @@ egdb_build_cmd(const egdb_args *a)
                     "needed (slower)\n",
                     (double)resident / 1e9, a->memory_gb);
     }
-    progress_state ps = {isatty(2), 0, 0};
+    progress_state ps = {isatty(2), 0, 0, NULL};
     egdb_build_opts o = {(int)a->pieces, (int)a->threads, on_progress, &ps, &stop_flag};
     egdb_build_stats st;
     signal(SIGINT, on_signal);
@@ -341,7 +366,7 @@ egdb_build_cmd(const egdb_args *a)
     /* The compressed form is what solvers probe: write it now (slices that
      * already have it are skipped, so this is resumable too). */
     egdb_compress_stats cst;
-    progress_state cps = {ps.tty, 0, 0};
+    progress_state cps = {ps.tty, 0, 0, NULL};
     egdb_compress_opts co = {(int)a->pieces, (int)a->threads, !a->no_threats, on_progress, &cps};
     double tc = cli_now();
     rc = egdb_compress(a->dir, &co, &cst, err, sizeof err);
@@ -380,7 +405,7 @@ egdb_compress_cmd(const egdb_args *a)
     }
     char err[512];
     egdb_compress_stats st;
-    progress_state ps = {isatty(2), 0, 0};
+    progress_state ps = {isatty(2), 0, 0, NULL};
     egdb_compress_opts o = {a->pieces > 0 ? (int)a->pieces : EGDB_MAX_PIECES, (int)a->threads,
                             !a->no_threats, on_progress, &ps};
     double t0 = cli_now();
@@ -611,10 +636,9 @@ egdb_verify_cmd(const egdb_args *a)
         return CLI_EXIT_USAGE;
     }
     char err[1024];
-    progress_state ps = {isatty(2), 0, 0};
+    progress_state ps = {isatty(2), 0, 0, NULL};
     double t0 = cli_now();
-    int rc =
-        egdb_verify(a->dir, (int)a->threads, ps.tty ? on_progress : NULL, &ps, err, sizeof err);
+    int rc = egdb_verify(a->dir, (int)a->threads, on_progress, &ps, err, sizeof err);
     if (ps.tty)
         fprintf(stderr, "\n");
     if (rc != 0) {

@@ -27,6 +27,9 @@
 /* ---- constants -------------------------------------------------------- */
 
 #define CHUNK 16384
+/* One position in VERIFY_SAMPLE of a compressed slice compared with its
+ * 2-bit file is also checked through the prober (see step 2 below). */
+#define VERIFY_SAMPLE 64
 
 /* ---- types ------------------------------------------------------------ */
 
@@ -44,7 +47,75 @@ typedef struct verify_ctx {
     _Atomic uint64_t done; /* positions checked */
 } verify_ctx;
 
+/* What the calling thread reports while workers run (run_threads). */
+typedef struct reporter {
+    egdb_progress_fn fn;
+    void *arg;
+    const char *what;       /* "2-bit files" or "compressed files" */
+    int npieces;
+    _Atomic uint64_t *done; /* positions checked so far            */
+    uint64_t total;
+} reporter;
+
+typedef struct counted {
+    void *(*fn)(void *);
+    void *arg;
+    _Atomic int *left; /* workers still running */
+} counted;
+
 /* ---- functions -------------------------------------------------------- */
+
+static void *
+counted_worker(void *a)
+{
+    counted *w = a;
+    w->fn(w->arg);
+    atomic_fetch_sub(w->left, 1);
+    return NULL;
+}
+
+/* Runs fn on up to `threads` threads. With a reporter, the calling thread
+ * reports progress four times a second until every worker has returned
+ * (a worker may stop early, when a bad position has been found). */
+static void
+run_threads(void *(*fn)(void *), void *arg, int threads, const reporter *rep)
+{
+    int nt = threads < 1 ? 1 : threads > 64 ? 64 : threads;
+    pthread_t tid[64];
+    _Atomic int left;
+    atomic_init(&left, nt);
+    counted w = {fn, arg, &left};
+    int started = 0;
+    for (int t = rep ? 0 : 1; t < nt; t++)
+        if (pthread_create(&tid[started], NULL, counted_worker, &w) == 0)
+            started++;
+    /* Workers take items until none is left, so the threads that did
+     * start do all the work. */
+    atomic_fetch_sub(&left, nt - started - (rep ? 0 : 1));
+    if (!rep || started == 0) {
+        counted_worker(&w);
+    } else {
+        struct timespec t0, t, nap = {0, 250000000};
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        while (atomic_load(&left) > 0) {
+            nanosleep(&nap, NULL);
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            egdb_progress pr;
+            memset(&pr, 0, sizeof pr);
+            pr.slice = rep->what;
+            pr.phase = "verify";
+            pr.npieces = rep->npieces;
+            pr.resolved = atomic_load(rep->done);
+            pr.positions = rep->total;
+            pr.done_total = pr.resolved;
+            pr.run_total = rep->total;
+            pr.elapsed = (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9;
+            rep->fn(&pr, rep->arg);
+        }
+    }
+    for (int t = 0; t < started; t++)
+        pthread_join(tid[t], NULL);
+}
 
 /* A source of successor values: the 2-bit registry or an open database. */
 typedef int (*probe_fn)(const void *src, const eng_pos *p);
@@ -148,16 +219,15 @@ value_name(int v)
     return v == EGDB_WIN ? "win" : v == EGDB_LOSS ? "loss" : v == EGDB_DRAW ? "draw" : "unknown";
 }
 
+/* Verifies every 2-bit file of dir against its successors. The files
+ * stay mapped in *regp (the caller frees it), so that the compressed
+ * files can then be compared with them. */
 static int
 verify_raw(const char *dir, int threads, egdb_progress_fn progress, void *arg, char *err,
-           size_t errlen)
+           size_t errlen, egst_registry *regp)
 {
-    egst_registry reg;
-    if (egst_registry_init(&reg) != 0)
-        return EGDB_ENOMEM;
+    egst_registry *reg = regp;
     int rc = 0;
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     /* Load (and checksum) everything first, smallest databases first. */
     int maxn = 0;
     for (int n = 1; n <= EGDB_MAX_PIECES && rc == 0; n++) {
@@ -171,7 +241,7 @@ verify_raw(const char *dir, int threads, egdb_progress_fn progress, void *arg, c
         }
         egix_slices(n, sl, NULL, k, &k);
         for (size_t i = 0; i < k && rc == 0; i++) {
-            int r = egst_add_mapped(&reg, dir, &sl[i], 1, err, errlen);
+            int r = egst_add_mapped(reg, dir, &sl[i], 1, err, errlen);
             if (r == 0)
                 present++;
             else if (r != EGDB_EMISSING)
@@ -193,64 +263,39 @@ verify_raw(const char *dir, int threads, egdb_progress_fn progress, void *arg, c
     }
     verify_ctx c;
     memset(&c, 0, sizeof c);
-    c.reg = &reg;
-    c.nslices = reg.n;
-    c.chunk_start = malloc((reg.n + 1) * sizeof *c.chunk_start);
+    c.reg = reg;
+    c.nslices = reg->n;
+    c.chunk_start = malloc((reg->n + 1) * sizeof *c.chunk_start);
     if (rc == 0 && !c.chunk_start)
         rc = EGDB_ENOMEM;
     uint64_t total = 0;
-    for (size_t s = 0; rc == 0 && s < reg.n; s++) {
+    for (size_t s = 0; rc == 0 && s < reg->n; s++) {
         c.chunk_start[s] = c.nchunks;
-        c.nchunks += (reg.list[s]->size + CHUNK - 1) / CHUNK;
-        total += reg.list[s]->size;
+        c.nchunks += (reg->list[s]->size + CHUNK - 1) / CHUNK;
+        total += reg->list[s]->size;
     }
     if (rc == 0) {
         atomic_init(&c.next, 0);
         atomic_init(&c.first_bad, UINT64_MAX);
         atomic_init(&c.done, 0);
-        int nt = threads < 1 ? 1 : threads > 64 ? 64 : threads;
-        pthread_t tid[64];
-        int started = 0;
-        for (int t = 0; t < nt; t++)
-            if (pthread_create(&tid[started], NULL, verify_worker, &c) == 0)
-                started++;
-        if (started == 0)
-            verify_worker(&c);
-        /* The calling thread reports progress while the workers run. */
-        while (progress && atomic_load(&c.done) < total && atomic_load(&c.next) < c.nchunks) {
-            struct timespec t, nap = {0, 250000000};
-            nanosleep(&nap, NULL);
-            clock_gettime(CLOCK_MONOTONIC, &t);
-            egdb_progress pr;
-            memset(&pr, 0, sizeof pr);
-            pr.slice = "all";
-            pr.phase = "verify";
-            pr.npieces = maxn;
-            pr.resolved = atomic_load(&c.done);
-            pr.positions = total;
-            pr.done_total = pr.resolved;
-            pr.run_total = total;
-            pr.elapsed = (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9;
-            progress(&pr, arg);
-        }
-        for (int t = 0; t < started; t++)
-            pthread_join(tid[t], NULL);
+        reporter rep = {progress, arg, "2-bit files", maxn, &c.done, total};
+        run_threads(verify_worker, &c, threads, progress ? &rep : NULL);
         uint64_t bad = atomic_load(&c.first_bad);
         if (bad != UINT64_MAX) {
-            const egst_slice *e = reg.list[bad >> 40];
+            const egst_slice *e = reg->list[bad >> 40];
             uint64_t i = bad & ((1ull << 40) - 1);
             eng_pos p;
             char fen[ENG_FEN_MAX], name[EGIX_NAME_MAX];
             egix_unindex(e->table, i, &p);
             eng_format_fen(&p, fen, sizeof fen);
             egix_slice_name(&e->slice, name, sizeof name);
-            int want = expected_value(probe_raw, &reg, &p);
+            int want = expected_value(probe_raw, reg, &p);
             if (want < 0) {
                 /* Every file was checked when loaded: a successor whose
                  * slice is not there (a database missing a slice). */
                 char mv[ENG_MOVE_STR_MAX], cfen[ENG_FEN_MAX];
                 eng_pos cp;
-                failed_successor(probe_raw, &reg, &p, mv, &cp);
+                failed_successor(probe_raw, reg, &p, mv, &cp);
                 eng_format_fen(&cp, cfen, sizeof cfen);
                 snprintf(err, errlen,
                          "slice %s, index %" PRIu64 " (%s): its successor after %s (%s) cannot "
@@ -266,7 +311,6 @@ verify_raw(const char *dir, int threads, egdb_progress_fn progress, void *arg, c
         }
     }
     free(c.chunk_start);
-    egst_registry_free(&reg);
     return rc;
 }
 
@@ -280,20 +324,35 @@ verify_raw(const char *dir, int threads, egdb_progress_fn progress, void *arg, c
  *      This comes first because the second step reads other slices'
  *      blocks: a damaged block must be reported as itself, not as a
  *      wrong value of some position whose successor lies in it.
- *   2. every position that kept its value, against its successors probed
- *      through the same compressed databases (so values resolved by
- *      search are checked too, indirectly). The first bad position in
- *      slice order is reported; a successor that cannot be read is an
- *      error with its own message, never a value.
+ *   2. every position that kept its value, in one of two ways:
+ *      - when the slice's 2-bit file is there (verify_raw has just
+ *        checked it against the rules), against it: the position is
+ *        found through the compressed file's own table (its king order)
+ *        and indexed again through the build order, so a fault of the
+ *        layout shows as well as one of the coding. One position in
+ *        VERIFY_SAMPLE is also checked through the prober: a kept value
+ *        against its successors, a dropped one (resolved by search)
+ *        against the 2-bit file. This costs a decode and a comparison a
+ *        position instead of a move generation and a probe a move, which
+ *        through a cache of a small part of the 7-piece set is what made
+ *        this step the longest of the verification;
+ *      - otherwise, against its successors probed through the same
+ *        compressed databases (so values resolved by search are checked
+ *        too, indirectly).
+ *      The first bad position in slice order is reported; a successor
+ *      that cannot be read is an error with its own message, never a
+ *      value.
  * Work items are blocks (step 1) and pages (step 2) of all slices.
  */
 typedef struct cverify_ctx {
     const egdb *db;
+    const egst_registry *raw; /* the verified 2-bit files (may be empty) */
     uint64_t *item_start; /* per compressed slice: number of its first item */
     uint64_t nitems;
     _Atomic uint64_t next;
     _Atomic uint64_t first_bad; /* slice << 40 | block (step 1) or position
                                    index (step 2), or UINT64_MAX         */
+    _Atomic uint64_t done;      /* step 2: positions checked             */
 } cverify_ctx;
 
 /* Records key as bad if it is the smallest so far. */
@@ -337,6 +396,49 @@ cblocks_worker(void *arg)
     return NULL;
 }
 
+/* Step 2 without a 2-bit file: position i of e, stored value `stored`,
+ * against its successors (a dropped value is not checked). */
+static int
+position_ok(const egdb *db, const egdc_slice *e, uint64_t i, int stored)
+{
+    eng_pos p;
+    egix_unindex(e->table, i, &p);
+    if (egcd_dropped(&p, e->h.flags) != EGCD_KEPT)
+        return 1;
+    int want = expected_value(probe_db, db, &p);
+    return want >= 0 && stored == want;
+}
+
+/* The index in the 2-bit file r of position i of e, and the position if
+ * it had to be found (*have). */
+static uint64_t
+raw_index(const egdc_slice *e, const egst_slice *r, uint64_t i, eng_pos *p, int *have)
+{
+    *have = 0;
+    if (e->h.order == EGIX_ORDER_COLEX)
+        return i;
+    egix_unindex(e->table, i, p);
+    *have = 1;
+    return egix_index(r->table, p);
+}
+
+/* Step 2 with the verified 2-bit file r of the same slice (see above). */
+static int
+position_ok_raw(const egdb *db, const egdc_slice *e, const egst_slice *r, uint64_t i, int stored)
+{
+    eng_pos p;
+    int have;
+    int w = egst_value(r, raw_index(e, r, i, &p, &have));
+    int sample = i % VERIFY_SAMPLE == 0;
+    if (stored == w && !sample)
+        return 1;
+    if (!have)
+        egix_unindex(e->table, i, &p);
+    if (egcd_dropped(&p, e->h.flags) != EGCD_KEPT)
+        return !sample || egdb_probe(db, &p) == w;
+    return stored == w && (!sample || expected_value(probe_db, db, &p) == w);
+}
+
 /* Step 2: one work item a page. */
 static void *
 cverify_worker(void *arg)
@@ -362,47 +464,58 @@ cverify_worker(void *arg)
             record_bad(&c->first_bad, (uint64_t)s << 40 | first);
             continue;
         }
+        const egst_slice *r = c->raw ? egst_find(c->raw, &e->slice) : NULL;
         for (uint64_t i = first; i < end; i++) {
-            eng_pos p;
-            egix_unindex(e->table, i, &p);
-            if (egcd_dropped(&p, e->h.flags) != EGCD_KEPT)
-                continue;
             int stored = (buf[(i - first) >> 2] >> (((i - first) & 3) * 2)) & 3;
-            int want = expected_value(probe_db, c->db, &p);
-            if (want < 0 || stored != want) {
+            if (r ? !position_ok_raw(c->db, e, r, i, stored) : !position_ok(c->db, e, i, stored)) {
                 record_bad(&c->first_bad, (uint64_t)s << 40 | i);
                 break;
             }
         }
+        atomic_fetch_add(&c->done, end - first);
     }
     return NULL;
-}
-
-/* Runs fn on up to `threads` threads (at least the calling one). */
-static void
-run_threads(void *(*fn)(void *), void *arg, int threads)
-{
-    int nt = threads < 1 ? 1 : threads > 64 ? 64 : threads;
-    pthread_t tid[64];
-    int started = 0;
-    for (int t = 1; t < nt; t++)
-        if (pthread_create(&tid[started], NULL, fn, arg) == 0)
-            started++;
-    fn(arg);
-    for (int t = 0; t < started; t++)
-        pthread_join(tid[t], NULL);
 }
 
 /* The error message of position i of compressed slice e (the first bad
  * one of step 2), and its code. */
 static int
-report_position(const egdb *db, const egdc_slice *e, uint64_t i, char *err, size_t errlen)
+report_position(const egdb *db, const egst_registry *raw, const egdc_slice *e, uint64_t i,
+                char *err, size_t errlen)
 {
     eng_pos p;
     char fen[ENG_FEN_MAX], name[EGIX_NAME_MAX];
     egix_slice_name(&e->slice, name, sizeof name);
     egix_unindex(e->table, i, &p);
     eng_format_fen(&p, fen, sizeof fen);
+    uint64_t first = i >> e->h.page_shift << e->h.page_shift;
+    uint64_t buf[(1u << EGCD_PAGE_SHIFT) / 32];
+    int stored = egdc_decode(e, (uint32_t)(i >> e->h.page_shift), (uint8_t *)buf) == 0
+                     ? (((const uint8_t *)buf)[(i - first) >> 2] >> (((i - first) & 3) * 2)) & 3
+                     : 0;
+    const egst_slice *r = raw ? egst_find(raw, &e->slice) : NULL;
+    if (r) {
+        eng_pos q;
+        int have;
+        int w = egst_value(r, raw_index(e, r, i, &q, &have));
+        if (egcd_dropped(&p, e->h.flags) != EGCD_KEPT) {
+            int v = egdb_probe(db, &p);
+            if (v >= 0) {
+                snprintf(err, errlen,
+                         "slice %s (compressed), index %" PRIu64
+                         " (%s): dropped, resolved by search as %s, the verified 2-bit file "
+                         "says %s",
+                         name, i, fen, value_name(v), value_name(w));
+                return EGDB_EVERIFY;
+            }
+        } else if (stored != w) {
+            snprintf(err, errlen,
+                     "slice %s (compressed), index %" PRIu64
+                     " (%s): stored %s, the verified 2-bit file says %s",
+                     name, i, fen, value_name(stored), value_name(w));
+            return EGDB_EVERIFY;
+        }
+    }
     int want = expected_value(probe_db, db, &p);
     if (want < 0) {
         char mv[ENG_MOVE_STR_MAX], cfen[ENG_FEN_MAX], why[700];
@@ -416,11 +529,6 @@ report_position(const egdb *db, const egdc_slice *e, uint64_t i, char *err, size
                  why, cfen, mv, fen, name, i);
         return want == EGDB_ENOTFOUND ? EGDB_EMISSING : want;
     }
-    uint64_t first = i >> e->h.page_shift << e->h.page_shift;
-    uint64_t buf[(1u << EGCD_PAGE_SHIFT) / 32];
-    int stored = egdc_decode(e, (uint32_t)(i >> e->h.page_shift), (uint8_t *)buf) == 0
-                     ? (((const uint8_t *)buf)[(i - first) >> 2] >> (((i - first) & 3) * 2)) & 3
-                     : 0;
     snprintf(err, errlen,
              "slice %s (compressed), index %" PRIu64 " (%s): stored %s, successors say %s", name, i,
              fen, value_name(stored), value_name(want));
@@ -428,7 +536,8 @@ report_position(const egdb *db, const egdc_slice *e, uint64_t i, char *err, size
 }
 
 static int
-verify_compressed(const char *dir, int threads, char *err, size_t errlen, int *found)
+verify_compressed(const char *dir, int threads, const egst_registry *raw,
+                  egdb_progress_fn progress, void *arg, char *err, size_t errlen, int *found)
 {
     egdb *db;
     *found = 0;
@@ -443,6 +552,7 @@ verify_compressed(const char *dir, int threads, char *err, size_t errlen, int *f
     cverify_ctx c;
     memset(&c, 0, sizeof c);
     c.db = db;
+    c.raw = raw;
     c.item_start = malloc((db->ncmp + 1) * sizeof *c.item_start);
     if (!c.item_start) {
         egdb_close(db);
@@ -456,7 +566,7 @@ verify_compressed(const char *dir, int threads, char *err, size_t errlen, int *f
     }
     atomic_init(&c.next, 0);
     atomic_init(&c.first_bad, UINT64_MAX);
-    run_threads(cblocks_worker, &c, threads);
+    run_threads(cblocks_worker, &c, threads, NULL);
     uint64_t bad = atomic_load(&c.first_bad);
     if (bad != UINT64_MAX) {
         const egdc_slice *e = db->cmp_list[bad >> 40];
@@ -469,13 +579,17 @@ verify_compressed(const char *dir, int threads, char *err, size_t errlen, int *f
     /* Step 2: every position, page by page. */
     if (rc == 0) {
         c.nitems = 0;
+        uint64_t total = 0;
         for (size_t s = 0; s < db->ncmp; s++) {
             c.item_start[s] = c.nitems;
             c.nitems += db->cmp_list[s]->npages;
+            total += db->cmp_list[s]->h.positions;
         }
         atomic_store(&c.next, 0);
         atomic_store(&c.first_bad, UINT64_MAX);
-        run_threads(cverify_worker, &c, threads);
+        atomic_init(&c.done, 0);
+        reporter rep = {progress, arg, "compressed files", db->max_pieces, &c.done, total};
+        run_threads(cverify_worker, &c, threads, progress ? &rep : NULL);
         bad = atomic_load(&c.first_bad);
     }
     if (rc == 0 && bad != UINT64_MAX) {
@@ -490,7 +604,7 @@ verify_compressed(const char *dir, int threads, char *err, size_t errlen, int *f
                      e->path, e->page_block[g], g, i);
             rc = EGDB_ECORRUPT;
         } else {
-            rc = report_position(db, e, i, err, errlen);
+            rc = report_position(db, raw, e, i, err, errlen);
         }
     }
     free(c.item_start);
@@ -503,14 +617,23 @@ egdb_verify(const char *dir, int threads, egdb_progress_fn progress, void *arg, 
             size_t errlen)
 {
     /* The 2-bit build files first (if any), then the compressed files (if
-     * any): both forms are what later work reads. */
-    int rc = verify_raw(dir, threads, progress, arg, err, errlen);
+     * any): both forms are what later work reads. The compressed files
+     * are compared with the 2-bit files when these are all there and have
+     * passed (step 2 above). */
+    egst_registry raw;
+    if (egst_registry_init(&raw) != 0)
+        return EGDB_ENOMEM;
+    int rc = verify_raw(dir, threads, progress, arg, err, errlen, &raw);
     int raw_missing = rc == EGDB_EMISSING;
-    if (rc != 0 && !raw_missing)
+    if (rc != 0 && !raw_missing) {
+        egst_registry_free(&raw);
         return rc;
+    }
     int found;
     char err2[1024];
-    int rc2 = verify_compressed(dir, threads, err2, sizeof err2, &found);
+    int rc2 = verify_compressed(dir, threads, rc == 0 ? &raw : NULL, progress, arg, err2,
+                                sizeof err2, &found);
+    egst_registry_free(&raw);
     if (rc2 != 0 && !(rc2 == EGDB_EMISSING && !raw_missing)) {
         snprintf(err, errlen, "%s", err2);
         return rc2;

@@ -23,7 +23,10 @@
  *     table's offsets, checksums and page counts, data) is named by its
  *     part;
  *     a truncated file and a wrong version make egdb_open fail naming the
- *     file.
+ *     file;
+ *   - a compressed file that decodes cleanly but holds one wrong value is
+ *     found by egdb_verify, against the build file and, without build
+ *     files, against the successors.
  * The build files come from egdb_build, itself checked against an
  * independent solver in test_egdb_build.c.
  */
@@ -636,6 +639,78 @@ test_verify_compressed(void **state)
     assert_int_equal(egdb_verify(f->dir, 2, NULL, NULL, err, sizeof err), 0);
 }
 
+/*
+ * A compressed file that decodes cleanly but holds one wrong value: made
+ * by compressing 2200.00 from a build file with one kept value changed,
+ * then putting the right build file back. egdb_verify must find it
+ * against the verified build file when that is there, and against the
+ * successors when the build files are gone.
+ */
+static void
+test_verify_wrong_value(void **state)
+{
+    fixture *f = *state;
+    char d[256], err[1024], cmd[1024];
+    copy_dir(f->dir, d, sizeof d);
+    egix_slice s;
+    assert_int_equal(egix_slice_parse("2200.00", &s), 0);
+    egst_registry r;
+    assert_int_equal(egst_registry_init(&r), 0);
+    assert_int_equal(egst_add_mapped(&r, d, &s, 1, err, sizeof err), 0);
+    const egst_slice *e = egst_find(&r, &s);
+    /* A kept position in the middle of the slice. */
+    uint64_t i;
+    eng_pos p;
+    for (i = e->size / 2; i < e->size; i++) {
+        egix_unindex(e->table, i, &p);
+        if (egcd_dropped(&p, EGCD_FLAG_THREATS) == EGCD_KEPT)
+            break;
+    }
+    assert_true(i < e->size);
+    size_t bytes = (size_t)((e->size + 3) / 4);
+    uint8_t *packed = malloc(bytes);
+    assert_non_null(packed);
+    memcpy(packed, e->data, bytes);
+    int v = egst_value(e, i), nv = v == EGDB_DRAW ? EGDB_WIN : EGDB_DRAW;
+    packed[i >> 2] = (uint8_t)((packed[i >> 2] & ~(3u << ((i & 3) * 2))) | (unsigned)nv << ((i & 3) * 2));
+    egst_header h;
+    memset(&h, 0, sizeof h);
+    h.slice = s;
+    h.positions = e->size;
+    for (uint64_t k = 0; k < e->size; k++) {
+        int x = (packed[k >> 2] >> ((k & 3) * 2)) & 3;
+        h.wins += x == EGDB_WIN;
+        h.losses += x == EGDB_LOSS;
+        h.draws += x == EGDB_DRAW;
+    }
+    egst_registry_free(&r);
+    assert_int_equal(egst_write(d, &h, packed, err, sizeof err), 0);
+    free(packed);
+    snprintf(cmd, sizeof cmd, "rm %s/2200.00.cwl", d);
+    assert_int_equal(run(cmd), 0);
+    egdb_compress_stats cs;
+    egdb_compress_opts co = {f->pieces, 2, 1, NULL, NULL};
+    assert_int_equal(egdb_compress(d, &co, &cs, err, sizeof err), 0);
+    assert_int_equal(cs.slices, 1);
+    snprintf(cmd, sizeof cmd, "cp %s/2200.00.wld %s/", f->dir, d);
+    assert_int_equal(run(cmd), 0);
+
+    /* Against the build file: the position itself (or a dropped one whose
+     * search reads it), named with both values. */
+    assert_int_equal(egdb_verify(d, 2, NULL, NULL, err, sizeof err), EGDB_EVERIFY);
+    printf("# %s\n", err);
+    assert_non_null(strstr(err, "slice 2200.00 (compressed)"));
+    assert_non_null(strstr(err, "the verified 2-bit file says"));
+    /* Against the successors. */
+    snprintf(cmd, sizeof cmd, "rm -f %s/*.wld", d);
+    assert_int_equal(run(cmd), 0);
+    assert_int_equal(egdb_verify(d, 2, NULL, NULL, err, sizeof err), EGDB_EVERIFY);
+    printf("# %s\n", err);
+    assert_non_null(strstr(err, "successors say"));
+    snprintf(cmd, sizeof cmd, "rm -rf %s", d);
+    run(cmd);
+}
+
 int
 main(void)
 {
@@ -647,6 +722,7 @@ main(void)
         cmocka_unit_test(test_small_cache_same_values),
         cmocka_unit_test(test_threads_same_values),
         cmocka_unit_test(test_verify_compressed),
+        cmocka_unit_test(test_verify_wrong_value),
         cmocka_unit_test(test_damaged_block),
         cmocka_unit_test(test_damaged_last_block),
         cmocka_unit_test(test_damaged_parts),
