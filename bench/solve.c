@@ -21,7 +21,10 @@
  * position is kept only if the sides are at most one piece apart (a
  * capture that jumps past n, or a lopsided game, restarts with the next
  * seed), so the suite holds the contested endings a proof meets rather
- * than easy wins. Deterministic for a given engine and evaluation.
+ * than easy wins. Deterministic for a given engine and evaluation; the
+ * play probes at most SUITE_DB_PIECES pieces whatever databases are
+ * there, so the 2-6 and 2-7 runs solve the same positions (probing
+ * 7-piece values changes the moves chosen, and so the suite).
  *
  * Settings (environment): SOLVE_BENCH_DB (default egdb-data),
  * SOLVE_BENCH_TIME seconds a position (default 10; the issue's target
@@ -47,6 +50,8 @@
 
 #define MAXPOS 512
 #define BALLOTS "../shared/reference/three-move-ballots.tsv"
+/* The largest databases the suite's play probes (see the top). */
+#define SUITE_DB_PIECES 6
 
 /* ---- types ------------------------------------------------------------ */
 
@@ -135,6 +140,7 @@ make_position(ab_ctx *ab, const egdb *db, int n, int k, eng_pos *out)
                 eng_make(&p, &l.m[i], &c);
                 ab_opts o = {0};
                 o.db = db;
+                o.db_pieces = SUITE_DB_PIECES;
                 o.max_depth = 4;
                 ab_result r;
                 sc[i] = ab_search(ab, &c, &o, &r) == 0 ? -r.score : -AB_WIN;
