@@ -281,8 +281,7 @@ main(void)
                  * database and stores nothing, so there is no proof tree
                  * to check; its answer is checked against a probe. */
                 int v = egdb_probe(db, &r->p);
-                int x = v == EGDB_WIN ? ENG_WIN : v == EGDB_LOSS ? ENG_LOSS : ENG_DRAW;
-                r->checked = v > 0 && pr.bound == eng_bound_exact(x);
+                r->checked = v > 0 && pr.bound == eng_bound_exact(egdb_outcome(v));
                 if (!r->checked) {
                     badproof++;
                     printf("  DATABASE DISAGREES: %s: df-pn %s, database %d\n", fen,

@@ -51,6 +51,7 @@
 #include <stdint.h>
 
 #include "engine/engine.h"
+#include "engine/value.h"
 
 /* ---- constants ------------------------------------------------------ */
 
@@ -61,6 +62,14 @@ enum egdb_value {
     EGDB_LOSS = 2,
     EGDB_DRAW = 3
 };
+
+/* The outcome for the side to move (ENG_WIN, ENG_LOSS, ENG_DRAW) of a
+ * stored value v (EGDB_WIN, EGDB_LOSS, EGDB_DRAW). */
+static inline int
+egdb_outcome(int v)
+{
+    return v == EGDB_WIN ? ENG_WIN : v == EGDB_LOSS ? ENG_LOSS : ENG_DRAW;
+}
 
 enum egdb_err {
     EGDB_OK = 0,

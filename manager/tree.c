@@ -333,7 +333,7 @@ node_own(mt_tree *t, mt_node *n, char *err, size_t errlen)
             fmt_err(err, errlen, "database probe of %s failed: %s", fen, egdb_strerror(v));
             return MT_EDB;
         }
-        n->own = eng_bound_exact(v == EGDB_WIN ? ENG_WIN : v == EGDB_LOSS ? ENG_LOSS : ENG_DRAW);
+        n->own = eng_bound_exact(egdb_outcome(v));
         n->src = SRC_DB;
     } else {
         pst_record r;

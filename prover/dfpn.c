@@ -461,7 +461,7 @@ from_pt(child *ch, const pt_entry *q, int rep_up)
 static int
 attacker_succeeds(const dfpn_ctx *c, const eng_pos *p, int v)
 {
-    int o = v == EGDB_WIN ? ENG_WIN : v == EGDB_LOSS ? ENG_LOSS : ENG_DRAW;
+    int o = egdb_outcome(v);
     if (p->stm != c->attacker)
         o = -o;
     return c->goal == DFPN_WIN ? o == ENG_WIN : o >= ENG_DRAW;
@@ -966,7 +966,7 @@ walk_leaf(dfpn_ctx *c, const eng_pos *p)
             return 0;
         if (v < 0)
             return -2;
-        int x = v == EGDB_WIN ? ENG_WIN : v == EGDB_LOSS ? ENG_LOSS : ENG_DRAW;
+        int x = egdb_outcome(v);
         if (p->stm != c->w_side)
             x = -x;
         return (wr ? x == ENG_WIN : x >= ENG_DRAW) ? 1 : -1;

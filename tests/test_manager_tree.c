@@ -157,7 +157,7 @@ db_value(const eng_pos *p)
 {
     int v = egdb_probe(F.full, p);
     assert_true(v >= 0);
-    return eng_bound_exact(v == EGDB_WIN ? ENG_WIN : v == EGDB_LOSS ? ENG_LOSS : ENG_DRAW);
+    return eng_bound_exact(egdb_outcome(v));
 }
 
 /* Random 5-piece roots: settled answers equal the database's. */
