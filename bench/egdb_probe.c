@@ -261,11 +261,9 @@ main(void)
     size_t caches[2] = {whole, whole / 4};
     const char *names[2] = {"whole set", "a quarter"};
     int ncaches = 2;
-    char given[64];
     if (cache_mb > 0) {
-        snprintf(given, sizeof given, "given size");
         caches[0] = (size_t)cache_mb << 20;
-        names[0] = given;
+        names[0] = "given size";
         ncaches = 1;
     }
     for (int c = 0; c < ncaches; c++) {

@@ -110,7 +110,7 @@ on_progress(const egdb_progress *p, void *arg)
     human_count((uint64_t)rate, r, sizeof r);
     if (!strcmp(p->phase, "verify")) {
         /* One line per step (the 2-bit files, then the compressed ones). */
-        if (ps->what != p->slice) {
+        if (!ps->what || strcmp(ps->what, p->slice)) {
             if (ps->tty && ps->what)
                 fprintf(stderr, "\n");
             ps->what = p->slice;

@@ -37,9 +37,9 @@ double egrun_now(void);
 
 /*
  * egrun_lock - takes the writer's lock of database directory dir
- * (created if missing): an flock on dir/.lock, which holds the owner's pid): builds and
- * compressions write the same files, and two at once in one directory
- * would waste each other's work. The lock goes with the process, so a
+ * (created if missing): an flock on dir/.lock, which holds the owner's
+ * pid. Builds and compressions write the same files, and two at once in
+ * one directory would waste each other's work. The lock goes with the process, so a
  * killed build never leaves it held. RETURN a descriptor for
  * egrun_unlock, or EGDB_EBUSY (err names the other pid) / EGDB_EIO.
  */

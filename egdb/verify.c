@@ -60,7 +60,7 @@ typedef struct reporter {
 typedef struct counted {
     void *(*fn)(void *);
     void *arg;
-    _Atomic int *left; /* workers still running */
+    _Atomic int *finished; /* workers that have returned */
 } counted;
 
 /* ---- functions -------------------------------------------------------- */
@@ -70,7 +70,7 @@ counted_worker(void *a)
 {
     counted *w = a;
     w->fn(w->arg);
-    atomic_fetch_sub(w->left, 1);
+    atomic_fetch_add(w->finished, 1);
     return NULL;
 }
 
@@ -82,22 +82,22 @@ run_threads(void *(*fn)(void *), void *arg, int threads, const reporter *rep)
 {
     int nt = threads < 1 ? 1 : threads > 64 ? 64 : threads;
     pthread_t tid[64];
-    _Atomic int left;
-    atomic_init(&left, nt);
-    counted w = {fn, arg, &left};
+    _Atomic int finished;
+    atomic_init(&finished, 0);
+    counted w = {fn, arg, &finished};
     int started = 0;
+    /* Without a reporter the calling thread is one of the workers. Workers
+     * take items until none is left, so the threads that did start do all
+     * the work. */
     for (int t = rep ? 0 : 1; t < nt; t++)
         if (pthread_create(&tid[started], NULL, counted_worker, &w) == 0)
             started++;
-    /* Workers take items until none is left, so the threads that did
-     * start do all the work. */
-    atomic_fetch_sub(&left, nt - started - (rep ? 0 : 1));
     if (!rep || started == 0) {
-        counted_worker(&w);
+        fn(arg);
     } else {
         struct timespec t0, t, nap = {0, 250000000};
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        while (atomic_load(&left) > 0) {
+        while (atomic_load(&finished) < started) {
             nanosleep(&nap, NULL);
             clock_gettime(CLOCK_MONOTONIC, &t);
             egdb_progress pr;
@@ -220,13 +220,12 @@ value_name(int v)
 }
 
 /* Verifies every 2-bit file of dir against its successors. The files
- * stay mapped in *regp (the caller frees it), so that the compressed
+ * stay mapped in *reg (the caller's, which it frees), so that the compressed
  * files can then be compared with them. */
 static int
 verify_raw(const char *dir, int threads, egdb_progress_fn progress, void *arg, char *err,
-           size_t errlen, egst_registry *regp)
+           size_t errlen, egst_registry *reg)
 {
-    egst_registry *reg = regp;
     int rc = 0;
     /* Load (and checksum) everything first, smallest databases first. */
     int maxn = 0;

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "openings/openings.h"
+#include "tests/test_util.h"
 
 static unsigned
 outcomes(eng_bound b)
@@ -117,10 +118,8 @@ static void
 test_ladder_load(void **state)
 {
     (void)state;
-    const char *tmp = getenv("TMPDIR");
     char dir[512];
-    snprintf(dir, sizeof dir, "%s/test_openings.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    assert_non_null(mkdtemp(dir));
+    assert_non_null(test_tmpdir(dir, sizeof dir, "test_openings"));
     char err[1200];
     ops_rung *r = NULL;
     int n = 0;
