@@ -142,8 +142,9 @@ void dfpn_free(dfpn_ctx *c);
  * With o->store and o->write_proof, an answered query writes its whole
  * proof (prover.h, WRITING A PROOF) in one transaction before returning.
  * RETURN 0 with out filled; DFPN_EINVAL (invalid position or goal),
- * DFPN_EDB, DFPN_ESTORE, or DFPN_EPROOF (the answer in out stands, but
- * its proof could not be written; err says where and why).
+ * DFPN_EDB, DFPN_ESTORE, or DFPN_EPROOF (out holds df-pn's answer, but
+ * its proof could not be written, so nothing certifies it: prv_solve
+ * does not count it as proved; err says where and why).
  */
 int dfpn_prove(dfpn_ctx *c, const eng_pos *root, int attacker, int goal, const dfpn_opts *o,
                dfpn_result *out, char *err, size_t errlen);

@@ -139,10 +139,12 @@ prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_
                 out->expanded += q->r.expanded;
             }
         }
-        /* An answer whose proof could not be written still stands: df-pn
-         * found it. It is reported, with the error, but not trusted for
-         * more queries. */
-        eng_bound b = bound_of(p, att, goal, q->r.status);
+        /* An answer whose proof could not be written is not a result:
+         * the walk is what certifies df-pn's answers, and it has caught
+         * wrong ones (a table fault, since mended). The bound stays what
+         * the earlier queries proved; the error says where the walk
+         * stopped. */
+        eng_bound b = rc == DFPN_EPROOF ? ENG_LW : bound_of(p, att, goal, q->r.status);
         out->bound = meet(out->bound, b);
         if (rc != 0 || q->r.status == DFPN_UNKNOWN)
             break;
