@@ -1063,70 +1063,6 @@ rollback(dfpn_ctx *c, size_t to, size_t items)
     c->nitems = items;
 }
 
-static int walk(dfpn_ctx *c, int ply);
-
-/*
- * walk_each - the last resort where the proving side moves at path[ply]:
- * a new search proved it, but none of its children is known. That happens
- * when the result rests on more repetitions of the line than a stored
- * result may name (NDEP, DEP_OVER): it is handed up and never stored, so
- * the children's results do not outlive the search. Each child not yet
- * tried (len[i] != -1), the most promising first, is searched by itself on
- * this line, and the first that succeeds and whose proof closes is taken.
- * RETURN 0 closed (its move recorded, *maxlen set), 1 not, -1 an error.
- */
-static int
-walk_each(dfpn_ctx *c, int ply, child *ch, int n, int *len, int *maxlen)
-{
-    int w_att = c->w_side == c->attacker;
-    for (;;) {
-        int pick = -1;
-        uint32_t best = 0;
-        for (int i = 0; i < n; i++) {
-            const child *x = &ch[i];
-            if (len[i] == -1 || (x->fixed && !child_wins(c, x)))
-                continue;
-            uint32_t v = w_att ? x->pn : x->dn; /* the proving side's number */
-            if (pick < 0 || v < best)
-                pick = i, best = v;
-        }
-        if (pick < 0)
-            return 1;
-        len[pick] = -1;
-        child *x = &ch[pick];
-        pset_entry *q = pset_find(c, &x->pos, 0);
-        if (q && c->w_reach && q->state != 2)
-            continue; /* a win may not come back to the walk's line */
-        if (!q) {
-            descend(c, ply, x);
-            if (!child_wins(c, x)) {
-                research(c, ply + 1, x);
-                if (c->error)
-                    return -1;
-                if (!child_wins(c, x))
-                    continue;
-            }
-            size_t log0 = c->nlog, items0 = c->nitems;
-            int r = walk(c, ply + 1);
-            if (r < 0)
-                return -1;
-            if (r > 0) {
-                rollback(c, log0, items0);
-                continue;
-            }
-            q = pset_find(c, &x->pos, 0);
-        }
-        *maxlen = q ? q->len : 0;
-        pset_entry *se = pset_find(c, &c->path[ply], 0);
-        pst_move mv = pst_move_of(&x->mv);
-        if (c->w_reach)
-            c->items[se->item].rec.win = mv;
-        else
-            c->items[se->item].rec.draw = mv;
-        return 0;
-    }
-}
-
 /*
  * walk - adds path[ply] (not a leaf) and its proof below to the set.
  * Where the proving side moves, the candidate moves are tried in order
@@ -1134,6 +1070,12 @@ walk_each(dfpn_ctx *c, int ply, child *ch, int n, int *len, int *maxlen)
  * repetitions); a candidate whose proof cannot be closed (a win that
  * would come back to a position on the walk, a reply the tables cannot
  * prove again) is rolled back and the next tried.
+ * RANK 3: after the position is searched again (the second attempt), the
+ * children no table knows come last, each searched by itself on this
+ * line, the proving side's smallest number first. The new search may have
+ * proved the position without leaving any child known: a result resting
+ * on more repetitions of the line than a stored result may name (NDEP,
+ * DEP_OVER) is handed up and never stored.
  * RETURN 0; 1 when the proof below cannot be closed (c->stuck says where);
  * -1 with c->error set (a database or memory failure).
  */
@@ -1179,6 +1121,8 @@ walk(dfpn_ctx *c, int ply)
                     rank[i] = 1, len[i] = q->len;
                 else if (lf == 0 && !q && child_wins(c, &ch[i]))
                     rank[i] = 2, len[i] = c->w_reach ? ch[i].len : ch[i].rep_up;
+                else if (lf == 0 && !q && !ch[i].fixed && attempt == 1)
+                    rank[i] = 3, len[i] = (int)(c->w_side == c->attacker ? ch[i].pn : ch[i].dn);
             }
             for (;;) {
                 int pick = -1;
@@ -1194,13 +1138,21 @@ walk(dfpn_ctx *c, int ply)
                 } else {
                     size_t log0 = c->nlog, items0 = c->nitems;
                     descend(c, ply, x);
+                    if (rank[pick] == 3) { /* RANK 3 below */
+                        research(c, ply + 1, x);
+                        if (c->error)
+                            return -1;
+                        if (!child_wins(c, x)) {
+                            rank[pick] = 4;
+                            continue;
+                        }
+                    }
                     int r = walk(c, ply + 1);
                     if (r < 0)
                         return -1;
                     if (r > 0) { /* try the next candidate */
                         rollback(c, log0, items0);
                         rank[pick] = 4;
-                        len[pick] = -1; /* tried */
                         continue;
                     }
                     pset_entry *q = pset_find(c, &x->pos, 0);
@@ -1213,12 +1165,6 @@ walk(dfpn_ctx *c, int ply)
                     c->items[item].rec.draw = mv;
                 closed = 1;
                 break;
-            }
-            if (!closed && attempt == 1) {
-                int r = walk_each(c, ply, ch, n, len, &maxlen);
-                if (r < 0)
-                    return -1;
-                closed = r == 0;
             }
             if (!closed && attempt == 1)
                 return walk_stuck(c, &p, "no move keeps the proof, even after a new search");
