@@ -229,9 +229,9 @@ main(void)
                "the %d-piece files alone: %.2f MB, %.1f positions a byte%s\n",
                npieces, cfile, (double)cfile / 1e6, (double)positions / (double)cfile, npieces,
                (double)ctop / 1e6, (double)ptop / (double)(ctop ? ctop : 1),
-               npieces == 7 ? (ptop >= 150 * ctop ? " (target 150) -> met"
-                                                  : " (target 150) -> NOT met")
-                            : "");
+               npieces == 7
+                   ? (ptop >= 150 * ctop ? " (target 150) -> met" : " (target 150) -> NOT met")
+                   : "");
     free(st);
 
     /* Quiet positions (no capture for either side): what a search probes

@@ -145,8 +145,8 @@ write_svg(const char *path, const ops_book *b, const cmp_row *rows)
                 "<rect x=\"%d\" y=\"%d\" width=\"90\" height=\"%d\" fill=\"%s\"%s/>"
                 "<text x=\"%d\" y=\"%d\">%s</text>\n",
                 x_no, y + 15, p->no, x_open, y + 15, p->moves, x_pub, y + 3, rh - 4,
-                value_colour(p->proof), x_pub + 4, y + 15,
-                xml_text(p->proof, pub_x, sizeof pub_x), x_our, y + 3, rh - 4, value_colour(ours),
+                value_colour(p->proof), x_pub + 4, y + 15, xml_text(p->proof, pub_x, sizeof pub_x),
+                x_our, y + 3, rh - 4, value_colour(ours),
                 r->verdict == OPS_CONTRADICTS ? " stroke=\"red\"" : "", x_our + 4, y + 15,
                 r->verdict == OPS_CONTRADICTS ? "CONTRADICTS"
                                               : xml_text(ours, ours_x, sizeof ours_x));
@@ -217,7 +217,8 @@ cli_compare(int argc, char **argv)
     memset(rows, 0, sizeof rows);
     for (int i = 0; i < nstates; i++) {
         cli_summary s;
-        fprintf(stderr, "checkers compare: %s%s\n", states[i], check ? " (checking the proof)" : "");
+        fprintf(stderr, "checkers compare: %s%s\n", states[i],
+                check ? " (checking the proof)" : "");
         int rc = cli_summary_get(states[i], db, check, &s, err, sizeof err);
         if (rc) {
             fprintf(stderr, "checkers compare: %s: %s\n", states[i], err);
@@ -263,8 +264,7 @@ cli_compare(int argc, char **argv)
     snprintf(svg, sizeof svg, "%s/compare-19.svg", out);
     FILE *fm = fopen(md, "w"), *fc = fopen(csv, "w");
     if (!fm || !fc) {
-        fprintf(stderr, "checkers compare: cannot write %s: %s\n", fm ? csv : md,
-                strerror(errno));
+        fprintf(stderr, "checkers compare: cannot write %s: %s\n", fm ? csv : md, strerror(errno));
         if (fm)
             fclose(fm);
         if (fc)
@@ -275,19 +275,20 @@ cli_compare(int argc, char **argv)
                 "Written by `checkers compare`");
     for (int i = 1; i < argc; i++)
         fprintf(fm, " %s", argv[i]);
-    fprintf(fm, "\n\nValues are for Black, who moved first (the table's terms; our proofs are "
-                "for White, to move\nafter three moves, and are shown negated). *Ours* is "
-                "what the independent checker accepts from\nthe state's proof store%s. "
-                "*Verdict*: `agrees` when ours settles at least the published\nclaim, "
-                "`CONTRADICTS` when no value fits both, `open` otherwise. 2007 figures: "
-                "Schaeffer et al.,\n\"Checkers Is Solved\", Science 317 (2007), as in "
-                "`openings/published-19-openings.tsv`.\n\n"
-                "![the 19 openings](compare-19.svg)\n\n"
-                "| N | opening | 2007 | 2007 searches | 2007 longest line | ours | verdict | "
-                "checked | root pn / dn | jobs | tree positions | tree depth | longest win "
-                "line | time (s) |\n"
-                "| ---: | --- | --- | ---: | ---: | --- | --- | --- | ---: | ---: | ---: | ---: "
-                "| ---: | ---: |\n",
+    fprintf(fm,
+            "\n\nValues are for Black, who moved first (the table's terms; our proofs are "
+            "for White, to move\nafter three moves, and are shown negated). *Ours* is "
+            "what the independent checker accepts from\nthe state's proof store%s. "
+            "*Verdict*: `agrees` when ours settles at least the published\nclaim, "
+            "`CONTRADICTS` when no value fits both, `open` otherwise. 2007 figures: "
+            "Schaeffer et al.,\n\"Checkers Is Solved\", Science 317 (2007), as in "
+            "`openings/published-19-openings.tsv`.\n\n"
+            "![the 19 openings](compare-19.svg)\n\n"
+            "| N | opening | 2007 | 2007 searches | 2007 longest line | ours | verdict | "
+            "checked | root pn / dn | jobs | tree positions | tree depth | longest win "
+            "line | time (s) |\n"
+            "| ---: | --- | --- | ---: | ---: | --- | --- | --- | ---: | ---: | ---: | ---: "
+            "| ---: | ---: |\n",
             check ? "" : " (here: the tree's bound, unchecked: `--no-check`)");
     fprintf(fc, "no,opening,published,published_searches,published_max_ply,state,goal,ours,"
                 "verdict,checked,root_pn,root_dn,jobs,tree_positions,tree_depth,longest_win,"
@@ -296,16 +297,17 @@ cli_compare(int argc, char **argv)
         const ops_published *p = &b.pub[k];
         const cmp_row *r = &rows[k];
         if (!r->have) {
-            fprintf(fm, "| %d | %s | %s | %" PRIu64 " | %d | not run | - | - | - | - | - | - | "
-                        "- | - |\n",
+            fprintf(fm,
+                    "| %d | %s | %s | %" PRIu64 " | %d | not run | - | - | - | - | - | - | "
+                    "- | - |\n",
                     p->no, p->moves, p->proof, p->searches, p->max_ply);
             fprintf(fc, "%d,%s,%s,%" PRIu64 ",%d,,,not run,,,,,,,,,\n", p->no, p->moves, p->proof,
                     p->searches, p->max_ply);
             continue;
         }
         const char *ours = black_word(ours_bound(r));
-        const char *chk = r->s.checked < 0    ? "unchecked"
-                          : r->s.checked == 0 ? "REFUSED"
+        const char *chk = r->s.checked < 0       ? "unchecked"
+                          : r->s.checked == 0    ? "REFUSED"
                           : r->s.bound == ENG_LW ? "-" /* nothing claimed */
                                                  : "valid";
         char lw[16] = "-";
@@ -317,12 +319,10 @@ cli_compare(int argc, char **argv)
         fprintf(fm,
                 "| %d | %s | %s | %" PRIu64 " | %d | %s | %s | %s | %s / %s | %" PRIu64
                 " | %" PRIu64 " | %d | %s | %.0f |\n",
-                p->no, p->moves, p->proof, p->searches, p->max_ply, ours,
-                verdict_word(r->verdict), chk, pn, dn, r->s.s.jobs_done, r->s.s.nodes,
-                r->s.depth, lw, r->s.s.seconds);
+                p->no, p->moves, p->proof, p->searches, p->max_ply, ours, verdict_word(r->verdict),
+                chk, pn, dn, r->s.s.jobs_done, r->s.s.nodes, r->s.depth, lw, r->s.s.seconds);
         fprintf(fc,
-                "%d,%s,%s,%" PRIu64 ",%d,%s,%s,%s,%s,%s,%s,%s,%" PRIu64 ",%" PRIu64
-                ",%d,%d,%.1f\n",
+                "%d,%s,%s,%" PRIu64 ",%d,%s,%s,%s,%s,%s,%s,%s,%" PRIu64 ",%" PRIu64 ",%d,%d,%.1f\n",
                 p->no, p->moves, p->proof, p->searches, p->max_ply, r->state,
                 mt_goal_name(r->s.goal), ours, verdict_word(r->verdict), chk, pn, dn,
                 r->s.s.jobs_done, r->s.s.nodes, r->s.depth, r->s.longest_win, r->s.s.seconds);
@@ -330,8 +330,9 @@ cli_compare(int argc, char **argv)
                verdict_word(r->verdict));
     }
     if (contradicts)
-        fprintf(fm, "\n**%d proven value%s CONTRADICTS the published table.** Both cannot be "
-                    "right: check the proof with `checkers proof check --state DIR`.\n",
+        fprintf(fm,
+                "\n**%d proven value%s CONTRADICTS the published table.** Both cannot be "
+                "right: check the proof with `checkers proof check --state DIR`.\n",
                 contradicts, contradicts > 1 ? "s" : "");
     int bad = fclose(fm) | fclose(fc);
     if (bad || write_svg(svg, &b, rows)) {

@@ -91,7 +91,7 @@ human_count(uint64_t n, char *buf, size_t len)
 typedef struct progress_state {
     int tty;
     int last_len;
-    int tenths; /* compress, verify: tenths of the run already logged (not a tty) */
+    int tenths;       /* compress, verify: tenths of the run already logged (not a tty) */
     const char *what; /* verify: the step being logged ("2-bit files", ...) */
 } progress_state;
 
@@ -120,8 +120,8 @@ on_progress(const egdb_progress *p, void *arg)
         if (ps->tty) {
             char line[256];
             int n = snprintf(line, sizeof line,
-                             "\rverify %s  %s/%s positions  %5.1f%%  %s pos/s  ETA %.0fs",
-                             p->slice, res, pos, 100.0 * frac, r, eta);
+                             "\rverify %s  %s/%s positions  %5.1f%%  %s pos/s  ETA %.0fs", p->slice,
+                             res, pos, 100.0 * frac, r, eta);
             fprintf(stderr, "%s%*s", line, ps->last_len > n ? ps->last_len - n : 0, "");
             ps->last_len = n;
             fflush(stderr);

@@ -314,8 +314,7 @@ ladder_cmd(int argc, char **argv)
     ops_rung *r;
     int n;
     if (ops_ladder_load(NULL, &r, &n, err, sizeof err)) {
-        fprintf(stderr, "checkers frontier ladder: the file written does not read back: %s\n",
-                err);
+        fprintf(stderr, "checkers frontier ladder: the file written does not read back: %s\n", err);
         return CLI_EXIT_FAIL;
     }
     free(r);
@@ -377,8 +376,8 @@ table_load(const char *path, fr_table *t)
                 fprintf(stderr, "checkers frontier: %s, line %d: expected 17 fields, found %d\n",
                         path, lineno, n);
             else
-                fprintf(stderr, "checkers frontier: %s, line %d: more than %d rows\n", path,
-                        lineno, FR_MAX_ROWS);
+                fprintf(stderr, "checkers frontier: %s, line %d: more than %d rows\n", path, lineno,
+                        FR_MAX_ROWS);
             rc = -1;
             break;
         }
@@ -406,9 +405,8 @@ table_load(const char *path, fr_table *t)
         for (int k = 0; k < t->n - 1; k++)
             twice |= t->row[k].no == r->no && t->row[k].rung == r->rung;
         if (r->no < 1 || r->no > OPS_PUBLISHED || !known || twice) {
-            fprintf(stderr,
-                    "checkers frontier: %s, line %d: opening %d, rung %d: %s\n", path, lineno,
-                    r->no, r->rung, twice ? "a second row for it" : "no such rung");
+            fprintf(stderr, "checkers frontier: %s, line %d: opening %d, rung %d: %s\n", path,
+                    lineno, r->no, r->rung, twice ? "a second row for it" : "no such rung");
             rc = -1;
             break;
         }
@@ -557,8 +555,8 @@ write_svg(const char *path, const fr_level *lv)
                 "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#3a7\"/>\n"
                 "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%d/%d</text>\n"
                 "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"13\">%d</text>\n",
-                x, y0 + ph - h, bw, h, x + bw / 2, y0 + ph - h - 5, l->proved, l->rungs,
-                x + bw / 2, y0 + ph + 18, l->rung);
+                x, y0 + ph - h, bw, h, x + bw / 2, y0 + ph - h - 5, l->proved, l->rungs, x + bw / 2,
+                y0 + ph + 18, l->rung);
         if (l->proved)
             fprintf(f,
                     "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">%.0f s</text>\n",
@@ -742,7 +740,9 @@ summarise(const fr_run *o, const ops_rung *r, const char *state, fr_row *row)
     snprintf(row->checked, sizeof row->checked, "%s",
              s.checked == 1 ? (s.bound == ENG_LW ? "-" : "valid") : "refused");
     snprintf(row->status, sizeof row->status, "%s",
-             s.checked == 0 ? "refused" : s.settled ? "proved" : "open");
+             s.checked == 0 ? "refused"
+             : s.settled    ? "proved"
+                            : "open");
     row->jobs = s.s.jobs_done;
     row->seconds = s.s.seconds;
     row->pn = s.s.root_pn;
@@ -942,8 +942,8 @@ run_cmd(int argc, char **argv)
             }
             char state[4200];
             snprintf(state, sizeof state, "%s/%02d-%02d", o.dir, no, rung);
-            printf("opening %2d, rung %2d (%d pieces): proving for %.0f s ...", no, rung,
-                   r->pieces, o.budget);
+            printf("opening %2d, rung %2d (%d pieces): proving for %.0f s ...", no, rung, r->pieces,
+                   o.budget);
             fflush(stdout);
             int prc = prove_rung(&o, r, state);
             row->budget += o.budget;
@@ -1030,7 +1030,6 @@ cli_frontier(int argc, char **argv)
         return run_cmd(argc, argv);
     if (!strcmp(argv[1], "report"))
         return report_cmd(argc, argv);
-    fprintf(stderr, "checkers frontier: unknown subcommand '%s' (ladder, run, report)\n",
-            argv[1]);
+    fprintf(stderr, "checkers frontier: unknown subcommand '%s' (ladder, run, report)\n", argv[1]);
     return CLI_EXIT_USAGE;
 }

@@ -467,6 +467,12 @@ cli_tree(int argc, char **argv)
     mt_tree *t = cs.t;
     mt_stats s;
     mt_stats_get(t, &s);
+    /* a settled root is shown only with its proof checked whole */
+    if (mt_done(t) && mt_check_root(t, err, sizeof err)) {
+        fprintf(stderr, "checkers tree: the state %s is damaged: %s\n", state, err);
+        cli_state_close(&cs);
+        return CLI_EXIT_DAMAGED;
+    }
     if (!pdn)
         printf("%s\t%s\ngoal %s (%s); %" PRIu64 " positions, %" PRIu64 " expanded, %" PRIu64
                " jobs answered\n",

@@ -14,8 +14,8 @@
 #include "prover/store.h"
 
 int
-cli_state_open(const char *dir, const char *db_dir, size_t cache_bytes, cli_state *out,
-               char *err, size_t errlen)
+cli_state_open(const char *dir, const char *db_dir, size_t cache_bytes, cli_state *out, char *err,
+               size_t errlen)
 {
     memset(out, 0, sizeof *out);
     char path[4200], e[512];

@@ -985,9 +985,8 @@ load_complete(run_state *rs, int nmax, char *err, size_t errlen)
     return 0;
 }
 
-static int
-partial_locked(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *err,
-               size_t errlen);
+static int partial_locked(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *err,
+                          size_t errlen);
 
 int
 egpt_build(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *err, size_t errlen)
@@ -1001,8 +1000,7 @@ egpt_build(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *err,
 }
 
 static int
-partial_locked(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *err,
-               size_t errlen)
+partial_locked(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *err, size_t errlen)
 {
     run_state *rs = calloc(1, sizeof *rs);
     if (!rs)

@@ -51,7 +51,7 @@ typedef struct verify_ctx {
 typedef struct reporter {
     egdb_progress_fn fn;
     void *arg;
-    const char *what;       /* "2-bit files" or "compressed files" */
+    const char *what; /* "2-bit files" or "compressed files" */
     int npieces;
     _Atomic uint64_t *done; /* positions checked so far            */
     uint64_t total;
@@ -346,7 +346,7 @@ verify_raw(const char *dir, int threads, egdb_progress_fn progress, void *arg, c
 typedef struct cverify_ctx {
     const egdb *db;
     const egst_registry *raw; /* the verified 2-bit files (may be empty) */
-    uint64_t *item_start; /* per compressed slice: number of its first item */
+    uint64_t *item_start;     /* per compressed slice: number of its first item */
     uint64_t nitems;
     _Atomic uint64_t next;
     _Atomic uint64_t first_bad; /* slice << 40 | block (step 1) or position
@@ -535,8 +535,8 @@ report_position(const egdb *db, const egst_registry *raw, const egdc_slice *e, u
 }
 
 static int
-verify_compressed(const char *dir, int threads, const egst_registry *raw,
-                  egdb_progress_fn progress, void *arg, char *err, size_t errlen, int *found)
+verify_compressed(const char *dir, int threads, const egst_registry *raw, egdb_progress_fn progress,
+                  void *arg, char *err, size_t errlen, int *found)
 {
     egdb *db;
     *found = 0;

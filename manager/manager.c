@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -29,8 +30,6 @@
 
 #include "manager/mgr_internal.h"
 #include "prover/prover.h"
-
-#define MGR_PROOF_MAX ((size_t)40 << 20) /* records of one job at most */
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -101,7 +100,7 @@ conn_close(mgr_conn *c, const char *why)
             break;
         }
     bufferevent_free(c->bev);
-    mgc_free(&c->proof);
+    padm_items_free(&c->proof);
     free(c);
 }
 
@@ -257,13 +256,24 @@ on_proof(mgr_conn *c, const mgp_proof *p)
         c->proof.n = 0;
         c->proof_id = p->id;
     }
-    if (c->proof.n + p->count > MGR_PROOF_MAX) {
-        conn_close(c, "a proof of more than 40 M records");
+    size_t max = c->m->o->max_proof ? c->m->o->max_proof : MGR_PROOF_DEFAULT;
+    if (c->proof.n + p->count > max) {
+        char why[128];
+        snprintf(why, sizeof why, "a proof of more than %zu records (--max-proof-records)", max);
+        conn_close(c, why);
         return;
     }
     for (uint32_t i = 0; i < p->count; i++) {
         pst_item it;
-        if (mgp_proof_item(p, i, &it) == 0 && mgc_push(&c->proof, &it)) {
+        int rc = mgp_proof_item(p, i, &it);
+        if (rc) {
+            char why[128];
+            snprintf(why, sizeof why, "record %u of a PROOF frame is damaged (%s)", i,
+                     pst_strerror(rc));
+            conn_close(c, why);
+            return;
+        }
+        if (padm_push(&c->proof, &it)) {
             conn_close(c, "out of memory for a proof");
             return;
         }
@@ -276,39 +286,45 @@ on_result(mgr_conn *c, const mgp_result *r)
     mgr *m = c->m;
     size_t have = c->proof_id == r->id ? c->proof.n : 0;
     if (have != r->records) {
-        mlog(m,
-             "job %" PRIu64 " from %s: the result announces %u proof records, %zu arrived: "
-             "ignored",
-             r->id, c->name, r->records, have);
-        if (c->has_job && c->job.id == r->id) {
-            c->has_job = 0;
-            mt_release(m->tree, r->id);
-        }
-        c->proof.n = 0;
+        char why[160];
+        snprintf(why, sizeof why,
+                 "job %" PRIu64 ": the result announces %u proof records, %zu arrived", r->id,
+                 r->records, have);
+        conn_close(c, why); /* a truncated batch: its job goes back to the pool */
+        dispatch(m);
         return;
     }
     if (r->status == MGP_FAILED)
         mlog(m, "job %" PRIu64 " failed on %s: %s", r->id, c->name, r->message);
-    char err[512] = "";
+    char err[1024] = "";
     double t0 = mgr_now();
+    uint64_t admitted = mt_admitted(m->tree);
     int rc = mt_result(m->tree, r->id, r->bound, r->status == MGP_DONE, r->score, r->depth,
-                       r->nodes, r->ms, c->proof.v, have, err, sizeof err);
+                       r->nodes, r->ms, c->proof.v, have, m->o->max_proof, err, sizeof err);
     m->handle_seconds += mgr_now() - t0;
     c->proof.n = 0;
     c->proof_id = 0;
-    if (rc == MT_ESTORE) {
+    if (rc == MT_EREFUSED) {
+        /* a worker whose records are not what it claims is not trusted
+         * again on this connection; its job goes back to the pool */
         mlog(m, "job %" PRIu64 " from %s: %s", r->id, c->name, err);
-        if (strstr(err, "contradicts")) {
-            finish(m, MGR_DAMAGED, err);
-            return;
-        }
-    } else if (rc) {
+        conn_close(c, "its proof was refused at admission");
+        dispatch(m);
+        return;
+    }
+    if (rc) {
         mlog(m, "job %" PRIu64 ": the tree failed: %s", r->id, err);
         finish(m, MGR_DAMAGED, err);
         return;
-    } else if (err[0]) {
-        mlog(m, "job %" PRIu64 " from %s: %s", r->id, c->name, err);
     }
+    if (err[0]) /* a job not open in this proof: nothing of it kept */
+        mlog(m, "job %" PRIu64 " from %s: %s", r->id, c->name, err);
+    else
+        mlog(m,
+             "job %" PRIu64 " from %s: %s, %" PRIu64 " records admitted (result %" PRIu64
+             " of this run)",
+             r->id, c->name, prv_bound_word(r->bound), mt_admitted(m->tree) - admitted,
+             m->results_run + 1);
     mgp_msg ack = {.type = MGP_ACK};
     ack.u.id = r->id;
     send_msg(c, &ack);
@@ -476,10 +492,8 @@ spawn_worker(mgr *m, int k)
         argv[a++] = "--db";
         argv[a++] = o->db_dir;
     }
-    if (o->token_file) {
-        argv[a++] = "--token-file";
-        argv[a++] = o->token_file;
-    }
+    argv[a++] = "--token-file";
+    argv[a++] = m->token_path;
     argv[a] = NULL;
     execv(o->exe, (char *const *)argv);
     fprintf(stderr, "cannot run %s: %s\n", o->exe, strerror(errno));
@@ -591,7 +605,7 @@ listen_on(mgr *m)
                 spec);
         return -1;
     }
-    m->need_token = m->o->token_file != NULL;
+    m->need_token = 1; /* loopback too (manager.h, SECURITY) */
     m->listener =
         evconnlistener_new_bind(m->base, on_accept, m, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE,
                                 64, (struct sockaddr *)&ss, sslen);
@@ -608,9 +622,19 @@ listen_on(mgr *m)
     return 0;
 }
 
-static void
+/* Prints where the proof stands. A settled root is printed only once the
+ * checker has accepted its whole proof; RETURN MGR_DAMAGED (nothing
+ * printed on stdout) when it does not, 0 otherwise. */
+static int
 report(mgr *m)
 {
+    if (mt_done(m->tree)) {
+        char err[1024];
+        if (mt_check_root(m->tree, err, sizeof err)) {
+            fprintf(stderr, "checkers prove: the state %s is damaged: %s\n", m->o->state, err);
+            return MGR_DAMAGED;
+        }
+    }
     mt_stats s;
     mt_stats_get(m->tree, &s);
     printf("%s\t%s\n", s.root_fen, prv_bound_word(s.root_bound));
@@ -631,9 +655,54 @@ report(mgr *m)
                s.q.target == ENG_WIN ? "wins" : "draws", pn, dn, s.h);
         printf("continue with: %s\n", m->o->cmdline ? m->o->cmdline : "checkers prove --state DIR");
     } else {
-        printf("check with: checkers proof check --state %s\n", m->o->state);
+        printf("checked: the root's whole proof, by the independent checker; again with: "
+               "checkers proof check --state %s\n",
+               m->o->state);
     }
     fflush(stdout);
+    return 0;
+}
+
+/* <state>/token: made once (random, mode 0600), then read by the manager
+ * and its local workers (manager.h, SECURITY). RETURN 0 or -1 (err). */
+static int
+state_token(const char *state, char *path, size_t cap, char *err, size_t errlen)
+{
+    if ((size_t)snprintf(path, cap, "%s/token", state) >= cap) {
+        snprintf(err, errlen, "the state directory's name is too long (%zu bytes)", strlen(state));
+        return -1;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd < 0)
+        return errno == EEXIST
+                   ? 0
+                   : (snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno)), -1);
+    unsigned char r[32];
+    char hex[2 * sizeof r + 2];
+    size_t got = 0;
+    while (got < sizeof r) {
+        ssize_t k = getrandom(r + got, sizeof r - got, 0);
+        if (k < 0 && errno != EINTR) {
+            snprintf(err, errlen, "no random bytes for %s: %s", path, strerror(errno));
+            close(fd);
+            unlink(path);
+            return -1;
+        }
+        got += k > 0 ? (size_t)k : 0;
+    }
+    for (size_t i = 0; i < sizeof r; i++)
+        snprintf(hex + 2 * i, 3, "%02x", r[i]);
+    hex[2 * sizeof r] = '\n';
+    hex[2 * sizeof r + 1] = 0;
+    int ok = write(fd, hex, strlen(hex)) == (ssize_t)strlen(hex);
+    ok = fsync(fd) == 0 && ok;
+    close(fd);
+    if (!ok) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        unlink(path);
+        return -1;
+    }
+    return 0;
 }
 
 int
@@ -649,7 +718,13 @@ mgr_run(const mgr_opts *o)
         fprintf(stderr, "checkers prove: cannot create %s: %s\n", o->state, strerror(errno));
         return MGR_USAGE;
     }
-    if (o->token_file && mgr_read_token(o->token_file, m.token, sizeof m.token, err, sizeof err)) {
+    if (o->token_file)
+        snprintf(m.token_path, sizeof m.token_path, "%s", o->token_file);
+    else if (state_token(o->state, m.token_path, sizeof m.token_path, err, sizeof err)) {
+        fprintf(stderr, "checkers prove: %s\n", err);
+        return MGR_STOPPED;
+    }
+    if (mgr_read_token(m.token_path, m.token, sizeof m.token, err, sizeof err)) {
         fprintf(stderr, "checkers prove: %s\n", err);
         return MGR_USAGE;
     }
@@ -705,7 +780,8 @@ mgr_run(const mgr_opts *o)
     int code = MGR_PROVED;
     if (mt_done(m.tree)) {
         snprintf(m.stop_reason, sizeof m.stop_reason, "proved");
-        report(&m);
+        if (report(&m))
+            code = MGR_DAMAGED;
         goto out;
     }
     signal(SIGPIPE, SIG_IGN);
@@ -714,8 +790,8 @@ mgr_run(const mgr_opts *o)
         code = MGR_USAGE;
         goto out_base;
     }
-    mlog(&m, "listening on port %d%s; root %s, goal %s", m.port,
-         m.need_token ? " (token required)" : "", s.root_fen, mt_goal_name(s.goal));
+    mlog(&m, "listening on port %d (token in %s); root %s, goal %s", m.port, m.token_path,
+         s.root_fen, mt_goal_name(s.goal));
     if (o->status_port > 0 && mgr_status_start(&m)) {
         code = MGR_USAGE;
         goto out_base;
@@ -755,7 +831,8 @@ mgr_run(const mgr_opts *o)
     mt_sample(m.tree, t - m.start, err, sizeof err);
     if (!o->quiet)
         progress_line(&m, 1);
-    report(&m);
+    if (report(&m))
+        code = MGR_DAMAGED;
     while (m.conns)
         conn_close(m.conns, NULL);
 out_base:

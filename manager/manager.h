@@ -50,9 +50,23 @@
  *   resend a result the manager did not acknowledge.
  *
  * SECURITY
- *   By default the manager listens on 127.0.0.1 only. --listen HOST:PORT
- *   on any other address needs --token-file: the file's first line is the
+ *   Every connection must give the token, loopback too: on a shared
+ *   machine any local user can reach the loopback port. Without
+ *   --token-file the manager makes a random one (32 bytes from
+ *   getrandom, in hex) at the first start and keeps it in <state>/token,
+ *   mode 0600, where its local workers read it; give that file to remote
+ *   workers. By default the manager listens on 127.0.0.1 only;
+ *   --listen HOST:PORT on any other address needs --token-file (a secret
+ *   chosen for the network on purpose). The file's first line is the
  *   shared secret, compared in constant time.
+ *
+ * ADMISSION
+ *   A worker's records are checked before anything of them is written
+ *   (prover/admit.h, through mt_result): a batch that is forged, claims
+ *   more than it proves, holds records outside its job, is truncated or
+ *   has more than --max-proof-records records costs the worker its
+ *   connection (logged with its name) and its job goes back to the pool;
+ *   the proof never pays for it.
  *
  * THREAD SAFETY
  *   mgr_run and wrk_run each own their process's event loop; the worker
@@ -84,14 +98,20 @@ typedef struct mgr_opts {
     const mt_create *create; /* a new proof, or NULL to resume */
     int workers;             /* local workers to start */
     const char *listen;      /* HOST:PORT, NULL: 127.0.0.1 on any free port */
-    const char *token_file;  /* NULL: no token (loopback only) */
+    const char *token_file;  /* NULL: <state>/token, made at the first start */
     double budget;           /* seconds for this run, 0: none */
     int status_port;         /* 0: no status page */
     const char *exe;         /* this program, for local workers */
     size_t cache_bytes;      /* database cache */
     int quiet;               /* no progress line */
     const char *cmdline;     /* how to continue (printed at a stop) */
+    size_t max_proof;        /* records one job may send (0: MGR_PROOF_DEFAULT) */
 } mgr_opts;
+
+/* Records one job may send unless --max-proof-records says otherwise: a
+ * 30 s job of df-pn proves a few hundred thousand positions at most; a
+ * batch is staged in memory (about 50 bytes a record) before admission. */
+#define MGR_PROOF_DEFAULT ((size_t)4 << 20)
 
 typedef struct wrk_opts {
     const char *connect;    /* HOST:PORT */

@@ -9,10 +9,10 @@
 #include <sys/types.h>
 
 #include "egdb/egdb.h"
-#include "manager/collect.h"
 #include "manager/manager.h"
 #include "manager/protocol.h"
 #include "manager/tree.h"
+#include "prover/admit.h"
 #include "prover/store.h"
 
 #define MGR_MAX_LOCAL 256
@@ -33,7 +33,7 @@ typedef struct mgr_conn {
     mt_job job;
     double job_start;
     uint64_t proof_id; /* the job the collected PROOF records belong to */
-    mgc_items proof;
+    padm_items proof;
     uint64_t jobs_done;
 } mgr_conn;
 
@@ -47,6 +47,7 @@ typedef struct mgr {
     pst_env *store;
     egdb *db;
     char token[MGP_TOKEN_MAX + 1];
+    char token_path[900]; /* the file local workers read it from */
     int need_token;
     int port;
     mgr_conn *conns;

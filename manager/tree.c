@@ -12,7 +12,7 @@
 #include <lmdb.h>
 #include <xxhash.h>
 
-#include "manager/collect.h"
+#include "prover/admit.h"
 #include "manager/tree.h"
 #include "prover/check.h"
 #include "prover/prover.h"
@@ -82,7 +82,9 @@ struct mt_tree {
     int cycles;     /* a pass met a node on its stack */
     int contradict; /* a pass found own and backup disjoint */
     char contra_fen[ENG_FEN_MAX];
-    mgc_items items; /* backed-up records of a pass */
+    padm_items items;  /* backed-up records of a pass */
+    uint64_t admitted; /* workers' records admitted since the tree was opened */
+    int unadmitted;    /* a schema 1 tree (MT_SCHEMA_UNADMITTED): not resumed */
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -602,7 +604,7 @@ pass_node(mt_tree *t, uint32_t i, int depth)
     if (b != n->recorded && n->src != SRC_DB && n->src != SRC_END) {
         pst_item it;
         backup_record(t, n, &it);
-        if (mgc_push(&t->items, &it) == 0 && n->src == SRC_NONE)
+        if (padm_push(&t->items, &it) == 0 && n->src == SRC_NONE)
             n->src = SRC_BACKUP;
     }
     /* numbers */
@@ -668,9 +670,19 @@ pass(mt_tree *t, char *err, size_t errlen)
             return MT_ESTORE;
         }
         if (t->items.n) {
-            int rc = pst_put_many(t->store, t->items.v, t->items.n, err, errlen);
-            if (rc)
+            /* the tree's own records are admitted like a worker's: each is
+             * a root, checked over the store's admitted records (admit.h) */
+            padm_report rep;
+            char aerr[512];
+            int rc = padm_admit(t->store, t->db, t->items.v, t->items.n, NULL, 0, 0, 0, &rep, aerr,
+                                sizeof aerr);
+            if (rc) {
+                fmt_err(err, errlen,
+                        "the tree's backed-up records were refused (%s): %s (a bug: the state "
+                        "is left as it is, as evidence)",
+                        padm_strerror(rc), aerr);
                 return MT_ESTORE;
+            }
             for (size_t j = 0; j < t->items.n; j++) {
                 long k = node_find(t, &t->items.v[j].pos);
                 if (k >= 0)
@@ -828,7 +840,8 @@ load_meta(mt_tree *t, char *err, size_t errlen)
                 t->dir);
         return MT_EINVAL;
     }
-    if (strcmp(buf, MT_SCHEMA)) {
+    t->unadmitted = !strcmp(buf, MT_SCHEMA_UNADMITTED);
+    if (strcmp(buf, MT_SCHEMA) && !t->unadmitted) {
         mdb_txn_abort(txn);
         fmt_err(err, errlen, "tree %s has schema '%s', this program reads '%s'", t->dir, buf,
                 MT_SCHEMA);
@@ -1044,7 +1057,17 @@ mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store
         if ((rc = in_txn(t, txn_create, NULL, err, errlen)))
             goto fail;
     } else {
-        if ((rc = load_meta(t, err, errlen)) || (rc = load_nodes(t, err, errlen)))
+        if (!(rc = load_meta(t, err, errlen)) && t->unadmitted) {
+            fmt_err(err, errlen,
+                    "tree %s was written before workers' proofs were checked on admission "
+                    "(schema '%s'): its proof store may hold records no checker has seen, so "
+                    "this program does not build on it. Start the proof again in a new state "
+                    "directory; `checkers proof check --state` still checks what the old one "
+                    "holds",
+                    t->dir, MT_SCHEMA_UNADMITTED);
+            rc = MT_EOLD;
+        }
+        if (rc || (rc = load_nodes(t, err, errlen)))
             goto fail;
         if (db == NULL && t->db_pieces > 0) {
             fmt_err(err, errlen, "the proof in %s rests on %d-piece databases: give --db", dir,
@@ -1074,7 +1097,7 @@ mt_close(mt_tree *t)
     free(t->n);
     free(t->slot);
     free(t->job);
-    mgc_free(&t->items);
+    padm_items_free(&t->items);
     ab_free(t->ab);
     free(t);
 }
@@ -1322,54 +1345,84 @@ txn_result(mt_tree *t, MDB_txn *txn, void *arg)
     return rc ? rc : meta_state(t, txn);
 }
 
+/* The bound the batch's records claim for pos (LW: none). */
+static eng_bound
+batch_bound(const pst_item *items, size_t n, const eng_pos *pos)
+{
+    eng_pos c = eng_canonical(pos);
+    eng_bound b = ENG_LW;
+    for (size_t k = 0; k < n; k++) {
+        eng_pos ck = eng_canonical(&items[k].pos);
+        if (ck.bm == c.bm && ck.wm == c.wm && ck.bk == c.bk && ck.wk == c.wk &&
+            eng_bound_valid(items[k].rec.bound)) {
+            eng_bound m = meet(b, items[k].rec.bound);
+            b = m == ENG_BOUND_INVALID ? b : m;
+        }
+    }
+    return b;
+}
+
 int
 mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int depth,
-          uint64_t nodes, uint32_t ms, const pst_item *items, size_t n, char *err, size_t errlen)
+          uint64_t nodes, uint32_t ms, const pst_item *items, size_t n, size_t max_items, char *err,
+          size_t errlen)
 {
-    /* 1. the proof: committed before anything else uses it */
-    if (n && pst_put_many(t->store, items, n, err, errlen))
-        return MT_ESTORE;
     mt_jobrec *j = job_find(t, id);
-    if (!j)
-        return 0; /* a job of another proof or already answered: the proof is kept */
+    if (!j) {
+        /* a job of another proof, or answered already: nothing to check
+         * its records against, so none is kept */
+        if (n)
+            fmt_err(err, errlen,
+                    "job %" PRIu64 " is not open in this proof: its %zu records are dropped", id,
+                    n);
+        return 0;
+    }
     uint32_t i = j->node;
     mt_node *nd = &t->n[i];
-    /* 2. the node */
+    char fen[ENG_FEN_MAX];
+    eng_format_fen(&nd->pos, fen, sizeof fen);
+    /* 1. admission (admit.h): the batch is checked as the proof of the
+     * job's position before anything of it is written; a batch that
+     * claims more than it proves, or holds anything else, is refused */
     if (!eng_bound_valid(bound))
         bound = ENG_LW;
+    if (bound == ENG_LW && n) {
+        fmt_err(err, errlen, "job %" PRIu64 " claims nothing for %s but sent %zu records", id, fen,
+                n);
+        return MT_EREFUSED;
+    }
     if (bound != ENG_LW) {
-        /* the bound must be backed by the store now (the proof's own record) */
+        eng_bound sent = batch_bound(items, n, &nd->pos);
+        if (sent == ENG_LW || meet(sent, bound) != sent) {
+            fmt_err(err, errlen, "job %" PRIu64 " claims %s for %s but its records prove %s", id,
+                    eng_bound_name(bound), fen, sent == ENG_LW ? "nothing" : eng_bound_name(sent));
+            return MT_EREFUSED;
+        }
+        padm_report rep;
+        char aerr[512];
+        int rc = padm_admit(t->store, t->db, items, n, &nd->pos, 1, 1, max_items, &rep, aerr,
+                            sizeof aerr);
+        if (rc <= PADM_EREFUSED) {
+            fmt_err(err, errlen, "job %" PRIu64 " (%s): refused at admission: %s", id, fen, aerr);
+            return MT_EREFUSED;
+        }
+        if (rc) {
+            fmt_err(err, errlen, "job %" PRIu64 " (%s): the proof store failed: %s", id, fen, aerr);
+            return MT_ESTORE;
+        }
+        t->admitted += rep.written;
         pst_record r;
         int g = pst_get(t->store, &nd->pos, &r);
-        if (g != 0 || meet(r.bound, bound) != r.bound) {
-            char fen[ENG_FEN_MAX];
-            eng_format_fen(&nd->pos, fen, sizeof fen);
-            fmt_err(err, errlen, "job %" PRIu64 " claims %s for %s but sent no record proving it",
-                    id, eng_bound_name(bound), fen);
-            bound = ENG_LW;
-        } else {
-            /* the proof is checked from scratch before the tree relies on it */
-            pchk_result ck;
-            char cerr[256];
-            int c = pchk_check(t->store, t->db, &nd->pos, &ck, cerr, sizeof cerr);
-            if (c != 0 || ck.status != PCHK_VALID) {
-                char fen[ENG_FEN_MAX];
-                eng_format_fen(&nd->pos, fen, sizeof fen);
-                fmt_err(err, errlen,
-                        "job %" PRIu64 ": the proof of %s fails the checker (%s): "
-                        "not used",
-                        id, fen, c ? cerr : ck.why);
-                bound = ENG_LW;
-            } else {
-                nd->recorded = r.bound;
-                bound = r.bound;
-            }
+        if (g != 0) {
+            fmt_err(err, errlen, "job %" PRIu64 ": the admitted record of %s cannot be read: %s",
+                    id, fen, pst_strerror(g));
+            return MT_ESTORE;
         }
+        nd->recorded = r.bound;
+        bound = r.bound;
     }
     eng_bound m = meet(nd->own, bound);
     if (m == ENG_BOUND_INVALID) {
-        char fen[ENG_FEN_MAX];
-        eng_format_fen(&nd->pos, fen, sizeof fen);
         fmt_err(err, errlen, "job %" PRIu64 " proved %s for %s, which contradicts the known %s", id,
                 eng_bound_name(bound), fen, eng_bound_name(nd->own));
         return MT_ESTORE;
@@ -1405,6 +1458,42 @@ mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int 
 }
 
 /* ---- reporting -------------------------------------------------------------------- */
+
+int
+mt_check_root(mt_tree *t, char *err, size_t errlen)
+{
+    pchk_result ck;
+    char cerr[512], fen[ENG_FEN_MAX];
+    eng_format_fen(&t->root, fen, sizeof fen);
+    int rc = pchk_check(t->store, t->db, &t->root, &ck, cerr, sizeof cerr);
+    if (rc) {
+        fmt_err(err, errlen, "the checker cannot run on the root %s: %s", fen, cerr);
+        return MT_ESTORE;
+    }
+    if (ck.status == PCHK_NOTHING) {
+        fmt_err(err, errlen, "the proof store holds no record for the settled root %s", fen);
+        return MT_ECORRUPT;
+    }
+    if (ck.status != PCHK_VALID) {
+        fmt_err(err, errlen, "the proof of the settled root %s fails the checker at %s: %s", fen,
+                ck.where, ck.why);
+        return MT_ECORRUPT;
+    }
+    if (!mt_goal_settled(t->goal, ck.bound)) {
+        fmt_err(err, errlen,
+                "the checked bound %s of the root %s does not settle the goal %s that the tree "
+                "says is settled",
+                eng_bound_name(ck.bound), fen, mt_goal_name(t->goal));
+        return MT_ECORRUPT;
+    }
+    return 0;
+}
+
+uint64_t
+mt_admitted(const mt_tree *t)
+{
+    return t->admitted;
+}
 
 void
 mt_stats_get(const mt_tree *t, mt_stats *out)
@@ -1617,6 +1706,10 @@ mt_strerror(int code)
         return "invalid argument";
     case MT_ESTORE:
         return "proof store error";
+    case MT_EREFUSED:
+        return "refused at admission";
+    case MT_EOLD:
+        return "written before admission";
     case MT_EDB:
         return "database error";
     default:

@@ -72,7 +72,7 @@
  *
  * PERSISTENCE (LMDB, directory <state>/tree)
  *   Named databases, little-endian:
- *     "meta"  text keys and values: schema "checkers-proof-tree 1", root
+ *     "meta"  text keys and values: schema "checkers-proof-tree 2", root
  *             FEN, goal, parameters, the question, h, counters.
  *     "nodes" key: 17 bytes, the exact position (u32 bm, wm, bk, wk, u8
  *             side to move); value 32 bytes: u8 format 1, u8 flags (bit 0
@@ -103,7 +103,10 @@
 
 /* ---- constants ------------------------------------------------------ */
 
-#define MT_SCHEMA "checkers-proof-tree 1"
+/* Schema 2: every record of <state>/proofs was admitted (prover/admit.h).
+ * Schema 1 trees took workers' records unchecked: refused (MT_EOLD). */
+#define MT_SCHEMA "checkers-proof-tree 2"
+#define MT_SCHEMA_UNADMITTED "checkers-proof-tree 1"
 #define MT_INF ((uint64_t)1 << 40) /* proof-number infinity (saturating) */
 #define MT_H_INF 10001             /* h at or past this: nothing provisional */
 
@@ -114,7 +117,9 @@ enum mt_err {
     MT_ENOMEM = -3,
     MT_EINVAL = -4,
     MT_ESTORE = -5,
-    MT_EDB = -6
+    MT_EDB = -6,
+    MT_EREFUSED = -7, /* a worker's result refused at admission (prover/admit.h) */
+    MT_EOLD = -8      /* a tree of schema 1, written before admission */
 };
 
 /* Goals of a proof (manager.h, "Goals"). */
@@ -224,21 +229,24 @@ int mt_done(const mt_tree *t);
 int mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen);
 
 /*
- * mt_result - a worker's answer to job id. items (n) are the proof's
- * records, written to the store in one transaction before anything else
- * (the commit of the result); then the node's bound, score and job
- * counters, an expansion of the node when the job left it unresolved,
- * and the backed-up records. A result for an unknown or already answered
- * job is merged all the same (results are facts) but changes no
- * counters. The claimed bound is used only when the store's record for
- * the job's position backs it and the checker (prover/check.h) accepts
- * that record's proof from scratch; otherwise err says why and the job
- * counts as proving nothing. RETURN 0; MT_ESTORE (the store refused the
- * records: err says why; nothing of the result is used); other MT_E*.
+ * mt_result - a worker's answer to job id: the bound it claims for the
+ * job's position and items (n), the records of its proof. Nothing is
+ * written before admission (prover/admit.h) has checked the records as
+ * the proof of the job's position over the store's admitted records:
+ * then what is proven is written in one transaction (the commit of the
+ * result), and the node's bound, score and job counters, an expansion of
+ * the node when the job left it unresolved, and the backed-up records
+ * (admitted too) follow. A result for a job that is not open is not
+ * checked and none of its records is kept (err says so; RETURN 0).
+ * RETURN 0; MT_EREFUSED (the claim is not what the records prove, or
+ * admission refused them - forged, outside the job, more than max_items
+ * (0: no limit) - nothing written, err says why: the worker is not to be
+ * trusted); MT_ESTORE (the store failed or a proof contradicts the
+ * tree: damage or a bug); other MT_E*.
  */
 int mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int depth,
-              uint64_t nodes, uint32_t ms, const pst_item *items, size_t n, char *err,
-              size_t errlen);
+              uint64_t nodes, uint32_t ms, const pst_item *items, size_t n, size_t max_items,
+              char *err, size_t errlen);
 
 /* mt_release - a job will not be answered (its worker is gone): the
  * node returns to the pool. The job stays in "jobs" for a late result. */
@@ -251,6 +259,18 @@ void mt_release_all(mt_tree *t);
 int mt_job_wanted(const mt_tree *t, uint64_t id);
 
 void mt_stats_get(const mt_tree *t, mt_stats *out);
+
+/*
+ * mt_check_root - the independent checker (prover/check.h) over the whole
+ * proof of the root, trusting nothing: what a settled result is printed
+ * on. RETURN 0 (valid, and its bound settles the goal); MT_ECORRUPT (the
+ * state is damaged: err names the position that fails and why);
+ * MT_ESTORE (the check could not run: a damaged record or database).
+ */
+int mt_check_root(mt_tree *t, char *err, size_t errlen);
+
+/* Workers' records admitted (written) since the tree was opened. */
+uint64_t mt_admitted(const mt_tree *t);
 
 /* mt_max_depth - the deepest position of the tree, in plies from the
  * root by its shortest path (a breadth-first walk of the graph). */

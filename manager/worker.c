@@ -23,7 +23,7 @@
 #include <event2/event.h>
 
 #include "egdb/egdb.h"
-#include "manager/collect.h"
+#include "prover/admit.h"
 #include "manager/manager.h"
 #include "manager/protocol.h"
 #include "prover/prover.h"
@@ -55,7 +55,7 @@ typedef struct wrk {
     /* its result, owned by the main thread once notified */
     int have_result;
     mgp_result res;
-    mgc_items items;
+    padm_items items;
 } wrk;
 
 static void reopen_db(wrk *w);
@@ -189,7 +189,9 @@ solve_thread(void *arg)
     }
     w->items.n = 0;
     if (r->bound != ENG_LW) {
-        int c = mgc_collect(w->st, dbp, &j.pos, &w->items, err, sizeof err);
+        /* the records the manager's admission will walk: this worker's
+         * proof checked here first, by the same walk (prover/admit.h) */
+        int c = padm_collect(w->st, w->db, &j.pos, &w->items, err, sizeof err);
         if (c) {
             r->bound = ENG_LW;
             r->status = MGP_FAILED;
@@ -578,7 +580,7 @@ wrk_run(const wrk_opts *o)
     event_base_free(w.base);
     close(w.notify_fd[0]);
     close(w.notify_fd[1]);
-    mgc_free(&w.items);
+    padm_items_free(&w.items);
     ab_free(w.ab);
     pst_close(w.st);
     egdb_close(w.db);

@@ -280,8 +280,11 @@ ops_published_bound(const char *proof, eng_bound *out)
     static const struct {
         const char *word;
         eng_bound white;
-    } map[] = {{"Draw", ENG_DD}, {"<=Draw", ENG_DW}, {">=Draw", ENG_LD},
-               {"Loss", ENG_WW}, {"Win", ENG_LL}};
+    } map[] = {{"Draw", ENG_DD},
+               {"<=Draw", ENG_DW},
+               {">=Draw", ENG_LD},
+               {"Loss", ENG_WW},
+               {"Win", ENG_LL}};
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strcmp(proof, map[i].word)) {
             *out = map[i].white;

@@ -52,6 +52,10 @@ enum { VIS_FREE = 0, VIS_OPEN = 1, VIS_DONE = 2 };
 /* What enter() did with a position. */
 enum { ENTER_DONE = 0, ENTER_PUSHED = 3 }; /* apart from PCHK_INVALID (1) */
 
+/* open_stored's answer for a record of an admitted store (apart from 0,
+ * PCHK_INVALID and the negative codes). */
+enum { OPEN_ADMITTED = 4 };
+
 /* Leaf kinds (leaf_value). */
 enum { LEAF_NONE = 0, LEAF_END = 1, LEAF_DB = 2 };
 
@@ -88,8 +92,9 @@ typedef struct vis_set {
  */
 typedef struct chk_frame {
     eng_pos pos;
-    eng_move own; /* X moves here: its stored move, the only child */
-    int own_move; /* 1: X moves here; 0: every legal move is a child */
+    eng_move own;   /* X moves here: its stored move, the only child */
+    int own_move;   /* 1: X moves here; 0: every legal move is a child */
+    pst_record rec; /* the record the source gave (for the visitor) */
     int nkids;
     int next;    /* the next child to enter */
     int longest; /* win goal: longest line below the children done so far */
@@ -97,7 +102,8 @@ typedef struct chk_frame {
 
 /* One proof being checked: goal, visited set, stack and the caller's out. */
 typedef struct chk_walk {
-    pst_env *st;
+    const pchk_source *src;
+    const pchk_visitor *vis;
     const egdb *db;
     int dbmax; /* positions with at most this many pieces are leaves */
     int x;     /* the colour whose goal it is */
@@ -351,7 +357,10 @@ static int
 open_stored(chk_walk *w, const eng_pos *p, const char *via, chk_frame *f)
 {
     pst_record r;
-    int rc = pst_get(w->st, p, &r);
+    int rc = w->src->get(w->src->ctx, p, &r);
+    int admitted = rc == PCHK_SRC_ADMITTED;
+    if (admitted)
+        rc = 0;
     if (rc == PST_ENOTFOUND)
         return fail(w, p, "no stored proof for this position (%s to move)%s", colour_name(p->stm),
                     via);
@@ -373,6 +382,17 @@ open_stored(chk_walk *w, const eng_pos *p, const char *via, chk_frame *f)
     int lo = eng_bound_lo(r.bound), hi = eng_bound_hi(r.bound);
     memset(f, 0, sizeof *f);
     f->pos = *p;
+    f->rec = r;
+    if (admitted) {
+        /* a record of an admitted store: its proof was checked whole when
+         * it was admitted (check.h, SOURCES) */
+        int vx_lo = p->stm == w->x ? lo : -hi;
+        if (vx_lo < need)
+            return fail(w, p, "the admitted bound %s (%s to move) does not imply it%s",
+                        eng_bound_name(r.bound), colour_name(p->stm), via);
+        w->out->admitted++;
+        return OPEN_ADMITTED;
+    }
     if (p->stm == w->x) {
         if (lo < need)
             return fail(w, p, "stored bound %s (%s to move) does not imply it%s",
@@ -525,6 +545,14 @@ enter(chk_walk *w, const eng_pos *from, const eng_move *m, const eng_pos *p, int
 
     chk_frame nf, *f;
     rc = open_stored(w, p, via, &nf);
+    if (rc == OPEN_ADMITTED) {
+        /* a leaf of this walk; a win's line below it is its record's */
+        if (!vis_add(&w->set, p, VIS_DONE))
+            goto nomem;
+        *longest = w->win ? nf.rec.length : 0;
+        vis_find(&w->set, p)->longest = *longest;
+        return ENTER_DONE;
+    }
     if (rc != 0)
         return rc;
     if (stack_push(w, &f) != 0 || !vis_add(&w->set, p, VIS_OPEN))
@@ -577,6 +605,13 @@ walk_goal(chk_walk *w, const eng_pos *root, int *longest)
         e->state = VIS_DONE;
         e->longest = f->longest;
         len = f->longest;
+        if (w->vis) {
+            pst_move used = f->own_move ? pst_move_of(&f->own) : (pst_move){PST_NOMOVE, 0, 0};
+            if (w->vis->done(w->vis->ctx, &f->pos, w->x, w->win, &f->rec, &used, f->longest)) {
+                set_err(w->err, w->errlen, "out of memory collecting the proof");
+                return PST_ENOMEM;
+            }
+        }
         w->depth--;
         if (w->depth > 0) {
             f = &w->stack[w->depth - 1];
@@ -591,9 +626,24 @@ walk_goal(chk_walk *w, const eng_pos *root, int *longest)
 
 /* ---- the public function -------------------------------------------- */
 
+/* The plain source: the store itself, nothing trusted. */
+static int
+store_get(void *ctx, const eng_pos *p, pst_record *out)
+{
+    return pst_get(ctx, p, out);
+}
+
 int
 pchk_check(pst_env *st, const egdb *db, const eng_pos *root, pchk_result *out, char *err,
            size_t errlen)
+{
+    pchk_source src = {store_get, st};
+    return pchk_check_with(&src, NULL, db, root, out, err, errlen);
+}
+
+int
+pchk_check_with(const pchk_source *src, const pchk_visitor *vis, const egdb *db,
+                const eng_pos *root, pchk_result *out, char *err, size_t errlen)
 {
     char msg[200];
     memset(out, 0, sizeof *out);
@@ -604,7 +654,9 @@ pchk_check(pst_env *st, const egdb *db, const eng_pos *root, pchk_result *out, c
         return PST_EINVAL;
     }
     pst_record r;
-    int rc = pst_get(st, root, &r);
+    int rc = src->get(src->ctx, root, &r);
+    if (rc == PCHK_SRC_ADMITTED)
+        rc = 0;
     if (rc == PST_ENOTFOUND) {
         out->status = PCHK_NOTHING;
         return 0;
@@ -657,7 +709,8 @@ pchk_check(pst_env *st, const egdb *db, const eng_pos *root, pchk_result *out, c
 
     chk_walk w;
     memset(&w, 0, sizeof w);
-    w.st = st;
+    w.src = src;
+    w.vis = vis;
     w.db = db;
     w.dbmax = db ? egdb_max_pieces(db) : 0;
     w.out = out;

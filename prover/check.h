@@ -31,6 +31,21 @@
  *   a position the database covers (at most egdb_max_pieces pieces) has
  *   the database's value, whatever the store says about it.
  *
+ * SOURCES AND VISITORS (pchk_check_with)
+ *   The records may come from any source, not only a store: admission
+ *   (admit.h) checks a worker's records before they are written, over
+ *   the records themselves backed by a store whose every record was
+ *   admitted. Such a source answers PCHK_SRC_ADMITTED for a record of
+ *   the admitted store: the walk then takes the position as a leaf whose
+ *   value is the record's bound, and does not walk its proof again (it
+ *   was checked whole when it was admitted). pchk_check's own source,
+ *   the store, never answers so: `proof check` trusts nothing. A
+ *   visitor hears of every position whose proof for a goal is complete
+ *   (depth first, children before parents); when the whole check is
+ *   valid, every claim it heard of is proven. That is how a worker
+ *   gathers the records to send, and how admission knows what it may
+ *   write: one walker, no second copy of the rules.
+ *
  * THREAD SAFETY
  *   One call works on its own memory; the store and database handles may
  *   be shared with other threads.
@@ -68,12 +83,40 @@ typedef struct pchk_result {
     int status;              /* PCHK_* */
     eng_bound bound;         /* the bound recorded for the root's side to move */
     uint64_t positions;      /* stored positions visited (all proofs) */
+    uint64_t admitted;       /* leaves taken from an admitted store (pchk_check_with) */
     uint64_t leaves_db;      /* leaves valued by the database */
     uint64_t leaves_end;     /* leaves with no legal move */
     int longest_win;         /* plies of the longest line of a win proof (-1: none) */
     char where[ENG_FEN_MAX]; /* PCHK_INVALID: the first position that fails */
     char why[256];           /* PCHK_INVALID: what is wrong there */
 } pchk_result;
+
+/* A source's answer for a record of an admitted store (SOURCES). */
+enum { PCHK_SRC_ADMITTED = 1 };
+
+/*
+ * Where the checker reads records. get fills *out with the record of p in
+ * p's orientation (as pst_get does) and returns 0, PCHK_SRC_ADMITTED (a
+ * record of an admitted store), PST_ENOTFOUND, or a negative PST_E* code.
+ */
+typedef struct pchk_source {
+    int (*get)(void *ctx, const eng_pos *p, pst_record *out);
+    void *ctx;
+} pchk_source;
+
+/*
+ * done is called when the proof that colour x wins (win 1) or at least
+ * draws (win 0) is complete at the stored position p: rec is the record
+ * the source gave for p, used the move the proof took (x to move; from
+ * == PST_NOMOVE where the other side moves and every reply was a child),
+ * longest the plies of the longest line below p (win proofs). Nonzero
+ * stops the check with PST_ENOMEM.
+ */
+typedef struct pchk_visitor {
+    int (*done)(void *ctx, const eng_pos *p, int x, int win, const pst_record *rec,
+                const pst_move *used, int longest);
+    void *ctx;
+} pchk_visitor;
 
 /* ---- functions ------------------------------------------------------ */
 
@@ -94,5 +137,13 @@ typedef struct pchk_result {
  */
 int pchk_check(pst_env *st, const egdb *db, const eng_pos *root, pchk_result *out, char *err,
                size_t errlen);
+
+/*
+ * pchk_check_with - pchk_check over the records of src, telling vis (may
+ * be NULL) of every position whose proof is complete (SOURCES). The same
+ * rules, results and codes as pchk_check.
+ */
+int pchk_check_with(const pchk_source *src, const pchk_visitor *vis, const egdb *db,
+                    const eng_pos *root, pchk_result *out, char *err, size_t errlen);
 
 #endif /* PROVER_CHECK_H */

@@ -819,6 +819,26 @@ pst_merge(const pst_record *old, const pst_record *new, pst_record *out)
     return 0;
 }
 
+int
+pst_record_merge(const pst_record *old, const pst_record *new, pst_record *out)
+{
+    return pst_merge(old, new, out);
+}
+
+int
+pst_item_check(const pst_item *it, size_t i, char *err, size_t errlen)
+{
+    pst_norm nr;
+    return pst_validate_item(it, i, &nr, err, errlen);
+}
+
+void
+pst_record_turn(pst_record *r)
+{
+    r->win = pst_move_flip(r->win);
+    r->draw = pst_move_flip(r->draw);
+}
+
 /*
  * pst_merge_batch - merges every record of the batch with what txn sees.
  * Records are merged in the order given, so a position that comes twice

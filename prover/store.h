@@ -249,6 +249,22 @@ void pst_item_encode(const pst_item *it, uint8_t key[16], uint8_t val[32]);
  */
 int pst_item_decode(const uint8_t key[16], const uint8_t *val, size_t len, pst_item *out);
 
+/* pst_item_check - the checks pst_put_many makes of one record (item
+ * number i, for the message): a valid position, a bound that says
+ * something, moves its bound has a use for and that are legal.
+ * RETURN 0 or PST_EINVAL with err naming the record and the problem. */
+int pst_item_check(const pst_item *it, size_t i, char *err, size_t errlen);
+
+/* pst_record_merge - the MERGING rule on two records of one position in
+ * one orientation. RETURN 0 and *out, or PST_ECONTRADICT. */
+int pst_record_merge(const pst_record *old, const pst_record *new, pst_record *out);
+
+/* pst_record_turn - a record's moves turned to the colour-flipped twin of
+ * its position (the bound, for the side to move, stays). Its own
+ * inverse: a White-to-move position's record from the canonical one and
+ * back. */
+void pst_record_turn(pst_record *r);
+
 const char *pst_strerror(int code);
 
 #endif /* PROVER_STORE_H */

@@ -60,62 +60,95 @@ check "tree root line" "B:W30,31,K19:B6,K12	loss" "$($C tree --state "$S" --db "
 check "tree --pdn has games" 1 "$($C tree --state "$S" --db "$DB" --pdn --depth 2 |
     awk '/^\[Event/ {n++} END {print (n > 3)}')"
 
-# 2. The manager killed with SIGKILL mid-proof, four times, and started
-#    again each time: every record stored before a kill is still there
-#    after it (no proven node lost), and the final answer is the database's.
+# 2. The manager killed with SIGKILL mid-proof, four times, each time on an
+#    event: after its run's 10th admitted result (the root needs about 250
+#    jobs of 300 df-pn positions, so every kill lands mid-proof, however
+#    fast the machine). After each kill: every record stored before it is
+#    still there, and every result the log says was admitted is counted
+#    in the tree; the final answer is the database's and checks.
 f='B:W30,31,K19:B6,K12'
 S="$T/kill"
 args="--db $DB --workers 2 --job-time 2 --quiet"
-$C prove --fen "$f" --state "$S" --pieces 4 --job-nodes 300 $args >"$T/out" 2>"$T/log" &
+admitted() { cat "$T"/klog* 2>/dev/null | grep -c 'records admitted (result'; }
+this_run() {
+    local n
+    n=$(grep -c 'records admitted (result' "$T/klog$1" 2>/dev/null)
+    [ "${n:-0}" -ge 10 ]
+}
+gone() { ! kill -0 "$1" 2>/dev/null; }
+no_workers() { ! pgrep -f "$S/workers/" >/dev/null; }
+listening() { grep -q 'listening on port' "$1" 2>/dev/null || gone "$2"; }
+$C prove --fen "$f" --state "$S" --pieces 4 --job-nodes 300 $args >"$T/out" 2>"$T/klog0" &
 mp=$!
 pids="$pids $mp"
 kills=0
 for round in 1 2 3 4; do
-    sleep 1.5
-    if kill -0 $mp 2>/dev/null; then
-        kill -9 $mp
-        wait $mp 2>/dev/null
+    wait_for 300 eval "this_run $((round - 1)) || gone $mp"
+    if kill -9 $mp 2>/dev/null; then
         kills=$((kills + 1))
     fi
+    wait $mp 2>/dev/null
+    wait_for 60 no_workers # its local workers follow it (PDEATHSIG)
     $C store export --store "$S/proofs" 2>/dev/null | cut -f 1 | sort >"$T/before"
-    sleep 0.5 # local workers notice their manager is gone
-    $C prove --state "$S" $args >"$T/out" 2>>"$T/log" &
+    answered=$($C tree --state "$S" --db "$DB" --depth 0 2>/dev/null | sed -n 2p |
+        grep -o '[0-9]* jobs answered' | cut -d ' ' -f 1)
+    check "kill $round: every admitted result kept" 1 $((${answered:-0} >= $(admitted)))
+    $C prove --state "$S" $args >"$T/out" 2>"$T/klog$round" &
     mp=$!
     pids="$pids $mp"
-    sleep 0.3
+    wait_for 60 listening "$T/klog$round" $mp
     $C store export --store "$S/proofs" 2>/dev/null | cut -f 1 | sort >"$T/after"
     check "kill $round: no stored record lost" "" "$(comm -23 "$T/before" "$T/after" | head -n 3)"
 done
 wait $mp
 check "after the kills: exit" 0 $?
-check "after the kills: killed mid-proof at least twice" 1 $((kills >= 2))
+check "after the kills: each of the 4 kills landed mid-proof" 4 $kills
 check "after the kills: the database's value" "$f	loss" "$(head -n 1 "$T/out")"
 $C proof check --state "$S" --db "$DB" >"$T/chk" 2>/dev/null
 check "after the kills: proof check" "0 valid" "$? $(head -n 1 "$T/chk" | cut -f 2)"
 
-# 3. Workers outside the manager, one of them killed mid-job: its job goes
-#    back to the pool and the proof completes with the other.
+# 3. Workers outside the manager (given the state's token), one of them
+#    killed once it has a job: its job goes back to the pool and the proof
+#    completes with the other.
 P=$(port 1)
 S="$T/remote"
 $C prove --fen "$f" --state "$S" --db "$DB" --pieces 4 --workers 0 --listen 127.0.0.1:$P \
-    --job-time 2 --job-nodes 300 --budget 120 --quiet >"$T/out" 2>"$T/log" &
+    --job-time 2 --job-nodes 300 --budget 120 --quiet >"$T/out" 2>"$T/log3" &
 mp=$!
 pids="$pids $mp"
-sleep 0.5
-$C worker --connect 127.0.0.1:$P --db "$DB" --store "$T/w1" 2>"$T/w1.log" &
+wait_for 60 listening "$T/log3" $mp
+check "a token is made for the state, mode 0600" "600" "$(stat -c %a "$S/token" 2>/dev/null)"
+$C worker --connect 127.0.0.1:$P --db "$DB" --store "$T/w1" --token-file "$S/token" \
+    2>"$T/w1.log" &
 w1=$!
-$C worker --connect 127.0.0.1:$P --db "$DB" --store "$T/w2" 2>"$T/w2.log" &
+pids="$pids $w1"
+wait_for 60 grep -qs 'job [0-9]*:' "$T/w1.log"
+$C worker --connect 127.0.0.1:$P --db "$DB" --store "$T/w2" --token-file "$S/token" \
+    2>"$T/w2.log" &
 w2=$!
-pids="$pids $w1 $w2"
-sleep 1
+pids="$pids $w2"
 kill -9 $w1
 wait $w1 2>/dev/null
 wait $mp
 check "worker killed: proof completes" "0 $f	loss" "$? $(head -n 1 "$T/out")"
-check "worker killed: the manager saw it go" 1 "$(grep -c 'connection .* closed' "$T/log" |
+check "worker killed: the manager saw it go" 1 "$(grep -c 'connection .* closed' "$T/log3" |
     awk '{print ($1 >= 1)}')"
 kill $w2 2>/dev/null
 wait $w2 2>/dev/null
+
+# 3b. No token, no work: on loopback too, a worker without the state's
+#     token is refused.
+P=$(port 4)
+S="$T/notoken"
+$C prove --fen "$f" --state "$S" --db "$DB" --pieces 4 --workers 0 --listen 127.0.0.1:$P \
+    --job-time 2 --job-nodes 300 --budget 60 --quiet >"$T/out" 2>"$T/log3b" &
+mp=$!
+pids="$pids $mp"
+wait_for 60 listening "$T/log3b" $mp
+$C worker --connect 127.0.0.1:$P --db "$DB" --store "$T/w5" 2>"$T/w5.log"
+check "loopback without the token: the worker stops with exit 2" 2 $?
+kill $mp 2>/dev/null
+wait $mp 2>/dev/null
 
 # 4. Bad frames, a wrong token and version, the status page: each bad
 #    connection is closed with a logged reason, and the manager goes on to
@@ -127,12 +160,12 @@ echo "s3cret-token" >"$T/token"
 echo "wrong-token" >"$T/badtoken"
 $C prove --fen "$f" --state "$S" --db "$DB" --pieces 4 --workers 0 --listen 127.0.0.1:$P \
     --token-file "$T/token" --status-port $HP --job-time 2 --job-nodes 300 --budget 120 \
-    --quiet >"$T/out" 2>"$T/log" &
+    --quiet >"$T/out" 2>"$T/log4" &
 mp=$!
 pids="$pids $mp"
-sleep 0.5
+wait_for 60 listening "$T/log4" $mp
 send() { # bytes as printf escapes
-    (exec 3<>/dev/tcp/127.0.0.1/$P && printf "$1" >&3 && sleep 0.3) 2>/dev/null
+    (exec 3<>/dev/tcp/127.0.0.1/$P && printf "$1" >&3) 2>/dev/null
 }
 send '\377\377\377\377\001'                 # 4 GiB announced
 send '\000\000\000\000\052'                 # unknown type 42
@@ -143,13 +176,13 @@ send '\024\000\000\000\001CKPW\011\000\005\000\001\000\000\000\000\000\000\000\0
 $C worker --connect 127.0.0.1:$P --db "$DB" --store "$T/w3" --token-file "$T/badtoken" \
     2>"$T/w3.log"
 check "wrong token: the worker stops with exit 2" 2 $?
-sleep 0.3
-check "reason: oversized" 1 "$(grep -c 'more than the 4194304' "$T/log" | awk '{print ($1 >= 1)}')"
-check "reason: unknown type" 1 "$(grep -ci 'type 42' "$T/log" | awk '{print ($1 >= 1)}')"
-check "reason: before HELLO" 1 "$(grep -c 'before HELLO' "$T/log" | awk '{print ($1 >= 1)}')"
-check "reason: version" 1 "$(grep -c 'version 9 not supported' "$T/log" | awk '{print ($1 >= 1)}')"
-check "reason: bad token" 1 "$(grep -c 'bad token' "$T/log" | awk '{print ($1 >= 1)}')"
-check "the token is never logged" 0 "$(cat "$T/log" "$T/w3.log" | grep -c 's3cret')"
+logged() { grep -qi -- "$1" "$T/log4"; }
+for reason in 'more than the 4194304' 'type 42' 'before HELLO' 'version 9 not supported' \
+    'bad token'; do
+    wait_for 30 logged "$reason"
+    check "reason logged: $reason" 0 $?
+done
+check "the token is never logged" 0 "$(cat "$T/log4" "$T/w3.log" | grep -c 's3cret')"
 json=$( (exec 3<>/dev/tcp/127.0.0.1/$HP && printf 'GET /status.json HTTP/1.0\r\n\r\n' >&3 &&
     cat <&3) 2>/dev/null | tr -d '\r' | sed '1,/^$/d')
 for key in '"root":"B:W30,31,K19:B6,K12"' '"goal":"value"' '"pn":' '"dn":' '"tree":{"nodes":' \

@@ -10,3 +10,16 @@ check() { # name, expected, actual
         echo "ok   $1"
     fi
 }
+
+# wait_for SECONDS COMMAND...: runs COMMAND until it succeeds, at most
+# SECONDS; returns 1 when it never did. The checks wait on what they need
+# (a log line, a file, a process gone), never on a fixed time, so that a
+# loaded or a fast machine gives the same verdict.
+wait_for() {
+    local end=$((SECONDS + $1))
+    shift
+    until "$@"; do
+        [ "$SECONDS" -ge "$end" ] && return 1
+        sleep 0.05
+    done
+}

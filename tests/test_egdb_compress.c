@@ -672,7 +672,8 @@ test_verify_wrong_value(void **state)
     assert_non_null(packed);
     memcpy(packed, e->data, bytes);
     int v = egst_value(e, i), nv = v == EGDB_DRAW ? EGDB_WIN : EGDB_DRAW;
-    packed[i >> 2] = (uint8_t)((packed[i >> 2] & ~(3u << ((i & 3) * 2))) | (unsigned)nv << ((i & 3) * 2));
+    packed[i >> 2] =
+        (uint8_t)((packed[i >> 2] & ~(3u << ((i & 3) * 2))) | (unsigned)nv << ((i & 3) * 2));
     egst_header h;
     memset(&h, 0, sizeof h);
     h.slice = s;

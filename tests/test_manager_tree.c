@@ -20,6 +20,7 @@
 
 #include "egdb/egdb.h"
 #include "manager/tree.h"
+#include "prover/admit.h"
 #include "prover/check.h"
 #include "prover/prover.h"
 #include "prover/store.h"
@@ -65,17 +66,18 @@ rm_rf(const char *d)
     return system(cmd);
 }
 
-/* A job answered as worker.c answers it (df-pn only, into the store the
- * tree reads, so no records need to travel). */
+/* A job answered as worker.c answers it: df-pn into the worker's own
+ * store, the proof gathered by the checker's walk (padm_collect) and sent
+ * to the tree, which admits it into its store. */
 static void
-answer(mt_tree *t, pst_env *st, const mt_job *j, uint64_t nodes)
+answer(mt_tree *t, pst_env *wst, const mt_job *j, uint64_t nodes)
 {
     int stm = j->pos.stm;
     int goal = j->attacker == stm ? (j->goal == ENG_WIN ? PRV_WIN : PRV_DRAW)
                                   : (j->goal == ENG_WIN ? PRV_DRAW : PRV_WIN);
     prv_opts o = {.db = F.db4,
                   .db_pieces = 4,
-                  .store = st,
+                  .store = wst,
                   .goal = goal,
                   .node_limit = nodes,
                   .time_limit = 1.0,
@@ -90,10 +92,20 @@ answer(mt_tree *t, pst_env *st, const mt_job *j, uint64_t nodes)
         r.bound = ENG_LW;
         r.complete = 0;
     }
-    int rc = mt_result(t, j->id, r.bound, r.complete, 0, 0, r.nodes, 1, NULL, 0, err, sizeof err);
+    padm_items items = {0};
+    if (r.bound != ENG_LW) {
+        int c = padm_collect(wst, F.db4, &j->pos, &items, err, sizeof err);
+        if (c)
+            fprintf(stderr, "padm_collect: %s\n", err);
+        assert_int_equal(c, 0); /* the worker's own proof passes its own check */
+    }
+    err[0] = 0;
+    int rc = mt_result(t, j->id, r.bound, r.complete, 0, 0, r.nodes, 1, items.v, items.n, 0, err,
+                       sizeof err);
     if (rc)
         fprintf(stderr, "mt_result: %s\n", err);
     assert_int_equal(rc, 0);
+    padm_items_free(&items);
 }
 
 /* Proves p with the tree; returns the root's bound. restart_after: close
@@ -105,8 +117,10 @@ prove(const eng_pos *p, uint64_t nodes, int restart_after, int max_jobs, int *jo
     assert_non_null(test_tmpdir(dir, sizeof dir, "tree"));
     snprintf(sdir, sizeof sdir, "%s/proofs", dir);
     snprintf(tdir, sizeof tdir, "%s/tree", dir);
-    pst_env *st;
+    pst_env *st, *wst;
     assert_int_equal(pst_open(sdir, 0, &st, err, sizeof err), 0);
+    snprintf(sdir, sizeof sdir, "%s/worker", dir);
+    assert_int_equal(pst_open(sdir, 0, &wst, err, sizeof err), 0);
     mt_create cr = {.root = *p,
                     .goal = MT_GOAL_VALUE,
                     .db_pieces = 4,
@@ -127,7 +141,7 @@ prove(const eng_pos *p, uint64_t nodes, int restart_after, int max_jobs, int *jo
         if (rc == MT_PICK_DONE)
             break;
         assert_int_equal(rc, MT_PICK_JOB); /* one job at a time: never WAIT */
-        answer(t, st, &j, nodes);
+        answer(t, wst, &j, nodes);
         jobs++;
         if (jobs >= max_jobs)
             break;
@@ -147,6 +161,7 @@ prove(const eng_pos *p, uint64_t nodes, int restart_after, int max_jobs, int *jo
     assert_int_equal(cr2.status == PCHK_NOTHING ? PCHK_VALID : cr2.status, PCHK_VALID);
     assert_int_equal(cr2.status == PCHK_NOTHING ? ENG_LW : cr2.bound, s.root_bound);
     pst_close(st);
+    pst_close(wst);
     rm_rf(dir);
     *jobs_out = jobs;
     return s.root_bound;
@@ -212,20 +227,26 @@ test_restart(void **state)
     fprintf(stderr, "restart: %d jobs without, %d with a restart\n", j1, j2);
 }
 
-/* A worker's false claim, backed by a forged record in the store, is
- * caught by the checker in mt_result and not used by the tree. */
+/* A worker's false claim, with a forged record as its "proof", is refused
+ * at admission: nothing of it is written, the tree does not move, a
+ * restart does not bring it back, and the honest proof that follows
+ * settles the database's value. */
 static void
 test_forged_result(void **state)
 {
     (void)state;
-    char dir[256], sdir[300], tdir[300], err[512];
+    char dir[256], sdir[300], wdir[300], tdir[300], err[512];
     assert_non_null(test_tmpdir(dir, sizeof dir, "tree-forged"));
     snprintf(sdir, sizeof sdir, "%s/proofs", dir);
+    snprintf(wdir, sizeof wdir, "%s/worker", dir);
     snprintf(tdir, sizeof tdir, "%s/tree", dir);
-    pst_env *st;
+    pst_env *st, *wst;
     assert_int_equal(pst_open(sdir, 0, &st, err, sizeof err), 0);
+    assert_int_equal(pst_open(wdir, 0, &wst, err, sizeof err), 0);
     eng_pos root;
     assert_int_equal(eng_parse_fen("B:W30,31,K19:B6,K12", &root, err, sizeof err), 0);
+    eng_bound truth = db_value(&root);
+    assert_int_equal(truth, ENG_LL); /* the 5-piece database: a loss for Black */
     mt_create cr = {.root = root,
                     .goal = MT_GOAL_VALUE,
                     .db_pieces = 4,
@@ -237,23 +258,46 @@ test_forged_result(void **state)
     mt_job j;
     assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
     /* the opposite of the truth, with a legal move as its "proof" */
-    eng_bound truth = db_value(&j.pos);
     eng_movelist ml;
     eng_generate(&j.pos, &ml, ENG_DUPS_MERGE);
-    pst_item it = {
-        j.pos, {truth == ENG_WW ? ENG_LL : ENG_WW, {PST_NOMOVE, 0, 0}, {PST_NOMOVE, 0, 0}, 0, 0}};
+    eng_bound jt = db_value(&j.pos);
+    pst_item it = {j.pos,
+                   {jt == ENG_WW ? ENG_LL : ENG_WW, {PST_NOMOVE, 0, 0}, {PST_NOMOVE, 0, 0}, 0, 0}};
     if (it.rec.bound == ENG_WW)
         it.rec.win = pst_move_of(&ml.m[0]);
     err[0] = 0;
-    assert_int_equal(mt_result(t, j.id, it.rec.bound, 1, 0, 0, 1, 1, &it, 1, err, sizeof err), 0);
-    assert_non_null(strstr(err, "fails the checker"));
+    assert_int_equal(mt_result(t, j.id, it.rec.bound, 1, 0, 0, 1, 1, &it, 1, 0, err, sizeof err),
+                     MT_EREFUSED);
+    assert_non_null(strstr(err, "refused at admission"));
+    pst_record r;
+    assert_int_equal(pst_get(st, &j.pos, &r), PST_ENOTFOUND); /* nothing written */
     mt_stats s;
     mt_stats_get(t, &s);
-    assert_int_equal(s.jobs_done, 1);
-    assert_int_equal(s.jobs_proved, 1); /* counted as answered, ... */
-    assert_true(s.root_bound == ENG_LW || s.root_bound == db_value(&root)); /* ... not used */
+    assert_int_equal(s.jobs_done, 0);
+    assert_int_equal(s.root_bound, ENG_LW);
+    /* a restart reads nothing of it back */
+    mt_release(t, j.id);
+    mt_close(t);
+    assert_int_equal(mt_open(tdir, NULL, F.db4, st, &t, err, sizeof err), 0);
+    mt_stats_get(t, &s);
+    assert_int_equal(s.root_bound, ENG_LW);
+    /* honest jobs then settle the truth, which the checker accepts */
+    int jobs = 0, rc;
+    while ((rc = mt_pick(t, &j, err, sizeof err)) == MT_PICK_JOB && jobs < 5000) {
+        answer(t, wst, &j, 3000);
+        jobs++;
+    }
+    assert_int_equal(rc, MT_PICK_DONE);
+    mt_stats_get(t, &s);
+    assert_int_equal(s.root_bound, truth);
+    assert_int_equal(mt_check_root(t, err, sizeof err), 0);
+    mt_close(t);
+    assert_int_equal(mt_open(tdir, NULL, F.db4, st, &t, err, sizeof err), 0);
+    mt_stats_get(t, &s);
+    assert_int_equal(s.root_bound, truth);
     mt_close(t);
     pst_close(st);
+    pst_close(wst);
     rm_rf(dir);
 }
 

@@ -67,9 +67,7 @@ test_verdict(void **state)
     for (eng_bound p = 0; p < ENG_NBOUNDS; p++)
         for (eng_bound o = 0; o < ENG_NBOUNDS; o++) {
             unsigned mp = outcomes(p), mo = outcomes(o);
-            int want = !(mp & mo)         ? OPS_CONTRADICTS
-                       : (mo & ~mp) == 0u ? OPS_AGREES
-                                          : OPS_OPEN;
+            int want = !(mp & mo) ? OPS_CONTRADICTS : (mo & ~mp) == 0u ? OPS_AGREES : OPS_OPEN;
             assert_int_equal(ops_verdict(p, o), want);
         }
     /* the report's cases: a published draw and a proven win for White */
@@ -128,7 +126,8 @@ test_ladder_load(void **state)
     assert_int_equal(ops_play("9-13 22-17 13-22 26x17 5-9", &p, NULL, err, sizeof err), 0);
     char fen[ENG_FEN_MAX], row[1024];
     eng_format_fen(&p, fen, sizeof fen);
-    snprintf(row, sizeof row, "1\t09-13 22-17 13-22\t18\t%d\t2\t%s\t26x17 5-9", eng_pieces(&p), fen);
+    snprintf(row, sizeof row, "1\t09-13 22-17 13-22\t18\t%d\t2\t%s\t26x17 5-9", eng_pieces(&p),
+             fen);
     /* a nominal rung of 18 with 23 pieces is refused; make it honest */
     write_ladder(dir, row);
     assert_int_equal(ops_ladder_load(dir, &r, &n, err, sizeof err), -1);
@@ -177,7 +176,8 @@ test_ladder_load(void **state)
         r = NULL;
     }
     /* the same rung twice */
-    snprintf(row, sizeof row, "1\t09-13 22-17 13-22\t14\t%d\t%d\t%s\t%s\n1\t09-13 22-17 13-22\t14\t%d\t%d\t%s\t%s",
+    snprintf(row, sizeof row,
+             "1\t09-13 22-17 13-22\t14\t%d\t%d\t%s\t%s\n1\t09-13 22-17 13-22\t14\t%d\t%d\t%s\t%s",
              eng_pieces(&q), nm, fen, line, eng_pieces(&q), nm, fen, line);
     write_ladder(dir, row);
     assert_int_equal(ops_ladder_load(dir, &r, &n, err, sizeof err), -1);

@@ -48,9 +48,9 @@
 /* ---- fixtures -------------------------------------------------------- */
 
 typedef struct fixture {
-    egdb *db4; /* what the solver uses */
-    egdb *db5; /* the reference        */
-    int n;     /* test_five_vs_database: pieces (CHECKERS_SOLVE_PIECES, 5) */
+    egdb *db4;       /* what the solver uses */
+    egdb *db5;       /* the reference        */
+    int n;           /* test_five_vs_database: pieces (CHECKERS_SOLVE_PIECES, 5) */
     egdb *dbs, *dbr; /* its databases of n-1 and n pieces */
     char tmp[256];
 } fixture;
@@ -121,8 +121,7 @@ solve_and_compare_n(const eng_pos *p, pst_env *st, size_t tt_bytes, prv_result *
     if (rc != 0 || (r->complete && r->bound != db_bound(dbr, p)) ||
         !eng_bound_contains(r->bound, eng_bound_lo(db_bound(dbr, p))))
         fail_msg("%s: solver says %s (rc %d, %s, complete %d), database says %s", fen,
-                 eng_bound_name(r->bound), rc, err, r->complete,
-                 eng_bound_name(db_bound(dbr, p)));
+                 eng_bound_name(r->bound), rc, err, r->complete, eng_bound_name(db_bound(dbr, p)));
     if (st && r->bound != ENG_LW) { /* the proof it wrote, checked from scratch */
         pchk_result cr;
         assert_int_equal(pchk_check(st, dbs, p, &cr, err, sizeof err), 0);
@@ -161,10 +160,11 @@ test_five_vs_database(void **state)
         nodes += r.nodes;
     }
     int exact = counts[ENG_WW] + counts[ENG_DD] + counts[ENG_LL];
-    printf("  %d %d-piece positions: %d wins, %d draws, %d losses proven exactly (%.1f%%), %d bounds, "
-           "%d unknown; %" PRIu64 " df-pn nodes\n",
-           n, F.n, counts[ENG_WW], counts[ENG_DD], counts[ENG_LL], 100.0 * exact / n,
-           counts[ENG_LD] + counts[ENG_DW], counts[ENG_LW], nodes);
+    printf(
+        "  %d %d-piece positions: %d wins, %d draws, %d losses proven exactly (%.1f%%), %d bounds, "
+        "%d unknown; %" PRIu64 " df-pn nodes\n",
+        n, F.n, counts[ENG_WW], counts[ENG_DD], counts[ENG_LL], 100.0 * exact / n,
+        counts[ENG_LD] + counts[ENG_DW], counts[ENG_LW], nodes);
     /* Every answer agrees with the database (solve_and_compare). How many
      * the budget settles is measured: MIN_EXACT is below what this sample
      * gave when written, so a regression in the search fails here. */

@@ -1,0 +1,115 @@
+/*
+ * admit.h - admission: nothing enters a proof store unchecked.
+ *
+ * A proof store of the manager (<state>/proofs) holds only ADMITTED
+ * records: records whose every claim the checker (check.h) verified
+ * before they were written. Records from anywhere else - a worker's
+ * batch, the tree's own backed-up records - are first STAGED: held in
+ * memory, never written. Admission then checks them and writes, in one
+ * transaction, only what the checker proved.
+ *
+ * THE CHECK
+ *   For each root the caller names (a job's position; each backed-up
+ *   record), every proof its staged record claims is walked by the
+ *   checker (pchk_check_with) over the staged records, backed by the
+ *   store: a position with a staged record is taken from the batch and
+ *   its proof walked; a position without one but with a stored record is
+ *   a leaf with the stored bound (admitted, so checked whole before); a
+ *   position with neither fails, as in `proof check`. One failed proof
+ *   refuses the whole batch: nothing of it is written.
+ *
+ * WHAT IS WRITTEN
+ *   For every staged position the walks reached, its record RESTRICTED to
+ *   the claims the walks proved there (the visitor, check.h): a DD record
+ *   reached only on the proof that its side to move at least draws is
+ *   written as DW, with the move that proof took. So a record in the
+ *   store never claims more than was checked, and the store's records
+ *   can be trusted as leaves by the next admission. A win's length is the
+ *   checker's longest line below the position.
+ *
+ * STRICT BATCHES (a worker's)
+ *   A worker sends exactly the records its own check visited (padm_collect
+ *   runs the same walk over its store), so every record of an honest
+ *   batch is reached again here. A record no walk reached lies outside
+ *   the job: with strict set, the batch is refused (PADM_EOUTSIDE).
+ *
+ * ERRORS
+ *   Admission's codes (PADM_E*, from -100 down) are apart from the store's
+ *   (PST_E*, which pass through for a store or database that fails);
+ *   padm_strerror names either. A refused batch is PADM_EREFUSED (a proof
+ *   fails the checker), PADM_EBADRECORD (a record the store would not
+ *   take: an illegal move, a bound that says nothing), PADM_ECONTRADICT
+ *   (two records of the batch, or a record and the store, cannot both be
+ *   true), PADM_EOUTSIDE or PADM_ENOROOT (no record for a root); err
+ *   names the position and why.
+ */
+#ifndef PROVER_ADMIT_H
+#define PROVER_ADMIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "egdb/egdb.h"
+#include "engine/engine.h"
+#include "prover/check.h"
+#include "prover/store.h"
+
+enum padm_err {
+    PADM_EREFUSED = -100,    /* a claimed proof fails the checker            */
+    PADM_EBADRECORD = -101,  /* a record the store would refuse               */
+    PADM_ECONTRADICT = -102, /* records that contradict each other or the store */
+    PADM_EOUTSIDE = -103,    /* strict: a record no proof of the roots reaches */
+    PADM_ENOROOT = -104,     /* a root without a staged record                */
+    PADM_ETOOMANY = -105     /* more records than the batch may hold          */
+};
+
+/* A growing array of records (what a worker sends, what a pass backs up). */
+typedef struct padm_items {
+    pst_item *v;
+    size_t n, cap;
+} padm_items;
+
+/* Appends one item. RETURN 0 or PST_ENOMEM. */
+int padm_push(padm_items *out, const pst_item *it);
+void padm_items_free(padm_items *it);
+
+/* What one admission did. */
+typedef struct padm_report {
+    size_t staged;   /* distinct positions in the batch */
+    size_t written;  /* records written (restricted) */
+    size_t reached;  /* staged positions some walk reached */
+    uint64_t leaves; /* walks' leaves taken from the admitted store */
+} padm_report;
+
+/*
+ * padm_admit - checks the n records of items as proofs of the roots and
+ * writes what is proven into st (see the top). items may hold a position
+ * more than once (merged, store.h's rule). db: the databases the proofs'
+ * leaves rest on (may be NULL). roots NULL: every record is a root (the
+ * tree's backed-up records). max_items: refuse a batch of more (0: no
+ * limit). A staged position the store already holds is walked with the
+ * two records merged: bounds intersected (empty: PADM_ECONTRADICT), the
+ * batch's moves first and the store's where the batch has none.
+ * RETURN 0 (every root's claims proven, rep filled); a PADM_E* code (the
+ * batch refused, nothing written, err says why); a PST_E* code (the store
+ * or the databases failed: nothing written).
+ */
+int padm_admit(pst_env *st, const egdb *db, const pst_item *items, size_t n, const eng_pos *roots,
+               size_t nroots, int strict, size_t max_items, padm_report *rep, char *err,
+               size_t errlen);
+
+/*
+ * padm_collect - the records a worker sends for root: every proof its
+ * store's record for root claims, checked over st trusting nothing, and
+ * each record reached restricted to what was proven (as padm_admit would
+ * write it). Appended to out. RETURN 0 (nothing appended when st has no
+ * record for root); PADM_EREFUSED (the store's proof fails the checker:
+ * err names where); a PST_E* code.
+ */
+int padm_collect(pst_env *st, const egdb *db, const eng_pos *root, padm_items *out, char *err,
+                 size_t errlen);
+
+/* The message of a PADM_E* or PST_E* code. */
+const char *padm_strerror(int code);
+
+#endif /* PROVER_ADMIT_H */
