@@ -54,10 +54,14 @@ LINKLIBS := $(foreach m,manager prover egdb openings engine,$(filter $(BUILD)/li
 CLI_SRCS   := $(wildcard cli/*.c)
 TEST_SRCS  := $(wildcard tests/test_*.c)
 TEST_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+# Helper programs of the end-to-end tests (tests/e2e_*.sh), not suites.
+TOOL_SRCS  := tests/forge_worker.c
+TOOL_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TOOL_SRCS))
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
-ALL_SRCS := $(foreach m,$(MODULES),$(call MOD_SRCS,$(m))) $(CLI_SRCS) $(TEST_SRCS) $(BENCH_SRCS)
+ALL_SRCS := $(foreach m,$(MODULES),$(call MOD_SRCS,$(m))) $(CLI_SRCS) $(TEST_SRCS) $(TOOL_SRCS) \
+            $(BENCH_SRCS)
 OBJS := $(patsubst %.c,$(BUILD)/%.o,$(ALL_SRCS))
 
 CHECKERS := $(if $(SANITIZE),$(BUILD)/checkers,$(BIN)/checkers)
@@ -188,9 +192,9 @@ test-unit: $(TEST_BINS) testdata
 test-san: $(TEST_BINS) $(CHECKERS) testdata
 	@set -e; for t in $(TEST_BINS); do echo "== $$t (sanitized)"; CHECKERS_SANITIZED=1 ./$$t; done
 
-test-e2e: all testdata
+test-e2e: all testdata $(TOOL_BINS)
 	@set -e; for t in tests/e2e_*.sh; do [ -f "$$t" ] || continue; \
-	    echo "== $$t"; CHECKERS=$(CURDIR)/$(BIN)/checkers bash $$t; done
+	    echo "== $$t"; CHECKERS=$(CURDIR)/$(BIN)/checkers TOOLS=$(CURDIR)/$(BUILD)/tests bash $$t; done
 
 # The solver against the 6-piece databases (slower; run and reported, not
 # part of `make test`): needs the 1-6 piece databases in egdb-data.

@@ -1,0 +1,121 @@
+#!/bin/bash
+# End-to-end checks of admission (prover/admit.h) against the real
+# manager: a hostile worker (tests/forge_worker.c) that speaks the
+# protocol answers a job with a forged proof - a losing move, a missing
+# reply, a cycle passed off as a win, a claim stronger than its records,
+# a record outside the job, more records than allowed, a truncated batch.
+# Each must be refused at admission and its connection closed; then
+# honest workers finish the proof, which equals the 5-piece database and
+# passes `proof check --state`, and the answer stays the database's after
+# restarts. Also: a settled state whose store lost a record is refused
+# (exit 3, the position named) by `prove --state` and `tree`, and a state
+# written before admission (schema 1) is refused with what to do. Run by
+# `make test` with $CHECKERS, $TOOLS and $CHECKERS_TEST_DB set. Needs bash
+# (/dev/tcp).
+set -u
+C=${CHECKERS:-bin/checkers}
+F=${TOOLS:-build/tests}/forge_worker
+DB=${CHECKERS_TEST_DB:-}
+if [ -z "$DB" ] || [ ! -d "$DB" ] || [ ! -x "$F" ]; then
+    echo "FAIL e2e_admission: CHECKERS_TEST_DB or the forging worker is missing (run through make test)"
+    exit 1
+fi
+T=$(mktemp -d "${TMPDIR:-/tmp}/e2e_admission.XXXXXX") || { echo "FAIL mktemp"; exit 1; }
+pids=""
+cleanup() {
+    for p in $pids; do kill -9 "$p" 2>/dev/null; done
+    [ -n "${KEEP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+. "$(dirname "$0")/lib_e2e.sh"
+port() {
+    p=$((20000 + ($$ * 11 + $1) % 30000))
+    while (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; do p=$((p + 1)); done
+    echo $p
+}
+gone() { ! kill -0 "$1" 2>/dev/null; }
+listening() { grep -q 'listening on port' "$1" 2>/dev/null || gone "$2"; }
+
+# 1. Forgers, one after the other, against one manager; then an honest
+#    worker. The root is a loss for Black (the 5-piece database).
+f='B:W30,31,K19:B6,K12'
+want="$f	$($C egdb probe --db "$DB" "$f" | cut -f 2)"
+check "the database's value" "$f	loss" "$want"
+P=$(port 1)
+S="$T/s"
+$C prove --fen "$f" --state "$S" --db "$DB" --pieces 4 --workers 0 --listen 127.0.0.1:$P \
+    --job-time 2 --job-nodes 300 --max-proof-records 1000 --budget 300 --quiet \
+    >"$T/out" 2>"$T/log" &
+mp=$!
+pids="$pids $mp"
+wait_for 60 listening "$T/log" $mp
+for mode in losing-move missing-reply cycle stronger outside huge truncated; do
+    "$F" 127.0.0.1:$P "$S/token" "$DB" $mode 2>"$T/forge-$mode.log"
+    check "forger $mode: refused (the manager closed its connection)" 0 $?
+    closed() { grep -q "(forger-$mode, .*) closed" "$T/log"; }
+    wait_for 30 closed
+    check "forger $mode: its closing is logged with its name" 0 $?
+done
+check "no forged result was acknowledged" 0 "$(grep -c 'from forger-.*records admitted' "$T/log")"
+$C worker --connect 127.0.0.1:$P --db "$DB" --store "$T/w1" --token-file "$S/token" \
+    2>"$T/w1.log" &
+w1=$!
+pids="$pids $w1"
+wait $mp
+check "honest workers then finish: the database's value" "0 $want" "$? $(head -n 1 "$T/out")"
+check "the settled result says it was checked" 1 "$(grep -c '^checked: the root' "$T/out")"
+kill $w1 2>/dev/null
+wait $w1 2>/dev/null
+$C proof check --state "$S" --db "$DB" >"$T/chk" 2>/dev/null
+check "proof check --state" "0 valid" "$? $(head -n 1 "$T/chk" | cut -f 2)"
+for round in 1 2; do
+    out=$($C prove --state "$S" --db "$DB" --quiet 2>/dev/null)
+    check "restart $round: the database's value" "0 $want" "$? $(echo "$out" | head -n 1)"
+done
+
+# 2. A settled state whose store lost one record. A record the tree
+#    backs up itself is written again at open (and the proof checks); a
+#    record inside a worker's proof cannot be: the checker refuses the
+#    root's proof, so nothing prints a value (exit 3, the position named).
+#    Five records are tried; at least one is a worker's.
+n=$($C store stats --store "$S/proofs" | awk '/^records/ {print $2; exit}')
+refused=0
+for k in $((n / 2)) $((n / 3)) $((n / 4)) $((n / 5)) $((2 * n / 3)); do
+    D="$T/damaged$k"
+    mkdir -p "$D"
+    cp -r "$S/tree" "$S/token" "$D/"
+    "$F" copy-store "$S/proofs" "$D/proofs" $k 2>"$T/copy"
+    check "record $k: a copy of the store less it" 0 $?
+    $C prove --state "$D" --db "$DB" --workers 1 --budget 30 --quiet >"$T/dout" 2>"$T/derr"
+    rc=$?
+    if [ $rc -eq 3 ]; then
+        refused=$((refused + 1))
+        check "record $k: no value printed" 0 "$(grep -c "$f" "$T/dout")"
+        check "record $k: the damage named" 1 "$(grep -c 'damaged: the proof of the settled root' "$T/derr")"
+        $C tree --state "$D" --db "$DB" >"$T/tout" 2>"$T/terr"
+        check "record $k: tree refuses it too" "3 0" "$? $(grep -c "$f" "$T/tout")"
+        $C proof check --state "$D" >"$T/chk" 2>/dev/null
+        check "record $k: proof check --state (databases kept by the state): invalid" \
+            "1 invalid 0" "$? $(head -n 1 "$T/chk" | cut -f 2) $(grep -c 'settled by' "$T/chk")"
+    else
+        check "record $k: proved again, the database's value" "0 $want" "$rc $(head -n 1 "$T/dout")"
+        $C proof check --state "$D" --db "$DB" >"$T/chk" 2>/dev/null
+        check "record $k: and it checks" "0 valid" "$? $(head -n 1 "$T/chk" | cut -f 2)"
+    fi
+done
+check "a lost worker record is refused as damage" 1 $((refused >= 1))
+
+# 3. A state written before admission (tree schema 1) is not resumed.
+O="$T/old"
+cp -r "$S" "$O"
+"$F" set-schema "$O/tree" 'checkers-proof-tree 1' 2>"$T/schema"
+check "an old state made" 0 $?
+$C prove --state "$O" --db "$DB" --quiet >/dev/null 2>"$T/oerr"
+check "prove on a state from before admission: exit 2" 2 $?
+check "... says what to do" 1 "$(grep -c 'Start the proof again in a new state directory' "$T/oerr")"
+$C proof check --state "$O" --db "$DB" >"$T/chk" 2>/dev/null
+check "... proof check still checks it" "0 valid" "$? $(head -n 1 "$T/chk" | cut -f 2)"
+
+exit $fail

@@ -1,0 +1,461 @@
+/*
+ * forge_worker.c - a hostile worker for tests/e2e_admission.sh: it speaks
+ * the manager's protocol (manager/protocol.h) like `checkers worker`, but
+ * answers its first job with a forged proof, then waits to be thrown out.
+ *
+ *   forge_worker HOST:PORT TOKEN_FILE DB_DIR MODE
+ *
+ * It proves the job honestly first (df-pn into a store of its own, the
+ * records gathered by padm_collect, exactly as worker.c does), then
+ * forges from that:
+ *   losing-move    the job position's record turned into the opposite
+ *                  claim (a loss claimed as a win with its first legal
+ *                  move, anything else as a loss), the rest kept;
+ *   missing-reply  the honest records less one below the job's position;
+ *   cycle          a win claimed for the side to move by a strategy that
+ *                  goes back to a position it has already met whenever it
+ *                  can (all of the other side's replies covered), which
+ *                  is no win: it never ends, or ends where it should not;
+ *   stronger       the honest records with a stronger bound claimed in
+ *                  the result than they prove (a loss claimed as a win
+ *                  when they prove a loss);
+ *   outside        the honest records and one more, a true record of a
+ *                  position the proof never reaches;
+ *   huge           more records than the manager takes (run it with
+ *                  --max-proof-records 1000): 1,001 copies of one record;
+ *   truncated      a result announcing one more record than was sent.
+ * Exit status: 0 when the manager closed the connection after the forged
+ * result (refused), 1 when it acknowledged it (the forgery was taken: a
+ * failure), 2 for anything else (no connection, a rejected HELLO, a bad
+ * usage).
+ *
+ *   forge_worker copy-store SRC DST SKIP
+ *
+ * damages a proof the other way: every record of store SRC but the
+ * SKIP-th (in key order) is written into a new store DST.
+ *
+ *   forge_worker set-schema TREE_DIR TEXT
+ *
+ * writes TEXT as the schema of a tree (manager/tree.h, "meta"): a state
+ * of an older version, made from a new one.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <lmdb.h>
+
+#include "egdb/egdb.h"
+#include "manager/manager.h"
+#include "manager/protocol.h"
+#include "prover/admit.h"
+#include "prover/prover.h"
+#include "prover/store.h"
+
+static int fd = -1;
+
+static int
+send_msg(const mgp_msg *m)
+{
+    size_t cap = mgp_encoded_max(m->type, m->type == MGP_PROOF ? m->u.proof.count : 0);
+    uint8_t *buf = malloc(cap);
+    char err[256];
+    long n = buf ? mgp_encode(m, buf, cap, err, sizeof err) : -1;
+    if (n < 0) {
+        fprintf(stderr, "forge_worker: cannot encode %s: %s\n", mgp_type_name(m->type), err);
+        free(buf);
+        return -1;
+    }
+    for (long off = 0; off < n;) {
+        ssize_t k = write(fd, buf + off, (size_t)(n - off));
+        if (k <= 0) {
+            free(buf);
+            return -1;
+        }
+        off += k;
+    }
+    free(buf);
+    return 0;
+}
+
+/* Reads one frame into *buf (kept for PROOF pointers). RETURN 0, or -1
+ * when the connection closed. */
+static int
+recv_msg(mgp_msg *m, uint8_t *buf, size_t cap)
+{
+    size_t have = 0;
+    for (;;) {
+        char err[256];
+        long need = mgp_peek(buf, have, err, sizeof err);
+        if (need == MGP_EAGAIN && have >= MGP_HDR) /* the payload is on its way */
+            need = MGP_HDR + (long)(buf[0] | buf[1] << 8 | buf[2] << 16 | (uint32_t)buf[3] << 24);
+        if (need > 0 && (size_t)need <= have) {
+            if (mgp_decode(buf, (size_t)need, m, err, sizeof err)) {
+                fprintf(stderr, "forge_worker: bad frame: %s\n", err);
+                return -1;
+            }
+            return 0;
+        }
+        if (need < 0 && need != MGP_EAGAIN)
+            return -1;
+        if (have == cap)
+            return -1;
+        ssize_t k = read(fd, buf + have, need > 0 ? (size_t)need - have : MGP_HDR - have);
+        if (k <= 0)
+            return -1;
+        have += (size_t)k;
+    }
+}
+
+static int
+connect_to(const char *spec)
+{
+    char host[256];
+    snprintf(host, sizeof host, "%s", spec);
+    char *colon = strrchr(host, ':');
+    if (!colon)
+        return -1;
+    *colon = 0;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai;
+    if (getaddrinfo(host, colon + 1, &hints, &ai))
+        return -1;
+    int s = socket(ai->ai_family, ai->ai_socktype, 0);
+    if (s < 0 || connect(s, ai->ai_addr, ai->ai_addrlen)) {
+        freeaddrinfo(ai);
+        return -1;
+    }
+    freeaddrinfo(ai);
+    return s;
+}
+
+static long
+find_item(const padm_items *it, const eng_pos *p)
+{
+    eng_pos c = eng_canonical(p);
+    for (size_t i = 0; i < it->n; i++) {
+        eng_pos k = eng_canonical(&it->v[i].pos);
+        if (k.bm == c.bm && k.wm == c.wm && k.bk == c.bk && k.wk == c.wk)
+            return (long)i;
+    }
+    return -1;
+}
+
+/* ---- the cycle: a "win" that comes back to where it has been --------- */
+
+typedef struct forge_set {
+    eng_pos *v;
+    size_t n, cap;
+} forge_set;
+
+static long
+set_find(const forge_set *s, const eng_pos *p)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (!memcmp(&s->v[i], p, sizeof *p))
+            return (long)i;
+    return -1;
+}
+
+static void
+set_add(forge_set *s, const eng_pos *p)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 64;
+        s->v = realloc(s->v, s->cap * sizeof *s->v);
+        if (!s->v)
+            exit(2);
+    }
+    s->v[s->n++] = *p;
+}
+
+/* Records claiming that x wins from every position met: where x moves,
+ * a move to a position already met if there is one, else the first;
+ * where the other side moves, every reply. Positions the databases hold
+ * are left as leaves. At most limit positions. */
+static void
+forge_cycle(const eng_pos *root, int dbmax, size_t limit, padm_items *out)
+{
+    int x = root->stm;
+    forge_set seen = {0}, todo = {0};
+    set_add(&seen, root);
+    set_add(&todo, root);
+    while (todo.n && seen.n < limit) {
+        eng_pos p = todo.v[--todo.n];
+        eng_movelist ml;
+        int n = eng_generate(&p, &ml, ENG_DUPS_MERGE);
+        if (n <= 0)
+            continue;
+        pst_item it;
+        memset(&it, 0, sizeof it);
+        it.pos = p;
+        it.rec.win.from = it.rec.draw.from = PST_NOMOVE;
+        if (p.stm == x) {
+            int pick = 0;
+            for (int k = 0; k < n; k++) {
+                eng_pos c;
+                eng_make(&p, &ml.m[k], &c);
+                if (set_find(&seen, &c) >= 0) {
+                    pick = k;
+                    break;
+                }
+            }
+            it.rec.bound = ENG_WW;
+            it.rec.win = pst_move_of(&ml.m[pick]);
+            eng_pos c;
+            eng_make(&p, &ml.m[pick], &c);
+            if (set_find(&seen, &c) < 0 && __builtin_popcount(c.bm | c.wm | c.bk | c.wk) > dbmax) {
+                set_add(&seen, &c);
+                set_add(&todo, &c);
+            }
+        } else {
+            it.rec.bound = ENG_LL;
+            for (int k = 0; k < n; k++) {
+                eng_pos c;
+                eng_make(&p, &ml.m[k], &c);
+                if (set_find(&seen, &c) < 0 &&
+                    __builtin_popcount(c.bm | c.wm | c.bk | c.wk) > dbmax) {
+                    set_add(&seen, &c);
+                    set_add(&todo, &c);
+                }
+            }
+        }
+        if (padm_push(out, &it))
+            exit(2);
+    }
+    free(seen.v);
+    free(todo.v);
+}
+
+/* ---- the forged answer --------------------------------------------------- */
+
+static int
+forge(const char *mode, const mgp_job *j, egdb *db, pst_env *st, padm_items *out, eng_bound *claim,
+      uint32_t *announce)
+{
+    char err[512];
+    prv_opts o = {.db = db,
+                  .db_pieces = db ? egdb_max_pieces(db) : 0,
+                  .store = st,
+                  .goal = PRV_VALUE,
+                  .time_limit = 60,
+                  .tt_bytes = (size_t)64 << 20};
+    prv_result r;
+    int rc = prv_solve(&j->pos, &o, &r, err, sizeof err);
+    if (rc == 0 && r.bound != ENG_LW)
+        rc = padm_collect(st, db, &j->pos, out, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "forge_worker: the honest proof failed: %s\n", err);
+        return -1;
+    }
+    *claim = r.bound;
+    long root = find_item(out, &j->pos);
+    eng_movelist ml;
+    eng_generate(&j->pos, &ml, ENG_DUPS_MERGE);
+    if (!strcmp(mode, "losing-move") || (!strcmp(mode, "missing-reply") && out->n < 2)) {
+        pst_item f = {j->pos, {ENG_LL, {PST_NOMOVE, 0, 0}, {PST_NOMOVE, 0, 0}, 0, 0}};
+        if (eng_bound_hi(r.bound) < ENG_WIN) { /* not a win: claim one */
+            f.rec.bound = ENG_WW;
+            f.rec.win = pst_move_of(&ml.m[0]);
+        }
+        if (root >= 0)
+            out->v[root] = f;
+        else
+            padm_push(out, &f);
+        *claim = f.rec.bound;
+    } else if (!strcmp(mode, "missing-reply")) {
+        size_t drop = root == 0 ? 1 : 0;
+        out->v[drop] = out->v[--out->n];
+    } else if (!strcmp(mode, "cycle")) {
+        out->n = 0;
+        forge_cycle(&j->pos, o.db_pieces, 20000, out);
+        *claim = ENG_WW;
+    } else if (!strcmp(mode, "stronger")) {
+        *claim = eng_bound_hi(r.bound) == ENG_LOSS ? ENG_WW : ENG_LL;
+    } else if (!strcmp(mode, "outside")) {
+        /* the single-corner shuttle (tests/test_prover_admit.c): a true
+         * "Black at least draws" record, of a position no job reaches */
+        eng_pos p;
+        eng_move m;
+        if (eng_parse_fen("B:WK4:B3,11,12,15,16,K29", &p, err, sizeof err) ||
+            eng_parse_move(&p, "29-25", &m, err, sizeof err))
+            return -1;
+        pst_item f = {p, {ENG_DW, {PST_NOMOVE, 0, 0}, pst_move_of(&m), 0, 0}};
+        padm_push(out, &f);
+    } else if (!strcmp(mode, "huge")) {
+        pst_item one = out->v[0];
+        out->n = 0;
+        for (int k = 0; k < 1001; k++)
+            padm_push(out, &one);
+    } else if (!strcmp(mode, "truncated")) {
+        *announce = 1;
+    } else {
+        fprintf(stderr, "forge_worker: unknown mode '%s'\n", mode);
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct copy_arg {
+    padm_items items;
+    long skip, at;
+} copy_arg;
+
+static int
+copy_one(const eng_pos *p, const pst_record *r, void *arg)
+{
+    copy_arg *a = arg;
+    if (a->at++ == a->skip)
+        return 0;
+    pst_item it = {*p, *r};
+    return padm_push(&a->items, &it);
+}
+
+static int
+copy_store(const char *src, const char *dst, long skip)
+{
+    pst_env *a, *b;
+    char err[512];
+    copy_arg ca = {{0}, skip, 0};
+    if (pst_open(src, PST_RDONLY, &a, err, sizeof err) || pst_open(dst, 0, &b, err, sizeof err) ||
+        pst_foreach(a, copy_one, &ca, err, sizeof err) ||
+        pst_put_many(b, ca.items.v, ca.items.n, err, sizeof err)) {
+        fprintf(stderr, "forge_worker copy-store: %s\n", err);
+        return 2;
+    }
+    fprintf(stderr, "forge_worker copy-store: %zu of %ld records copied\n", ca.items.n, ca.at);
+    padm_items_free(&ca.items);
+    pst_close(a);
+    pst_close(b);
+    return 0;
+}
+
+static int
+set_schema(const char *dir, const char *text)
+{
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi meta;
+    MDB_val k = {6, "schema"}, v = {strlen(text), (void *)text};
+    int rc = mdb_env_create(&env);
+    if (!rc)
+        rc = mdb_env_set_maxdbs(env, 8);
+    if (!rc)
+        rc = mdb_env_set_mapsize(env, (size_t)1 << 36);
+    if (!rc)
+        rc = mdb_env_open(env, dir, 0, 0644);
+    if (!rc)
+        rc = mdb_txn_begin(env, NULL, 0, &txn);
+    if (!rc)
+        rc = mdb_dbi_open(txn, "meta", 0, &meta);
+    if (!rc)
+        rc = mdb_put(txn, meta, &k, &v, 0);
+    if (!rc)
+        rc = mdb_txn_commit(txn);
+    mdb_env_close(env);
+    if (rc)
+        fprintf(stderr, "forge_worker set-schema: %s\n", mdb_strerror(rc));
+    return rc ? 2 : 0;
+}
+
+int
+main(int argc, char **argv)
+{
+    if (argc == 4 && !strcmp(argv[1], "set-schema"))
+        return set_schema(argv[2], argv[3]);
+    if (argc == 5 && !strcmp(argv[1], "copy-store"))
+        return copy_store(argv[2], argv[3], atol(argv[4]));
+    if (argc != 5) {
+        fprintf(stderr, "usage: forge_worker HOST:PORT TOKEN_FILE DB_DIR MODE\n");
+        return 2;
+    }
+    char token[MGP_TOKEN_MAX + 1], err[512];
+    if (mgr_read_token(argv[2], token, sizeof token, err, sizeof err)) {
+        fprintf(stderr, "forge_worker: %s\n", err);
+        return 2;
+    }
+    if ((fd = connect_to(argv[1])) < 0) {
+        fprintf(stderr, "forge_worker: cannot connect to %s\n", argv[1]);
+        return 2;
+    }
+    mgp_msg m = {.type = MGP_HELLO};
+    m.u.hello.magic = MGP_MAGIC;
+    m.u.hello.version = MGP_VERSION;
+    m.u.hello.db_pieces = 5;
+    m.u.hello.pid = (uint32_t)getpid();
+    snprintf(m.u.hello.token, sizeof m.u.hello.token, "%s", token);
+    snprintf(m.u.hello.name, sizeof m.u.hello.name, "forger-%s", argv[4]);
+    static uint8_t buf[MGP_FRAME_MAX + MGP_HDR];
+    if (send_msg(&m) || recv_msg(&m, buf, sizeof buf) || m.type != MGP_WELCOME) {
+        fprintf(stderr, "forge_worker: not welcomed\n");
+        return 2;
+    }
+    egdb *db = NULL;
+    if (m.u.welcome.db_pieces &&
+        egdb_open(argv[3], m.u.welcome.db_pieces, (size_t)64 << 20, &db, err, sizeof err)) {
+        fprintf(stderr, "forge_worker: %s\n", err);
+        return 2;
+    }
+    char path[] = "/tmp/forge_worker.XXXXXX";
+    pst_env *st;
+    if (!mkdtemp(path) || pst_open(path, 0, &st, err, sizeof err)) {
+        fprintf(stderr, "forge_worker: no store: %s\n", err);
+        return 2;
+    }
+    do {
+        if (recv_msg(&m, buf, sizeof buf))
+            return 2;
+    } while (m.type != MGP_JOB);
+    mgp_job job = m.u.job;
+    padm_items items = {0};
+    eng_bound claim;
+    uint32_t announce = 0;
+    if (forge(argv[4], &job, db, st, &items, &claim, &announce))
+        return 2;
+    /* the records, in PROOF frames, then the result */
+    for (size_t off = 0; off < items.n;) {
+        uint32_t k = items.n - off > MGP_PROOF_CHUNK ? MGP_PROOF_CHUNK : (uint32_t)(items.n - off);
+        uint8_t *recs = malloc((size_t)k * MGP_PROOF_REC);
+        for (uint32_t i = 0; i < k; i++)
+            mgp_proof_record(&items.v[off + i], recs + (size_t)i * MGP_PROOF_REC);
+        mgp_msg p = {.type = MGP_PROOF};
+        p.u.proof.id = job.id;
+        p.u.proof.count = k;
+        p.u.proof.records = recs;
+        int bad = send_msg(&p);
+        free(recs);
+        if (bad)
+            break; /* the manager may close before the last frame */
+        off += k;
+    }
+    mgp_msg res = {.type = MGP_RESULT};
+    res.u.result.id = job.id;
+    res.u.result.bound = (uint8_t)claim;
+    res.u.result.status = MGP_DONE;
+    res.u.result.records = (uint32_t)items.n + announce;
+    send_msg(&res);
+    fprintf(stderr, "forge_worker: job %llu, mode %s: %zu records sent, claim %s\n",
+            (unsigned long long)job.id, argv[4], items.n, eng_bound_name(claim));
+    int code = 0;
+    for (;;) {
+        if (recv_msg(&m, buf, sizeof buf))
+            break; /* closed: refused */
+        if (m.type == MGP_ACK && m.u.id == job.id) {
+            code = 1;
+            break;
+        }
+    }
+    padm_items_free(&items);
+    pst_close(st);
+    egdb_close(db);
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", path);
+    if (system(cmd)) {
+        /* a temporary folder left behind */
+    }
+    close(fd);
+    return code;
+}
