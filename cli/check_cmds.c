@@ -156,7 +156,11 @@ proof_check_cmd(int argc, char **argv)
             return CLI_EXIT_USAGE;
         }
         snprintf(tdir, sizeof tdir, "%s/tree", state);
-        int trc = mt_info(tdir, &r, &state_goal, &tp, terr, sizeof terr);
+        static char kept_db[480];
+        int trc =
+            mt_info_db(tdir, &r, &state_goal, &tp, kept_db, sizeof kept_db, terr, sizeof terr);
+        if (!trc && !dbdir && kept_db[0])
+            dbdir = kept_db;
         if (trc) {
             fprintf(stderr, "checkers proof check: %s\n", terr);
             return trc == MT_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
@@ -215,9 +219,11 @@ proof_check_cmd(int argc, char **argv)
     bound_text(res.bound, root.stm, bt, sizeof bt);
     printf("%s\t%s\n", fen, res.status == PCHK_VALID ? "valid" : "invalid");
     printf("bound: %s\n", bt);
-    if (state)
+    if (state && res.status == PCHK_VALID)
         printf("goal %s: %s by the checked bound\n", mt_goal_name(state_goal),
                mt_goal_settled(state_goal, res.bound) ? "settled" : "not settled");
+    else if (state)
+        printf("goal %s: not settled (the proof is invalid)\n", mt_goal_name(state_goal));
     if (res.status == PCHK_INVALID) {
         printf("failing position: %s\n", res.where);
         printf("reason: %s\n", res.why);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "prover/store.h"
 
 /* ---- static data ------------------------------------------------------ */
 
@@ -60,6 +61,8 @@ usage(FILE *f)
 int
 main(int argc, char **argv)
 {
+    /* a damaged proof store is an error message, not a crash (store.h) */
+    pst_guard_faults();
     if (argc < 2) {
         usage(stderr);
         return CLI_EXIT_USAGE;

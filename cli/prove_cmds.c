@@ -29,6 +29,7 @@ static const char prove_help[] =
     "                      [--listen HOST:PORT] [--token-file F] [--budget TIME]\n"
     "                      [--status-port P] [--seed-line \"MOVES\"] [--pieces N]\n"
     "                      [--job-time S] [--job-nodes N] [--threshold H] [--step D]\n"
+    "                      [--max-proof-records N] [--max-connections N]\n"
     "       checkers prove --state DIR [--db DIR] [--workers N] [...]   (resume)\n"
     "\n"
     "Proves a position with the proof-tree manager: best-first PN-search over the\n"
@@ -50,7 +51,13 @@ static const char prove_help[] =
     "  --workers N      local worker processes to start (default: one per core)\n"
     "  --listen H:P     accept workers at this address (default 127.0.0.1, any\n"
     "                   free port); beyond loopback it needs --token-file\n"
-    "  --token-file F   shared secret (first line of F) workers must present\n"
+    "  --token-file F   shared secret (first line of F) workers must present;\n"
+    "                   default DIR/token, made at the first start (mode 0600):\n"
+    "                   give that file to workers on other machines\n"
+    "  --max-proof-records N  records one job may send (default 4194304); a\n"
+    "                   worker sending more is disconnected\n"
+    "  --max-connections N  connections at once (default 4096); more are\n"
+    "                   refused, and logged\n"
     "  --budget TIME    stop after TIME (90, 90s, 15m, 2h, 1d); resumable\n"
     "  --status-port P  serve a status page (HTML and /status.json) on port P\n"
     "  --seed-line M    expand this line first (default: the engine's line)\n"
@@ -60,6 +67,11 @@ static const char prove_help[] =
     "  --step D         h grows by D when the root is resolved provisionally\n"
     "                   (200); the answer never rests on a heuristic leaf\n"
     "  --quiet          no progress line\n"
+    "\n"
+    "Nothing a worker sends is written before the checker has proven it: a\n"
+    "forged, truncated or oversized proof costs that worker its connection.\n"
+    "A settled result is printed only after the checker accepts the root's\n"
+    "whole proof; if it does not, the state is damaged (exit 3).\n"
     "\n"
     "Output: first line ROOT<TAB>RESULT (win, loss, draw, >=draw, <=draw,\n"
     "unknown, for the side to move at the root), then the tree, the jobs, the\n"
@@ -153,7 +165,7 @@ cli_prove(int argc, char **argv)
     const char *token = NULL, *seed = NULL;
     long acf = 0, workers = -1, status_port = 0, pieces = 0, cache_mb = 512, thr = 200, step = 200,
          job_s = 30;
-    long long job_nodes = 0;
+    long long job_nodes = 0, max_proof = 0, max_conns = 0;
     int goal = MT_GOAL_VALUE, quiet = 0, goal_given = 0;
     double budget = 0;
     for (int i = 1; i < argc; i++) {
@@ -209,6 +221,14 @@ cli_prove(int argc, char **argv)
         } else if (!strcmp(o, "--job-time") && more) {
             if ((job_s = cli_parse_uint("prove", "--job-time", argv[++i], 1, 86400)) < 0)
                 return CLI_EXIT_USAGE;
+        } else if (!strcmp(o, "--max-connections") && more) {
+            if ((max_conns = cli_parse_uint("prove", "--max-connections", argv[++i], 1, 1000000L)) <
+                0)
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(o, "--max-proof-records") && more) {
+            if ((max_proof =
+                     cli_parse_uint("prove", "--max-proof-records", argv[++i], 1, 1000000000L)) < 0)
+                return CLI_EXIT_USAGE;
         } else if (!strcmp(o, "--job-nodes") && more) {
             long v = cli_parse_uint("prove", "--job-nodes", argv[++i], 0, 1000000000000L);
             if (v < 0)
@@ -244,7 +264,12 @@ cli_prove(int argc, char **argv)
     eng_pos have_root;
     int have_goal, have_pieces;
     char err[512];
-    int exists = mt_info(tree_dir, &have_root, &have_goal, &have_pieces, err, sizeof err) == 0;
+    char have_db[PATH_MAX] = "";
+    int exists = mt_info_db(tree_dir, &have_root, &have_goal, &have_pieces, have_db, sizeof have_db,
+                            err, sizeof err) == 0;
+    /* a resume needs only the state: the databases are where they were */
+    if (exists && !db && have_pieces > 0 && have_db[0])
+        db = have_db;
     if (nroots) {
         if (opening && line_position("prove", opening, &cr.root))
             return CLI_EXIT_USAGE;
@@ -304,6 +329,9 @@ cli_prove(int argc, char **argv)
                 fprintf(stderr, "checkers prove: seed line from openings/seeds.tsv: %s\n", seed);
         }
         cr.seed = seed;
+        static char db_abs[PATH_MAX];
+        if (db && realpath(db, db_abs))
+            cr.db_dir = db_abs;
     } else if (have_pieces > 0 && !db) {
         fprintf(stderr,
                 "checkers prove: the proof in %s rests on %d-piece databases: give "
@@ -330,7 +358,9 @@ cli_prove(int argc, char **argv)
                    .exe = exe,
                    .cache_bytes = (size_t)cache_mb << 20,
                    .quiet = quiet,
-                   .cmdline = cont};
+                   .cmdline = cont,
+                   .max_proof = (size_t)max_proof,
+                   .max_conns = (int)max_conns};
     return mgr_run(&mo);
 }
 

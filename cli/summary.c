@@ -20,11 +20,15 @@ cli_state_open(const char *dir, const char *db_dir, size_t cache_bytes, cli_stat
     memset(out, 0, sizeof *out);
     char path[4200], e[512];
     snprintf(path, sizeof path, "%s/tree", dir);
-    int rc = mt_info(path, &out->root, &out->goal, &out->db_pieces, e, sizeof e);
+    char kept_db[480];
+    int rc = mt_info_db(path, &out->root, &out->goal, &out->db_pieces, kept_db, sizeof kept_db, e,
+                        sizeof e);
     if (rc) {
         snprintf(err, errlen, "%s", e);
         return rc == MT_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
     }
+    if (!db_dir && kept_db[0])
+        db_dir = kept_db; /* where the proof was started with them */
     if (out->db_pieces > 0) {
         if (!db_dir) {
             snprintf(err, errlen, "the proof in %s rests on %d-piece databases: give --db", dir,

@@ -200,6 +200,14 @@ eng_bound_max(eng_bound a, eng_bound b)
     return bound_of[lo + 1][hi + 1];
 }
 
+eng_bound
+eng_bound_meet(eng_bound a, eng_bound b)
+{
+    int lo = bound_lo[a] > bound_lo[b] ? bound_lo[a] : bound_lo[b];
+    int hi = bound_hi[a] < bound_hi[b] ? bound_hi[a] : bound_hi[b];
+    return lo > hi ? ENG_BOUND_INVALID : bound_of[lo + 1][hi + 1];
+}
+
 int
 eng_bound_is_exact(eng_bound b)
 {

@@ -137,6 +137,12 @@ eng_bound eng_bound_neg(eng_bound b);
  * the identity, ENG_WW absorbs). */
 eng_bound eng_bound_max(eng_bound a, eng_bound b);
 
+/* The intersection of a and b: what is known when both hold (max of the
+ * lows, min of the highs). ENG_BOUND_INVALID when they are disjoint: the
+ * two cannot both be true. The one place the intersection is written
+ * (the solver, the tree, the store's merge and admission use it). */
+eng_bound eng_bound_meet(eng_bound a, eng_bound b);
+
 /* Nonzero when lo == hi (LL, DD, WW). */
 int eng_bound_is_exact(eng_bound b);
 

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <malloc.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -99,9 +101,28 @@ conn_close(mgr_conn *c, const char *why)
             *p = c->next;
             break;
         }
+    size_t held =
+        evbuffer_get_length(bufferevent_get_input(c->bev)) + c->proof.cap * sizeof(pst_item);
     bufferevent_free(c->bev);
     padm_items_free(&c->proof);
     free(c);
+    m->nconns--;
+    if (held > ((size_t)1 << 20))
+        malloc_trim(0); /* a large buffer's memory back to the system */
+}
+
+void
+mgr_printable(const char *in, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)in; *p && o + 5 < cap; p++) {
+        if (*p < 0x20 || *p == 0x7f || *p == '\\')
+            o += (size_t)snprintf(out + o, cap - o, "\\x%02x", *p);
+        else
+            out[o++] = (char)*p;
+    }
+    if (cap)
+        out[o < cap ? o : cap - 1] = 0;
 }
 
 /* ---- the proof's state ---------------------------------------------------------- */
@@ -217,7 +238,7 @@ on_hello(mgr_conn *c, const mgp_hello *h)
 {
     mgr *m = c->m;
     mgp_msg r = {.type = MGP_REJECT};
-    snprintf(c->name, sizeof c->name, "%s", h->name);
+    mgr_printable(h->name, c->name, sizeof c->name); /* it reaches the log */
     mt_stats s;
     mt_stats_get(m->tree, &s);
     if (h->magic != MGP_MAGIC || h->version != MGP_VERSION) {
@@ -294,8 +315,11 @@ on_result(mgr_conn *c, const mgp_result *r)
         dispatch(m);
         return;
     }
-    if (r->status == MGP_FAILED)
-        mlog(m, "job %" PRIu64 " failed on %s: %s", r->id, c->name, r->message);
+    if (r->status == MGP_FAILED) {
+        char why[sizeof r->message * 4];
+        mgr_printable(r->message, why, sizeof why);
+        mlog(m, "job %" PRIu64 " failed on %s: %s", r->id, c->name, why);
+    }
     char err[1024] = "";
     double t0 = mgr_now();
     uint64_t admitted = mt_admitted(m->tree);
@@ -386,6 +410,14 @@ on_read(struct bufferevent *bev, void *arg)
         }
         uint32_t plen = (uint32_t)hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16 |
                         (uint32_t)hdr[3] << 24;
+        if (!c->welcomed && plen > MGR_PRE_HELLO_MAX) {
+            /* nobody unauthenticated makes the manager hold megabytes */
+            char why[128];
+            snprintf(why, sizeof why, "a frame of %u bytes before HELLO (at most %d)", plen,
+                     MGR_PRE_HELLO_MAX);
+            conn_close(c, why);
+            return;
+        }
         if (len < MGP_HDR + (size_t)plen)
             return;
         uint8_t *buf = evbuffer_pullup(in, MGP_HDR + (ssize_t)plen);
@@ -429,11 +461,24 @@ on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int
     (void)l;
     (void)salen;
     mgr *m = arg;
+    if (m->nconns >= m->max_conns) {
+        /* logged at most once a second, with how many were refused */
+        m->refused_conns++;
+        double t = mgr_now();
+        if (t - m->last_refusal_log >= 1) {
+            mlog(m, "refusing connections: %d open already (the cap); %" PRIu64 " refused so far",
+                 m->nconns, m->refused_conns);
+            m->last_refusal_log = t;
+        }
+        evutil_closesocket(fd);
+        return;
+    }
     mgr_conn *c = calloc(1, sizeof *c);
     if (!c) {
         evutil_closesocket(fd);
         return;
     }
+    m->nconns++;
     c->m = m;
     c->id = ++m->next_conn_id;
     c->since = c->last_rx = c->last_tx = mgr_now();
@@ -663,6 +708,30 @@ report(mgr *m)
     return 0;
 }
 
+/* mkdir -p: the state directory and any folder above it that is missing
+ * (`make run` writes under proofs/, which a fresh clone does not have).
+ * RETURN 0, or -1 with errno. */
+static int
+mkdir_parents(const char *path)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(buf, 0755) && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    if (mkdir(buf, 0755) && errno != EEXIST)
+        return -1;
+    return 0;
+}
+
 /* <state>/token: made once (random, mode 0600), then read by the manager
  * and its local workers (manager.h, SECURITY). RETURN 0 or -1 (err). */
 static int
@@ -714,7 +783,7 @@ mgr_run(const mgr_opts *o)
     m.tty = isatty(2);
     char err[1024];
     char path[4200];
-    if (mkdir(o->state, 0755) && errno != EEXIST) {
+    if (mkdir_parents(o->state)) {
         fprintf(stderr, "checkers prove: cannot create %s: %s\n", o->state, strerror(errno));
         return MGR_USAGE;
     }
@@ -785,6 +854,19 @@ mgr_run(const mgr_opts *o)
         goto out;
     }
     signal(SIGPIPE, SIG_IGN);
+    /* as many descriptors as the system allows; the connection cap stays
+     * below them (the databases, the stores and the log need some) */
+    struct rlimit rl;
+    m.max_conns = o->max_conns > 0 ? o->max_conns : MGR_MAX_CONNS;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        if (rl.rlim_cur < rl.rlim_max) {
+            rl.rlim_cur = rl.rlim_max;
+            setrlimit(RLIMIT_NOFILE, &rl);
+            getrlimit(RLIMIT_NOFILE, &rl);
+        }
+        if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)m.max_conns + 64 > rl.rlim_cur)
+            m.max_conns = rl.rlim_cur > 128 ? (int)(rl.rlim_cur - 64) : 64;
+    }
     m.base = event_base_new();
     if (listen_on(&m)) {
         code = MGR_USAGE;

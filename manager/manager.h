@@ -106,6 +106,8 @@ typedef struct mgr_opts {
     int quiet;               /* no progress line */
     const char *cmdline;     /* how to continue (printed at a stop) */
     size_t max_proof;        /* records one job may send (0: MGR_PROOF_DEFAULT) */
+    int max_conns;           /* connections at once (0: MGR_MAX_CONNS); more are
+                                refused, logged once a second */
 } mgr_opts;
 
 /* Records one job may send unless --max-proof-records says otherwise: a
@@ -140,6 +142,12 @@ int mgr_run(const mgr_opts *o);
 /* wrk_run - one worker, until SIGINT/SIGTERM (or a fatal refusal:
  * version or token). RETURN a process exit code. */
 int wrk_run(const wrk_opts *o);
+
+/* mgr_printable - in with every control byte (and the backslash) written
+ * as \xNN, cut to fit cap: for anything a peer sent that reaches a log,
+ * so that a name cannot forge a log line or send escape codes to a
+ * terminal. */
+void mgr_printable(const char *in, char *out, size_t cap);
 
 /* Reads the first line of a token file into buf (without the newline).
  * RETURN 0, or -1 with err saying why (missing, empty, too long). */

@@ -16,7 +16,9 @@
 #include "prover/store.h"
 
 #define MGR_MAX_LOCAL 256
-#define MGR_RATE_WINDOW 60.0 /* seconds over which jobs a minute are counted */
+#define MGR_RATE_WINDOW 60.0   /* seconds over which jobs a minute are counted */
+#define MGR_PRE_HELLO_MAX 4096 /* bytes a frame may hold before HELLO (HELLO: < 500) */
+#define MGR_MAX_CONNS 4096     /* connections at once; more are refused (logged) */
 
 struct mgr;
 
@@ -51,6 +53,10 @@ typedef struct mgr {
     int need_token;
     int port;
     mgr_conn *conns;
+    int nconns;              /* open connections */
+    int max_conns;           /* the cap (--max-connections, within the fd limit) */
+    uint64_t refused_conns;  /* connections refused at the cap */
+    double last_refusal_log; /* when the cap was last logged */
     uint32_t next_conn_id;
     double start, last_progress, last_sample, last_save;
     int tty, finished, exit_code;

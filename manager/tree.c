@@ -85,6 +85,7 @@ struct mt_tree {
     padm_items items;  /* backed-up records of a pass */
     uint64_t admitted; /* workers' records admitted since the tree was opened */
     int unadmitted;    /* a schema 1 tree (MT_SCHEMA_UNADMITTED): not resumed */
+    char db_dir[480];  /* the databases' folder at creation (absolute; "" none) */
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -147,15 +148,6 @@ static uint64_t
 sat_add(uint64_t a, uint64_t b)
 {
     return a + b >= MT_INF ? MT_INF : a + b;
-}
-
-/* lo/hi intersection; ENG_BOUND_INVALID when disjoint. */
-static eng_bound
-meet(eng_bound a, eng_bound b)
-{
-    int lo = eng_bound_lo(a) > eng_bound_lo(b) ? eng_bound_lo(a) : eng_bound_lo(b);
-    int hi = eng_bound_hi(a) < eng_bound_hi(b) ? eng_bound_hi(a) : eng_bound_hi(b);
-    return lo > hi ? ENG_BOUND_INVALID : eng_bound_make(lo, hi);
 }
 
 static const char *
@@ -350,7 +342,7 @@ node_own(mt_tree *t, mt_node *n, char *err, size_t errlen)
             return MT_ESTORE;
         }
     }
-    n->bound = meet(n->bound, n->own);
+    n->bound = eng_bound_meet(n->bound, n->own);
     if (n->bound == ENG_BOUND_INVALID)
         n->bound = n->own;
     return 0;
@@ -591,7 +583,7 @@ pass_node(mt_tree *t, uint32_t i, int depth)
         eng_bound up = eng_bound_neg(t->n[n->kid[0]].bound);
         for (uint16_t k = 1; k < n->nkid; k++)
             up = eng_bound_max(up, eng_bound_neg(t->n[n->kid[k]].bound));
-        eng_bound m = meet(b, up);
+        eng_bound m = eng_bound_meet(b, up);
         if (m == ENG_BOUND_INVALID) {
             if (!t->contradict)
                 eng_format_fen(&n->pos, t->contra_fen, sizeof t->contra_fen);
@@ -752,6 +744,8 @@ txn_create(mt_tree *t, MDB_txn *txn, void *arg)
                       t->job_nodes, t->h0, t->h_step);
     if (!rc)
         rc = meta_put(t, txn, "seed", "%s", t->seed);
+    if (!rc && t->db_dir[0])
+        rc = meta_put(t, txn, "db_dir", "%s", t->db_dir);
     if (!rc)
         rc = meta_state(t, txn);
     if (!rc)
@@ -878,6 +872,8 @@ load_meta(mt_tree *t, char *err, size_t errlen)
         bad = 9;
     if (!bad && meta_get(t, txn, "seed", t->seed, sizeof t->seed))
         t->seed[0] = 0;
+    if (!bad && meta_get(t, txn, "db_dir", t->db_dir, sizeof t->db_dir))
+        t->db_dir[0] = 0;
     mdb_txn_abort(txn);
     if (bad) {
         static const char *const what[] = {"",        "root",     "goal",     "params",
@@ -1041,6 +1037,7 @@ mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store
         t->h_step = create->h_step > 0 ? create->h_step : 100;
         t->next_job = 1;
         snprintf(t->seed, sizeof t->seed, "%s", create->seed ? create->seed : "");
+        snprintf(t->db_dir, sizeof t->db_dir, "%s", create->db_dir ? create->db_dir : "");
         long r = node_add(t, &t->root);
         if (r < 0) {
             rc = (int)r;
@@ -1355,7 +1352,7 @@ batch_bound(const pst_item *items, size_t n, const eng_pos *pos)
         eng_pos ck = eng_canonical(&items[k].pos);
         if (ck.bm == c.bm && ck.wm == c.wm && ck.bk == c.bk && ck.wk == c.wk &&
             eng_bound_valid(items[k].rec.bound)) {
-            eng_bound m = meet(b, items[k].rec.bound);
+            eng_bound m = eng_bound_meet(b, items[k].rec.bound);
             b = m == ENG_BOUND_INVALID ? b : m;
         }
     }
@@ -1393,7 +1390,7 @@ mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int 
     }
     if (bound != ENG_LW) {
         eng_bound sent = batch_bound(items, n, &nd->pos);
-        if (sent == ENG_LW || meet(sent, bound) != sent) {
+        if (sent == ENG_LW || eng_bound_meet(sent, bound) != sent) {
             fmt_err(err, errlen, "job %" PRIu64 " claims %s for %s but its records prove %s", id,
                     eng_bound_name(bound), fen, sent == ENG_LW ? "nothing" : eng_bound_name(sent));
             return MT_EREFUSED;
@@ -1421,7 +1418,7 @@ mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int 
         nd->recorded = r.bound;
         bound = r.bound;
     }
-    eng_bound m = meet(nd->own, bound);
+    eng_bound m = eng_bound_meet(nd->own, bound);
     if (m == ENG_BOUND_INVALID) {
         fmt_err(err, errlen, "job %" PRIu64 " proved %s for %s, which contradicts the known %s", id,
                 eng_bound_name(bound), fen, eng_bound_name(nd->own));
@@ -1720,6 +1717,13 @@ mt_strerror(int code)
 int
 mt_info(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *err, size_t errlen)
 {
+    return mt_info_db(dir, root, goal, db_pieces, NULL, 0, err, errlen);
+}
+
+int
+mt_info_db(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *db_dir, size_t cap,
+           char *err, size_t errlen)
+{
     mt_tree t;
     memset(&t, 0, sizeof t);
     snprintf(t.dir, sizeof t.dir, "%s", dir);
@@ -1739,6 +1743,8 @@ mt_info(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *err, si
         *root = t.root;
         *goal = t.goal;
         *db_pieces = t.db_pieces;
+        if (db_dir && cap)
+            snprintf(db_dir, cap, "%s", t.db_dir);
     }
     return rc;
 }

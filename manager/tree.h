@@ -73,7 +73,8 @@
  * PERSISTENCE (LMDB, directory <state>/tree)
  *   Named databases, little-endian:
  *     "meta"  text keys and values: schema "checkers-proof-tree 2", root
- *             FEN, goal, parameters, the question, h, counters.
+ *             FEN, goal, parameters, the databases' folder (db_dir), the
+ *             question, h, counters.
  *     "nodes" key: 17 bytes, the exact position (u32 bm, wm, bk, wk, u8
  *             side to move); value 32 bytes: u8 format 1, u8 flags (bit 0
  *             expanded), i16 score, u16 score depth, u16 0, u32 jobs, u32
@@ -154,6 +155,8 @@ typedef struct mt_create {
     uint64_t job_nodes; /* df-pn node limit of one job (0: none) */
     int h0, h_step;     /* threshold start and step (hundredths of a man) */
     const char *seed;   /* seed line as move text ("12-16 24-19"), may be NULL */
+    const char *db_dir; /* the databases' folder, absolute (kept: a resume needs
+                           only the state directory); may be NULL */
 } mt_create;
 
 /* A job picked by mt_pick. */
@@ -215,6 +218,11 @@ void mt_close(mt_tree *t);
 /* mt_info - the root, goal and database piece count of the proof in dir
  * (<state>/tree), without loading the tree. RETURN 0 or MT_E*. */
 int mt_info(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *err, size_t errlen);
+
+/* mt_info_db - mt_info, and the databases' folder the proof was started
+ * with into db_dir (cap bytes; "" when none was kept). */
+int mt_info_db(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *db_dir, size_t cap,
+               char *err, size_t errlen);
 
 /* The root's bound and whether the goal is settled. */
 int mt_done(const mt_tree *t);

@@ -43,6 +43,7 @@ typedef struct wrk {
     int db_max, db_pieces;
     pst_env *st;
     ab_ctx *ab;
+    dfpn_ctx *dfpn; /* one df-pn solver and table for the worker's life */
     double backoff, last_rx, last_tx;
     int welcomed, exit_code, stopping;
     uint32_t hb_ms, silence_ms;
@@ -173,6 +174,7 @@ solve_thread(void *arg)
                    .goal = pgoal,
                    .time_limit = left > 0.2 ? left : 0.2,
                    .node_limit = j.node_limit,
+                   .ctx = w->dfpn,
                    .tt_bytes = w->o->tt_bytes,
                    .hint = hint,
                    .stop = &w->stop};
@@ -325,8 +327,11 @@ handle(wrk *w, const mgp_msg *m)
               m->u.welcome.worker_id, w->db_pieces);
         send_result(w); /* one the previous manager never acknowledged */
         break;
-    case MGP_REJECT:
-        logf_("refused by the manager: %s", m->u.reason);
+    case MGP_REJECT: {
+        char why[sizeof m->u.reason * 4];
+        mgr_printable(m->u.reason, why, sizeof why);
+        logf_("refused by the manager: %s", why);
+    }
         if (strstr(m->u.reason, "version") || strstr(m->u.reason, "token") ||
             strstr(m->u.reason, "databases")) {
             w->exit_code = 2;
@@ -548,6 +553,10 @@ wrk_run(const wrk_opts *o)
         return rc == PST_ECORRUPT || rc == PST_EVERSION ? 3 : 1;
     }
     ab_new((size_t)64 << 20, &w.ab);
+    if (dfpn_new(o->tt_bytes, &w.dfpn)) {
+        fprintf(stderr, "checkers worker: out of memory for a %zu-byte df-pn table\n", o->tt_bytes);
+        return 1;
+    }
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, w.notify_fd)) {
         fprintf(stderr, "checkers worker: socketpair: %s\n", strerror(errno));
         return 1;
@@ -582,6 +591,7 @@ wrk_run(const wrk_opts *o)
     close(w.notify_fd[1]);
     padm_items_free(&w.items);
     ab_free(w.ab);
+    dfpn_free(w.dfpn);
     pst_close(w.st);
     egdb_close(w.db);
     return w.exit_code;

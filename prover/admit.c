@@ -179,17 +179,14 @@ walk_get(void *ctx, const eng_pos *p, pst_record *out)
             pst_record s;
             int rc = pst_get(w->st, p, &s);
             if (rc == 0) {
-                int lo = eng_bound_lo(r.bound) > eng_bound_lo(s.bound) ? eng_bound_lo(r.bound)
-                                                                       : eng_bound_lo(s.bound);
-                int hi = eng_bound_hi(r.bound) < eng_bound_hi(s.bound) ? eng_bound_hi(r.bound)
-                                                                       : eng_bound_hi(s.bound);
-                if (lo > hi) {
+                eng_bound m = eng_bound_meet(r.bound, s.bound);
+                if (m == ENG_BOUND_INVALID) {
                     w->contra = *p;
                     w->contra_stored = s.bound;
                     w->contra_staged = r.bound;
                     return PADM_ECONTRADICT;
                 }
-                r.bound = eng_bound_make(lo, hi);
+                r.bound = m;
                 if (r.win.from == PST_NOMOVE)
                     r.win = s.win;
                 if (r.draw.from == PST_NOMOVE)

@@ -153,7 +153,10 @@ typedef struct prv_opts {
     int goal;            /* PRV_VALUE, PRV_WIN, PRV_DRAW */
     double time_limit;   /* seconds for the whole solve, 0: none */
     uint64_t node_limit; /* df-pn positions for the whole solve, 0: none */
-    size_t tt_bytes;     /* df-pn table */
+    dfpn_ctx *ctx;       /* the caller's df-pn solver and table (kept across
+                            solves: a worker allocates it once); NULL: a
+                            table of tt_bytes for this solve alone */
+    size_t tt_bytes;     /* df-pn table when ctx is NULL */
     int hint;            /* expected outcome for the side to move (-1, 0, 1),
                             e.g. from ab_search; orders the value queries */
     volatile int *stop;

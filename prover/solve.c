@@ -55,14 +55,6 @@ bound_of(const eng_pos *p, int attacker, int goal, int status)
     return attacker == p->stm ? b : eng_bound_neg(b);
 }
 
-static eng_bound
-meet(eng_bound a, eng_bound b)
-{
-    int lo = eng_bound_lo(a) > eng_bound_lo(b) ? eng_bound_lo(a) : eng_bound_lo(b);
-    int hi = eng_bound_hi(a) < eng_bound_hi(b) ? eng_bound_hi(a) : eng_bound_hi(b);
-    return eng_bound_make(lo, hi);
-}
-
 int
 prv_hint(int ab_score)
 {
@@ -76,8 +68,8 @@ prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_
     out->bound = ENG_LW;
     if (eng_validate(p, err, errlen) != 0 || o->goal < PRV_VALUE || o->goal > PRV_DRAW)
         return PRV_EINVAL;
-    dfpn_ctx *c;
-    if (dfpn_new(o->tt_bytes, &c) != 0) {
+    dfpn_ctx *c = o->ctx;
+    if (!c && dfpn_new(o->tt_bytes, &c) != 0) {
         snprintf(err, errlen, "out of memory for a %zu-byte table", o->tt_bytes);
         return PRV_ENOMEM;
     }
@@ -145,7 +137,7 @@ prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_
          * the earlier queries proved; the error says where the walk
          * stopped. */
         eng_bound b = rc == DFPN_EPROOF ? ENG_LW : bound_of(p, att, goal, q->r.status);
-        out->bound = meet(out->bound, b);
+        out->bound = eng_bound_meet(out->bound, b);
         if (rc != 0 || q->r.status == DFPN_UNKNOWN)
             break;
         if (o->goal != PRV_VALUE || eng_bound_is_exact(out->bound) || out->nq == PRV_MAXQ)
@@ -158,7 +150,8 @@ prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_
         else
             break;
     }
-    dfpn_free(c);
+    if (c != o->ctx)
+        dfpn_free(c);
     out->seconds = now() - t0;
     /* one query settles a one-goal solve; a value needs an exact bound */
     out->complete = o->goal == PRV_VALUE ? eng_bound_is_exact(out->bound) : out->bound != ENG_LW;

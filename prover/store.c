@@ -627,8 +627,6 @@ pst_open(const char *path, int flags, pst_env **out, char *err, size_t errlen)
     if ((rc = pst_check_header(path, file, err, errlen)) != 0)
         goto fail;
 
-    pst_fault_install();
-
     /*
      * MDB_NOTLS: transactions are not tied to threads, so one pst_env
      * serves every thread and read transactions can be pooled. The
@@ -796,14 +794,10 @@ pst_validate_item(const pst_item *it, size_t i, pst_norm *out, char *err, size_t
 static int
 pst_merge(const pst_record *old, const pst_record *new, pst_record *out)
 {
-    int lo = eng_bound_lo(old->bound) > eng_bound_lo(new->bound) ? eng_bound_lo(old->bound)
-                                                                 : eng_bound_lo(new->bound);
-    int hi = eng_bound_hi(old->bound) < eng_bound_hi(new->bound) ? eng_bound_hi(old->bound)
-                                                                 : eng_bound_hi(new->bound);
-    if (lo > hi)
-        return PST_ECONTRADICT;
     pst_record m;
-    m.bound = eng_bound_make(lo, hi);
+    m.bound = eng_bound_meet(old->bound, new->bound);
+    if (m.bound == ENG_BOUND_INVALID)
+        return PST_ECONTRADICT;
     m.win = old->win.from != PST_NOMOVE ? old->win : new->win;
     m.draw = old->draw.from != PST_NOMOVE ? old->draw : new->draw;
     m.effort = old->effort > new->effort ? old->effort : new->effort;
@@ -1246,6 +1240,12 @@ pst_stats_get(pst_env *s, pst_stats *out, char *err, size_t errlen)
     st.used_bytes = ((uint64_t)info.me_last_pgno + 1) * es.ms_psize;
     *out = st;
     return 0;
+}
+
+void
+pst_guard_faults(void)
+{
+    pst_fault_install();
 }
 
 const char *

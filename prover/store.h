@@ -94,10 +94,11 @@
  *   A damaged file or record is PST_ECORRUPT (or PST_EVERSION when the
  *   damage hides the schema), never a value. LMDB 0.9 trusts its pages
  *   and aborts or faults on some damage; pst_open therefore checks LMDB's
- *   header itself, sets LMDB's assertion callback, and installs SIGSEGV
- *   and SIGBUS handlers that turn a fault inside the store's own LMDB
- *   calls into PST_ECORRUPT and pass every other fault on to the handler
- *   that was there before (or to the default action). Once a process has
+ *   header itself, and sets LMDB's assertion callback; a program that
+ *   calls pst_guard_faults also has SIGSEGV and SIGBUS handlers that turn
+ *   a fault inside the store's own LMDB calls into PST_ECORRUPT and pass
+ *   every other fault on to the handler that was there before (or to the
+ *   default action). Once a process has
  *   seen damage in a store, pst_put_many refuses to write to it
  *   (PST_ECORRUPT): the file is evidence. Reads are safe on any damage;
  *   a write into a damaged page that no read has met can still corrupt
@@ -264,6 +265,18 @@ int pst_record_merge(const pst_record *old, const pst_record *new, pst_record *o
  * inverse: a White-to-move position's record from the canonical one and
  * back. */
 void pst_record_turn(pst_record *r);
+
+/*
+ * pst_guard_faults - turns a fault (SIGSEGV, SIGBUS) inside the store's
+ * own LMDB calls into PST_ECORRUPT instead of the end of the process, by
+ * installing process-wide handlers that chain to whatever handlers were
+ * there for any other fault (DAMAGED FILES). A library does not touch a
+ * process's signals, so the store never calls it itself: a program that
+ * reads stores it did not write calls it once at its start (the
+ * `checkers` program does, in cli/main.c; so do the test suites that
+ * damage stores on purpose).
+ */
+void pst_guard_faults(void);
 
 const char *pst_strerror(int code);
 

@@ -368,11 +368,12 @@ pst_check_header(const char *path, const char *file, char *err, size_t errlen)
  * read (pst_stats_get, `checkers store stats`) before anything writes to
  * it again.
  *
- * The handler is installed by pst_open, unless it is in place already,
- * with the actions it found saved: a fault outside a guarded stretch
+ * The handler is installed by the program (pst_guard_faults, store.h),
+ * never by a library call, unless it is in place already, with the
+ * actions it found saved: a fault outside a guarded stretch
  * goes to the previous handler, or, if there was none, ends the process
- * exactly as it would have ended. (Checking at every open puts it back
- * when a program, or a test harness, has installed its own since.) A
+ * exactly as it would have ended. Without it, a fault inside a guarded
+ * stretch ends the process as it would without the guards. A
  * fault inside a guarded stretch is taken for damage: those stretches run
  * LMDB's code over the map and our copies out of it, nothing else.
  */

@@ -140,7 +140,8 @@ int pst_check_header(const char *path, const char *file, char *err, size_t errle
 void pst_on_assert(MDB_env *env, const char *msg);
 
 /* Installs the SIGSEGV and SIGBUS handlers of the guards, unless they are
- * in place, chaining to whatever was there. Called by pst_open. */
+ * in place, chaining to whatever was there. Called by pst_guard_faults
+ * (store.h), which only a program calls: never a library function. */
 void pst_fault_install(void);
 
 /*

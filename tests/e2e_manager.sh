@@ -160,7 +160,7 @@ echo "s3cret-token" >"$T/token"
 echo "wrong-token" >"$T/badtoken"
 $C prove --fen "$f" --state "$S" --db "$DB" --pieces 4 --workers 0 --listen 127.0.0.1:$P \
     --token-file "$T/token" --status-port $HP --job-time 2 --job-nodes 300 --budget 120 \
-    --quiet >"$T/out" 2>"$T/log4" &
+    --max-connections 6 --quiet >"$T/out" 2>"$T/log4" &
 mp=$!
 pids="$pids $mp"
 wait_for 60 listening "$T/log4" $mp
@@ -173,15 +173,27 @@ send '\004\000\000\000\010\001\002\003'     # HEARTBEAT cut short
 send '\010\000\000\000\010\001\002\003\004\005\006\007\010' # a HEARTBEAT before HELLO
 # HELLO of version 9 (magic CKPW, version 9, the rest empty)
 send '\024\000\000\000\001CKPW\011\000\005\000\001\000\000\000\000\000\000\000\000\000\000\000'
+send '\000\040\000\000\010'                 # 8 KiB announced before HELLO
+# a HELLO with a wrong token whose name would forge a log line and clear
+# the screen: "x\nFORGED: worker 7 joined\e[2J"
+send '\060\000\000\000\001CKPW\001\000\005\000\001\000\000\000\003\000bad\035\000x\nFORGED: worker 7 joined\033[2J'
 $C worker --connect 127.0.0.1:$P --db "$DB" --store "$T/w3" --token-file "$T/badtoken" \
     2>"$T/w3.log"
 check "wrong token: the worker stops with exit 2" 2 $?
 logged() { grep -qi -- "$1" "$T/log4"; }
 for reason in 'more than the 4194304' 'type 42' 'before HELLO' 'version 9 not supported' \
-    'bad token'; do
+    'bad token' 'a frame of 8192 bytes before HELLO' 'x\\x0aFORGED'; do
     wait_for 30 logged "$reason"
     check "reason logged: $reason" 0 $?
 done
+check "a peer's name cannot start a log line" 0 "$(grep -c '^FORGED' "$T/log4")"
+check "nor send escape codes to the log" 0 "$(grep -c $'\033' "$T/log4")"
+# the connection cap (--max-connections 6): idle connections past it are
+# refused and the refusal logged; closing them frees the places
+for fdn in 11 12 13 14 15 16 17 18; do eval "exec $fdn<>/dev/tcp/127.0.0.1/$P" 2>/dev/null; done
+wait_for 30 logged 'refusing connections: 6 open already'
+check "connections past the cap refused, logged" 0 $?
+for fdn in 11 12 13 14 15 16 17 18; do eval "exec $fdn>&-"; done
 check "the token is never logged" 0 "$(cat "$T/log4" "$T/w3.log" | grep -c 's3cret')"
 json=$( (exec 3<>/dev/tcp/127.0.0.1/$HP && printf 'GET /status.json HTTP/1.0\r\n\r\n' >&3 &&
     cat <&3) 2>/dev/null | tr -d '\r' | sed '1,/^$/d')

@@ -1838,6 +1838,7 @@ test_threads_share_one_env(void **state)
 int
 main(void)
 {
+    pst_guard_faults(); /* the suite damages stores on purpose (store.h) */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_encode_decode_roundtrip),
         cmocka_unit_test(test_move_find_roundtrip),

@@ -169,6 +169,30 @@ test_bound_max(void **state)
     assert_int_equal(eng_bound_max(ENG_DD, ENG_LW), ENG_DW);
 }
 
+/* The intersection: exactly the outcomes both bounds contain, or none. */
+static void
+test_bound_meet(void **state)
+{
+    (void)state;
+    for (eng_bound a = 0; a < ENG_NBOUNDS; a++) {
+        assert_int_equal(eng_bound_meet(a, ENG_LW), a); /* LW says nothing */
+        for (eng_bound b = 0; b < ENG_NBOUNDS; b++) {
+            eng_bound m = eng_bound_meet(a, b);
+            assert_int_equal(m, eng_bound_meet(b, a));
+            int any = 0;
+            for (int v = ENG_LOSS; v <= ENG_WIN; v++) {
+                int both = eng_bound_contains(a, v) && eng_bound_contains(b, v);
+                any |= both;
+                if (m != ENG_BOUND_INVALID)
+                    assert_int_equal(eng_bound_contains(m, v), both);
+            }
+            assert_int_equal(m == ENG_BOUND_INVALID, !any);
+        }
+    }
+    assert_int_equal(eng_bound_meet(ENG_LD, ENG_DW), ENG_DD);
+    assert_int_equal(eng_bound_meet(ENG_LL, ENG_DW), ENG_BOUND_INVALID);
+}
+
 static void
 test_bound_contains(void **state)
 {
@@ -284,10 +308,10 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bound_make),      cmocka_unit_test(test_bound_neg),
-        cmocka_unit_test(test_bound_max),       cmocka_unit_test(test_bound_contains),
-        cmocka_unit_test(test_table2_cells),    cmocka_unit_test(test_table2_structure),
-        cmocka_unit_test(test_pval_neg_decide),
+        cmocka_unit_test(test_bound_make),       cmocka_unit_test(test_bound_neg),
+        cmocka_unit_test(test_bound_max),        cmocka_unit_test(test_bound_meet),
+        cmocka_unit_test(test_bound_contains),   cmocka_unit_test(test_table2_cells),
+        cmocka_unit_test(test_table2_structure), cmocka_unit_test(test_pval_neg_decide),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
