@@ -169,10 +169,32 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
 	$(CC) $(LDFLAGS) -o $@ $< $(LINKLIBS) $(LDLIBS)
 
 # The whole test command: release suites, sanitized suites, end-to-end.
+# Everything is built first (both builds, two jobs at a time); then the
+# suites run two at a time (one per core), each one's output printed
+# whole when it ends. Every check waits on events, so a suite's verdict
+# does not depend on what runs beside it.
+TEST_JOBS ?= 2
+UNIT_RUNS := $(patsubst tests/%.c,run-unit-%,$(TEST_SRCS))
+SAN_RUNS  := $(patsubst tests/%.c,run-san-%,$(TEST_SRCS))
+E2E_RUNS  := $(patsubst tests/%.sh,run-e2e-%,$(wildcard tests/e2e_*.sh))
+.PHONY: test-runs $(UNIT_RUNS) $(SAN_RUNS) $(E2E_RUNS)
+
 test: deps
-	$(MAKE) --no-print-directory test-unit
-	$(MAKE) --no-print-directory SANITIZE=address,undefined test-san
-	$(MAKE) --no-print-directory test-e2e
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) all $(TEST_BINS) $(TOOL_BINS)
+	$(MAKE) --no-print-directory testdata
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) SANITIZE=address,undefined $(TEST_BINS)
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target test-runs
+
+# The slowest first, so that the two lanes end together.
+test-runs: $(SAN_RUNS) $(E2E_RUNS) $(UNIT_RUNS)
+
+$(UNIT_RUNS): run-unit-%:
+	@echo "== build/tests/$*"; ./build/tests/$*
+$(SAN_RUNS): run-san-%:
+	@echo "== build-san/tests/$* (sanitized)"; CHECKERS_SANITIZED=1 ./build-san/tests/$*
+$(E2E_RUNS): run-e2e-%:
+	@echo "== tests/$*.sh"; CHECKERS=$(CURDIR)/$(BIN)/checkers TOOLS=$(CURDIR)/build/tests \
+	    bash tests/$*.sh
 
 # The 1-5 piece databases the solver suites share (built once, about 30 s,
 # by the release binary whatever SANITIZE says; a finished build is a no-op).

@@ -283,8 +283,13 @@ cli_solve(int argc, char **argv)
             printf("table: %" PRIu64 " of %" PRIu64 " entries in use, %" PRIu64
                    " garbage collections\n",
                    last->r.tt_used, last->r.tt_entries, last->r.gc_runs);
-        if (!r.complete)
+        /* a budget is named only when one was given: without one, an
+         * incomplete answer is the solver's failure, said on stderr */
+        if (!r.complete && !rc && (o.time_limit > 0 || o.node_limit || stop_flag))
             printf("budget ran out: %s\n",
+                   r.bound == ENG_LW ? "nothing proved" : "only the bound above was proved");
+        else if (!r.complete)
+            printf("not settled: %s\n",
                    r.bound == ENG_LW ? "nothing proved" : "only the bound above was proved");
     }
     if (rc)

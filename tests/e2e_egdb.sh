@@ -63,8 +63,8 @@ while [ $i -lt 600 ]; do
     sleep 0.2 2>/dev/null || sleep 1
     i=$((i + 1))
 done
-sleep 1
-# one writer per directory: a second build (or compression) is refused
+# one writer per directory (the build is still writing: it has 20 of its
+# slices done and many more to do): a second build (or compression) is refused
 $C egdb build --pieces 5 --dir "$T/b" >/dev/null 2>"$T/b2.err"
 check "a second build in the same directory is refused" 1 $?
 check "the refusal names the other build" 1 \

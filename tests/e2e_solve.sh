@@ -83,7 +83,8 @@ S2="$T/store2"
 $C solve --db "$DB" --pieces 4 --store "$S2" --time 60 'W:W9,19,25:BK4,K29' >/dev/null 2>&1 &
 bg=$!
 $C solve --db "$DB" --pieces 2 --store "$S2" 'B:WK1:B4,K31' >/dev/null 2>&1
-sleep 1
+# killed once it has the store open and is searching (an event, not a time)
+wait_for 30 test -f "$S2/data.mdb"
 kill -9 "$bg" 2>/dev/null
 wait "$bg" 2>/dev/null
 bg=
