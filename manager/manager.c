@@ -87,6 +87,19 @@ send_msg(mgr_conn *c, const mgp_msg *msg)
     return 0;
 }
 
+static void finish(mgr *m, int code, const char *why);
+
+/* A job back to the pool; a tree that fails doing it stops the run. */
+static void
+release(mgr *m, uint64_t id)
+{
+    char err[512];
+    if (mt_release(m->tree, id, err, sizeof err)) {
+        mlog(m, "the tree failed: %s", err);
+        finish(m, MGR_DAMAGED, err);
+    }
+}
+
 static void
 conn_close(mgr_conn *c, const char *why)
 {
@@ -95,7 +108,7 @@ conn_close(mgr_conn *c, const char *why)
         mlog(m, "connection %u (%s, %s) closed: %s", c->id, c->name[0] ? c->name : "no HELLO",
              c->addr, why);
     if (c->has_job)
-        mt_release(m->tree, c->job.id);
+        release(m, c->job.id);
     for (mgr_conn **p = &m->conns; *p; p = &(*p)->next)
         if (*p == c) {
             *p = c->next;
@@ -191,7 +204,7 @@ send_job(mgr_conn *c, const mt_job *j)
     msg.u.job.time_ms = j->time_ms;
     msg.u.job.node_limit = j->node_limit;
     if (send_msg(c, &msg)) {
-        mt_release(c->m->tree, j->id);
+        release(c->m, j->id);
         return;
     }
     c->has_job = 1;
@@ -593,7 +606,7 @@ on_tick(evutil_socket_t fd, short what, void *arg)
             mgp_msg cm = {.type = MGP_CANCEL};
             cm.u.id = c->job.id;
             send_msg(c, &cm);
-            mt_release(m->tree, c->job.id);
+            release(m, c->job.id);
             c->has_job = 0;
         }
         if (c->welcomed == 1 && (t - c->last_tx) * 1000 >= MGR_HEARTBEAT_MS) {

@@ -15,15 +15,18 @@
  *               and answers jobs: alpha-beta first (a heuristic score for
  *               the tree, and often the answer's direction), then df-pn
  *               (prover.h) for the job's goal with what is left of the
- *               budget. Its proof is written to its own store and sent
- *               whole to the manager (collect.h), so the manager's state
- *               directory holds every proof it relies on.
+ *               budget. Its proof is written to its own store, checked
+ *               there and gathered by the checker's own walk
+ *               (padm_collect, prover/admit.h), and sent to the manager,
+ *               which admits it (ADMISSION) so that the state directory
+ *               holds every proof it relies on, each one checked.
  *
  * STATE DIRECTORY (--state DIR)
  *   DIR/tree     the tree (tree.h, PERSISTENCE)
- *   DIR/proofs   the proof store (prover/store.h): every worker proof and
- *                every backed-up tree node; `proof check --state DIR`
- *                checks the root's record here
+ *   DIR/proofs   the proof store (prover/store.h): every admitted worker
+ *                proof and every backed-up tree node, nothing unchecked;
+ *                `proof check --state DIR` checks the root's record here
+ *   DIR/token    the workers' shared secret (SECURITY), mode 0600
  *   DIR/workers  the stores and logs of local workers
  *   A worker's result is committed to DIR/proofs (and the tree) before it
  *   is acknowledged. Kill the manager at any moment: `checkers prove

@@ -1299,16 +1299,15 @@ mt_job_wanted(const mt_tree *t, uint64_t id)
     return 0;
 }
 
-void
-mt_release(mt_tree *t, uint64_t id)
+int
+mt_release(mt_tree *t, uint64_t id, char *err, size_t errlen)
 {
     mt_jobrec *j = job_find(t, id);
     if (!j || !j->live)
-        return;
+        return 0;
     j->live = 0;
     t->n[j->node].inflight = 0;
-    char err[256];
-    pass(t, err, sizeof err); /* flags only change; a store error shows at the next result */
+    return pass(t, err, errlen); /* flags change; a backup a failed pass left is written */
 }
 
 void

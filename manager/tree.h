@@ -257,8 +257,10 @@ int mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, 
               char *err, size_t errlen);
 
 /* mt_release - a job will not be answered (its worker is gone): the
- * node returns to the pool. The job stays in "jobs" for a late result. */
-void mt_release(mt_tree *t, uint64_t id);
+ * node returns to the pool. The job stays in "jobs" for a late result.
+ * RETURN 0, or the MT_E* of the pass that recomputes the flags (err
+ * says why: the store refused a backed-up record). */
+int mt_release(mt_tree *t, uint64_t id, char *err, size_t errlen);
 
 /* mt_release_all - every job in flight returns to the pool. */
 void mt_release_all(mt_tree *t);

@@ -276,7 +276,7 @@ test_forged_result(void **state)
     assert_int_equal(s.jobs_done, 0);
     assert_int_equal(s.root_bound, ENG_LW);
     /* a restart reads nothing of it back */
-    mt_release(t, j.id);
+    assert_int_equal(mt_release(t, j.id, err, sizeof err), 0);
     mt_close(t);
     assert_int_equal(mt_open(tdir, NULL, F.db4, st, &t, err, sizeof err), 0);
     mt_stats_get(t, &s);

@@ -1263,7 +1263,6 @@ test_damaged_record(void **state)
 int
 main(void)
 {
-    pst_guard_faults(); /* the suite damages stores on purpose (store.h) */
     const struct CMUnitTest tests[] = {
         /* valid proofs */
         cmocka_unit_test(test_win_proofs_valid),
