@@ -200,6 +200,13 @@ uint64_t eng_perft(const eng_pos *p, int depth, int dups);
 /* ---- notation (PDN 3.0) --------------------------------------------- */
 
 /*
+ * eng_errf - the message of an error, printf style, into err (errlen
+ * bytes, always terminated; nothing when err is NULL or errlen 0). Every
+ * module's err/errlen pair is filled through it.
+ */
+void eng_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
  * eng_parse_fen - reads a PDN 3.0 FEN such as
  *   B:W18,24,27,28,K10,K15:B12,16,20,K22,K25,K29
  * Ranges ("W21-32", "K1-4") and a trailing dot are accepted, spaces

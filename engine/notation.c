@@ -91,7 +91,6 @@ static const uint32_t crown_row[2] = {ENG_ROW7, ENG_ROW0};
 
 static void tb_init(text_buf *tb, char *buf, size_t cap);
 static void tb_printf(text_buf *tb, const char *fmt, ...) PRINTF_LIKE(2, 3);
-static void set_error(char *err, size_t errlen, const char *fmt, ...) PRINTF_LIKE(3, 4);
 static int is_space(int c);
 static int is_digit(int c);
 static int read_number(const char *s, size_t *i);
@@ -146,8 +145,8 @@ tb_printf(text_buf *tb, const char *fmt, ...)
 
 /* Every message goes through here: the contract lets err be NULL and
  * errlen be 0, and vsnprintf always terminates what it truncates. */
-static void
-set_error(char *err, size_t errlen, const char *fmt, ...)
+void
+eng_errf(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;
 
@@ -200,7 +199,7 @@ report_unexpected(const char *s, size_t i, const char *alphabet, const char *exp
     char shown[16];
 
     if (c == '\0') {
-        set_error(err, errlen, "expected %s at offset %zu, found end of input", expected, i);
+        eng_errf(err, errlen, "expected %s at offset %zu, found end of input", expected, i);
         return code;
     }
     if (c >= 0x20 && c < 0x7f)
@@ -208,10 +207,10 @@ report_unexpected(const char *s, size_t i, const char *alphabet, const char *exp
     else
         snprintf(shown, sizeof shown, "byte 0x%02X", (unsigned)c);
     if (strchr(alphabet, c) == NULL)
-        set_error(err, errlen, "unknown character %s at offset %zu", shown, i);
+        eng_errf(err, errlen, "unknown character %s at offset %zu", shown, i);
     else
-        set_error(err, errlen, "unexpected character %s at offset %zu; expected %s", shown, i,
-                  expected);
+        eng_errf(err, errlen, "unexpected character %s at offset %zu; expected %s", shown, i,
+                 expected);
     return code;
 }
 
@@ -223,8 +222,8 @@ bad_square(const char *s, size_t start, size_t end, int code, char *err, size_t 
     size_t len = end - start;
     int shown = (int)(len > NUM_ECHO ? NUM_ECHO : len);
 
-    set_error(err, errlen, "square %.*s%s out of range 1..32 at offset %zu", shown, s + start,
-              len > NUM_ECHO ? "..." : "", start);
+    eng_errf(err, errlen, "square %.*s%s out of range 1..32 at offset %zu", shown, s + start,
+             len > NUM_ECHO ? "..." : "", start);
     return code;
 }
 
@@ -284,7 +283,7 @@ fen_item(fen_parser *ps, int colour, eng_pos *pos, uint32_t *occupied)
         if ((rc = fen_square(ps, &hi)) != 0)
             return rc;
         if (hi < lo) {
-            set_error(ps->err, ps->errlen, "range %d-%d is reversed at offset %zu", lo, hi, num_at);
+            eng_errf(ps->err, ps->errlen, "range %d-%d is reversed at offset %zu", lo, hi, num_at);
             return ENG_EFEN;
         }
     }
@@ -292,13 +291,13 @@ fen_item(fen_parser *ps, int colour, eng_pos *pos, uint32_t *occupied)
         uint32_t bit = 1u << (sq - 1);
 
         if (*occupied & bit) {
-            set_error(ps->err, ps->errlen, "square %d given twice at offset %zu", sq, at);
+            eng_errf(ps->err, ps->errlen, "square %d given twice at offset %zu", sq, at);
             return ENG_EFEN;
         }
         if (!king && (bit & crown_row[colour])) {
-            set_error(ps->err, ps->errlen,
-                      "%s man on square %d is on its crowning row at offset %zu",
-                      colour_name[colour], sq, at);
+            eng_errf(ps->err, ps->errlen,
+                     "%s man on square %d is on its crowning row at offset %zu",
+                     colour_name[colour], sq, at);
             return ENG_EFEN;
         }
         *occupied |= bit;
@@ -306,9 +305,9 @@ fen_item(fen_parser *ps, int colour, eng_pos *pos, uint32_t *occupied)
     }
     n = bits_popcount(*men | *kings);
     if (n > ENG_MAX_PIECES) {
-        set_error(ps->err, ps->errlen,
-                  "too many %s pieces: %d after the item at offset %zu; at most %d",
-                  colour_name[colour], n, at, ENG_MAX_PIECES);
+        eng_errf(ps->err, ps->errlen,
+                 "too many %s pieces: %d after the item at offset %zu; at most %d",
+                 colour_name[colour], n, at, ENG_MAX_PIECES);
         return ENG_EFEN;
     }
     return 0;
@@ -326,7 +325,7 @@ fen_list(fen_parser *ps, int seen[2], eng_pos *pos, uint32_t *occupied)
     fen_skip_ws(ps);
     c = ps->s[ps->i];
     if (c == '\0' || c == '.') {
-        set_error(ps->err, ps->errlen, "missing colour list at offset %zu", ps->i);
+        eng_errf(ps->err, ps->errlen, "missing colour list at offset %zu", ps->i);
         return ENG_EFEN;
     }
     if (c != 'W' && c != 'B')
@@ -334,7 +333,7 @@ fen_list(fen_parser *ps, int seen[2], eng_pos *pos, uint32_t *occupied)
                                  ps->errlen);
     colour = c == 'W' ? ENG_WHITE : ENG_BLACK;
     if (seen[colour]) {
-        set_error(ps->err, ps->errlen, "colour %c given twice at offset %zu", c, ps->i);
+        eng_errf(ps->err, ps->errlen, "colour %c given twice at offset %zu", c, ps->i);
         return ENG_EFEN;
     }
     seen[colour] = 1;
@@ -369,14 +368,14 @@ eng_parse_fen(const char *s, eng_pos *out, char *err, size_t errlen)
     int seen[2] = {0, 0};
     int k, rc;
 
-    set_error(err, errlen, "%s", "");
+    eng_errf(err, errlen, "%s", "");
     if (s == NULL) {
-        set_error(err, errlen, "empty input (NULL string)");
+        eng_errf(err, errlen, "empty input (NULL string)");
         return ENG_EFEN;
     }
     fen_skip_ws(&ps);
     if (s[ps.i] == '\0') {
-        set_error(err, errlen, "empty input");
+        eng_errf(err, errlen, "empty input");
         return ENG_EFEN;
     }
     if (s[ps.i] != 'B' && s[ps.i] != 'W')
@@ -389,7 +388,7 @@ eng_parse_fen(const char *s, eng_pos *out, char *err, size_t errlen)
         /* "Bx" is a stray byte, "BW" or "B" a forgotten colon. */
         if (s[ps.i] != '\0' && strchr(FEN_ALPHABET, s[ps.i]) == NULL)
             return report_unexpected(s, ps.i, FEN_ALPHABET, "':'", ENG_EFEN, err, errlen);
-        set_error(err, errlen, "missing ':' after side to move at offset %zu", ps.i);
+        eng_errf(err, errlen, "missing ':' after side to move at offset %zu", ps.i);
         return ENG_EFEN;
     }
     ps.i++;
@@ -400,8 +399,8 @@ eng_parse_fen(const char *s, eng_pos *out, char *err, size_t errlen)
             break;
         fen_skip_ws(&ps);
         if (s[ps.i] == '\0' || s[ps.i] == '.') {
-            set_error(err, errlen, "missing colour list for %s at offset %zu",
-                      colour_name[seen[ENG_WHITE] ? ENG_BLACK : ENG_WHITE], ps.i);
+            eng_errf(err, errlen, "missing colour list for %s at offset %zu",
+                     colour_name[seen[ENG_WHITE] ? ENG_BLACK : ENG_WHITE], ps.i);
             return ENG_EFEN;
         }
         if (s[ps.i] != ':')
@@ -415,7 +414,7 @@ eng_parse_fen(const char *s, eng_pos *out, char *err, size_t errlen)
     if (s[ps.i] != '\0') {
         if (strchr(FEN_ALPHABET, s[ps.i]) == NULL)
             return report_unexpected(s, ps.i, FEN_ALPHABET, "end of input", ENG_EFEN, err, errlen);
-        set_error(err, errlen, "trailing characters at offset %zu", ps.i);
+        eng_errf(err, errlen, "trailing characters at offset %zu", ps.i);
         return ENG_EFEN;
     }
     /* The checks above cover all of eng_validate's; asking it anyway keeps
@@ -508,7 +507,7 @@ move_lex(const char *s, move_text *mt, char *err, size_t errlen)
     while (is_space((unsigned char)s[i]))
         i++;
     if (s[i] == '\0') {
-        set_error(err, errlen, "empty move text");
+        eng_errf(err, errlen, "empty move text");
         return ENG_EMOVE;
     }
     for (;;) {
@@ -520,19 +519,19 @@ move_lex(const char *s, move_text *mt, char *err, size_t errlen)
         if (v < 1 || v > ENG_NSQUARES)
             return bad_square(s, start, i, ENG_EMOVE, err, errlen);
         if (mt->n == MOVE_MAX_SQUARES) {
-            set_error(err, errlen, "more than %d squares at offset %zu", MOVE_MAX_SQUARES, start);
+            eng_errf(err, errlen, "more than %d squares at offset %zu", MOVE_MAX_SQUARES, start);
             return ENG_EMOVE;
         }
         if (sep == '-' && mt->n == 2) {
-            set_error(err, errlen, "a plain move names two squares; third square at offset %zu",
-                      start);
+            eng_errf(err, errlen, "a plain move names two squares; third square at offset %zu",
+                     start);
             return ENG_EMOVE;
         }
         mt->sq[mt->n++] = v - 1;
         if (s[i] != '-' && s[i] != 'x')
             break;
         if (sep != 0 && s[i] != sep) {
-            set_error(err, errlen, "'-' and 'x' mixed in one move at offset %zu", i);
+            eng_errf(err, errlen, "'-' and 'x' mixed in one move at offset %zu", i);
             return ENG_EMOVE;
         }
         sep = s[i++];
@@ -542,7 +541,7 @@ move_lex(const char *s, move_text *mt, char *err, size_t errlen)
     if (s[i] != '\0')
         return report_unexpected(s, i, MOVE_ALPHABET, "end of move text", ENG_EMOVE, err, errlen);
     if (mt->n < 2) {
-        set_error(err, errlen, "only one square at offset %zu; a move needs two or more", start);
+        eng_errf(err, errlen, "only one square at offset %zu; a move needs two or more", start);
         return ENG_EMOVE;
     }
     mt->capture = sep == 'x';
@@ -637,16 +636,16 @@ eng_parse_move(const eng_pos *p, const char *s, eng_move *out, char *err, size_t
     text_buf tb;
     int i, n, rc, first = -1, exact = -1, ambiguous = 0;
 
-    set_error(err, errlen, "%s", "");
+    eng_errf(err, errlen, "%s", "");
     if (s == NULL) {
-        set_error(err, errlen, "empty move text (NULL string)");
+        eng_errf(err, errlen, "empty move text (NULL string)");
         return ENG_EMOVE;
     }
     if ((rc = move_lex(s, &mt, err, errlen)) != 0)
         return rc;
     n = eng_generate(p, &list, ENG_DUPS_KEEP);
     if (n < 0) {
-        set_error(err, errlen, "position has more than %d moves", ENG_MAX_MOVES);
+        eng_errf(err, errlen, "position has more than %d moves", ENG_MAX_MOVES);
         return n;
     }
     for (i = 0; i < n; i++) {

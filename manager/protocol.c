@@ -61,20 +61,6 @@ typedef struct mgp_rd {
 
 /* ---- small helpers ---------------------------------------------------- */
 
-static void mgp_errf(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-mgp_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 static void
 mgp_put16(uint8_t *b, uint16_t v)
 {
@@ -139,7 +125,7 @@ mgp_check_str(const char *msg, const char *field, const char *s, size_t limit, c
               size_t errlen)
 {
     if (strnlen(s, limit + 1) > limit) {
-        mgp_errf(err, errlen, "%s: %s: longer than the %zu bytes allowed", msg, field, limit);
+        eng_errf(err, errlen, "%s: %s: longer than the %zu bytes allowed", msg, field, limit);
         return MGP_EFIELD;
     }
     return 0;
@@ -157,7 +143,7 @@ mgp_check_record(const uint8_t *rec, uint32_t i, uint32_t count, char *err, size
     pst_item it;
     int rc = pst_item_decode(rec, rec + MGP_REC_KEY, MGP_REC_VAL, &it);
     if (rc == PST_ECORRUPT) {
-        mgp_errf(err, errlen,
+        eng_errf(err, errlen,
                  "PROOF: record %" PRIu32 " of %" PRIu32
                  ": the store refuses its value (checksum, record format or codes)",
                  i, count);
@@ -167,7 +153,7 @@ mgp_check_record(const uint8_t *rec, uint32_t i, uint32_t count, char *err, size
         char why[160] = "not a position";
         eng_pos c = mgp_pos_of_key(rec);
         eng_validate(&c, why, sizeof why);
-        mgp_errf(err, errlen, "PROOF: record %" PRIu32 " of %" PRIu32 ": key invalid: %s", i, count,
+        eng_errf(err, errlen, "PROOF: record %" PRIu32 " of %" PRIu32 ": key invalid: %s", i, count,
                  why);
         return MGP_EFIELD;
     }
@@ -198,16 +184,16 @@ mgp_check(const mgp_msg *m, char *err, size_t errlen)
     case MGP_JOB: {
         const mgp_job *j = &m->u.job;
         if (eng_validate(&j->pos, why, sizeof why) != 0) {
-            mgp_errf(err, errlen, "JOB: position invalid: %s", why);
+            eng_errf(err, errlen, "JOB: position invalid: %s", why);
             return MGP_EFIELD;
         }
         if (j->attacker != ENG_BLACK && j->attacker != ENG_WHITE) {
-            mgp_errf(err, errlen, "JOB: attacker %u invalid: 0 (Black) or 1 (White)",
+            eng_errf(err, errlen, "JOB: attacker %u invalid: 0 (Black) or 1 (White)",
                      (unsigned)j->attacker);
             return MGP_EFIELD;
         }
         if (j->goal != MGP_GOAL_WIN && j->goal != MGP_GOAL_DRAW) {
-            mgp_errf(err, errlen, "JOB: goal %u invalid: 1 (win) or 2 (draw)", (unsigned)j->goal);
+            eng_errf(err, errlen, "JOB: goal %u invalid: 1 (win) or 2 (draw)", (unsigned)j->goal);
             return MGP_EFIELD;
         }
         return 0;
@@ -215,12 +201,12 @@ mgp_check(const mgp_msg *m, char *err, size_t errlen)
     case MGP_PROOF: {
         const mgp_proof *p = &m->u.proof;
         if (p->count < 1 || p->count > MGP_PROOF_CHUNK) {
-            mgp_errf(err, errlen, "PROOF: count %" PRIu32 " out of range 1..%d", p->count,
+            eng_errf(err, errlen, "PROOF: count %" PRIu32 " out of range 1..%d", p->count,
                      MGP_PROOF_CHUNK);
             return MGP_EFIELD;
         }
         if (!p->records) {
-            mgp_errf(err, errlen, "PROOF: records missing (NULL) for count %" PRIu32, p->count);
+            eng_errf(err, errlen, "PROOF: records missing (NULL) for count %" PRIu32, p->count);
             return MGP_EFIELD;
         }
         for (uint32_t i = 0; i < p->count; i++)
@@ -232,12 +218,12 @@ mgp_check(const mgp_msg *m, char *err, size_t errlen)
     case MGP_RESULT: {
         const mgp_result *r = &m->u.result;
         if (!eng_bound_valid(r->bound)) {
-            mgp_errf(err, errlen, "RESULT: bound %u invalid: a bound code 0..5",
+            eng_errf(err, errlen, "RESULT: bound %u invalid: a bound code 0..5",
                      (unsigned)r->bound);
             return MGP_EFIELD;
         }
         if (r->status > MGP_FAILED) {
-            mgp_errf(err, errlen, "RESULT: status %u invalid: 0 (done), 1 (budget) or 2 (failed)",
+            eng_errf(err, errlen, "RESULT: status %u invalid: 0 (done), 1 (budget) or 2 (failed)",
                      (unsigned)r->status);
             return MGP_EFIELD;
         }
@@ -249,7 +235,7 @@ mgp_check(const mgp_msg *m, char *err, size_t errlen)
     case MGP_CANCEL:
         return 0; /* every value of their fields is valid */
     default:
-        mgp_errf(err, errlen, "%s: unknown message type", mgp_type_name(m->type));
+        eng_errf(err, errlen, "%s: unknown message type", mgp_type_name(m->type));
         return MGP_EFIELD;
     }
 }
@@ -261,7 +247,7 @@ static int
 mgp_rd_exact(const mgp_rd *r, size_t want, char *err, size_t errlen)
 {
     if (r->n != want) {
-        mgp_errf(err, errlen, "%s: payload is %zu bytes, expected %zu", r->msg, r->n, want);
+        eng_errf(err, errlen, "%s: payload is %zu bytes, expected %zu", r->msg, r->n, want);
         return MGP_EFRAME;
     }
     return 0;
@@ -272,7 +258,7 @@ static int
 mgp_rd_min(const mgp_rd *r, size_t want, char *err, size_t errlen)
 {
     if (r->n < want) {
-        mgp_errf(err, errlen, "%s: payload is %zu bytes, expected at least %zu", r->msg, r->n,
+        eng_errf(err, errlen, "%s: payload is %zu bytes, expected at least %zu", r->msg, r->n,
                  want);
         return MGP_EFRAME;
     }
@@ -284,7 +270,7 @@ static int
 mgp_rd_end(const mgp_rd *r, char *err, size_t errlen)
 {
     if (r->off != r->n) {
-        mgp_errf(err, errlen, "%s: payload is %zu bytes, %zu more than its fields use", r->msg,
+        eng_errf(err, errlen, "%s: payload is %zu bytes, %zu more than its fields use", r->msg,
                  r->n, r->n - r->off);
         return MGP_EFRAME;
     }
@@ -350,25 +336,25 @@ mgp_rd_str(mgp_rd *r, const char *field, size_t limit, size_t after, char *out, 
     /* The callers' minimum sizes already leave room for the length; the
      * check stays so that this function is safe on its own. */
     if (r->n - r->off < MGP_STR_HDR) {
-        mgp_errf(err, errlen, "%s: %s: its length runs past the payload end", r->msg, field);
+        eng_errf(err, errlen, "%s: %s: its length runs past the payload end", r->msg, field);
         return MGP_EFRAME;
     }
     size_t len = mgp_rd16(r);
     if (len > limit) {
-        mgp_errf(err, errlen, "%s: %s: %zu bytes, more than the %zu allowed", r->msg, field, len,
+        eng_errf(err, errlen, "%s: %s: %zu bytes, more than the %zu allowed", r->msg, field, len,
                  limit);
         return MGP_EFIELD;
     }
     size_t left = r->n - r->off;
     if (left < after || left - after < len) {
-        mgp_errf(err, errlen, "%s: %s: %zu bytes announced, the payload has %zu left for it",
+        eng_errf(err, errlen, "%s: %s: %zu bytes announced, the payload has %zu left for it",
                  r->msg, field, len, left >= after ? left - after : 0);
         return MGP_EFRAME;
     }
     const uint8_t *s = r->b + r->off;
     const uint8_t *nul = memchr(s, 0, len);
     if (nul) {
-        mgp_errf(err, errlen, "%s: %s: NUL byte at offset %zu of %zu", r->msg, field,
+        eng_errf(err, errlen, "%s: %s: NUL byte at offset %zu of %zu", r->msg, field,
                  (size_t)(nul - s), len);
         return MGP_EFIELD;
     }
@@ -418,7 +404,7 @@ mgp_decode_proof(mgp_rd *r, mgp_proof *p, char *err, size_t errlen)
     /* In 64 bits: a count near 2^32 must not wrap into a plausible size. */
     uint64_t want = MGP_PROOF_HEAD + (uint64_t)p->count * MGP_PROOF_REC;
     if (r->n != want) {
-        mgp_errf(err, errlen,
+        eng_errf(err, errlen,
                  "PROOF: payload is %zu bytes, expected %" PRIu64 " for count %" PRIu32
                  " (12 + 48 per record)",
                  r->n, want, p->count);
@@ -500,7 +486,7 @@ mgp_decode_payload(mgp_rd *r, mgp_msg *m, char *err, size_t errlen)
         m->u.time = mgp_rd64(r);
         break;
     default: /* the caller has checked the type */
-        mgp_errf(err, errlen, "%s: unknown message type", mgp_type_name(m->type));
+        eng_errf(err, errlen, "%s: unknown message type", mgp_type_name(m->type));
         return MGP_EFRAME;
     }
     if (rc != 0)
@@ -519,12 +505,12 @@ mgp_header(const uint8_t *buf, uint32_t *n, uint8_t *type, char *err, size_t err
     *n = mgp_get32(buf);
     *type = buf[4];
     if (*n > MGP_FRAME_MAX) {
-        mgp_errf(err, errlen, "frame (%s) announces %" PRIu32 " bytes, more than the %u allowed",
+        eng_errf(err, errlen, "frame (%s) announces %" PRIu32 " bytes, more than the %u allowed",
                  mgp_type_name(*type), *n, MGP_FRAME_MAX);
         return MGP_EFRAME;
     }
     if (!mgp_type_known(*type)) {
-        mgp_errf(err, errlen, "frame of unknown message type %u (%" PRIu32 " bytes)",
+        eng_errf(err, errlen, "frame of unknown message type %u (%" PRIu32 " bytes)",
                  (unsigned)*type, *n);
         return MGP_EFRAME;
     }
@@ -552,11 +538,11 @@ int
 mgp_decode(const uint8_t *buf, size_t len, mgp_msg *out, char *err, size_t errlen)
 {
     if (!buf || !out) {
-        mgp_errf(err, errlen, "mgp_decode: no buffer or no message");
+        eng_errf(err, errlen, "mgp_decode: no buffer or no message");
         return MGP_EFRAME;
     }
     if (len < MGP_HDR) {
-        mgp_errf(err, errlen, "frame is %zu bytes, shorter than its %d-byte header", len, MGP_HDR);
+        eng_errf(err, errlen, "frame is %zu bytes, shorter than its %d-byte header", len, MGP_HDR);
         return MGP_EFRAME;
     }
     uint32_t n;
@@ -565,7 +551,7 @@ mgp_decode(const uint8_t *buf, size_t len, mgp_msg *out, char *err, size_t errle
     if (rc != 0)
         return rc;
     if (len - MGP_HDR != n) {
-        mgp_errf(err, errlen, "%s: frame is %zu bytes, its header announces %" PRIu32 " + %d",
+        eng_errf(err, errlen, "%s: frame is %zu bytes, its header announces %" PRIu32 " + %d",
                  mgp_type_name(type), len, n, MGP_HDR);
         return MGP_EFRAME;
     }
@@ -626,7 +612,7 @@ long
 mgp_encode(const mgp_msg *m, uint8_t *buf, size_t cap, char *err, size_t errlen)
 {
     if (!m) {
-        mgp_errf(err, errlen, "mgp_encode: no message");
+        eng_errf(err, errlen, "mgp_encode: no message");
         return MGP_EFIELD;
     }
     int rc = mgp_check(m, err, errlen);
@@ -634,7 +620,7 @@ mgp_encode(const mgp_msg *m, uint8_t *buf, size_t cap, char *err, size_t errlen)
         return rc;
     size_t n = mgp_payload_size(m);
     if (!buf || cap < MGP_HDR + n) {
-        mgp_errf(err, errlen, "%s: the frame needs %zu bytes, the buffer holds %zu",
+        eng_errf(err, errlen, "%s: the frame needs %zu bytes, the buffer holds %zu",
                  mgp_type_name(m->type), MGP_HDR + n, buf ? cap : 0);
         return MGP_ENOSPC;
     }
@@ -709,7 +695,7 @@ mgp_encode(const mgp_msg *m, uint8_t *buf, size_t cap, char *err, size_t errlen)
     }
     /* The layout and the size computed above agree. */
     if ((size_t)(b - buf) != MGP_HDR + n) {
-        mgp_errf(err, errlen, "%s: internal error: wrote %zu bytes of a %zu-byte frame",
+        eng_errf(err, errlen, "%s: internal error: wrote %zu bytes of a %zu-byte frame",
                  mgp_type_name(m->type), (size_t)(b - buf), MGP_HDR + n);
         return MGP_EFIELD;
     }

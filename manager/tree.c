@@ -91,17 +91,6 @@ struct mt_tree {
 /* ---- small helpers ------------------------------------------------------ */
 
 static void
-fmt_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
-static void
 put32(uint8_t *b, uint32_t v)
 {
     for (int i = 0; i < 4; i++)
@@ -324,7 +313,7 @@ node_own(mt_tree *t, mt_node *n, char *err, size_t errlen)
         if (v < 0) {
             char fen[ENG_FEN_MAX];
             eng_format_fen(&n->pos, fen, sizeof fen);
-            fmt_err(err, errlen, "database probe of %s failed: %s", fen, egdb_strerror(v));
+            eng_errf(err, errlen, "database probe of %s failed: %s", fen, egdb_strerror(v));
             return MT_EDB;
         }
         n->own = eng_bound_exact(egdb_outcome(v));
@@ -338,7 +327,7 @@ node_own(mt_tree *t, mt_node *n, char *err, size_t errlen)
         } else if (rc != PST_ENOTFOUND) {
             char fen[ENG_FEN_MAX];
             eng_format_fen(&n->pos, fen, sizeof fen);
-            fmt_err(err, errlen, "proof store read of %s failed: %s", fen, pst_strerror(rc));
+            eng_errf(err, errlen, "proof store read of %s failed: %s", fen, pst_strerror(rc));
             return MT_ESTORE;
         }
     }
@@ -458,7 +447,7 @@ in_txn(mt_tree *t, txn_fn fn, void *arg, char *err, size_t errlen)
             rc = mdb_txn_commit(txn);
     }
     if (rc) {
-        fmt_err(err, errlen, "tree %s: write failed: %s", t->dir, lmdb_msg(rc));
+        eng_errf(err, errlen, "tree %s: write failed: %s", t->dir, lmdb_msg(rc));
         return MT_EIO;
     }
     return 0;
@@ -655,10 +644,10 @@ pass(mt_tree *t, char *err, size_t errlen)
         t->items.n = 0;
         pass_node(t, 0, 0);
         if (t->contradict) {
-            fmt_err(err, errlen,
-                    "the tree's backed-up bound contradicts a stored proof at %s (a bug: the "
-                    "state is left as it is, as evidence)",
-                    t->contra_fen);
+            eng_errf(err, errlen,
+                     "the tree's backed-up bound contradicts a stored proof at %s (a bug: the "
+                     "state is left as it is, as evidence)",
+                     t->contra_fen);
             return MT_ESTORE;
         }
         if (t->items.n) {
@@ -669,10 +658,10 @@ pass(mt_tree *t, char *err, size_t errlen)
             int rc = padm_admit(t->store, t->db, t->items.v, t->items.n, NULL, 0, 0, 0, &rep, aerr,
                                 sizeof aerr);
             if (rc) {
-                fmt_err(err, errlen,
-                        "the tree's backed-up records were refused (%s): %s (a bug: the state "
-                        "is left as it is, as evidence)",
-                        padm_strerror(rc), aerr);
+                eng_errf(err, errlen,
+                         "the tree's backed-up records were refused (%s): %s (a bug: the state "
+                         "is left as it is, as evidence)",
+                         padm_strerror(rc), aerr);
                 return MT_ESTORE;
             }
             for (size_t j = 0; j < t->items.n; j++) {
@@ -693,7 +682,7 @@ static int
 env_open(mt_tree *t, const char *dir, char *err, size_t errlen)
 {
     if (mkdir(dir, 0755) && errno != EEXIST) {
-        fmt_err(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+        eng_errf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
         return MT_EIO;
     }
     int rc = mdb_env_create(&t->env);
@@ -704,7 +693,7 @@ env_open(mt_tree *t, const char *dir, char *err, size_t errlen)
     if (!rc)
         rc = mdb_env_open(t->env, dir, MDB_NOTLS, 0644);
     if (rc) {
-        fmt_err(err, errlen, "cannot open the tree in %s: %s", dir, lmdb_msg(rc));
+        eng_errf(err, errlen, "cannot open the tree in %s: %s", dir, lmdb_msg(rc));
         return MT_EIO;
     }
     MDB_txn *txn;
@@ -722,7 +711,7 @@ env_open(mt_tree *t, const char *dir, char *err, size_t errlen)
     else
         mdb_txn_abort(txn);
     if (rc) {
-        fmt_err(err, errlen, "cannot open the tree's tables in %s: %s", dir, lmdb_msg(rc));
+        eng_errf(err, errlen, "cannot open the tree's tables in %s: %s", dir, lmdb_msg(rc));
         return MT_EIO;
     }
     return 0;
@@ -769,7 +758,7 @@ seed_line(mt_tree *t, const char *seed, char *err, size_t errlen)
             eng_move m;
             char perr[160];
             if (eng_parse_move(&t->n[cur].pos, tok, &m, perr, sizeof perr)) {
-                fmt_err(err, errlen, "seed line, move %d '%s': %s", ply + 1, tok, perr);
+                eng_errf(err, errlen, "seed line, move %d '%s': %s", ply + 1, tok, perr);
                 return MT_EINVAL;
             }
             int rc = expand(t, cur, err, errlen);
@@ -779,7 +768,7 @@ seed_line(mt_tree *t, const char *seed, char *err, size_t errlen)
             eng_make(&t->n[cur].pos, &m, &c);
             long k = node_find(t, &c);
             if (k < 0) {
-                fmt_err(err, errlen, "seed line, move %d '%s': child not found", ply + 1, tok);
+                eng_errf(err, errlen, "seed line, move %d '%s': child not found", ply + 1, tok);
                 return MT_EINVAL;
             }
             cur = (uint32_t)k;
@@ -821,24 +810,24 @@ load_meta(mt_tree *t, char *err, size_t errlen)
     MDB_txn *txn;
     int rc = mdb_txn_begin(t->env, NULL, MDB_RDONLY, &txn);
     if (rc) {
-        fmt_err(err, errlen, "tree %s: %s", t->dir, lmdb_msg(rc));
+        eng_errf(err, errlen, "tree %s: %s", t->dir, lmdb_msg(rc));
         return MT_EIO;
     }
     char buf[512];
     int bad = 0;
     if (meta_get(t, txn, "schema", buf, sizeof buf)) {
         mdb_txn_abort(txn);
-        fmt_err(err, errlen,
-                "%s holds no proof (no tree schema): start one with --opening, "
-                "--acf or --fen",
-                t->dir);
+        eng_errf(err, errlen,
+                 "%s holds no proof (no tree schema): start one with --opening, "
+                 "--acf or --fen",
+                 t->dir);
         return MT_EINVAL;
     }
     t->unadmitted = !strcmp(buf, MT_SCHEMA_UNADMITTED);
     if (strcmp(buf, MT_SCHEMA) && !t->unadmitted) {
         mdb_txn_abort(txn);
-        fmt_err(err, errlen, "tree %s has schema '%s', this program reads '%s'", t->dir, buf,
-                MT_SCHEMA);
+        eng_errf(err, errlen, "tree %s has schema '%s', this program reads '%s'", t->dir, buf,
+                 MT_SCHEMA);
         return MT_ECORRUPT;
     }
     char perr[160];
@@ -879,7 +868,8 @@ load_meta(mt_tree *t, char *err, size_t errlen)
         static const char *const what[] = {"",        "root",     "goal",     "params",
                                            "h",       "question", "next_job", "jobs_done",
                                            "seconds", "hist_n"};
-        fmt_err(err, errlen, "tree %s: meta entry '%s' is missing or malformed", t->dir, what[bad]);
+        eng_errf(err, errlen, "tree %s: meta entry '%s' is missing or malformed", t->dir,
+                 what[bad]);
         return MT_ECORRUPT;
     }
     return 0;
@@ -894,7 +884,7 @@ load_nodes(mt_tree *t, char *err, size_t errlen)
     if (!rc)
         rc = mdb_cursor_open(txn, t->nodes, &cur);
     if (rc) {
-        fmt_err(err, errlen, "tree %s: %s", t->dir, lmdb_msg(rc));
+        eng_errf(err, errlen, "tree %s: %s", t->dir, lmdb_msg(rc));
         return MT_EIO;
     }
     /* the root first, at index 0 */
@@ -911,7 +901,7 @@ load_nodes(mt_tree *t, char *err, size_t errlen)
         const uint8_t *kb = k.mv_data, *vb = v.mv_data;
         uint8_t buf[MT_KEY + 28];
         if (k.mv_size != MT_KEY || v.mv_size != MT_VAL || vb[0] != 1) {
-            fmt_err(err, errlen, "tree %s: a node record has the wrong size or format", t->dir);
+            eng_errf(err, errlen, "tree %s: a node record has the wrong size or format", t->dir);
             out = MT_ECORRUPT;
             break;
         }
@@ -921,10 +911,10 @@ load_nodes(mt_tree *t, char *err, size_t errlen)
         char verr[128];
         if (get32(vb + 28) != XXH32(buf, sizeof buf, 0) || p.stm > 1 ||
             eng_validate(&p, verr, sizeof verr)) {
-            fmt_err(err, errlen,
-                    "tree %s: a node record fails its checksum or holds an invalid "
-                    "position (the tree is damaged)",
-                    t->dir);
+            eng_errf(err, errlen,
+                     "tree %s: a node record fails its checksum or holds an invalid "
+                     "position (the tree is damaged)",
+                     t->dir);
             out = MT_ECORRUPT;
             break;
         }
@@ -944,7 +934,7 @@ load_nodes(mt_tree *t, char *err, size_t errlen)
         n->job_nodes = get64(vb + 16);
     }
     if (!out && rc != MDB_NOTFOUND) {
-        fmt_err(err, errlen, "tree %s: reading nodes: %s", t->dir, lmdb_msg(rc));
+        eng_errf(err, errlen, "tree %s: reading nodes: %s", t->dir, lmdb_msg(rc));
         out = MT_EIO;
     }
     mdb_cursor_close(cur);
@@ -1020,10 +1010,10 @@ mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store
             int has = !meta_get(t, txn, "schema", buf, sizeof buf);
             mdb_txn_abort(txn);
             if (has) {
-                fmt_err(err, errlen,
-                        "%s already holds a proof: resume it with "
-                        "`checkers prove --state DIR`, or use another directory",
-                        dir);
+                eng_errf(err, errlen,
+                         "%s already holds a proof: resume it with "
+                         "`checkers prove --state DIR`, or use another directory",
+                         dir);
                 rc = MT_EINVAL;
                 goto fail;
             }
@@ -1055,20 +1045,20 @@ mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store
             goto fail;
     } else {
         if (!(rc = load_meta(t, err, errlen)) && t->unadmitted) {
-            fmt_err(err, errlen,
-                    "tree %s was written before workers' proofs were checked on admission "
-                    "(schema '%s'): its proof store may hold records no checker has seen, so "
-                    "this program does not build on it. Start the proof again in a new state "
-                    "directory; `checkers proof check --state` still checks what the old one "
-                    "holds",
-                    t->dir, MT_SCHEMA_UNADMITTED);
+            eng_errf(err, errlen,
+                     "tree %s was written before workers' proofs were checked on admission "
+                     "(schema '%s'): its proof store may hold records no checker has seen, so "
+                     "this program does not build on it. Start the proof again in a new state "
+                     "directory; `checkers proof check --state` still checks what the old one "
+                     "holds",
+                     t->dir, MT_SCHEMA_UNADMITTED);
             rc = MT_EOLD;
         }
         if (rc || (rc = load_nodes(t, err, errlen)))
             goto fail;
         if (db == NULL && t->db_pieces > 0) {
-            fmt_err(err, errlen, "the proof in %s rests on %d-piece databases: give --db", dir,
-                    t->db_pieces);
+            eng_errf(err, errlen, "the proof in %s rests on %d-piece databases: give --db", dir,
+                     t->db_pieces);
             rc = MT_EINVAL;
             goto fail;
         }
@@ -1368,9 +1358,9 @@ mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int 
         /* a job of another proof, or answered already: nothing to check
          * its records against, so none is kept */
         if (n)
-            fmt_err(err, errlen,
-                    "job %" PRIu64 " is not open in this proof: its %zu records are dropped", id,
-                    n);
+            eng_errf(err, errlen,
+                     "job %" PRIu64 " is not open in this proof: its %zu records are dropped", id,
+                     n);
         return 0;
     }
     uint32_t i = j->node;
@@ -1383,15 +1373,15 @@ mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int 
     if (!eng_bound_valid(bound))
         bound = ENG_LW;
     if (bound == ENG_LW && n) {
-        fmt_err(err, errlen, "job %" PRIu64 " claims nothing for %s but sent %zu records", id, fen,
-                n);
+        eng_errf(err, errlen, "job %" PRIu64 " claims nothing for %s but sent %zu records", id, fen,
+                 n);
         return MT_EREFUSED;
     }
     if (bound != ENG_LW) {
         eng_bound sent = batch_bound(items, n, &nd->pos);
         if (sent == ENG_LW || eng_bound_meet(sent, bound) != sent) {
-            fmt_err(err, errlen, "job %" PRIu64 " claims %s for %s but its records prove %s", id,
-                    eng_bound_name(bound), fen, sent == ENG_LW ? "nothing" : eng_bound_name(sent));
+            eng_errf(err, errlen, "job %" PRIu64 " claims %s for %s but its records prove %s", id,
+                     eng_bound_name(bound), fen, sent == ENG_LW ? "nothing" : eng_bound_name(sent));
             return MT_EREFUSED;
         }
         padm_report rep;
@@ -1399,19 +1389,20 @@ mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int 
         int rc = padm_admit(t->store, t->db, items, n, &nd->pos, 1, 1, max_items, &rep, aerr,
                             sizeof aerr);
         if (rc <= PADM_EREFUSED) {
-            fmt_err(err, errlen, "job %" PRIu64 " (%s): refused at admission: %s", id, fen, aerr);
+            eng_errf(err, errlen, "job %" PRIu64 " (%s): refused at admission: %s", id, fen, aerr);
             return MT_EREFUSED;
         }
         if (rc) {
-            fmt_err(err, errlen, "job %" PRIu64 " (%s): the proof store failed: %s", id, fen, aerr);
+            eng_errf(err, errlen, "job %" PRIu64 " (%s): the proof store failed: %s", id, fen,
+                     aerr);
             return MT_ESTORE;
         }
         t->admitted += rep.written;
         pst_record r;
         int g = pst_get(t->store, &nd->pos, &r);
         if (g != 0) {
-            fmt_err(err, errlen, "job %" PRIu64 ": the admitted record of %s cannot be read: %s",
-                    id, fen, pst_strerror(g));
+            eng_errf(err, errlen, "job %" PRIu64 ": the admitted record of %s cannot be read: %s",
+                     id, fen, pst_strerror(g));
             return MT_ESTORE;
         }
         nd->recorded = r.bound;
@@ -1419,8 +1410,8 @@ mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int 
     }
     eng_bound m = eng_bound_meet(nd->own, bound);
     if (m == ENG_BOUND_INVALID) {
-        fmt_err(err, errlen, "job %" PRIu64 " proved %s for %s, which contradicts the known %s", id,
-                eng_bound_name(bound), fen, eng_bound_name(nd->own));
+        eng_errf(err, errlen, "job %" PRIu64 " proved %s for %s, which contradicts the known %s",
+                 id, eng_bound_name(bound), fen, eng_bound_name(nd->own));
         return MT_ESTORE;
     }
     if (m != nd->own) {
@@ -1463,23 +1454,23 @@ mt_check_root(mt_tree *t, char *err, size_t errlen)
     eng_format_fen(&t->root, fen, sizeof fen);
     int rc = pchk_check(t->store, t->db, &t->root, &ck, cerr, sizeof cerr);
     if (rc) {
-        fmt_err(err, errlen, "the checker cannot run on the root %s: %s", fen, cerr);
+        eng_errf(err, errlen, "the checker cannot run on the root %s: %s", fen, cerr);
         return MT_ESTORE;
     }
     if (ck.status == PCHK_NOTHING) {
-        fmt_err(err, errlen, "the proof store holds no record for the settled root %s", fen);
+        eng_errf(err, errlen, "the proof store holds no record for the settled root %s", fen);
         return MT_ECORRUPT;
     }
     if (ck.status != PCHK_VALID) {
-        fmt_err(err, errlen, "the proof of the settled root %s fails the checker at %s: %s", fen,
-                ck.where, ck.why);
+        eng_errf(err, errlen, "the proof of the settled root %s fails the checker at %s: %s", fen,
+                 ck.where, ck.why);
         return MT_ECORRUPT;
     }
     if (!mt_goal_settled(t->goal, ck.bound)) {
-        fmt_err(err, errlen,
-                "the checked bound %s of the root %s does not settle the goal %s that the tree "
-                "says is settled",
-                eng_bound_name(ck.bound), fen, mt_goal_name(t->goal));
+        eng_errf(err, errlen,
+                 "the checked bound %s of the root %s does not settle the goal %s that the tree "
+                 "says is settled",
+                 eng_bound_name(ck.bound), fen, mt_goal_name(t->goal));
         return MT_ECORRUPT;
     }
     return 0;
@@ -1730,7 +1721,7 @@ mt_info_db(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *db_d
     char dm[4200];
     snprintf(dm, sizeof dm, "%s/data.mdb", dir);
     if (stat(dm, &sb)) {
-        fmt_err(err, errlen, "%s holds no proof tree (no %s)", dir, dm);
+        eng_errf(err, errlen, "%s holds no proof tree (no %s)", dir, dm);
         return MT_EINVAL;
     }
     int rc = env_open(&t, dir, err, errlen);

@@ -15,118 +15,40 @@
 #include <string.h>
 
 #include "prover/admit.h"
+#include "prover/posmap.h"
 
-#define ADM_MAP_MIN 1024 /* first size of a map (a power of 2) */
+/* A staged record (by the batch map's index). */
+typedef struct adm_staged {
+    pst_record rec;  /* canonical orientation */
+    uint8_t reached; /* a walk took this record */
+} adm_staged;
 
-/* ---- a map of positions ------------------------------------------------ */
+/* What the walks proved at one exact position (by the claims map's index). */
+typedef struct adm_claim {
+    int8_t lo, hi;   /* for the side to move */
+    int32_t longest; /* a win's or loss's longest line */
+    pst_move win, draw;
+    uint64_t effort;
+} adm_claim;
 
-typedef struct adm_entry {
-    eng_pos pos;
-    uint8_t used;    /* a slot in use */
-    uint8_t reached; /* batch: a walk took this record */
-    int8_t lo, hi;   /* claims: what is proven for the side to move */
-    int32_t longest; /* claims: a win's or loss's longest line */
-    pst_record rec;  /* batch: the record, canonical; claims: the moves proven */
-} adm_entry;
-
-typedef struct adm_map {
-    adm_entry *slot;
-    size_t cap, n; /* cap a power of 2, or 0 before the first insertion */
-} adm_map;
-
-static size_t
-map_hash(const eng_pos *p)
-{
-    uint64_t h = eng_key(p);
-    if (p->stm)
-        h ^= 0x9E3779B97F4A7C15ull;
-    return (size_t)(h ^ (h >> 29));
-}
-
+/* Room for index k in an array of elements of size sz. RETURN 0 or -1. */
 static int
-same_pos(const eng_pos *a, const eng_pos *b)
+room(void **v, size_t *cap, size_t k, size_t sz)
 {
-    return a->bm == b->bm && a->wm == b->wm && a->bk == b->bk && a->wk == b->wk && a->stm == b->stm;
-}
-
-static adm_entry *
-map_find(const adm_map *m, const eng_pos *p)
-{
-    if (m->cap == 0)
-        return NULL;
-    size_t mask = m->cap - 1;
-    for (size_t i = map_hash(p) & mask;; i = (i + 1) & mask) {
-        adm_entry *e = &m->slot[i];
-        if (!e->used)
-            return NULL;
-        if (same_pos(&e->pos, p))
-            return e;
-    }
-}
-
-static int
-map_grow(adm_map *m)
-{
-    size_t cap = m->cap ? m->cap * 2 : ADM_MAP_MIN;
-    if (cap < m->cap || cap > SIZE_MAX / sizeof(adm_entry))
-        return PST_ENOMEM;
-    adm_entry *slot = calloc(cap, sizeof *slot);
-    if (!slot)
-        return PST_ENOMEM;
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->slot[i].used)
-            continue;
-        size_t j = map_hash(&m->slot[i].pos) & (cap - 1);
-        while (slot[j].used)
-            j = (j + 1) & (cap - 1);
-        slot[j] = m->slot[i];
-    }
-    free(m->slot);
-    m->slot = slot;
-    m->cap = cap;
+    if (k < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 1024;
+    while (c <= k)
+        c *= 2;
+    void *n = realloc(*v, c * sz);
+    if (!n)
+        return -1;
+    *v = n;
+    *cap = c;
     return 0;
 }
 
-/* The entry of p, added (zeroed but for pos) when missing; NULL when out
- * of memory. Growing moves entries: earlier pointers die here. */
-static adm_entry *
-map_get(adm_map *m, const eng_pos *p)
-{
-    adm_entry *e = map_find(m, p);
-    if (e)
-        return e;
-    if ((m->n + 1) * 2 > m->cap && map_grow(m) != 0)
-        return NULL;
-    size_t i = map_hash(p) & (m->cap - 1);
-    while (m->slot[i].used)
-        i = (i + 1) & (m->cap - 1);
-    e = &m->slot[i];
-    memset(e, 0, sizeof *e);
-    e->pos = *p;
-    e->used = 1;
-    m->n++;
-    return e;
-}
-
-static void
-map_free(adm_map *m)
-{
-    free(m->slot);
-    memset(m, 0, sizeof *m);
-}
-
 /* ---- helpers ------------------------------------------------------------ */
-
-static void
-set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 int
 padm_push(padm_items *out, const pst_item *it)
@@ -143,6 +65,18 @@ padm_push(padm_items *out, const pst_item *it)
     return 0;
 }
 
+long
+padm_index(const padm_items *it, const eng_pos *p)
+{
+    eng_pos c = eng_canonical(p);
+    for (size_t i = 0; i < it->n; i++) {
+        eng_pos k = eng_canonical(&it->v[i].pos);
+        if (k.bm == c.bm && k.wm == c.wm && k.bk == c.bk && k.wk == c.wk)
+            return (long)i;
+    }
+    return -1;
+}
+
 void
 padm_items_free(padm_items *it)
 {
@@ -154,8 +88,12 @@ padm_items_free(padm_items *it)
 
 typedef struct adm_walk {
     pst_env *st;
-    adm_map batch;  /* staged records (canonical positions) */
-    adm_map claims; /* what the walks proved (exact positions) */
+    pmap batch; /* staged records, by canonical position */
+    adm_staged *staged;
+    size_t staged_cap;
+    pmap claims; /* what the walks proved, by exact position */
+    adm_claim *claim;
+    size_t claim_cap;
     int use_batch;  /* admission: the batch first, the store admitted */
     eng_pos contra; /* PADM_ECONTRADICT from walk_get: where, and the two bounds */
     eng_bound contra_stored, contra_staged;
@@ -167,8 +105,9 @@ walk_get(void *ctx, const eng_pos *p, pst_record *out)
     adm_walk *w = ctx;
     if (w->use_batch) {
         eng_pos c = eng_canonical(p);
-        adm_entry *e = map_find(&w->batch, &c);
-        if (e) {
+        long k = pmap_find(&w->batch, &c);
+        if (k >= 0) {
+            adm_staged *e = &w->staged[k];
             e->reached = 1;
             pst_record r = e->rec;
             if (p->stm == ENG_WHITE)
@@ -210,27 +149,30 @@ walk_done(void *ctx, const eng_pos *p, int x, int win, const pst_record *rec, co
           int longest)
 {
     adm_walk *w = ctx;
-    adm_entry *e = map_find(&w->claims, p);
-    if (!e) {
-        if (!(e = map_get(&w->claims, p)))
-            return 1;
+    int added;
+    long k = pmap_add(&w->claims, p, &added);
+    if (k < 0 || room((void **)&w->claim, &w->claim_cap, (size_t)k, sizeof *w->claim))
+        return 1;
+    adm_claim *e = &w->claim[k];
+    if (added) {
+        memset(e, 0, sizeof *e);
         e->lo = ENG_LOSS;
         e->hi = ENG_WIN;
-        e->rec.win.from = PST_NOMOVE;
-        e->rec.draw.from = PST_NOMOVE;
+        e->win.from = PST_NOMOVE;
+        e->draw.from = PST_NOMOVE;
     }
-    if (rec->effort > e->rec.effort)
-        e->rec.effort = rec->effort;
+    if (rec->effort > e->effort)
+        e->effort = rec->effort;
     if (p->stm == x) {
         if (win) {
             e->lo = ENG_WIN;
-            e->rec.win = *used;
+            e->win = *used;
             e->longest = longest;
         } else {
             if (e->lo < ENG_DRAW)
                 e->lo = ENG_DRAW;
-            if (e->rec.draw.from == PST_NOMOVE)
-                e->rec.draw = *used;
+            if (e->draw.from == PST_NOMOVE)
+                e->draw = *used;
         }
     } else if (win) {
         e->hi = ENG_LOSS;
@@ -242,37 +184,47 @@ walk_done(void *ctx, const eng_pos *p, int x, int win, const pst_record *rec, co
 }
 
 /* The claims as records to write. */
+typedef struct emit_arg {
+    const adm_walk *w;
+    padm_items *out;
+    int failed;
+} emit_arg;
+
+static void
+emit_one(const eng_pos *p, uint32_t k, void *arg)
+{
+    emit_arg *a = arg;
+    const adm_claim *e = &a->w->claim[k];
+    pst_item it;
+    memset(&it, 0, sizeof it);
+    it.pos = *p;
+    it.rec.bound = eng_bound_make(e->lo, e->hi);
+    it.rec.win = e->lo == ENG_WIN ? e->win : (pst_move){PST_NOMOVE, 0, 0};
+    it.rec.draw = e->lo >= ENG_DRAW ? e->draw : (pst_move){PST_NOMOVE, 0, 0};
+    it.rec.effort = e->effort;
+    int decided = it.rec.bound == ENG_WW || it.rec.bound == ENG_LL;
+    it.rec.length =
+        (uint16_t)(decided && e->longest > 0 ? (e->longest > UINT16_MAX ? UINT16_MAX : e->longest)
+                                             : 0);
+    if (it.rec.bound != ENG_LW && padm_push(a->out, &it)) /* LW cannot happen */
+        a->failed = 1;
+}
+
 static int
 emit_claims(const adm_walk *w, padm_items *out)
 {
-    for (size_t i = 0; i < w->claims.cap; i++) {
-        const adm_entry *e = &w->claims.slot[i];
-        if (!e->used)
-            continue;
-        pst_item it;
-        memset(&it, 0, sizeof it);
-        it.pos = e->pos;
-        it.rec.bound = eng_bound_make(e->lo, e->hi);
-        it.rec.win = e->lo == ENG_WIN ? e->rec.win : (pst_move){PST_NOMOVE, 0, 0};
-        it.rec.draw = e->lo >= ENG_DRAW ? e->rec.draw : (pst_move){PST_NOMOVE, 0, 0};
-        it.rec.effort = e->rec.effort;
-        int decided = it.rec.bound == ENG_WW || it.rec.bound == ENG_LL;
-        it.rec.length = (uint16_t)(decided && e->longest > 0
-                                       ? (e->longest > UINT16_MAX ? UINT16_MAX : e->longest)
-                                       : 0);
-        if (it.rec.bound == ENG_LW)
-            continue; /* cannot happen: every claim proves something */
-        if (padm_push(out, &it))
-            return PST_ENOMEM;
-    }
-    return 0;
+    emit_arg a = {w, out, 0};
+    pmap_each(&w->claims, emit_one, &a);
+    return a.failed ? PST_ENOMEM : 0;
 }
 
 static void
 walk_free(adm_walk *w)
 {
-    map_free(&w->batch);
-    map_free(&w->claims);
+    pmap_free(&w->batch);
+    pmap_free(&w->claims);
+    free(w->staged);
+    free(w->claim);
 }
 
 /* Runs the checker from root over w, filling the claims. RETURN 0 (valid),
@@ -288,19 +240,36 @@ walk_root(adm_walk *w, const egdb *db, const eng_pos *root, pchk_result *ck, cha
     if (rc == PADM_ECONTRADICT) {
         char fen[ENG_FEN_MAX];
         eng_format_fen(&w->contra, fen, sizeof fen);
-        set_err(err, errlen, "the record for %s (%s) contradicts the admitted %s", fen,
-                eng_bound_name(w->contra_staged), eng_bound_name(w->contra_stored));
+        eng_errf(err, errlen, "the record for %s (%s) contradicts the admitted %s", fen,
+                 eng_bound_name(w->contra_staged), eng_bound_name(w->contra_stored));
         return rc;
     }
     if (rc < 0) {
-        set_err(err, errlen, "%s", cerr);
+        eng_errf(err, errlen, "%s", cerr);
         return rc;
     }
     if (ck->status == PCHK_INVALID) {
-        set_err(err, errlen, "the proof fails the checker at %s: %s", ck->where, ck->why);
+        eng_errf(err, errlen, "the proof fails the checker at %s: %s", ck->where, ck->why);
         return PADM_EREFUSED;
     }
     return 0;
+}
+
+/* The first staged position no walk reached (pmap_each). */
+typedef struct outside_arg {
+    const adm_walk *w;
+    const eng_pos *pos;
+    eng_pos at;
+} outside_arg;
+
+static void
+first_outside(const eng_pos *p, uint32_t k, void *arg)
+{
+    outside_arg *a = arg;
+    if (!a->pos && !a->w->staged[k].reached) {
+        a->at = *p;
+        a->pos = &a->at;
+    }
 }
 
 /* ---- the public functions ------------------------------------------------ */
@@ -311,7 +280,7 @@ padm_admit(pst_env *st, const egdb *db, const pst_item *items, size_t n, const e
 {
     memset(rep, 0, sizeof *rep);
     if (max_items && n > max_items) {
-        set_err(err, errlen, "a batch of %zu records, more than the %zu allowed", n, max_items);
+        eng_errf(err, errlen, "a batch of %zu records, more than the %zu allowed", n, max_items);
         return PADM_ETOOMANY;
     }
     adm_walk w;
@@ -324,7 +293,7 @@ padm_admit(pst_env *st, const egdb *db, const pst_item *items, size_t n, const e
     for (size_t i = 0; i < n; i++) {
         char why[256];
         if (pst_item_check(&items[i], i, why, sizeof why)) {
-            set_err(err, errlen, "%s", why);
+            eng_errf(err, errlen, "%s", why);
             rc = PADM_EBADRECORD;
             goto out;
         }
@@ -332,17 +301,20 @@ padm_admit(pst_env *st, const egdb *db, const pst_item *items, size_t n, const e
         pst_record r = items[i].rec;
         if (items[i].pos.stm == ENG_WHITE)
             pst_record_turn(&r);
-        adm_entry *e = map_find(&w.batch, &c);
-        if (!e) {
-            if (!(e = map_get(&w.batch, &c))) {
-                rc = PST_ENOMEM;
-                set_err(err, errlen, "out of memory staging %zu records", n);
-                goto out;
-            }
+        int added;
+        long k = pmap_add(&w.batch, &c, &added);
+        if (k < 0 || room((void **)&w.staged, &w.staged_cap, (size_t)k, sizeof *w.staged)) {
+            rc = PST_ENOMEM;
+            eng_errf(err, errlen, "out of memory staging %zu records", n);
+            goto out;
+        }
+        adm_staged *e = &w.staged[k];
+        if (added) {
             e->rec = r;
+            e->reached = 0;
         } else if (pst_record_merge(&e->rec, &r, &e->rec)) {
             eng_format_fen(&c, fen, sizeof fen);
-            set_err(err, errlen, "two records of the batch for %s contradict each other", fen);
+            eng_errf(err, errlen, "two records of the batch for %s contradict each other", fen);
             rc = PADM_ECONTRADICT;
             goto out;
         }
@@ -354,9 +326,9 @@ padm_admit(pst_env *st, const egdb *db, const pst_item *items, size_t n, const e
     for (size_t k = 0; k < nroots; k++) {
         const eng_pos *root = roots ? &roots[k] : &items[k].pos;
         eng_pos c = eng_canonical(root);
-        if (!map_find(&w.batch, &c)) {
+        if (pmap_find(&w.batch, &c) < 0) {
             eng_format_fen(root, fen, sizeof fen);
-            set_err(err, errlen, "the batch holds no record for %s", fen);
+            eng_errf(err, errlen, "the batch holds no record for %s", fen);
             rc = PADM_ENOROOT;
             goto out;
         }
@@ -366,25 +338,21 @@ padm_admit(pst_env *st, const egdb *db, const pst_item *items, size_t n, const e
         rep->leaves += ck.admitted;
     }
     /* 3. nothing outside the proofs */
-    for (size_t i = 0; i < w.batch.cap; i++) {
-        const adm_entry *e = &w.batch.slot[i];
-        if (!e->used)
-            continue;
-        if (e->reached) {
-            rep->reached++;
-        } else if (strict) {
-            eng_format_fen(&e->pos, fen, sizeof fen);
-            set_err(err, errlen,
-                    "the record for %s is part of no proof the batch claims (outside the job)",
-                    fen);
-            rc = PADM_EOUTSIDE;
-            goto out;
-        }
+    for (size_t k = 0; k < w.batch.n; k++)
+        rep->reached += w.staged[k].reached;
+    if (strict && rep->reached < w.batch.n) {
+        outside_arg oa = {.w = &w};
+        pmap_each(&w.batch, first_outside, &oa);
+        eng_format_fen(oa.pos, fen, sizeof fen);
+        eng_errf(err, errlen,
+                 "the record for %s is part of no proof the batch claims (outside the job)", fen);
+        rc = PADM_EOUTSIDE;
+        goto out;
     }
     /* 4. write what was proven, in one transaction */
     padm_items wr = {0};
     if ((rc = emit_claims(&w, &wr))) {
-        set_err(err, errlen, "out of memory");
+        eng_errf(err, errlen, "out of memory");
         goto out;
     }
     char perr[512];
@@ -393,10 +361,10 @@ padm_admit(pst_env *st, const egdb *db, const pst_item *items, size_t n, const e
         rep->written = wr.n;
     padm_items_free(&wr);
     if (rc == PST_ECONTRADICT) {
-        set_err(err, errlen, "%s", perr);
+        eng_errf(err, errlen, "%s", perr);
         rc = PADM_ECONTRADICT;
     } else if (rc) {
-        set_err(err, errlen, "%s", perr);
+        eng_errf(err, errlen, "%s", perr);
     }
 out:
     walk_free(&w);
@@ -413,7 +381,7 @@ padm_collect(pst_env *st, const egdb *db, const eng_pos *root, padm_items *out, 
     pchk_result ck;
     int rc = walk_root(&w, db, root, &ck, err, errlen);
     if (rc == 0 && ck.status == PCHK_VALID && emit_claims(&w, out)) {
-        set_err(err, errlen, "out of memory");
+        eng_errf(err, errlen, "out of memory");
         rc = PST_ENOMEM;
     }
     walk_free(&w);

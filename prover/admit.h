@@ -73,6 +73,11 @@ typedef struct padm_items {
 int padm_push(padm_items *out, const pst_item *it);
 void padm_items_free(padm_items *it);
 
+/* The index of the first record of p in it (p in either orientation: the
+ * store keeps one record for a position and its colour-flipped twin), or
+ * -1. */
+long padm_index(const padm_items *it, const eng_pos *p);
+
 /* What one admission did. */
 typedef struct padm_report {
     size_t staged;   /* distinct positions in the batch */

@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "prover/check.h"
+#include "prover/posmap.h"
 
 /* ---- constants ------------------------------------------------------ */
 
@@ -59,29 +60,26 @@ enum { OPEN_ADMITTED = 4 };
 /* Leaf kinds (leaf_value). */
 enum { LEAF_NONE = 0, LEAF_END = 1, LEAF_DB = 2 };
 
-#define CHK_SET_MIN 4096  /* first size of the visited set (a power of 2) */
+#define CHK_SET_MIN 4096  /* first size of the visited set's entries */
 #define CHK_STACK_MIN 256 /* first size of the walk's stack */
 
 /* ---- types ---------------------------------------------------------- */
 
 /*
- * One position of the visited set, keyed by the whole position: the side
- * to move included, since a position and its colour-flipped twin are
- * different positions of a proof for X even though the store keeps one
- * record for both.
+ * The visited set: positions keyed by the whole position (posmap.h), the
+ * side to move included, since a position and its colour-flipped twin
+ * are different positions of a proof for X even though the store keeps
+ * one record for both; each with its state in the walk.
  */
 typedef struct vis_entry {
-    uint32_t bm, wm, bk, wk;
-    uint8_t stm;
     uint8_t state;   /* VIS_* */
     int32_t longest; /* win goal, VIS_DONE: plies of the longest line below */
 } vis_entry;
 
-/* Open addressing with linear probing, kept at most half full. */
 typedef struct vis_set {
-    vis_entry *slot;
-    size_t cap; /* a power of 2, or 0 before the first insertion */
-    size_t n;
+    pmap map;
+    vis_entry *info; /* by the map's index */
+    size_t cap;
 } vis_set;
 
 /*
@@ -128,17 +126,6 @@ static int
 piece_count(const eng_pos *p)
 {
     return __builtin_popcount(p->bm | p->wm | p->bk | p->wk);
-}
-
-static void
-set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
 }
 
 /* The goal's outcome for X (ENG_DRAW or ENG_WIN). */
@@ -188,75 +175,12 @@ move_text(const eng_move *m, char *buf, size_t len)
 
 /* ---- the visited set ------------------------------------------------ */
 
-/*
- * The engine's key is the same for a position and its twin (it keys the
- * canonical position); the side to move tells the twins apart. Slots are
- * always compared on the whole position, so the hash only has to spread.
- */
-static size_t
-vis_hash(const eng_pos *p)
-{
-    uint64_t h = eng_key(p);
-    if (p->stm)
-        h ^= 0x9E3779B97F4A7C15ull;
-    return (size_t)(h ^ (h >> 29));
-}
-
-static int
-vis_same(const vis_entry *e, const eng_pos *p)
-{
-    return e->bm == p->bm && e->wm == p->wm && e->bk == p->bk && e->wk == p->wk &&
-           e->stm == (uint8_t)p->stm;
-}
-
 /* The entry of p, or NULL when p has not been visited. */
 static vis_entry *
 vis_find(vis_set *s, const eng_pos *p)
 {
-    if (s->cap == 0)
-        return NULL;
-    size_t mask = s->cap - 1;
-    for (size_t i = vis_hash(p) & mask;; i = (i + 1) & mask) {
-        vis_entry *e = &s->slot[i];
-        if (e->state == VIS_FREE)
-            return NULL;
-        if (vis_same(e, p))
-            return e;
-    }
-}
-
-/* The free slot where p goes (p is not in the set; the set has room). */
-static vis_entry *
-vis_slot(vis_entry *slot, size_t cap, const eng_pos *p)
-{
-    size_t mask = cap - 1;
-    size_t i = vis_hash(p) & mask;
-    while (slot[i].state != VIS_FREE)
-        i = (i + 1) & mask;
-    return &slot[i];
-}
-
-/* Doubles the table (or makes the first one) and moves every entry over. */
-static int
-vis_grow(vis_set *s)
-{
-    size_t cap = s->cap ? s->cap * 2 : CHK_SET_MIN;
-    if (cap < s->cap || cap > SIZE_MAX / sizeof(vis_entry))
-        return PST_ENOMEM;
-    vis_entry *slot = calloc(cap, sizeof *slot);
-    if (!slot)
-        return PST_ENOMEM;
-    for (size_t i = 0; i < s->cap; i++) {
-        const vis_entry *e = &s->slot[i];
-        if (e->state == VIS_FREE)
-            continue;
-        eng_pos p = {e->bm, e->wm, e->bk, e->wk, e->stm};
-        *vis_slot(slot, cap, &p) = *e;
-    }
-    free(s->slot);
-    s->slot = slot;
-    s->cap = cap;
-    return 0;
+    long k = pmap_find(&s->map, p);
+    return k < 0 ? NULL : &s->info[k];
 }
 
 /* Adds p (not yet in the set) in the given state; NULL when out of
@@ -264,27 +188,34 @@ vis_grow(vis_set *s)
 static vis_entry *
 vis_add(vis_set *s, const eng_pos *p, int state)
 {
-    if ((s->n + 1) * 2 > s->cap && vis_grow(s) != 0)
+    long k = pmap_add(&s->map, p, NULL);
+    if (k < 0)
         return NULL;
-    vis_entry *e = vis_slot(s->slot, s->cap, p);
-    e->bm = p->bm;
-    e->wm = p->wm;
-    e->bk = p->bk;
-    e->wk = p->wk;
-    e->stm = (uint8_t)p->stm;
-    e->state = (uint8_t)state;
-    e->longest = 0;
-    s->n++;
-    return e;
+    if ((size_t)k >= s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : CHK_SET_MIN;
+        vis_entry *v = realloc(s->info, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        s->info = v;
+        s->cap = cap;
+    }
+    s->info[k].state = (uint8_t)state;
+    s->info[k].longest = 0;
+    return &s->info[k];
 }
 
 /* Empties the set for the next proof, keeping its memory. */
 static void
 vis_clear(vis_set *s)
 {
-    if (s->cap)
-        memset(s->slot, 0, s->cap * sizeof *s->slot);
-    s->n = 0;
+    pmap_clear(&s->map);
+}
+
+static void
+vis_free(vis_set *s)
+{
+    pmap_free(&s->map);
+    free(s->info);
 }
 
 /* ---- positions ------------------------------------------------------ */
@@ -327,8 +258,8 @@ leaf_value(chk_walk *w, const eng_pos *p, int *kind, int *value)
     default: {
         char fen[ENG_FEN_MAX];
         eng_format_fen(p, fen, sizeof fen);
-        set_err(w->err, w->errlen, "database probe of %s failed: %s", fen,
-                v < 0 ? egdb_strerror(v) : "unknown value code");
+        eng_errf(w->err, w->errlen, "database probe of %s failed: %s", fen,
+                 v < 0 ? egdb_strerror(v) : "unknown value code");
         /* One namespace for the caller (check.h): damaged is damaged,
          * whichever file it is in. */
         if (v == EGDB_ECORRUPT || v >= 0)
@@ -367,7 +298,7 @@ open_stored(chk_walk *w, const eng_pos *p, const char *via, chk_frame *f)
     if (rc != 0) {
         char fen[ENG_FEN_MAX];
         eng_format_fen(p, fen, sizeof fen);
-        set_err(w->err, w->errlen, "store record of %s cannot be read: %s", fen, pst_strerror(rc));
+        eng_errf(w->err, w->errlen, "store record of %s cannot be read: %s", fen, pst_strerror(rc));
         return rc;
     }
     if (!eng_bound_valid(r.bound)) {
@@ -375,7 +306,7 @@ open_stored(chk_walk *w, const eng_pos *p, const char *via, chk_frame *f)
          * promises for granted. */
         char fen[ENG_FEN_MAX];
         eng_format_fen(p, fen, sizeof fen);
-        set_err(w->err, w->errlen, "store record of %s has bound code %d", fen, (int)r.bound);
+        eng_errf(w->err, w->errlen, "store record of %s has bound code %d", fen, (int)r.bound);
         return PST_ECORRUPT;
     }
     int need = goal_need(w);
@@ -429,7 +360,7 @@ open_stored(chk_walk *w, const eng_pos *p, const char *via, chk_frame *f)
         if (n < 0) {
             char fen[ENG_FEN_MAX];
             eng_format_fen(p, fen, sizeof fen);
-            set_err(w->err, w->errlen, "%s has more than %d moves", fen, ENG_MAX_MOVES);
+            eng_errf(w->err, w->errlen, "%s has more than %d moves", fen, ENG_MAX_MOVES);
             return PST_EINVAL;
         }
         f->nkids = n; /* > 0: leaf_value has ruled out a position without moves */
@@ -561,7 +492,7 @@ enter(chk_walk *w, const eng_pos *from, const eng_move *m, const eng_pos *p, int
     return ENTER_PUSHED;
 
 nomem:
-    set_err(w->err, w->errlen, "out of memory after %zu positions", w->set.n);
+    eng_errf(w->err, w->errlen, "out of memory after %zu positions", w->set.map.n);
     return PST_ENOMEM;
 }
 
@@ -608,7 +539,7 @@ walk_goal(chk_walk *w, const eng_pos *root, int *longest)
         if (w->vis) {
             pst_move used = f->own_move ? pst_move_of(&f->own) : (pst_move){PST_NOMOVE, 0, 0};
             if (w->vis->done(w->vis->ctx, &f->pos, w->x, w->win, &f->rec, &used, f->longest)) {
-                set_err(w->err, w->errlen, "out of memory collecting the proof");
+                eng_errf(w->err, w->errlen, "out of memory collecting the proof");
                 return PST_ENOMEM;
             }
         }
@@ -650,7 +581,7 @@ pchk_check_with(const pchk_source *src, const pchk_visitor *vis, const egdb *db,
     out->status = PCHK_VALID;
     out->longest_win = -1;
     if (eng_validate(root, msg, sizeof msg) != 0) {
-        set_err(err, errlen, "not a position: %s", msg);
+        eng_errf(err, errlen, "not a position: %s", msg);
         return PST_EINVAL;
     }
     pst_record r;
@@ -664,11 +595,11 @@ pchk_check_with(const pchk_source *src, const pchk_visitor *vis, const egdb *db,
     if (rc != 0) {
         char fen[ENG_FEN_MAX];
         eng_format_fen(root, fen, sizeof fen);
-        set_err(err, errlen, "store record of %s cannot be read: %s", fen, pst_strerror(rc));
+        eng_errf(err, errlen, "store record of %s cannot be read: %s", fen, pst_strerror(rc));
         return rc;
     }
     if (!eng_bound_valid(r.bound)) {
-        set_err(err, errlen, "store record of the root has bound code %d", (int)r.bound);
+        eng_errf(err, errlen, "store record of the root has bound code %d", (int)r.bound);
         return PST_ECORRUPT;
     }
     out->bound = r.bound;
@@ -726,7 +657,7 @@ pchk_check_with(const pchk_source *src, const pchk_visitor *vis, const egdb *db,
         if (rc == 0 && w.win && len > out->longest_win)
             out->longest_win = len;
     }
-    free(w.set.slot);
+    vis_free(&w.set);
     free(w.stack);
     if (rc == PCHK_INVALID)
         return 0;

@@ -495,14 +495,14 @@ pst_schema(pst_env *s, MDB_txn *txn, char *err, size_t errlen)
             return pst_lmdb_fail(s, rc, "reading the main database", err, errlen);
         if (st.ms_entries == 0)
             return PST_SCHEMA_EMPTY;
-        pst_errf(err, errlen,
+        eng_errf(err, errlen,
                  "%s: not a proof store (or a damaged one): the LMDB environment has %zu entries "
                  "but no 'meta' database (expected schema \"%s\"); it is left as it is",
                  s->path, st.ms_entries, PST_SCHEMA);
         return PST_EVERSION;
     }
     if (rc == MDB_INCOMPATIBLE) {
-        pst_errf(err, errlen,
+        eng_errf(err, errlen,
                  "%s: not a proof store: 'meta' is not a plain database (expected schema \"%s\")",
                  s->path, PST_SCHEMA);
         return PST_EVERSION;
@@ -512,7 +512,7 @@ pst_schema(pst_env *s, MDB_txn *txn, char *err, size_t errlen)
     MDB_val k = {6, (void *)"schema"}, v;
     rc = mdb_get(txn, meta, &k, &v);
     if (rc == MDB_NOTFOUND) {
-        pst_errf(err, errlen, "%s: not a proof store: no schema record (expected \"%s\")", s->path,
+        eng_errf(err, errlen, "%s: not a proof store: no schema record (expected \"%s\")", s->path,
                  PST_SCHEMA);
         return PST_EVERSION;
     }
@@ -521,7 +521,7 @@ pst_schema(pst_env *s, MDB_txn *txn, char *err, size_t errlen)
     if (v.mv_size != strlen(PST_SCHEMA) || memcmp(v.mv_data, PST_SCHEMA, v.mv_size) != 0) {
         char text[256];
         pst_printable(&v, text, sizeof text);
-        pst_errf(err, errlen,
+        eng_errf(err, errlen,
                  "%s: schema \"%s\", this program reads \"%s\"; the store is left as it is",
                  s->path, text, PST_SCHEMA);
         return PST_EVERSION;
@@ -530,7 +530,7 @@ pst_schema(pst_env *s, MDB_txn *txn, char *err, size_t errlen)
     if (rc == MDB_NOTFOUND || rc == MDB_INCOMPATIBLE) {
         /* The store is created in one transaction with both databases:
          * a schema without its nodes is damage, not another version. */
-        pst_errf(err, errlen, "%s: damaged store: schema \"%s\" but no 'nodes' database", s->path,
+        eng_errf(err, errlen, "%s: damaged store: schema \"%s\" but no 'nodes' database", s->path,
                  PST_SCHEMA);
         return PST_ECORRUPT;
     }
@@ -576,7 +576,7 @@ int
 pst_open(const char *path, int flags, pst_env **out, char *err, size_t errlen)
 {
     if (!path || !out) {
-        pst_errf(err, errlen, "pst_open: no path or no result pointer");
+        eng_errf(err, errlen, "pst_open: no path or no result pointer");
         return PST_EINVAL;
     }
     *out = NULL;
@@ -596,7 +596,7 @@ pst_open(const char *path, int flags, pst_env **out, char *err, size_t errlen)
             free(s->path);
         free(s);
         free(file);
-        pst_errf(err, errlen, "%s: out of memory", path);
+        eng_errf(err, errlen, "%s: out of memory", path);
         return PST_ENOMEM;
     }
     memcpy(file, path, plen);
@@ -613,12 +613,12 @@ pst_open(const char *path, int flags, pst_env **out, char *err, size_t errlen)
      * otherwise leave a lock.mdb in a directory that holds no store). */
     struct stat st;
     if (rdonly && stat(file, &st) != 0) {
-        pst_errf(err, errlen, "%s: no proof store here (%s: %s)", path, file, strerror(errno));
+        eng_errf(err, errlen, "%s: no proof store here (%s: %s)", path, file, strerror(errno));
         rc = PST_EIO;
         goto fail;
     }
     if (!rdonly && mkdir(path, 0775) != 0 && errno != EEXIST) {
-        pst_errf(err, errlen, "%s: cannot create the store directory: %s", path, strerror(errno));
+        eng_errf(err, errlen, "%s: cannot create the store directory: %s", path, strerror(errno));
         rc = PST_EIO;
         goto fail;
     }
@@ -678,7 +678,7 @@ pst_open(const char *path, int flags, pst_env **out, char *err, size_t errlen)
     }
     if (schema == PST_SCHEMA_EMPTY) {
         if (rdonly) {
-            pst_errf(err, errlen,
+            eng_errf(err, errlen,
                      "%s: not a proof store yet: an empty LMDB environment (its creation did not "
                      "finish; opening it for writing completes it)",
                      path);
@@ -741,13 +741,13 @@ pst_validate_item(const pst_item *it, size_t i, pst_norm *out, char *err, size_t
 {
     char why[160], fen[ENG_FEN_MAX];
     if (eng_validate(&it->pos, why, sizeof why) != 0) {
-        pst_errf(err, errlen, "item %zu: not a valid position: %s", i, why);
+        eng_errf(err, errlen, "item %zu: not a valid position: %s", i, why);
         return PST_EINVAL;
     }
     pst_fen(&it->pos, fen, sizeof fen);
     const pst_record *r = &it->rec;
     if (!eng_bound_valid(r->bound) || r->bound == ENG_LW) {
-        pst_errf(err, errlen, "item %zu (%s): bound %s (%d) is not stored: only LL LD DD DW WW", i,
+        eng_errf(err, errlen, "item %zu (%s): bound %s (%d) is not stored: only LL LD DD DW WW", i,
                  fen, eng_bound_name(r->bound), r->bound);
         return PST_EINVAL;
     }
@@ -760,14 +760,14 @@ pst_validate_item(const pst_item *it, size_t i, pst_norm *out, char *err, size_t
         char mt[64];
         pst_move_text(mv[k], mt, sizeof mt);
         if ((k == 0 && lo != ENG_WIN) || (k == 1 && lo < ENG_DRAW)) {
-            pst_errf(err, errlen,
+            eng_errf(err, errlen,
                      "item %zu (%s): a %s move (%s) with bound %s: the side to move has no %s to "
                      "prove",
                      i, fen, name[k], mt, eng_bound_name(r->bound), k == 0 ? "win" : "draw");
             return PST_EINVAL;
         }
         if (pst_move_find(&it->pos, mv[k], NULL) != 0) {
-            pst_errf(err, errlen, "item %zu (%s): the %s move (%s) is not a legal move here", i,
+            eng_errf(err, errlen, "item %zu (%s): the %s move (%s) is not a legal move here", i,
                      fen, name[k], mt);
             return PST_EINVAL;
         }
@@ -863,13 +863,13 @@ pst_merge_batch(pst_env *s, MDB_txn *txn, pst_batch *b, int write, char *err, si
                 pst_fen(&c, fen, sizeof fen);
                 snprintf(msg, sizeof msg, "%s: the stored record of %s is damaged (%s)", s->path,
                          fen, why);
-                pst_errf(err, errlen, "%s", msg);
+                eng_errf(err, errlen, "%s", msg);
                 pst_set_damaged(s, msg);
                 return PST_ECORRUPT;
             }
             if (pst_merge(&old, &nr->rec, &merged) != 0) {
                 pst_fen(&b->items[i].pos, fen, sizeof fen);
-                pst_errf(err, errlen,
+                eng_errf(err, errlen,
                          "item %zu (%s): bound %s contradicts the stored %s (bounds for the side "
                          "to move); nothing of the batch was written",
                          i, fen, eng_bound_name(nr->rec.bound), eng_bound_name(old.bound));
@@ -947,11 +947,11 @@ int
 pst_put_many(pst_env *s, const pst_item *items, size_t n, char *err, size_t errlen)
 {
     if (!s || (!items && n > 0)) {
-        pst_errf(err, errlen, "pst_put_many: no store or no items");
+        eng_errf(err, errlen, "pst_put_many: no store or no items");
         return PST_EINVAL;
     }
     if (s->rdonly) {
-        pst_errf(err, errlen, "%s: opened read-only; nothing written", s->path);
+        eng_errf(err, errlen, "%s: opened read-only; nothing written", s->path);
         return PST_EREADONLY;
     }
     if (n == 0)
@@ -961,14 +961,14 @@ pst_put_many(pst_env *s, const pst_item *items, size_t n, char *err, size_t errl
     pthread_mutex_lock(&s->pool_lock);
     int damaged = s->damaged;
     if (damaged)
-        pst_errf(err, errlen, "writing refused: this process found the store damaged: %s",
+        eng_errf(err, errlen, "writing refused: this process found the store damaged: %s",
                  s->damage);
     pthread_mutex_unlock(&s->pool_lock);
     if (damaged)
         return PST_ECORRUPT;
     pst_norm *norm = malloc(n * sizeof *norm);
     if (!norm) {
-        pst_errf(err, errlen, "%s: out of memory for a batch of %zu records", s->path, n);
+        eng_errf(err, errlen, "%s: out of memory for a batch of %zu records", s->path, n);
         return PST_ENOMEM;
     }
     /* Every record is checked before the transaction begins: an invalid
@@ -1097,7 +1097,7 @@ pst_chunk_run(void *arg)
             char msg[320];
             snprintf(msg, sizeof msg, "%s: damaged record %s: a %zu-byte key and %zu-byte value",
                      op->s->path, name, k.mv_size, v.mv_size);
-            pst_errf(op->err, op->errlen, "%s", msg);
+            eng_errf(op->err, op->errlen, "%s", msg);
             pst_set_damaged(op->s, msg);
             return PST_ECORRUPT;
         }
@@ -1130,7 +1130,7 @@ pst_scan(pst_env *s, pst_scan_fn fn, void *arg, char *err, size_t errlen)
         return pst_broken_fail(s, err, errlen);
     pst_raw *buf = malloc(PST_SCAN_CHUNK * sizeof *buf);
     if (!buf) {
-        pst_errf(err, errlen, "%s: out of memory for a scan", s->path);
+        eng_errf(err, errlen, "%s: out of memory for a scan", s->path);
         return PST_ENOMEM;
     }
     uint8_t last[PST_KEY_BYTES];
@@ -1170,7 +1170,7 @@ pst_scan(pst_env *s, pst_scan_fn fn, void *arg, char *err, size_t errlen)
                 pst_name_key(buf[i].key, PST_KEY_BYTES, name, sizeof name);
                 char msg[320];
                 snprintf(msg, sizeof msg, "%s: damaged record %s: %s", s->path, name, why);
-                pst_errf(err, errlen, "%s", msg);
+                eng_errf(err, errlen, "%s", msg);
                 pst_set_damaged(s, msg);
                 rc = PST_ECORRUPT;
                 break;
@@ -1194,7 +1194,7 @@ pst_foreach(pst_env *s, int (*fn)(const eng_pos *p, const pst_record *r, void *a
             char *err, size_t errlen)
 {
     if (!s || !fn) {
-        pst_errf(err, errlen, "pst_foreach: no store or no function");
+        eng_errf(err, errlen, "pst_foreach: no store or no function");
         return PST_EINVAL;
     }
     return pst_scan(s, fn, arg, err, errlen);
@@ -1221,7 +1221,7 @@ int
 pst_stats_get(pst_env *s, pst_stats *out, char *err, size_t errlen)
 {
     if (!s || !out) {
-        pst_errf(err, errlen, "pst_stats_get: no store or no result");
+        eng_errf(err, errlen, "pst_stats_get: no store or no result");
         return PST_EINVAL;
     }
     pst_stats st;

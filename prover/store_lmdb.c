@@ -104,17 +104,6 @@ static struct sigaction pst_old_segv, pst_old_bus;
 
 /* ---- errors ----------------------------------------------------------- */
 
-void
-pst_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /*
  * An LMDB or system error as a project code. The damage LMDB can see
  * (a page that is not where a tree says, a page of the wrong kind, a
@@ -159,7 +148,7 @@ pst_lmdb_fail(pst_env *s, int rc, const char *what, char *err, size_t errlen)
         return rc;
     char msg[320];
     snprintf(msg, sizeof msg, "%s: %s: %s", s->path, what, mdb_strerror(rc));
-    pst_errf(err, errlen, "%s", msg);
+    eng_errf(err, errlen, "%s", msg);
     if (code == PST_ECORRUPT)
         pst_set_damaged(s, msg);
     return code;
@@ -168,7 +157,7 @@ pst_lmdb_fail(pst_env *s, int rc, const char *what, char *err, size_t errlen)
 int
 pst_broken_fail(pst_env *s, char *err, size_t errlen)
 {
-    pst_errf(err, errlen,
+    eng_errf(err, errlen,
              "%s: LMDB faulted twice on the damaged file in this process; the store is unusable "
              "until the process exits",
              s->path);
@@ -180,7 +169,7 @@ pst_damaged_fail(pst_env *s, const char *what, const char *amsg, char *err, size
 {
     char msg[320];
     snprintf(msg, sizeof msg, "%s: damaged file (%s): %s", s->path, what, amsg);
-    pst_errf(err, errlen, "%s", msg);
+    eng_errf(err, errlen, "%s", msg);
     pst_set_damaged(s, msg);
     return PST_ECORRUPT;
 }
@@ -203,7 +192,7 @@ pst_map_initial(size_t *out, char *err, size_t errlen)
     unsigned long long n = strtoull(v, &end, 10);
     if (v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0 || n < PST_MAP_MIN ||
         n > PST_MAP_MAX) {
-        pst_errf(err, errlen, "%s='%s': expected a byte count from %zu to %zu", PST_MAP_ENV, v,
+        eng_errf(err, errlen, "%s='%s': expected a byte count from %zu to %zu", PST_MAP_ENV, v,
                  PST_MAP_MIN, PST_MAP_MAX);
         return PST_EINVAL;
     }
@@ -243,7 +232,7 @@ pst_check_header_once(const char *path, const char *file, char *err, size_t errl
     if (fd < 0) {
         if (errno == ENOENT)
             return 0;
-        pst_errf(err, errlen, "%s: cannot read %s: %s", path, file, strerror(errno));
+        eng_errf(err, errlen, "%s: cannot read %s: %s", path, file, strerror(errno));
         return PST_EIO;
     }
     uint8_t m[2][LMDB_META_END];
@@ -255,7 +244,7 @@ pst_check_header_once(const char *path, const char *file, char *err, size_t errl
         if (got == 0 && i == 0)
             goto done; /* empty: LMDB writes the meta pages */
         if (got != LMDB_META_END) {
-            pst_errf(err, errlen, "%s: %s is too short for LMDB's meta page %d", path, file, i);
+            eng_errf(err, errlen, "%s: %s is too short for LMDB's meta page %d", path, file, i);
             rc = got < 0 ? PST_EIO : PST_ECORRUPT;
             break;
         }
@@ -266,17 +255,17 @@ pst_check_header_once(const char *path, const char *file, char *err, size_t errl
         memcpy(&version, m[i] + 20, sizeof version);
         memcpy(&ps, m[i] + 40, sizeof ps);
         if (!(flags & LMDB_P_META) || magic != LMDB_MAGIC) {
-            pst_errf(err, errlen, "%s: %s is not an LMDB file (meta page %d has no LMDB magic)",
+            eng_errf(err, errlen, "%s: %s is not an LMDB file (meta page %d has no LMDB magic)",
                      path, file, i);
             rc = PST_ECORRUPT;
         } else if (version != LMDB_DATA_VERSION) {
-            pst_errf(err, errlen,
+            eng_errf(err, errlen,
                      "%s: %s has LMDB data format %" PRIu32 " (meta page %d); this build reads "
                      "format %u",
                      path, file, version, i, LMDB_DATA_VERSION);
             rc = PST_EVERSION;
         } else if (ps < 512 || ps > 65536 || (ps & (ps - 1)) != 0 || (i == 1 && ps != psize)) {
-            pst_errf(err, errlen, "%s: %s: meta page %d gives a page size of %" PRIu32, path, file,
+            eng_errf(err, errlen, "%s: %s: meta page %d gives a page size of %" PRIu32, path, file,
                      i, ps);
             rc = PST_ECORRUPT;
         }
@@ -293,10 +282,10 @@ pst_check_header_once(const char *path, const char *file, char *err, size_t errl
         memcpy(&root[1], cur + 128, sizeof root[1]);
         struct stat st;
         if (fstat(fd, &st) != 0) {
-            pst_errf(err, errlen, "%s: cannot stat %s: %s", path, file, strerror(errno));
+            eng_errf(err, errlen, "%s: cannot stat %s: %s", path, file, strerror(errno));
             rc = PST_EIO;
         } else if (last < 1 || last >= (uint64_t)st.st_size / psize) {
-            pst_errf(err, errlen,
+            eng_errf(err, errlen,
                      "%s: %s: the meta page says the tree uses %" PRIu64 " pages of %" PRIu32
                      " bytes but the file holds %" PRIu64 " bytes",
                      path, file, last + 1, psize, (uint64_t)st.st_size);
@@ -304,7 +293,7 @@ pst_check_header_once(const char *path, const char *file, char *err, size_t errl
         } else {
             for (int d = 0; d < 2; d++)
                 if (root[d] != LMDB_P_INVALID && (root[d] < 2 || root[d] > last)) {
-                    pst_errf(err, errlen,
+                    eng_errf(err, errlen,
                              "%s: %s: the meta page puts a tree root at page %" PRIu64
                              ", outside pages 2..%" PRIu64,
                              path, file, root[d], last);
@@ -493,7 +482,7 @@ pst_map_adjust(pst_env *s, int rc, size_t failed_size, char *err, size_t errlen)
             ret = pst_lmdb_fail(s, r, "adopting the map size of another process", err, errlen);
     } else if (info.me_mapsize == failed_size) {
         if (failed_size >= PST_MAP_MAX) {
-            pst_errf(err, errlen, "%s: the map is full at %zu bytes, the most this store grows to",
+            eng_errf(err, errlen, "%s: the map is full at %zu bytes, the most this store grows to",
                      s->path, failed_size);
             ret = PST_EIO;
         } else {

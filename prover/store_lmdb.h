@@ -95,8 +95,7 @@ typedef int (*pst_txn_fn)(pst_env *s, MDB_txn *txn, void *arg, char *err, size_t
 
 /* ---- errors --------------------------------------------------------- */
 
-/* snprintf into err when err is not NULL. */
-void pst_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Messages go into err through eng_errf (engine.h). */
 
 /* An LMDB or errno code as a PST_E* code (a PST_E* code stays). */
 int pst_code_of(int rc);

@@ -20,23 +20,8 @@ if [ -z "$DB" ] || [ ! -d "$DB" ] || [ ! -x "$F" ]; then
     echo "FAIL e2e_admission: CHECKERS_TEST_DB or the forging worker is missing (run through make test)"
     exit 1
 fi
-T=$(mktemp -d "${TMPDIR:-/tmp}/e2e_admission.XXXXXX") || { echo "FAIL mktemp"; exit 1; }
-pids=""
-cleanup() {
-    for p in $pids; do kill -9 "$p" 2>/dev/null; done
-    [ -n "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
 . "$(dirname "$0")/lib_e2e.sh"
-port() {
-    p=$((20000 + ($$ * 11 + $1) % 30000))
-    while (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; do p=$((p + 1)); done
-    echo $p
-}
-gone() { ! kill -0 "$1" 2>/dev/null; }
-listening() { grep -q 'listening on port' "$1" 2>/dev/null || gone "$2"; }
+e2e_setup e2e_admission
 
 # 1. Forgers, one after the other, against one manager; then an honest
 #    worker. The root is a loss for Black (the 5-piece database).

@@ -14,25 +14,10 @@ if [ -z "$DB" ] || [ ! -d "$DB" ]; then
     echo "FAIL e2e_manager: CHECKERS_TEST_DB is not set (run through make test)"
     exit 1
 fi
-T=$(mktemp -d "${TMPDIR:-/tmp}/e2e_manager.XXXXXX") || { echo "FAIL mktemp"; exit 1; }
-pids=""
-cleanup() {
-    for p in $pids; do kill -9 "$p" 2>/dev/null; done
-    rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
 . "$(dirname "$0")/lib_e2e.sh"
+e2e_setup e2e_manager
 dbval() { $C egdb probe --db "$DB" "$1" | cut -f 2; }
 npieces() { echo "$1" | tr -cd '0-9,:' | tr ':,' '\n\n' | grep -c .; }
-# A free-looking port: bash cannot ask the kernel, so pick one from the pid
-# and move on while something answers there.
-port() {
-    p=$((20000 + ($$ * 7 + $1) % 30000))
-    while (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; do p=$((p + 1)); done
-    echo $p
-}
 
 # 1. Proofs through the manager and two local workers: a loss (the tree
 #    grows: each job may search only 3000 df-pn positions), a draw (two
@@ -75,9 +60,7 @@ this_run() {
     n=$(grep -c 'records admitted (result' "$T/klog$1" 2>/dev/null)
     [ "${n:-0}" -ge 10 ]
 }
-gone() { ! kill -0 "$1" 2>/dev/null; }
 no_workers() { ! pgrep -f "$S/workers/" >/dev/null; }
-listening() { grep -q 'listening on port' "$1" 2>/dev/null || gone "$2"; }
 $C prove --fen "$f" --state "$S" --pieces 4 --job-nodes 300 $args >"$T/out" 2>"$T/klog0" &
 mp=$!
 pids="$pids $mp"

@@ -132,18 +132,6 @@ connect_to(const char *spec)
     return s;
 }
 
-static long
-find_item(const padm_items *it, const eng_pos *p)
-{
-    eng_pos c = eng_canonical(p);
-    for (size_t i = 0; i < it->n; i++) {
-        eng_pos k = eng_canonical(&it->v[i].pos);
-        if (k.bm == c.bm && k.wm == c.wm && k.bk == c.bk && k.wk == c.wk)
-            return (long)i;
-    }
-    return -1;
-}
-
 /* ---- the cycle: a "win" that comes back to where it has been --------- */
 
 typedef struct forge_set {
@@ -252,7 +240,7 @@ forge(const char *mode, const mgp_job *j, egdb *db, pst_env *st, padm_items *out
         return -1;
     }
     *claim = r.bound;
-    long root = find_item(out, &j->pos);
+    long root = padm_index(out, &j->pos);
     eng_movelist ml;
     eng_generate(&j->pos, &ml, ENG_DUPS_MERGE);
     if (!strcmp(mode, "losing-move") || (!strcmp(mode, "missing-reply") && out->n < 2)) {

@@ -23,3 +23,25 @@ wait_for() {
         sleep 0.05
     done
 }
+
+# e2e_setup NAME: the temporary folder $T (removed at the end, unless KEEP
+# is set) and the background processes listed in $pids (killed at the
+# end). For the scripts that start managers and workers.
+e2e_setup() {
+    T=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX") || { echo "FAIL mktemp"; exit 1; }
+    pids=""
+    trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+    trap 'exit 1' INT TERM
+}
+
+# port K: a free-looking port: bash cannot ask the kernel, so pick one
+# from the pid and K, and move on while something answers there.
+port() {
+    local p=$((20000 + ($$ * 7 + $1) % 30000))
+    while (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; do p=$((p + 1)); done
+    echo $p
+}
+
+# A manager's log says it listens, or the manager ($2) is gone.
+gone() { ! kill -0 "$1" 2>/dev/null; }
+listening() { grep -q 'listening on port' "$1" 2>/dev/null || gone "$2"; }

@@ -126,18 +126,6 @@ count_records(pst_env *st)
 }
 
 /* The index of the batch's record for p (any orientation), or -1. */
-static long
-find_item(const padm_items *it, const eng_pos *p)
-{
-    eng_pos c = eng_canonical(p);
-    for (size_t i = 0; i < it->n; i++) {
-        eng_pos k = eng_canonical(&it->v[i].pos);
-        if (k.bm == c.bm && k.wm == c.wm && k.bk == c.bk && k.wk == c.wk)
-            return (long)i;
-    }
-    return -1;
-}
-
 /* Admits b into a fresh store for root; returns the code and leaves the
  * store's record count in *written. */
 static int
@@ -188,7 +176,7 @@ test_losing_move(void **state)
 {
     (void)state;
     padm_items b = copy_honest();
-    long r = find_item(&b, &F.root);
+    long r = padm_index(&b, &F.root);
     assert_true(r >= 0);
     eng_movelist ml;
     eng_generate(&F.root, &ml, ENG_DUPS_MERGE);
@@ -208,7 +196,7 @@ test_missing_reply(void **state)
 {
     (void)state;
     padm_items b = copy_honest();
-    long r = find_item(&b, &F.root);
+    long r = padm_index(&b, &F.root);
     size_t drop = r == 0 ? 1 : 0; /* any record but the root's */
     b.v[drop] = b.v[--b.n];
     char err[512];
@@ -327,7 +315,7 @@ test_bad_batches(void **state)
     char err[512];
     size_t w;
     padm_items b = copy_honest();
-    long r = find_item(&b, &F.root);
+    long r = padm_index(&b, &F.root);
     eng_movelist ml;
     eng_generate(&F.root, &ml, ENG_DUPS_MERGE);
     pst_item ww = {F.root, {ENG_WW, pst_move_of(&ml.m[0]), {PST_NOMOVE, 0, 0}, 0, 0}};
