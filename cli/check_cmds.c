@@ -163,7 +163,7 @@ proof_check_cmd(int argc, char **argv)
             dbdir = kept_db;
         if (trc) {
             fprintf(stderr, "checkers proof check: %s\n", terr);
-            return trc == MT_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
+            return trc == MT_ECORRUPT || trc == MT_EIO ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
         }
         snprintf(state_store, sizeof state_store, "%s/proofs", state);
         eng_format_fen(&r, state_fen, sizeof state_fen);

@@ -265,8 +265,13 @@ cli_prove(int argc, char **argv)
     int have_goal, have_pieces;
     char err[512];
     char have_db[PATH_MAX] = "";
-    int exists = mt_info_db(tree_dir, &have_root, &have_goal, &have_pieces, have_db, sizeof have_db,
-                            err, sizeof err) == 0;
+    int irc = mt_info_db(tree_dir, &have_root, &have_goal, &have_pieces, have_db, sizeof have_db,
+                         err, sizeof err);
+    if (irc == MT_ECORRUPT || irc == MT_EIO) { /* there is a tree, and it cannot be read */
+        fprintf(stderr, "checkers prove: %s\n", err);
+        return CLI_EXIT_DAMAGED;
+    }
+    int exists = irc == 0;
     /* a resume needs only the state: the databases are where they were */
     if (exists && !db && have_pieces > 0 && have_db[0])
         db = have_db;

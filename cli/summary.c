@@ -25,7 +25,7 @@ cli_state_open(const char *dir, const char *db_dir, size_t cache_bytes, cli_stat
                         sizeof e);
     if (rc) {
         snprintf(err, errlen, "%s", e);
-        return rc == MT_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
+        return rc == MT_ECORRUPT || rc == MT_EIO ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
     }
     if (!db_dir && kept_db[0])
         db_dir = kept_db; /* where the proof was started with them */

@@ -824,10 +824,11 @@ mgr_run(const mgr_opts *o)
             eng_pos r;
             int g;
             snprintf(path, sizeof path, "%s/tree", o->state);
-            if (mt_info(path, &r, &g, &pieces, err, sizeof err)) {
+            int irc = mt_info(path, &r, &g, &pieces, err, sizeof err);
+            if (irc) {
                 fprintf(stderr, "checkers prove: %s\n", err);
                 pst_close(m.store);
-                return MGR_USAGE;
+                return irc == MT_ECORRUPT || irc == MT_EIO ? MGR_DAMAGED : MGR_USAGE;
             }
         }
         /* exactly the proof's piece count: the checker's leaves (tree.h) */

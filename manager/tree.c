@@ -685,6 +685,14 @@ env_open(mt_tree *t, const char *dir, char *err, size_t errlen)
         eng_errf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
         return MT_EIO;
     }
+    /* the fields LMDB trusts, checked before it reads them (a truncated
+     * file would make it fault, not fail) */
+    char why[600];
+    int hc = pst_lmdb_check(dir, why, sizeof why);
+    if (hc) {
+        eng_errf(err, errlen, "the tree is damaged: %s", why);
+        return hc == PST_EIO ? MT_EIO : MT_ECORRUPT;
+    }
     int rc = mdb_env_create(&t->env);
     if (!rc)
         rc = mdb_env_set_maxdbs(t->env, 8);

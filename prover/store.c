@@ -1242,6 +1242,14 @@ pst_stats_get(pst_env *s, pst_stats *out, char *err, size_t errlen)
     return 0;
 }
 
+int
+pst_lmdb_check(const char *dir, char *err, size_t errlen)
+{
+    char file[4200];
+    snprintf(file, sizeof file, "%s/data.mdb", dir);
+    return pst_check_header(dir, file, err, errlen);
+}
+
 void
 pst_guard_faults(void)
 {

@@ -267,6 +267,19 @@ int pst_record_merge(const pst_record *old, const pst_record *new, pst_record *o
 void pst_record_turn(pst_record *r);
 
 /*
+ * pst_lmdb_check - the checks pst_open makes of an LMDB file before LMDB
+ * reads it (its two meta pages: magic, data format, page size, and that
+ * the pages they name lie inside the file), for another LMDB environment
+ * of the project (the manager's tree): LMDB 0.9 trusts those fields, and
+ * a truncated file makes it read past the end (SIGBUS). dir is the
+ * environment's directory, for the message.
+ * RETURN 0 (also for a missing or empty file: LMDB writes it), or
+ * PST_ECORRUPT / PST_EVERSION / PST_EIO with err naming the file and
+ * what is wrong.
+ */
+int pst_lmdb_check(const char *dir, char *err, size_t errlen);
+
+/*
  * pst_guard_faults - turns a fault (SIGSEGV, SIGBUS) inside the store's
  * own LMDB calls into PST_ECORRUPT instead of the end of the process, by
  * installing process-wide handlers that chain to whatever handlers were
