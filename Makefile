@@ -177,13 +177,16 @@ TEST_JOBS ?= 2
 UNIT_RUNS := $(patsubst tests/%.c,run-unit-%,$(TEST_SRCS))
 SAN_RUNS  := $(patsubst tests/%.c,run-san-%,$(TEST_SRCS))
 E2E_RUNS  := $(patsubst tests/%.sh,run-e2e-%,$(wildcard tests/e2e_*.sh))
-.PHONY: test-runs $(UNIT_RUNS) $(SAN_RUNS) $(E2E_RUNS)
+.PHONY: test-bins test-runs $(UNIT_RUNS) $(SAN_RUNS) $(E2E_RUNS)
 
 test: deps
-	$(MAKE) --no-print-directory -j$(TEST_JOBS) all $(TEST_BINS) $(TOOL_BINS)
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) all test-bins
 	$(MAKE) --no-print-directory testdata
-	$(MAKE) --no-print-directory -j$(TEST_JOBS) SANITIZE=address,undefined $(TEST_BINS)
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) SANITIZE=address,undefined test-bins
 	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target test-runs
+
+# The suites and tools of this build (build/ or, with SANITIZE, build-san/).
+test-bins: $(TEST_BINS) $(TOOL_BINS)
 
 # The slowest first, so that the two lanes end together.
 test-runs: $(SAN_RUNS) $(E2E_RUNS) $(UNIT_RUNS)

@@ -4,7 +4,9 @@
 # protocol answers a job with a forged proof - a losing move, a missing
 # reply, a cycle passed off as a win, a claim stronger than its records,
 # a record outside the job, more records than allowed, a truncated batch.
-# Each must be refused at admission and its connection closed; then
+# Each must be refused at admission and its connection closed. A result
+# resent after a reconnect is taken once; a silent worker's lease runs
+# out. Then
 # honest workers finish the proof, which equals the 5-piece database and
 # passes `proof check --state`, and the answer stays the database's after
 # restarts. Also: a settled state whose store lost a record is refused
@@ -44,6 +46,23 @@ for mode in losing-move missing-reply cycle stronger outside huge truncated; do
     check "forger $mode: its closing is logged with its name" 0 $?
 done
 check "no forged result was acknowledged" 0 "$(grep -c 'from forger-.*records admitted' "$T/log")"
+# An honest answer sent, the connection closed before the ACK, the same
+# answer again on a new connection: acknowledged, and counted once.
+"$F" 127.0.0.1:$P "$S/token" "$DB" resend 2>"$T/forge-resend.log"
+check "a result resent after a reconnect is acknowledged" 0 $?
+check "... counted once" 1 "$(grep -c 'from forger-resend: .*records admitted' "$T/log")"
+check "... the second time its records are dropped, not admitted again" 1 \
+    "$(grep -c 'from forger-resend: job [0-9]* is not open in this proof' "$T/log")"
+# A worker alive (heartbeats) that never answers: its lease runs out (the
+# job's 2 s and 30 s of grace) and the job goes back to the pool.
+"$F" 127.0.0.1:$P "$S/token" "$DB" silent 2>"$T/forge-silent.log" &
+fs=$!
+pids="$pids $fs"
+expired() { grep -q 'on forger-silent: lease expired, back to the pool' "$T/log"; }
+wait_for 120 expired
+check "a silent worker's lease expires" 0 $?
+kill $fs 2>/dev/null
+wait $fs 2>/dev/null
 $C worker --connect 127.0.0.1:$P --db "$DB" --store "$T/w1" --token-file "$S/token" \
     2>"$T/w1.log" &
 w1=$!

@@ -23,7 +23,13 @@
  *                  position the proof never reaches;
  *   huge           more records than the manager takes (run it with
  *                  --max-proof-records 1000): 1,001 copies of one record;
- *   truncated      a result announcing one more record than was sent.
+ *   truncated      a result announcing one more record than was sent;
+ *   resend         (honest) the answer, the connection closed before the
+ *                  ACK, then the same answer again on a new connection, as
+ *                  a worker resends what was not acknowledged: exit 0 when
+ *                  it is acknowledged;
+ *   silent         (honest) heartbeats and no answer, until the manager's
+ *                  lease on the job runs out (exit 0 after 120 s).
  * Exit status: 0 when the manager closed the connection after the forged
  * result (refused), 1 when it acknowledged it (the forgery was taken: a
  * failure), 2 for anything else (no connection, a rejected HELLO, a bad
@@ -41,6 +47,7 @@
  */
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -280,6 +287,8 @@ forge(const char *mode, const mgp_job *j, egdb *db, pst_env *st, padm_items *out
             padm_push(out, &one);
     } else if (!strcmp(mode, "truncated")) {
         *announce = 1;
+    } else if (!strcmp(mode, "resend") || !strcmp(mode, "silent")) {
+        /* the honest answer */
     } else {
         fprintf(stderr, "forge_worker: unknown mode '%s'\n", mode);
         return -1;
@@ -349,6 +358,52 @@ set_schema(const char *dir, const char *text)
     return rc ? 2 : 0;
 }
 
+/* The records, in PROOF frames, then the result. */
+static void
+send_answer(const mgp_job *job, const padm_items *items, eng_bound claim, uint32_t announce)
+{
+    for (size_t off = 0; off < items->n;) {
+        uint32_t k =
+            items->n - off > MGP_PROOF_CHUNK ? MGP_PROOF_CHUNK : (uint32_t)(items->n - off);
+        uint8_t *recs = malloc((size_t)k * MGP_PROOF_REC);
+        for (uint32_t i = 0; i < k; i++)
+            mgp_proof_record(&items->v[off + i], recs + (size_t)i * MGP_PROOF_REC);
+        mgp_msg p = {.type = MGP_PROOF};
+        p.u.proof.id = job->id;
+        p.u.proof.count = k;
+        p.u.proof.records = recs;
+        int bad = send_msg(&p);
+        free(recs);
+        if (bad)
+            break; /* the manager may close before the last frame */
+        off += k;
+    }
+    mgp_msg res = {.type = MGP_RESULT};
+    res.u.result.id = job->id;
+    res.u.result.bound = (uint8_t)claim;
+    res.u.result.status = MGP_DONE;
+    res.u.result.records = (uint32_t)items->n + announce;
+    send_msg(&res);
+}
+
+/* HELLO, then WELCOME. RETURN 0 or -1. */
+static int
+hello(const char *token, const char *mode, mgp_msg *m, uint8_t *buf, size_t cap)
+{
+    mgp_msg h = {.type = MGP_HELLO};
+    h.u.hello.magic = MGP_MAGIC;
+    h.u.hello.version = MGP_VERSION;
+    h.u.hello.db_pieces = 5;
+    h.u.hello.pid = (uint32_t)getpid();
+    snprintf(h.u.hello.token, sizeof h.u.hello.token, "%s", token);
+    snprintf(h.u.hello.name, sizeof h.u.hello.name, "forger-%s", mode);
+    if (send_msg(&h) || recv_msg(m, buf, cap) || m->type != MGP_WELCOME) {
+        fprintf(stderr, "forge_worker: not welcomed\n");
+        return -1;
+    }
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -369,18 +424,10 @@ main(int argc, char **argv)
         fprintf(stderr, "forge_worker: cannot connect to %s\n", argv[1]);
         return 2;
     }
-    mgp_msg m = {.type = MGP_HELLO};
-    m.u.hello.magic = MGP_MAGIC;
-    m.u.hello.version = MGP_VERSION;
-    m.u.hello.db_pieces = 5;
-    m.u.hello.pid = (uint32_t)getpid();
-    snprintf(m.u.hello.token, sizeof m.u.hello.token, "%s", token);
-    snprintf(m.u.hello.name, sizeof m.u.hello.name, "forger-%s", argv[4]);
+    mgp_msg m;
     static uint8_t buf[MGP_FRAME_MAX + MGP_HDR];
-    if (send_msg(&m) || recv_msg(&m, buf, sizeof buf) || m.type != MGP_WELCOME) {
-        fprintf(stderr, "forge_worker: not welcomed\n");
+    if (hello(token, argv[4], &m, buf, sizeof buf))
         return 2;
-    }
     egdb *db = NULL;
     if (m.u.welcome.db_pieces &&
         egdb_open(argv[3], m.u.welcome.db_pieces, (size_t)64 << 20, &db, err, sizeof err)) {
@@ -403,30 +450,30 @@ main(int argc, char **argv)
     uint32_t announce = 0;
     if (forge(argv[4], &job, db, st, &items, &claim, &announce))
         return 2;
-    /* the records, in PROOF frames, then the result */
-    for (size_t off = 0; off < items.n;) {
-        uint32_t k = items.n - off > MGP_PROOF_CHUNK ? MGP_PROOF_CHUNK : (uint32_t)(items.n - off);
-        uint8_t *recs = malloc((size_t)k * MGP_PROOF_REC);
-        for (uint32_t i = 0; i < k; i++)
-            mgp_proof_record(&items.v[off + i], recs + (size_t)i * MGP_PROOF_REC);
-        mgp_msg p = {.type = MGP_PROOF};
-        p.u.proof.id = job.id;
-        p.u.proof.count = k;
-        p.u.proof.records = recs;
-        int bad = send_msg(&p);
-        free(recs);
-        if (bad)
-            break; /* the manager may close before the last frame */
-        off += k;
+    if (!strcmp(argv[4], "silent")) {
+        /* alive (heartbeats) but never answering: the lease must expire */
+        for (int k = 0; k < 120; k++) {
+            struct pollfd pf = {fd, POLLIN, 0};
+            if (poll(&pf, 1, 1000) > 0 && recv_msg(&m, buf, sizeof buf))
+                return 2;
+            mgp_msg hb = {.type = MGP_HEARTBEAT};
+            if (send_msg(&hb))
+                return 2;
+        }
+        return 0;
     }
-    mgp_msg res = {.type = MGP_RESULT};
-    res.u.result.id = job.id;
-    res.u.result.bound = (uint8_t)claim;
-    res.u.result.status = MGP_DONE;
-    res.u.result.records = (uint32_t)items.n + announce;
-    send_msg(&res);
+    send_answer(&job, &items, claim, announce);
     fprintf(stderr, "forge_worker: job %llu, mode %s: %zu records sent, claim %s\n",
             (unsigned long long)job.id, argv[4], items.n, eng_bound_name(claim));
+    if (!strcmp(argv[4], "resend")) {
+        /* gone before the ACK, back, and the same answer again (worker.c
+         * resends what was not acknowledged): it must be acknowledged,
+         * and counted once */
+        close(fd);
+        if ((fd = connect_to(argv[1])) < 0 || hello(token, argv[4], &m, buf, sizeof buf))
+            return 2;
+        send_answer(&job, &items, claim, 0);
+    }
     int code = 0;
     for (;;) {
         if (recv_msg(&m, buf, sizeof buf))
@@ -436,6 +483,8 @@ main(int argc, char **argv)
             break;
         }
     }
+    if (!strcmp(argv[4], "resend")) /* an honest answer: acknowledged is right */
+        code = code == 1 ? 0 : 1;
     padm_items_free(&items);
     pst_close(st);
     egdb_close(db);
