@@ -73,16 +73,16 @@ egdb_outcome(int v)
 
 enum egdb_err {
     EGDB_OK = 0,
-    EGDB_ENOTFOUND = -1, /* position has more pieces than the database  */
-    EGDB_EIO = -2,       /* a file could not be read or written         */
-    EGDB_ECORRUPT = -3,  /* a file fails its checks (magic, sums, size)  */
-    EGDB_ENOMEM = -4,
-    EGDB_EINVAL = -5,     /* bad argument or invalid position             */
-    EGDB_EMISSING = -6,   /* a slice file the database needs is absent    */
-    EGDB_EINTERRUPT = -7, /* the build was asked to stop                  */
-    EGDB_EVERIFY = -8,    /* verification found a wrong value             */
-    EGDB_ECAPTURE = -9,   /* egdb_probe_quiet: the side to move must capture */
-    EGDB_EBUSY = -10      /* another build or compression holds the directory */
+    EGDB_ENOTFOUND = -201, /* position has more pieces than the database  */
+    EGDB_EIO = -202,       /* a file could not be read or written         */
+    EGDB_ECORRUPT = -203,  /* a file fails its checks (magic, sums, size)  */
+    EGDB_ENOMEM = -204,
+    EGDB_EINVAL = -205,     /* bad argument or invalid position             */
+    EGDB_EMISSING = -206,   /* a slice file the database needs is absent    */
+    EGDB_EINTERRUPT = -207, /* the build was asked to stop                  */
+    EGDB_EVERIFY = -208,    /* verification found a wrong value             */
+    EGDB_ECAPTURE = -209,   /* egdb_probe_quiet: the side to move must capture */
+    EGDB_EBUSY = -210       /* another build or compression holds the directory */
 };
 
 #define EGDB_MAX_PIECES 8 /* what the builder and registry support */

@@ -137,11 +137,11 @@
 
 enum egix_err {
     EGIX_OK = 0,
-    EGIX_EINVAL = -1,   /* slice or position outside the rules/limits   */
-    EGIX_ENOMEM = -2,   /* allocation failed                            */
-    EGIX_ERANGE = -3,   /* a count does not fit in 64 bits              */
-    EGIX_ENOSPACE = -4, /* output buffer or array too small             */
-    EGIX_ENAME = -5     /* malformed slice name                         */
+    EGIX_EINVAL = -151,   /* slice or position outside the rules/limits   */
+    EGIX_ENOMEM = -152,   /* allocation failed                            */
+    EGIX_ERANGE = -153,   /* a count does not fit in 64 bits              */
+    EGIX_ENOSPACE = -154, /* output buffer or array too small             */
+    EGIX_ENAME = -155     /* malformed slice name                         */
 };
 
 #define EGIX_MAX_SIDE 12 /* pieces per side, as ENG_MAX_PIECES   */

@@ -68,15 +68,25 @@ enum eng_dups {
 #define ENG_MAX_MOVES 512 /* capacity of eng_movelist                */
 #define ENG_MAX_PIECES 12 /* per side                                */
 
+/*
+ * ONE ERROR SPACE. Every module's error codes are negative and lie in a
+ * range of their own, so that a code passed up through another module
+ * still says where it came from, and no two mean different things:
+ *   engine -101..  egdb index -151..  egdb -201..  proof store -301..
+ *   admission -351..  df-pn -401..  alpha-beta -451..  solve -501..
+ *   manager tree -601..  wire protocol -701..
+ * Each module has its own ..._strerror. No decision is taken from an
+ * error's text.
+ */
 /* Error codes (all negative). */
 enum eng_err {
     ENG_OK = 0,
-    ENG_EFEN = -1,      /* malformed FEN                                 */
-    ENG_EMOVE = -2,     /* malformed move text                           */
-    ENG_EILLEGAL = -3,  /* well-formed move that is not legal here       */
-    ENG_EAMBIG = -4,    /* move text matches several different moves     */
-    ENG_EOVERFLOW = -5, /* more moves than ENG_MAX_MOVES                 */
-    ENG_ENOSPACE = -6   /* output buffer too small                       */
+    ENG_EFEN = -101,      /* malformed FEN                                 */
+    ENG_EMOVE = -102,     /* malformed move text                           */
+    ENG_EILLEGAL = -103,  /* well-formed move that is not legal here       */
+    ENG_EAMBIG = -104,    /* move text matches several different moves     */
+    ENG_EOVERFLOW = -105, /* more moves than ENG_MAX_MOVES                 */
+    ENG_ENOSPACE = -106   /* output buffer too small                       */
 };
 
 /* Rows as masks. Black crowns on row 7 (29-32), White on row 0 (1-4). */

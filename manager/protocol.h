@@ -45,8 +45,10 @@
  *     is dropped).
  *   REJECT (manager -> worker, then the manager closes)
  *     str reason (<= MGP_REASON_MAX): "version 2 not supported (this
- *     manager speaks 1)", "bad token", ... A worker that is rejected for
- *     its version or token stops (exit 2); for anything else it retries.
+ *     manager speaks 1)", "bad token", ... A REJECT only ever answers a
+ *     HELLO (its version, its token or its databases: nothing a retry
+ *     changes), so a worker refused before WELCOME stops (exit 2). The
+ *     reason is for people: no decision is taken from its words.
  *   JOB (manager -> worker)
  *     u64 job id (unique for the life of a state directory), pos
  *     position, u8 attacker (0 Black, 1 White), u8 goal (MGP_GOAL_WIN:
@@ -129,10 +131,10 @@ enum mgp_status { MGP_DONE = 0, MGP_BUDGET = 1, MGP_FAILED = 2 };
 
 enum mgp_err {
     MGP_OK = 0,
-    MGP_EAGAIN = -1, /* not enough bytes yet for a whole frame */
-    MGP_EFRAME = -2, /* a bad frame: oversized, unknown type, wrong size  */
-    MGP_EFIELD = -3, /* a field out of range (position, bound, string...) */
-    MGP_ENOSPC = -4  /* the output buffer is too small (encoder)          */
+    MGP_EAGAIN = -701, /* not enough bytes yet for a whole frame */
+    MGP_EFRAME = -702, /* a bad frame: oversized, unknown type, wrong size  */
+    MGP_EFIELD = -703, /* a field out of range (position, bound, string...) */
+    MGP_ENOSPC = -704  /* the output buffer is too small (encoder)          */
 };
 
 /* ---- types ---------------------------------------------------------- */

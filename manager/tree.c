@@ -1396,7 +1396,7 @@ mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int 
         char aerr[512];
         int rc = padm_admit(t->store, t->db, items, n, &nd->pos, 1, 1, max_items, &rep, aerr,
                             sizeof aerr);
-        if (rc <= PADM_EREFUSED) {
+        if (padm_refused(rc)) {
             eng_errf(err, errlen, "job %" PRIu64 " (%s): refused at admission: %s", id, fen, aerr);
             return MT_EREFUSED;
         }

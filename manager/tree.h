@@ -113,14 +113,14 @@
 
 enum mt_err {
     MT_OK = 0,
-    MT_EIO = -1,
-    MT_ECORRUPT = -2,
-    MT_ENOMEM = -3,
-    MT_EINVAL = -4,
-    MT_ESTORE = -5,
-    MT_EDB = -6,
-    MT_EREFUSED = -7, /* a worker's result refused at admission (prover/admit.h) */
-    MT_EOLD = -8      /* a tree of schema 1, written before admission */
+    MT_EIO = -601,
+    MT_ECORRUPT = -602,
+    MT_ENOMEM = -603,
+    MT_EINVAL = -604,
+    MT_ESTORE = -605,
+    MT_EDB = -606,
+    MT_EREFUSED = -607, /* a worker's result refused at admission (prover/admit.h) */
+    MT_EOLD = -608      /* a tree of schema 1, written before admission */
 };
 
 /* Goals of a proof (manager.h, "Goals"). */

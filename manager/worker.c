@@ -331,14 +331,17 @@ handle(wrk *w, const mgp_msg *m)
         char why[sizeof m->u.reason * 4];
         mgr_printable(m->u.reason, why, sizeof why);
         logf_("refused by the manager: %s", why);
-    }
-        if (strstr(m->u.reason, "version") || strstr(m->u.reason, "token") ||
-            strstr(m->u.reason, "databases")) {
+        /* A REJECT answers the HELLO (protocol.h): its version, its token
+         * or its databases, none of which a retry changes. So a refusal
+         * before WELCOME stops the worker; the decision rests on where it
+         * came, never on the reason's words. */
+        if (!w->welcomed) {
             w->exit_code = 2;
             w->stopping = 1;
             event_base_loopexit(w->base, NULL);
         }
         break;
+    }
     case MGP_JOB:
         start_job(w, &m->u.job);
         break;

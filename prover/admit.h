@@ -55,13 +55,21 @@
 #include "prover/store.h"
 
 enum padm_err {
-    PADM_EREFUSED = -100,    /* a claimed proof fails the checker            */
-    PADM_EBADRECORD = -101,  /* a record the store would refuse               */
-    PADM_ECONTRADICT = -102, /* records that contradict each other or the store */
-    PADM_EOUTSIDE = -103,    /* strict: a record no proof of the roots reaches */
-    PADM_ENOROOT = -104,     /* a root without a staged record                */
-    PADM_ETOOMANY = -105     /* more records than the batch may hold          */
+    PADM_EREFUSED = -351,    /* a claimed proof fails the checker            */
+    PADM_EBADRECORD = -352,  /* a record the store would refuse               */
+    PADM_ECONTRADICT = -353, /* records that contradict each other or the store */
+    PADM_EOUTSIDE = -354,    /* strict: a record no proof of the roots reaches */
+    PADM_ENOROOT = -355,     /* a root without a staged record                */
+    PADM_ETOOMANY = -356     /* more records than the batch may hold          */
 };
+
+/* Nonzero when rc is admission's refusal of a batch (a PADM_E* code), as
+ * against a failure of the store or the databases (PST_E*). */
+static inline int
+padm_refused(int rc)
+{
+    return rc <= PADM_EREFUSED && rc >= PADM_ETOOMANY;
+}
 
 /* A growing array of records (what a worker sends, what a pass backs up). */
 typedef struct padm_items {

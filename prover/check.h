@@ -131,9 +131,8 @@ typedef struct pchk_visitor {
  * why: PST_ECORRUPT (a damaged store record or database block),
  * PST_EIO (another database error: a file unreadable or missing),
  * PST_ENOMEM, PST_EINVAL (root is not a valid position). Database
- * errors come back as PST_E* codes because the EGDB_E* codes overlap
- * them in value (EGDB_EMISSING == PST_ENOMEM): one namespace keeps the
- * return code meaningful.
+ * errors come back as PST_E* codes: one kind of code for the caller to
+ * read (engine.h, ONE ERROR SPACE).
  */
 int pchk_check(pst_env *st, const egdb *db, const eng_pos *root, pchk_result *out, char *err,
                size_t errlen);

@@ -61,11 +61,11 @@ enum dfpn_status { DFPN_DISPROVEN = -1, DFPN_UNKNOWN = 0, DFPN_PROVEN = 1 };
 
 enum dfpn_err {
     DFPN_OK = 0,
-    DFPN_ENOMEM = -1,
-    DFPN_EINVAL = -2,
-    DFPN_EDB = -3,    /* a database probe failed (damaged block): no value used */
-    DFPN_ESTORE = -4, /* the store could not be read or written */
-    DFPN_EPROOF = -5  /* the proof could not be written whole (err says where) */
+    DFPN_ENOMEM = -401,
+    DFPN_EINVAL = -402,
+    DFPN_EDB = -403,    /* a database probe failed (damaged block): no value used */
+    DFPN_ESTORE = -404, /* the store could not be read or written */
+    DFPN_EPROOF = -405  /* the proof could not be written whole (err says where) */
 };
 
 /* ---- types ---------------------------------------------------------- */

@@ -140,7 +140,7 @@
 
 enum prv_goal { PRV_VALUE = 0, PRV_WIN = 1, PRV_DRAW = 2 };
 
-enum prv_err { PRV_OK = 0, PRV_ENOMEM = -1, PRV_EINVAL = -2, PRV_ESOLVER = -3 };
+enum prv_err { PRV_OK = 0, PRV_ENOMEM = -501, PRV_EINVAL = -502, PRV_ESOLVER = -503 };
 
 #define PRV_MAXQ 2 /* queries a solve runs at most */
 

@@ -63,7 +63,7 @@
 #define AB_HEUR_MAX 10000
 #define AB_MAXPV 128
 
-enum ab_err { AB_OK = 0, AB_ENOMEM = -1, AB_EINVAL = -2, AB_EDB = -3 };
+enum ab_err { AB_OK = 0, AB_ENOMEM = -451, AB_EINVAL = -452, AB_EDB = -453 };
 
 /* ab_result.proven */
 enum { AB_HEURISTIC = 0, AB_PROVEN_WIN = 1, AB_PROVEN_LOSS = -1 };

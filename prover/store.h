@@ -117,14 +117,14 @@
 
 enum pst_err {
     PST_OK = 0,
-    PST_EIO = -1,         /* the environment cannot be opened or written     */
-    PST_EVERSION = -2,    /* not a proof store, or another schema version     */
-    PST_ECORRUPT = -3,    /* a damaged file or record (checksum, size, code)  */
-    PST_ENOTFOUND = -4,   /* no record for the position                       */
-    PST_ECONTRADICT = -5, /* a new record contradicts a stored one            */
-    PST_ENOMEM = -6,
-    PST_EINVAL = -7,   /* bad argument (invalid position, LW bound, bad move) */
-    PST_EREADONLY = -8 /* a write to a store opened read-only                 */
+    PST_EIO = -301,         /* the environment cannot be opened or written     */
+    PST_EVERSION = -302,    /* not a proof store, or another schema version     */
+    PST_ECORRUPT = -303,    /* a damaged file or record (checksum, size, code)  */
+    PST_ENOTFOUND = -304,   /* no record for the position                       */
+    PST_ECONTRADICT = -305, /* a new record contradicts a stored one            */
+    PST_ENOMEM = -306,
+    PST_EINVAL = -307,   /* bad argument (invalid position, LW bound, bad move) */
+    PST_EREADONLY = -308 /* a write to a store opened read-only                 */
 };
 
 enum { PST_RDONLY = 1 }; /* pst_open flag: never write (proof check, stats) */
