@@ -94,9 +94,10 @@ static void
 release(mgr *m, uint64_t id)
 {
     char err[512];
-    if (mt_release(m->tree, id, err, sizeof err)) {
+    int rc = mt_release(m->tree, id, err, sizeof err);
+    if (rc) {
         mlog(m, "the tree failed: %s", err);
-        finish(m, MGR_DAMAGED, err);
+        finish(m, rc == MT_ENOSPC ? MGR_STOPPED : MGR_DAMAGED, err);
     }
 }
 
@@ -235,7 +236,7 @@ dispatch(mgr *m)
         }
         if (r < 0) {
             mlog(m, "the tree failed: %s", err);
-            finish(m, MGR_DAMAGED, err);
+            finish(m, r == MT_ENOSPC ? MGR_STOPPED : MGR_DAMAGED, err);
             return;
         }
         break; /* MT_PICK_WAIT */
@@ -347,6 +348,11 @@ on_result(mgr_conn *c, const mgp_result *r)
         mlog(m, "job %" PRIu64 " from %s: %s", r->id, c->name, err);
         conn_close(c, "its proof was refused at admission");
         dispatch(m);
+        return;
+    }
+    if (rc == MT_ENOSPC) { /* the state is whole: stopped, resumable */
+        mlog(m, "job %" PRIu64 ": %s", r->id, err);
+        finish(m, MGR_STOPPED, err);
         return;
     }
     if (rc) {
@@ -797,8 +803,10 @@ mgr_run(const mgr_opts *o)
     char err[1024];
     char path[4200];
     if (mkdir_parents(o->state)) {
-        fprintf(stderr, "checkers prove: cannot create %s: %s\n", o->state, strerror(errno));
-        return MGR_USAGE;
+        int full = errno == ENOSPC || errno == EDQUOT;
+        fprintf(stderr, "checkers prove: cannot create %s: %s\n", o->state,
+                full ? "the disk is full" : strerror(errno));
+        return full ? MGR_STOPPED : MGR_USAGE;
     }
     if (o->token_file)
         snprintf(m.token_path, sizeof m.token_path, "%s", o->token_file);
@@ -847,7 +855,9 @@ mgr_run(const mgr_opts *o)
         fprintf(stderr, "checkers prove: %s\n", err);
         egdb_close(m.db);
         pst_close(m.store);
-        return rc == MT_ECORRUPT || rc == MT_ESTORE || rc == MT_EDB ? MGR_DAMAGED : MGR_USAGE;
+        return rc == MT_ECORRUPT || rc == MT_ESTORE || rc == MT_EDB ? MGR_DAMAGED
+               : rc == MT_ENOSPC || rc == MT_EIO                    ? MGR_STOPPED
+                                                                    : MGR_USAGE;
     }
     mt_stats s;
     mt_stats_get(m.tree, &s);

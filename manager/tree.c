@@ -447,6 +447,14 @@ in_txn(mt_tree *t, txn_fn fn, void *arg, char *err, size_t errlen)
             rc = mdb_txn_commit(txn);
     }
     if (rc) {
+        uint64_t avail = 0;
+        if ((rc == ENOSPC || rc == EIO || rc == EDQUOT) && pst_disk_full(t->dir, &avail)) {
+            eng_errf(err, errlen,
+                     "tree %s: the disk is full (%" PRIu64 " bytes free): free some space and "
+                     "run again, nothing was lost",
+                     t->dir, avail);
+            return MT_ENOSPC;
+        }
         eng_errf(err, errlen, "tree %s: write failed: %s", t->dir, lmdb_msg(rc));
         return MT_EIO;
     }
@@ -657,6 +665,10 @@ pass(mt_tree *t, char *err, size_t errlen)
             char aerr[512];
             int rc = padm_admit(t->store, t->db, t->items.v, t->items.n, NULL, 0, 0, 0, &rep, aerr,
                                 sizeof aerr);
+            if (rc == PST_ENOSPC) {
+                eng_errf(err, errlen, "%s", aerr);
+                return MT_ENOSPC;
+            }
             if (rc) {
                 eng_errf(err, errlen,
                          "the tree's backed-up records were refused (%s): %s (a bug: the state "
@@ -1403,7 +1415,7 @@ mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int 
         if (rc) {
             eng_errf(err, errlen, "job %" PRIu64 " (%s): the proof store failed: %s", id, fen,
                      aerr);
-            return MT_ESTORE;
+            return rc == PST_ENOSPC ? MT_ENOSPC : MT_ESTORE;
         }
         t->admitted += rep.written;
         pst_record r;
@@ -1705,6 +1717,8 @@ mt_strerror(int code)
         return "refused at admission";
     case MT_EOLD:
         return "written before admission";
+    case MT_ENOSPC:
+        return "the disk is full";
     case MT_EDB:
         return "database error";
     default:

@@ -120,7 +120,8 @@ enum mt_err {
     MT_ESTORE = -605,
     MT_EDB = -606,
     MT_EREFUSED = -607, /* a worker's result refused at admission (prover/admit.h) */
-    MT_EOLD = -608      /* a tree of schema 1, written before admission */
+    MT_EOLD = -608,     /* a tree of schema 1, written before admission */
+    MT_ENOSPC = -609    /* a write failed on a full disk: nothing lost, resumable */
 };
 
 /* Goals of a proof (manager.h, "Goals"). */

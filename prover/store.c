@@ -1276,6 +1276,8 @@ pst_strerror(int code)
         return "out of memory";
     case PST_EINVAL:
         return "invalid argument";
+    case PST_ENOSPC:
+        return "the disk is full";
     case PST_EREADONLY:
         return "the store is open read-only";
     default:

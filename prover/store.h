@@ -123,8 +123,9 @@ enum pst_err {
     PST_ENOTFOUND = -304,   /* no record for the position                       */
     PST_ECONTRADICT = -305, /* a new record contradicts a stored one            */
     PST_ENOMEM = -306,
-    PST_EINVAL = -307,   /* bad argument (invalid position, LW bound, bad move) */
-    PST_EREADONLY = -308 /* a write to a store opened read-only                 */
+    PST_EINVAL = -307,    /* bad argument (invalid position, LW bound, bad move) */
+    PST_EREADONLY = -308, /* a write to a store opened read-only                 */
+    PST_ENOSPC = -309     /* a write failed on a full disk: nothing written, retry */
 };
 
 enum { PST_RDONLY = 1 }; /* pst_open flag: never write (proof check, stats) */
@@ -265,6 +266,15 @@ int pst_record_merge(const pst_record *old, const pst_record *new, pst_record *o
  * inverse: a White-to-move position's record from the canonical one and
  * back. */
 void pst_record_turn(pst_record *r);
+
+/*
+ * pst_disk_full - after a write failed (ENOSPC, or the EIO LMDB gives for
+ * a short write): is the filesystem of path (nearly) full? Less than
+ * PST_FULL_BYTES free counts as full: a commit writes many pages at once.
+ * *free_bytes gets what is free. RETURN nonzero when full.
+ */
+#define PST_FULL_BYTES ((uint64_t)16 << 20)
+int pst_disk_full(const char *path, uint64_t *free_bytes);
 
 /*
  * pst_lmdb_check - the checks pst_open makes of an LMDB file before LMDB

@@ -17,6 +17,7 @@
  *     a goal, not per node, so the cost of a sync is paid rarely.
  */
 #include <errno.h>
+#include <sys/statvfs.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <setjmp.h>
@@ -113,7 +114,7 @@ static struct sigaction pst_old_segv, pst_old_bus;
 int
 pst_code_of(int rc)
 {
-    if (rc >= PST_EREADONLY && rc <= 0)
+    if (rc == 0 || (rc >= PST_ENOSPC && rc <= PST_EIO))
         return rc; /* already one of ours */
     switch (rc) {
     case MDB_CORRUPTED:
@@ -127,6 +128,18 @@ pst_code_of(int rc)
     default:
         return PST_EIO;
     }
+}
+
+int
+pst_disk_full(const char *path, uint64_t *free_bytes)
+{
+    struct statvfs v;
+    if (statvfs(path, &v) != 0)
+        return 0;
+    uint64_t avail = (uint64_t)v.f_bavail * v.f_frsize;
+    if (free_bytes)
+        *free_bytes = avail;
+    return avail < PST_FULL_BYTES;
 }
 
 void
@@ -144,9 +157,19 @@ int
 pst_lmdb_fail(pst_env *s, int rc, const char *what, char *err, size_t errlen)
 {
     int code = pst_code_of(rc);
-    if (rc >= PST_EREADONLY && rc < 0)
+    if (rc >= PST_ENOSPC && rc <= PST_EIO)
         return rc;
     char msg[320];
+    uint64_t avail = 0;
+    if ((rc == ENOSPC || rc == EIO || rc == EDQUOT) && pst_disk_full(s->path, &avail)) {
+        /* not damage: the transaction is lost whole, the file as it was */
+        snprintf(msg, sizeof msg,
+                 "%s: %s: the disk is full (%" PRIu64 " bytes free): free some space and run "
+                 "again, nothing was lost",
+                 s->path, what, avail);
+        eng_errf(err, errlen, "%s", msg);
+        return PST_ENOSPC;
+    }
     snprintf(msg, sizeof msg, "%s: %s: %s", s->path, what, mdb_strerror(rc));
     eng_errf(err, errlen, "%s", msg);
     if (code == PST_ECORRUPT)

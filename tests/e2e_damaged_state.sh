@@ -7,6 +7,7 @@
 #     the whole file (LMDB would read past the end: SIGBUS);
 #   - a store that lost a record inside a worker's proof (e2e_admission.sh
 #     covers it);
+# and a full disk, which is not damage: exit 1, resumable.
 # Run by `make test` with $CHECKERS and $CHECKERS_TEST_DB set.
 set -u
 C=${CHECKERS:-bin/checkers}
@@ -45,5 +46,25 @@ for cut in 8192 16384 $((size / 2)) $((size - 4096)); do
     truncate -s "$cut" "$D/tree/data.mdb"
     opens "tree/data.mdb cut to $cut of $size bytes" "$D"
 done
+
+# A full disk is not damage: a run that fills it stops with exit 1 (resumable),
+# naming the full disk; once space is freed the proof resumes and checks.
+# Needs a small tmpfs (root); skipped where none can be mounted.
+M="$T/small"
+mkdir -p "$M"
+if mount -t tmpfs -o size=200k tmpfs "$M" 2>/dev/null; then
+    $C prove --fen "$f" --state "$M/s" --db "$DB" --pieces 4 --workers 1 --job-nodes 3000 \
+        --quiet >"$T/fo" 2>"$T/fe"
+    check "disk full mid-run: exit 1 (stopped, resumable)" 1 $?
+    check "... the full disk named" 1 "$(grep -c 'the disk is full' "$T/fe" | awk '{print ($1 >= 1)}')"
+    mount -o remount,size=64m "$M"
+    $C prove --state "$M/s" --workers 1 --quiet >"$T/fo" 2>/dev/null
+    check "space freed: the proof resumes to the end" "0 $f	loss" "$? $(head -n 1 "$T/fo")"
+    $C proof check --state "$M/s" >"$T/fo" 2>/dev/null
+    check "... and checks" "0 valid" "$? $(head -n 1 "$T/fo" | cut -f 2)"
+    umount "$M"
+else
+    echo "ok   disk full: skipped (no tmpfs can be mounted here)"
+fi
 
 exit $fail

@@ -30,7 +30,7 @@ wait_for() {
 e2e_setup() {
     T=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX") || { echo "FAIL mktemp"; exit 1; }
     pids=""
-    trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+    trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; umount "$T"/* 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
     trap 'exit 1' INT TERM
 }
 
