@@ -260,7 +260,7 @@ main(void)
             o.db = db;
             o.db_pieces = dbp;
             o.store = st;
-            o.goal = PRV_VALUE;
+            o.question = NULL; /* the value */
             o.time_limit = tlim;
             o.tt_bytes = 256u << 20;
             o.hint = prv_hint(ar.score);

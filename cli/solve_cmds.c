@@ -83,11 +83,11 @@ on_progress(const dfpn_progress *p, void *arg)
 }
 
 static const char *
-query_name(int attacker, int goal)
+query_name(const eng_question *q)
 {
-    if (goal == DFPN_WIN)
-        return attacker == ENG_BLACK ? "Black wins?" : "White wins?";
-    return attacker == ENG_BLACK ? "Black at least draws?" : "White at least draws?";
+    if (q->target == ENG_WIN)
+        return q->attacker == ENG_BLACK ? "Black wins?" : "White wins?";
+    return q->attacker == ENG_BLACK ? "Black at least draws?" : "White at least draws?";
 }
 
 static const char *
@@ -168,9 +168,10 @@ cli_solve(int argc, char **argv)
             return CLI_EXIT_USAGE;
         }
     }
-    int goal = !strcmp(goal_s, "value")  ? PRV_VALUE
-               : !strcmp(goal_s, "win")  ? PRV_WIN
-               : !strcmp(goal_s, "draw") ? PRV_DRAW
+    /* the value, or one question for the side to move */
+    int goal = !strcmp(goal_s, "value")  ? 0
+               : !strcmp(goal_s, "win")  ? ENG_WIN + 1
+               : !strcmp(goal_s, "draw") ? ENG_DRAW + 1
                                          : -1;
     if (goal < 0) {
         fprintf(stderr, "checkers solve: bad --goal '%s' (value, win or draw)\n", goal_s);
@@ -202,7 +203,7 @@ cli_solve(int argc, char **argv)
 
     /* A short alpha-beta search orders the value queries (prover.h). */
     int hint = 0;
-    if (goal == PRV_VALUE) {
+    if (goal == 0) {
         ab_ctx *ab;
         if (ab_new(16u << 20, &ab) == 0) {
             ab_opts ao = {0};
@@ -224,7 +225,8 @@ cli_solve(int argc, char **argv)
     o.db = db;
     o.db_pieces = dbp;
     o.store = st;
-    o.goal = goal;
+    eng_question ask = {p.stm, goal - 1};
+    o.question = goal ? &ask : NULL;
     o.time_limit = time_s;
     o.node_limit = nodes;
     o.tt_bytes = (size_t)tt_mb << 20;
@@ -253,9 +255,9 @@ cli_solve(int argc, char **argv)
                    ",\"seconds\":%.3f,\"proof_records\":%" PRIu64 ",\"proof_length\":%d,"
                    "\"table_used\":%" PRIu64 ",\"table_entries\":%" PRIu64 ",\"gc_runs\":%" PRIu64
                    "}",
-                   i ? "," : "", query_name(r.q[i].attacker, r.q[i].goal), status_name(d->status),
-                   d->pn, d->dn, d->nodes, d->seconds, d->proof_records, d->proof_length,
-                   d->tt_used, d->tt_entries, d->gc_runs);
+                   i ? "," : "", query_name(&r.q[i].q), status_name(d->status), d->pn, d->dn,
+                   d->nodes, d->seconds, d->proof_records, d->proof_length, d->tt_used,
+                   d->tt_entries, d->gc_runs);
         }
         printf("]%s%s%s}\n", rc ? ",\"error\":\"" : "", rc ? err : "", rc ? "\"" : "");
     } else {
@@ -268,9 +270,8 @@ cli_solve(int argc, char **argv)
         for (int i = 0; i < r.nq; i++) {
             const dfpn_result *d = &r.q[i].r;
             printf("query %d: %-22s %-9s %" PRIu64 " nodes, %.2fs, root pn %u dn %u", i + 1,
-                   query_name(r.q[i].attacker, r.q[i].goal), status_name(d->status), d->nodes,
-                   d->seconds, d->pn >= DFPN_INF ? DFPN_INF : d->pn,
-                   d->dn >= DFPN_INF ? DFPN_INF : d->dn);
+                   query_name(&r.q[i].q), status_name(d->status), d->nodes, d->seconds,
+                   d->pn >= DFPN_INF ? DFPN_INF : d->pn, d->dn >= DFPN_INF ? DFPN_INF : d->dn);
             if (d->proof_records)
                 printf(", proof of %" PRIu64 " positions written", d->proof_records);
             if (d->proof_length >= 0)

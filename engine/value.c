@@ -12,6 +12,7 @@
  * agrees with (componentwise max of the bounds, "u" kept unless the
  * result is WW).
  */
+#include "engine/engine.h"
 #include "engine/value.h"
 
 /* ---- static data -------------------------------------------------------- */
@@ -198,6 +199,13 @@ eng_bound_max(eng_bound a, eng_bound b)
     int lo = bound_lo[a] > bound_lo[b] ? bound_lo[a] : bound_lo[b];
     int hi = bound_hi[a] > bound_hi[b] ? bound_hi[a] : bound_hi[b];
     return bound_of[lo + 1][hi + 1];
+}
+
+int
+eng_question_valid(const eng_question *q)
+{
+    return q && (q->attacker == ENG_BLACK || q->attacker == ENG_WHITE) &&
+           (q->target == ENG_WIN || q->target == ENG_DRAW);
 }
 
 eng_bound

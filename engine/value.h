@@ -104,6 +104,23 @@ typedef uint8_t eng_bound;
 /* A build-time value of seed 000: one of the ten ENG_PV_* codes. */
 typedef uint8_t eng_pval;
 
+/*
+ * A question about a position, the one way the system asks one: does
+ * colour `attacker` win (target ENG_WIN), or at least draw (target
+ * ENG_DRAW)? The manager's tree asks it of its root and leaves, a job
+ * carries it to a worker (the wire has its own byte codes,
+ * manager/protocol.h), prv_solve and dfpn_prove answer it. A proof's goal
+ * (manager/tree.h: value, win, draw, >=draw, <=draw) is what the
+ * questions add up to, not a question.
+ */
+typedef struct eng_question {
+    int attacker; /* ENG_BLACK or ENG_WHITE */
+    int target;   /* ENG_WIN or ENG_DRAW */
+} eng_question;
+
+/* Nonzero when q is a question (attacker a colour, target WIN or DRAW). */
+int eng_question_valid(const eng_question *q);
+
 /* ---- bounds --------------------------------------------------------- */
 
 /*

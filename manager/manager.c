@@ -200,8 +200,7 @@ send_job(mgr_conn *c, const mt_job *j)
     mgp_msg msg = {.type = MGP_JOB};
     msg.u.job.id = j->id;
     msg.u.job.pos = j->pos;
-    msg.u.job.attacker = (uint8_t)j->attacker;
-    msg.u.job.goal = j->goal == ENG_WIN ? MGP_GOAL_WIN : MGP_GOAL_DRAW;
+    msg.u.job.q = j->q;
     msg.u.job.time_ms = j->time_ms;
     msg.u.job.node_limit = j->node_limit;
     if (send_msg(c, &msg)) {

@@ -187,13 +187,15 @@ mgp_check(const mgp_msg *m, char *err, size_t errlen)
             eng_errf(err, errlen, "JOB: position invalid: %s", why);
             return MGP_EFIELD;
         }
-        if (j->attacker != ENG_BLACK && j->attacker != ENG_WHITE) {
-            eng_errf(err, errlen, "JOB: attacker %u invalid: 0 (Black) or 1 (White)",
-                     (unsigned)j->attacker);
+        if (j->q.attacker != ENG_BLACK && j->q.attacker != ENG_WHITE) {
+            eng_errf(err, errlen, "JOB: attacker %d invalid: 0 (Black) or 1 (White)",
+                     j->q.attacker);
             return MGP_EFIELD;
         }
-        if (j->goal != MGP_GOAL_WIN && j->goal != MGP_GOAL_DRAW) {
-            eng_errf(err, errlen, "JOB: goal %u invalid: 1 (win) or 2 (draw)", (unsigned)j->goal);
+        if (j->q.target != ENG_WIN && j->q.target != ENG_DRAW) {
+            /* a decoded byte that is no goal comes as 100 + the byte */
+            int raw = j->q.target >= 100 ? j->q.target - 100 : j->q.target;
+            eng_errf(err, errlen, "JOB: goal %d invalid: 1 (win) or 2 (draw)", raw);
             return MGP_EFIELD;
         }
         return 0;
@@ -463,8 +465,9 @@ mgp_decode_payload(mgp_rd *r, mgp_msg *m, char *err, size_t errlen)
             return rc;
         m->u.job.id = mgp_rd64(r);
         m->u.job.pos = mgp_rd_pos(r);
-        m->u.job.attacker = mgp_rd8(r);
-        m->u.job.goal = mgp_rd8(r);
+        m->u.job.q.attacker = mgp_rd8(r);
+        uint8_t g = mgp_rd8(r); /* any other code: an invalid target (mgp_check) */
+        m->u.job.q.target = g == MGP_GOAL_WIN ? ENG_WIN : g == MGP_GOAL_DRAW ? ENG_DRAW : 100 + g;
         m->u.job.time_ms = mgp_rd32(r);
         m->u.job.node_limit = mgp_rd64(r);
         break;
@@ -655,8 +658,8 @@ mgp_encode(const mgp_msg *m, uint8_t *buf, size_t cap, char *err, size_t errlen)
         const mgp_job *j = &m->u.job;
         mgp_put64(b, j->id);
         b = mgp_wr_pos(b + 8, &j->pos);
-        b[0] = j->attacker;
-        b[1] = j->goal;
+        b[0] = (uint8_t)j->q.attacker;
+        b[1] = j->q.target == ENG_WIN ? MGP_GOAL_WIN : MGP_GOAL_DRAW;
         mgp_put32(b + 2, j->time_ms);
         mgp_put64(b + 6, j->node_limit);
         b += 14;

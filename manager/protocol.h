@@ -126,6 +126,8 @@ enum mgp_type {
     MGP_CANCEL = 9
 };
 
+/* A question's target on the wire (JOB); in memory it is an
+ * eng_question (engine/value.h) like everywhere else. */
 enum mgp_goal { MGP_GOAL_WIN = 1, MGP_GOAL_DRAW = 2 };
 enum mgp_status { MGP_DONE = 0, MGP_BUDGET = 1, MGP_FAILED = 2 };
 
@@ -158,8 +160,7 @@ typedef struct mgp_welcome {
 typedef struct mgp_job {
     uint64_t id;
     eng_pos pos;
-    uint8_t attacker; /* ENG_BLACK or ENG_WHITE */
-    uint8_t goal;     /* MGP_GOAL_* */
+    eng_question q; /* on the wire: u8 attacker, u8 MGP_GOAL_* of its target */
     uint32_t time_ms;
     uint64_t node_limit;
 } mgp_job;

@@ -49,7 +49,7 @@ typedef struct mt_node {
 typedef struct mt_jobrec {
     uint64_t id;
     uint32_t node;
-    int attacker, goal;
+    eng_question q;
     int live; /* in flight in this run */
 } mt_jobrec;
 
@@ -74,7 +74,7 @@ struct mt_tree {
     int goal, db_pieces, h, h0, h_step;
     uint32_t job_ms;
     uint64_t job_nodes, next_job, jobs_done, jobs_proved, hist_n;
-    mt_question q;
+    eng_question q;
     double seconds;
     char seed[256];
 
@@ -186,12 +186,12 @@ mt_goal_settled(int goal, eng_bound b)
 
 /* The next question for the goal, given the root's bound (see tree.h and
  * prover.h, VALUES AND QUERIES): a draw is always two questions. */
-static mt_question
+static eng_question
 next_question(int goal, const eng_pos *root, eng_bound b, int hint)
 {
     int s = root->stm, o = !root->stm;
     int lo = eng_bound_lo(b), hi = eng_bound_hi(b);
-    mt_question q = {s, ENG_DRAW};
+    eng_question q = {s, ENG_DRAW};
     switch (goal) {
     case MT_GOAL_WIN:
         q.target = ENG_WIN;
@@ -217,7 +217,7 @@ next_question(int goal, const eng_pos *root, eng_bound b, int hint)
 
 /* +1 the node's bound answers the question yes, -1 no, 0 open. */
 static int
-q_status(const mt_question *q, const mt_node *n)
+q_status(const eng_question *q, const mt_node *n)
 {
     eng_bound b = n->pos.stm == q->attacker ? n->bound : eng_bound_neg(n->bound);
     int lo = eng_bound_lo(b), hi = eng_bound_hi(b);
@@ -981,7 +981,8 @@ load_nodes(mt_tree *t, char *err, size_t errlen)
                 t->capjob = nc;
             }
             const uint8_t *vb = v.mv_data;
-            t->job[t->njob++] = (mt_jobrec){id, (uint32_t)i, vb[MT_KEY], vb[MT_KEY + 1], 0};
+            eng_question jq = {vb[MT_KEY], vb[MT_KEY + 1]};
+            t->job[t->njob++] = (mt_jobrec){id, (uint32_t)i, jq, 0};
         }
         mdb_cursor_close(cur);
     }
@@ -1154,8 +1155,8 @@ txn_job(mt_tree *t, MDB_txn *txn, void *arg)
     } else {
         uint8_t v[MT_KEY + 2];
         pos_key(&t->n[a->j->node].pos, v);
-        v[MT_KEY] = (uint8_t)a->j->attacker;
-        v[MT_KEY + 1] = (uint8_t)a->j->goal;
+        v[MT_KEY] = (uint8_t)a->j->q.attacker;
+        v[MT_KEY + 1] = (uint8_t)a->j->q.target;
         MDB_val val = {sizeof v, v};
         rc = mdb_put(txn, t->jobs, &k, &val, 0);
     }
@@ -1280,14 +1281,13 @@ mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen)
             t->capjob = nc;
         }
         mt_jobrec *j = &t->job[t->njob++];
-        *j = (mt_jobrec){t->next_job++, cur, t->q.attacker, t->q.target, 1};
+        *j = (mt_jobrec){t->next_job++, cur, t->q, 1};
         job_arg a = {j, 0};
         if ((rc = in_txn(t, txn_job, &a, err, errlen)))
             return rc;
         job->id = j->id;
         job->pos = n->pos;
-        job->attacker = j->attacker;
-        job->goal = j->goal;
+        job->q = j->q;
         /* an interior node (a repetition blocks its children) gets more
          * time with every job it has had */
         uint32_t mult = n->expanded ? 1u << (n->jobs < 4 ? n->jobs : 4) : 1;

@@ -44,7 +44,7 @@
  *
  * QUESTIONS AND PROOF NUMBERS
  *   The search answers one binary question at a time: "does colour X win"
- *   or "does X at least draw" (mt_question). A node is proven when its
+ *   or "does X at least draw" (eng_question). A node is proven when its
  *   bound implies the answer yes, disproven when it implies no. Proof and
  *   disproof numbers (Allis) are computed from the leaves up: X to move is
  *   an OR node (pn = min, dn = sum over the children), the other side to
@@ -140,13 +140,6 @@ enum mt_pick_status { MT_PICK_JOB = 0, MT_PICK_WAIT = 1, MT_PICK_DONE = 2 };
 
 typedef struct mt_tree mt_tree;
 
-/* A binary question: does colour `attacker` win (target ENG_WIN) or at
- * least draw (target ENG_DRAW)? */
-typedef struct mt_question {
-    int attacker; /* ENG_BLACK or ENG_WHITE */
-    int target;   /* ENG_WIN or ENG_DRAW */
-} mt_question;
-
 /* What a new proof starts from (mt_open with create != NULL). */
 typedef struct mt_create {
     eng_pos root;
@@ -164,7 +157,7 @@ typedef struct mt_create {
 typedef struct mt_job {
     uint64_t id;
     eng_pos pos;
-    int attacker, goal; /* goal: ENG_WIN or ENG_DRAW */
+    eng_question q; /* what the job asks of pos */
     uint32_t time_ms;
     uint64_t node_limit;
 } mt_job;
@@ -172,7 +165,7 @@ typedef struct mt_job {
 /* The tree's state, for progress lines, the status page and `tree`. */
 typedef struct mt_stats {
     eng_bound root_bound;
-    mt_question q;
+    eng_question q;
     int goal;
     uint64_t root_pn, root_dn;
     uint64_t nodes, expanded, leaves_proven, in_flight;

@@ -160,18 +160,12 @@ solve_thread(void *arg)
         r->nodes += ar.nodes;
         hint = prv_hint(ar.score);
     }
-    /* df-pn for the job's question */
-    int stm = j.pos.stm;
-    int pgoal;
-    if (j.attacker == stm)
-        pgoal = j.goal == MGP_GOAL_WIN ? PRV_WIN : PRV_DRAW;
-    else /* the attacker wins iff stm does not draw; draws iff stm does not win */
-        pgoal = j.goal == MGP_GOAL_WIN ? PRV_DRAW : PRV_WIN;
+    /* df-pn for the job's question, as it came */
     double left = budget - (now_s() - t0);
     prv_opts po = {.db = w->db,
                    .db_pieces = dbp,
                    .store = w->st,
-                   .goal = pgoal,
+                   .question = &j.q,
                    .time_limit = left > 0.2 ? left : 0.2,
                    .node_limit = j.node_limit,
                    .ctx = w->dfpn,
@@ -226,8 +220,8 @@ start_job(wrk *w, const mgp_job *j)
     char fen[ENG_FEN_MAX];
     eng_format_fen(&j->pos, fen, sizeof fen);
     logf_("job %" PRIu64 ": %s %s %s, %u ms", j->id, fen,
-          j->attacker == ENG_BLACK ? "Black" : "White",
-          j->goal == MGP_GOAL_WIN ? "wins?" : "draws?", j->time_ms);
+          j->q.attacker == ENG_BLACK ? "Black" : "White",
+          j->q.target == ENG_WIN ? "wins?" : "draws?", j->time_ms);
     if (pthread_create(&w->th, NULL, solve_thread, w)) {
         logf_("cannot start the solver thread");
         w->busy = 0;

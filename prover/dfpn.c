@@ -24,6 +24,10 @@
 #include "engine/value.h"
 #include "prover/dfpn.h"
 
+/* The question's target inside the search (the table's entries and the
+ * proof walk are written in these terms). */
+enum dfpn_goal { DFPN_DRAW = 0, DFPN_WIN = 1 };
+
 /* ---- constants -------------------------------------------------------- */
 
 #define BUCKET 4             /* entries a bucket: 128 bytes, two cache lines */
@@ -1371,13 +1375,13 @@ dfpn_strerror(int code)
 }
 
 int
-dfpn_prove(dfpn_ctx *c, const eng_pos *root, int attacker, int goal, const dfpn_opts *o,
+dfpn_prove(dfpn_ctx *c, const eng_pos *root, const eng_question *q, const dfpn_opts *o,
            dfpn_result *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     out->proof_length = -1;
-    if (eng_validate(root, err, errlen) != 0 || (attacker != ENG_BLACK && attacker != ENG_WHITE) ||
-        (goal != DFPN_WIN && goal != DFPN_DRAW) || (o->ghi_naive && o->store))
+    if (eng_validate(root, err, errlen) != 0 || !eng_question_valid(q) ||
+        (o->ghi_naive && o->store))
         return DFPN_EINVAL;
     /* A new generation empties the tables without touching their memory;
      * only when the 8-bit counter wraps are they really cleared. */
@@ -1389,6 +1393,7 @@ dfpn_prove(dfpn_ctx *c, const eng_pos *root, int attacker, int goal, const dfpn_
     c->used = 0;
     c->pt_puts = 0;
     c->o = o;
+    int attacker = q->attacker, goal = q->target == ENG_WIN ? DFPN_WIN : DFPN_DRAW;
     c->attacker = attacker;
     c->goal = goal;
     c->safety = goal == DFPN_WIN ? !attacker : attacker;

@@ -1,13 +1,12 @@
 /*
  * dfpn.h - depth-first proof-number search (Nagai) for one goal at a time.
  *
- * A query is (root position, attacker colour, goal): goal DFPN_WIN asks
- * "does the attacker win?", goal DFPN_DRAW "does the attacker at least
- * draw?". The answer is PROVEN, DISPROVEN or UNKNOWN (the budget ran
- * out). A disproof is itself a proof for the other side: "the attacker
- * does not win" is "the defender at least draws", and "the attacker does
- * not draw" is "the defender wins". prover.h explains how two queries
- * give an exact value, how repetitions are handled (GHI) and why no proof
+ * A query is a root position and a question (engine/value.h,
+ * eng_question): target ENG_WIN asks "does the attacker win?", target
+ * ENG_DRAW "does the attacker at least draw?". The answer is PROVEN, DISPROVEN or UNKNOWN (the
+ * budget ran out). A disproof is itself a proof for the other side: "the attacker does not win" is
+ * "the defender at least draws", and "the attacker does not draw" is "the defender wins". prover.h
+ * explains how two queries give an exact value, how repetitions are handled (GHI) and why no proof
  * rests on a line that was not played; this header is the interface.
  *
  * THE SEARCH IN ONE PARAGRAPH
@@ -54,8 +53,6 @@
 #define DFPN_INF (1u << 30) /* proof numbers saturate here */
 #define DFPN_MAXPLY 1000    /* deeper lines are left open (never proven) */
 #define DFPN_FINAL_BONUS (1u << 20)
-
-enum dfpn_goal { DFPN_DRAW = 0, DFPN_WIN = 1 };
 
 enum dfpn_status { DFPN_DISPROVEN = -1, DFPN_UNKNOWN = 0, DFPN_PROVEN = 1 };
 
@@ -141,12 +138,12 @@ void dfpn_free(dfpn_ctx *c);
  * earlier queries proved reaches it through the store.
  * With o->store and o->write_proof, an answered query writes its whole
  * proof (prover.h, WRITING A PROOF) in one transaction before returning.
- * RETURN 0 with out filled; DFPN_EINVAL (invalid position or goal),
+ * RETURN 0 with out filled; DFPN_EINVAL (invalid position or question),
  * DFPN_EDB, DFPN_ESTORE, or DFPN_EPROOF (out holds df-pn's answer, but
  * its proof could not be written, so nothing certifies it: prv_solve
  * does not count it as proved; err says where and why).
  */
-int dfpn_prove(dfpn_ctx *c, const eng_pos *root, int attacker, int goal, const dfpn_opts *o,
+int dfpn_prove(dfpn_ctx *c, const eng_pos *root, const eng_question *q, const dfpn_opts *o,
                dfpn_result *out, char *err, size_t errlen);
 
 const char *dfpn_strerror(int code);

@@ -138,8 +138,6 @@
 
 /* ---- constants ------------------------------------------------------ */
 
-enum prv_goal { PRV_VALUE = 0, PRV_WIN = 1, PRV_DRAW = 2 };
-
 enum prv_err { PRV_OK = 0, PRV_ENOMEM = -501, PRV_EINVAL = -502, PRV_ESOLVER = -503 };
 
 #define PRV_MAXQ 2 /* queries a solve runs at most */
@@ -149,23 +147,24 @@ enum prv_err { PRV_OK = 0, PRV_ENOMEM = -501, PRV_EINVAL = -502, PRV_ESOLVER = -
 typedef struct prv_opts {
     const egdb *db;
     int db_pieces;
-    pst_env *store;      /* may be NULL: nothing is read or written */
-    int goal;            /* PRV_VALUE, PRV_WIN, PRV_DRAW */
-    double time_limit;   /* seconds for the whole solve, 0: none */
-    uint64_t node_limit; /* df-pn positions for the whole solve, 0: none */
-    dfpn_ctx *ctx;       /* the caller's df-pn solver and table (kept across
-                            solves: a worker allocates it once); NULL: a
-                            table of tt_bytes for this solve alone */
-    size_t tt_bytes;     /* df-pn table when ctx is NULL */
-    int hint;            /* expected outcome for the side to move (-1, 0, 1),
-                            e.g. from ab_search; orders the value queries */
+    pst_env *store;               /* may be NULL: nothing is read or written */
+    const eng_question *question; /* the question to answer; NULL: the value
+                                     (two questions at most, chosen by hint) */
+    double time_limit;            /* seconds for the whole solve, 0: none */
+    uint64_t node_limit;          /* df-pn positions for the whole solve, 0: none */
+    dfpn_ctx *ctx;                /* the caller's df-pn solver and table (kept across
+                                     solves: a worker allocates it once); NULL: a
+                                     table of tt_bytes for this solve alone */
+    size_t tt_bytes;              /* df-pn table when ctx is NULL */
+    int hint;                     /* expected outcome for the side to move (-1, 0, 1),
+                                     e.g. from ab_search; orders the value queries */
     volatile int *stop;
     void (*progress)(const dfpn_progress *p, void *arg);
     void *progress_arg;
 } prv_opts;
 
 typedef struct prv_query {
-    int attacker, goal; /* as dfpn_prove takes them */
+    eng_question q; /* as dfpn_prove took it */
     dfpn_result r;
 } prv_query;
 
@@ -184,7 +183,8 @@ typedef struct prv_result {
 /* ---- functions ------------------------------------------------------ */
 
 /*
- * prv_solve - proves what o->goal asks about p (VALUES AND QUERIES).
+ * prv_solve - answers o->question about p, or proves p's value when it is
+ * NULL (VALUES AND QUERIES).
  * RETURN 0 with out filled (out->complete says whether the budget
  * sufficed); PRV_EINVAL; PRV_ENOMEM; PRV_ESOLVER (a database, store or
  * proof-writing failure: err says which; out->bound then holds only what

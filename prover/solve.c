@@ -43,16 +43,16 @@ prv_bound_word(eng_bound b)
  * attacker != stm: the same seen from the other side, negated.
  */
 static eng_bound
-bound_of(const eng_pos *p, int attacker, int goal, int status)
+bound_of(const eng_pos *p, const eng_question *q, int status)
 {
     eng_bound b;
     if (status == DFPN_PROVEN)
-        b = goal == DFPN_WIN ? ENG_WW : ENG_DW;
+        b = q->target == ENG_WIN ? ENG_WW : ENG_DW;
     else if (status == DFPN_DISPROVEN)
-        b = goal == DFPN_WIN ? ENG_LD : ENG_LL;
+        b = q->target == ENG_WIN ? ENG_LD : ENG_LL;
     else
         return ENG_LW;
-    return attacker == p->stm ? b : eng_bound_neg(b);
+    return q->attacker == p->stm ? b : eng_bound_neg(b);
 }
 
 int
@@ -66,7 +66,7 @@ prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_
 {
     memset(out, 0, sizeof *out);
     out->bound = ENG_LW;
-    if (eng_validate(p, err, errlen) != 0 || o->goal < PRV_VALUE || o->goal > PRV_DRAW)
+    if (eng_validate(p, err, errlen) != 0 || (o->question && !eng_question_valid(o->question)))
         return PRV_EINVAL;
     dfpn_ctx *c = o->ctx;
     if (!c && dfpn_new(o->tt_bytes, &c) != 0) {
@@ -75,18 +75,21 @@ prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_
     }
     double t0 = now();
     int stm = p->stm, opp = !p->stm;
-    /* the first query */
-    int att, goal;
-    if (o->goal == PRV_WIN) {
-        att = stm, goal = DFPN_WIN;
-    } else if (o->goal == PRV_DRAW) {
-        att = stm, goal = DFPN_DRAW;
+    /* the first query: a question is asked for the side to move (the
+     * other side's question is its dual: "does the opponent win" is "does
+     * the side to move not draw"); a value starts where the hint points */
+    eng_question ask;
+    if (o->question) {
+        const eng_question *qq = o->question;
+        ask.attacker = stm;
+        ask.target =
+            qq->attacker == stm ? qq->target : (qq->target == ENG_WIN ? ENG_DRAW : ENG_WIN);
     } else if (o->hint > 0) {
-        att = stm, goal = DFPN_WIN;
+        ask = (eng_question){stm, ENG_WIN};
     } else if (o->hint < 0) {
-        att = opp, goal = DFPN_WIN;
+        ask = (eng_question){opp, ENG_WIN};
     } else {
-        att = stm, goal = DFPN_DRAW;
+        ask = (eng_question){stm, ENG_DRAW};
     }
     int rc = 0;
     for (;;) {
@@ -109,13 +112,12 @@ prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_
             d.node_limit = o->node_limit - out->nodes;
         }
         prv_query *q = &out->q[out->nq++];
-        q->attacker = att;
-        q->goal = goal;
+        q->q = ask;
         /* optimistic first (dfpn.h): fast where cycles abound, and its
          * answer stands only as a closed certificate; if refuted, the
          * GHI-safe search runs with what is left of the budget */
         d.optimistic = 1;
-        rc = dfpn_prove(c, p, att, goal, &d, &q->r, err, errlen);
+        rc = dfpn_prove(c, p, &ask, &d, &q->r, err, errlen);
         out->nodes += q->r.nodes;
         out->expanded += q->r.expanded;
         if (rc == 0 && q->r.refuted) {
@@ -126,7 +128,7 @@ prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_
             if (d.node_limit)
                 d.node_limit = d.node_limit > q->r.nodes ? d.node_limit - q->r.nodes : 1;
             if (d.time_limit >= 0) {
-                rc = dfpn_prove(c, p, att, goal, &d, &q->r, err, errlen);
+                rc = dfpn_prove(c, p, &ask, &d, &q->r, err, errlen);
                 out->nodes += q->r.nodes;
                 out->expanded += q->r.expanded;
             }
@@ -136,17 +138,17 @@ prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_
          * wrong ones (a table fault, since mended). The bound stays what
          * the earlier queries proved; the error says where the walk
          * stopped. */
-        eng_bound b = rc == DFPN_EPROOF ? ENG_LW : bound_of(p, att, goal, q->r.status);
+        eng_bound b = rc == DFPN_EPROOF ? ENG_LW : bound_of(p, &ask, q->r.status);
         out->bound = eng_bound_meet(out->bound, b);
         if (rc != 0 || q->r.status == DFPN_UNKNOWN)
             break;
-        if (o->goal != PRV_VALUE || eng_bound_is_exact(out->bound) || out->nq == PRV_MAXQ)
+        if (o->question || eng_bound_is_exact(out->bound) || out->nq == PRV_MAXQ)
             break;
         /* the second query of a value solve settles what the first left */
         if (out->bound == ENG_LD) /* stm does not win: does stm draw? */
-            att = stm, goal = DFPN_DRAW;
+            ask = (eng_question){stm, ENG_DRAW};
         else if (out->bound == ENG_DW) /* stm does not lose: does opp draw? */
-            att = opp, goal = DFPN_DRAW;
+            ask = (eng_question){opp, ENG_DRAW};
         else
             break;
     }
@@ -154,7 +156,7 @@ prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_
         dfpn_free(c);
     out->seconds = now() - t0;
     /* one query settles a one-goal solve; a value needs an exact bound */
-    out->complete = o->goal == PRV_VALUE ? eng_bound_is_exact(out->bound) : out->bound != ENG_LW;
+    out->complete = !o->question ? eng_bound_is_exact(out->bound) : out->bound != ENG_LW;
     out->error = rc;
     return rc ? PRV_ESOLVER : 0;
 }

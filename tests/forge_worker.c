@@ -235,7 +235,7 @@ forge(const char *mode, const mgp_job *j, egdb *db, pst_env *st, padm_items *out
     prv_opts o = {.db = db,
                   .db_pieces = db ? egdb_max_pieces(db) : 0,
                   .store = st,
-                  .goal = PRV_VALUE,
+                  .question = NULL, /* the value */
                   .time_limit = 60,
                   .tt_bytes = (size_t)64 << 20};
     prv_result r;

@@ -156,8 +156,8 @@ payload_by_hand(const mgp_msg *m, pb *p)
     case MGP_JOB:
         pb_le(p, m->u.job.id, 8);
         pb_pos(p, &m->u.job.pos);
-        pb_u8(p, m->u.job.attacker);
-        pb_u8(p, m->u.job.goal);
+        pb_u8(p, (uint8_t)m->u.job.q.attacker);
+        pb_u8(p, m->u.job.q.target == ENG_WIN ? 1 : 2); /* the wire's codes */
         pb_le(p, m->u.job.time_ms, 4);
         pb_le(p, m->u.job.node_limit, 8);
         break;
@@ -212,8 +212,9 @@ msg_equal(const mgp_msg *a, const mgp_msg *b)
         return strcmp(a->u.reason, b->u.reason) == 0;
     case MGP_JOB: {
         const mgp_job *x = &a->u.job, *y = &b->u.job;
-        return x->id == y->id && eng_equal(&x->pos, &y->pos) && x->attacker == y->attacker &&
-               x->goal == y->goal && x->time_ms == y->time_ms && x->node_limit == y->node_limit;
+        return x->id == y->id && eng_equal(&x->pos, &y->pos) && x->q.attacker == y->q.attacker &&
+               x->q.target == y->q.target && x->time_ms == y->time_ms &&
+               x->node_limit == y->node_limit;
     }
     case MGP_PROOF: {
         const mgp_proof *x = &a->u.proof, *y = &b->u.proof;
@@ -284,8 +285,10 @@ sample_msg(int type, int kind, uint64_t *rs, const eng_pos *pos, const uint8_t *
     case MGP_JOB:
         m->u.job.id = x;
         m->u.job.pos = *pos;
-        m->u.job.attacker = (uint8_t)(kind == 0 ? ENG_BLACK : kind == 1 ? ENG_WHITE : x % 2);
-        m->u.job.goal = (uint8_t)(kind == 0 ? MGP_GOAL_WIN : kind == 1 ? MGP_GOAL_DRAW : 1 + x % 2);
+        m->u.job.q.attacker = kind == 0 ? ENG_BLACK : kind == 1 ? ENG_WHITE : (int)(x % 2);
+        m->u.job.q.target = kind == 0   ? ENG_WIN
+                            : kind == 1 ? ENG_DRAW
+                                        : (x % 2 ? ENG_WIN : ENG_DRAW);
         m->u.job.time_ms = (uint32_t)(x >> 5);
         m->u.job.node_limit = x >> (kind == 2 ? 9 : 0);
         break;
@@ -966,7 +969,7 @@ test_encode_refusals(void **state)
     m.u.job.pos.stm = 7;
     assert_int_equal(mgp_encode(&m, buf, sizeof buf, err, sizeof err), MGP_EFIELD);
     m.u.job.pos = start;
-    m.u.job.goal = 3;
+    m.u.job.q.target = 3;
     assert_int_equal(mgp_encode(&m, buf, sizeof buf, err, sizeof err), MGP_EFIELD);
 
     mgp_msg p = {.type = MGP_PROOF};

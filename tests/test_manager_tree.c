@@ -72,13 +72,10 @@ rm_rf(const char *d)
 static void
 answer(mt_tree *t, pst_env *wst, const mt_job *j, uint64_t nodes)
 {
-    int stm = j->pos.stm;
-    int goal = j->attacker == stm ? (j->goal == ENG_WIN ? PRV_WIN : PRV_DRAW)
-                                  : (j->goal == ENG_WIN ? PRV_DRAW : PRV_WIN);
     prv_opts o = {.db = F.db4,
                   .db_pieces = 4,
                   .store = wst,
-                  .goal = goal,
+                  .question = &j->q,
                   .node_limit = nodes,
                   .time_limit = 1.0,
                   .tt_bytes = (size_t)8 << 20};

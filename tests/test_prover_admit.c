@@ -78,10 +78,11 @@ setup(void **state)
         return -1;
     if (eng_parse_fen("B:W30,31,K19:B6,K12", &F.root, err, sizeof err))
         return -1;
+    eng_question draws = {F.root.stm, ENG_DRAW}; /* does Black, to move, at least draw? */
     prv_opts o = {.db = F.db4,
                   .db_pieces = 4,
                   .store = F.wst,
-                  .goal = PRV_DRAW,
+                  .question = &draws,
                   .tt_bytes = (size_t)16 << 20};
     prv_result r;
     if (prv_solve(&F.root, &o, &r, err, sizeof err) || r.bound != ENG_LL) {

@@ -111,7 +111,7 @@ solve_and_compare_n(const eng_pos *p, pst_env *st, size_t tt_bytes, prv_result *
     o.db = dbs;
     o.db_pieces = ns;
     o.store = st;
-    o.goal = PRV_VALUE;
+    o.question = NULL; /* the value */
     o.tt_bytes = tt_bytes;
     o.node_limit = NODE_CAP;
     char err[512] = "";
@@ -258,10 +258,11 @@ query(const eng_pos *p, int attacker, int goal, int naive)
     o.ghi_naive = naive == 1;
     o.optimistic = naive == 2;
     dfpn_result r;
-    assert_int_equal(dfpn_prove(c, p, attacker, goal, &o, &r, err, sizeof err), 0);
+    assert_int_equal(dfpn_prove(c, p, &(eng_question){attacker, goal}, &o, &r, err, sizeof err), 0);
     if (r.refuted) {
         o.optimistic = 0;
-        assert_int_equal(dfpn_prove(c, p, attacker, goal, &o, &r, err, sizeof err), 0);
+        assert_int_equal(dfpn_prove(c, p, &(eng_question){attacker, goal}, &o, &r, err, sizeof err),
+                         0);
     }
     dfpn_free(c);
     egdb_close(db);
@@ -277,7 +278,7 @@ truth(const eng_pos *p, int attacker, int goal)
     int o = v == EGDB_WIN ? 1 : v == EGDB_LOSS ? -1 : 0;
     if (p->stm != attacker)
         o = -o;
-    int yes = goal == DFPN_WIN ? o == 1 : o >= 0;
+    int yes = goal == ENG_WIN ? o == 1 : o >= 0;
     return yes ? DFPN_PROVEN : DFPN_DISPROVEN;
 }
 
@@ -310,9 +311,9 @@ test_ghi_cases(void **state)
         const char *fen;
         int attacker_is_stm, goal;
     } cases[] = {
-        {"W:WK10:B26,K29", 1, DFPN_DRAW}, {"W:WK17:BK23,K32", 1, DFPN_DRAW},
-        {"W:WK7:B6,K29", 1, DFPN_DRAW},   {"B:WK14:BK4,K24", 1, DFPN_WIN},
-        {"B:WK9:B4,K10", 1, DFPN_WIN},    {"B:WK6:B17,K22", 1, DFPN_WIN},
+        {"W:WK10:B26,K29", 1, ENG_DRAW}, {"W:WK17:BK23,K32", 1, ENG_DRAW},
+        {"W:WK7:B6,K29", 1, ENG_DRAW},   {"B:WK14:BK4,K24", 1, ENG_WIN},
+        {"B:WK9:B4,K10", 1, ENG_WIN},    {"B:WK6:B17,K22", 1, ENG_WIN},
     };
     int naive_wrong = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -358,9 +359,9 @@ test_draw_by_repetition(void **state)
         if (eng_has_capture(&p) || egdb_probe(F.db5, &p) != EGDB_DRAW)
             continue;
         found++;
-        assert_int_equal(query(&p, p.stm, DFPN_DRAW, 2), DFPN_PROVEN);
-        assert_int_equal(query(&p, !p.stm, DFPN_DRAW, 2), DFPN_PROVEN);
-        assert_int_equal(query(&p, p.stm, DFPN_WIN, 2), DFPN_DISPROVEN);
+        assert_int_equal(query(&p, p.stm, ENG_DRAW, 2), DFPN_PROVEN);
+        assert_int_equal(query(&p, !p.stm, ENG_DRAW, 2), DFPN_PROVEN);
+        assert_int_equal(query(&p, p.stm, ENG_WIN, 2), DFPN_DISPROVEN);
     }
     assert_int_equal(found, 5);
 }
@@ -438,14 +439,15 @@ test_store_leaves_both_ways(void **state)
     for (int i = 0; i < N; i++) {
         eng_pos p = test_random_pos(&s, 5);
         for (int g = 0; g < 2; g++) {
-            int goal = g ? DFPN_WIN : DFPN_DRAW;
+            int goal = g ? ENG_WIN : ENG_DRAW;
             dfpn_opts o = {0};
             o.db = F.db4;
             o.db_pieces = 4;
             o.store = st;
             o.node_limit = NODE_CAP;
             dfpn_result r;
-            assert_int_equal(dfpn_prove(c, &p, p.stm, goal, &o, &r, err, sizeof err), 0);
+            assert_int_equal(
+                dfpn_prove(c, &p, &(eng_question){p.stm, goal}, &o, &r, err, sizeof err), 0);
             hits += r.store_hits;
             if (r.status == DFPN_UNKNOWN)
                 continue;
@@ -454,7 +456,7 @@ test_store_leaves_both_ways(void **state)
                 char fen[ENG_FEN_MAX];
                 eng_format_fen(&p, fen, sizeof fen);
                 fail_msg("%s, %s: df-pn says %d with the store's leaves, the database %d", fen,
-                         goal == DFPN_WIN ? "win" : "at least a draw", r.status,
+                         goal == ENG_WIN ? "win" : "at least a draw", r.status,
                          truth(&p, p.stm, goal));
             }
         }
