@@ -34,6 +34,8 @@ check "make run on a fresh clone: exit 0" 0 $?
 check "it proved with the opening's root" 1 \
     "$(grep -c '^B:W.*	\(unknown\|>=draw\|win\|draw\|loss\|<=draw\)$\|^W:W.*	\(unknown\|>=draw\|win\|draw\|loss\|<=draw\)$' "$T/run1" | awk '{print ($1 >= 1)}')"
 check "its state is in $state" 1 "$([ -f "$state/tree/data.mdb" ] && echo 1)"
+check "the first start says what to expect, make demo, more workers" 3 \
+    "$(grep -c '== first start of the proof\|make demo. shows\|More workers' "$T/run1")"
 check "it stopped at its budget, resumable" 1 "$(grep -c '^continue with: ' "$T/run1")"
 j1=$(jobs)
 check "jobs were answered" 1 $((${j1:-0} > 0))
@@ -43,6 +45,7 @@ make run PIECES=4 OPT=-O1 PROVE_ARGS="--budget 10 --job-time 2 --quiet" >"$T/run
 check "make run again: exit 0" 0 $?
 j2=$(jobs)
 check "it resumed: more jobs answered" 1 $((${j2:-0} > ${j1:-0}))
+check "... without the first start's words" 0 "$(grep -c 'first start of the proof' "$T/run2")"
 
 # 3. The state directory alone is enough to resume.
 bin/checkers prove --state "$state" --budget 10 --quiet >"$T/run3" 2>"$T/err3"
