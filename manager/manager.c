@@ -751,19 +751,21 @@ mkdir_parents(const char *path)
 }
 
 /* <state>/token: made once (random, mode 0600), then read by the manager
- * and its local workers (manager.h, SECURITY). RETURN 0 or -1 (err). */
+ * and its local workers (manager.h, SECURITY). Written whole to a
+ * temporary name and renamed, so that a kill at any instant leaves either
+ * no token (the next start makes one) or a whole one, never an empty
+ * file that would refuse every later start. RETURN 0 or -1 (err). */
 static int
 state_token(const char *state, char *path, size_t cap, char *err, size_t errlen)
 {
-    if ((size_t)snprintf(path, cap, "%s/token", state) >= cap) {
+    char tmp[1000];
+    if ((size_t)snprintf(path, cap, "%s/token", state) >= cap ||
+        (size_t)snprintf(tmp, sizeof tmp, "%s/token.new", state) >= sizeof tmp) {
         snprintf(err, errlen, "the state directory's name is too long (%zu bytes)", strlen(state));
         return -1;
     }
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-    if (fd < 0)
-        return errno == EEXIST
-                   ? 0
-                   : (snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno)), -1);
+    if (access(path, F_OK) == 0)
+        return 0;
     unsigned char r[32];
     char hex[2 * sizeof r + 2];
     size_t got = 0;
@@ -771,8 +773,6 @@ state_token(const char *state, char *path, size_t cap, char *err, size_t errlen)
         ssize_t k = getrandom(r + got, sizeof r - got, 0);
         if (k < 0 && errno != EINTR) {
             snprintf(err, errlen, "no random bytes for %s: %s", path, strerror(errno));
-            close(fd);
-            unlink(path);
             return -1;
         }
         got += k > 0 ? (size_t)k : 0;
@@ -781,12 +781,14 @@ state_token(const char *state, char *path, size_t cap, char *err, size_t errlen)
         snprintf(hex + 2 * i, 3, "%02x", r[i]);
     hex[2 * sizeof r] = '\n';
     hex[2 * sizeof r + 1] = 0;
-    int ok = write(fd, hex, strlen(hex)) == (ssize_t)strlen(hex);
-    ok = fsync(fd) == 0 && ok;
-    close(fd);
-    if (!ok) {
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int ok = fd >= 0 && write(fd, hex, strlen(hex)) == (ssize_t)strlen(hex);
+    ok = fd >= 0 && fsync(fd) == 0 && ok;
+    if (fd >= 0)
+        close(fd);
+    if (!ok || rename(tmp, path) != 0) {
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        unlink(path);
+        unlink(tmp);
         return -1;
     }
     return 0;
