@@ -31,23 +31,6 @@ typedef struct adm_claim {
     uint64_t effort;
 } adm_claim;
 
-/* Room for index k in an array of elements of size sz. RETURN 0 or -1. */
-static int
-room(void **v, size_t *cap, size_t k, size_t sz)
-{
-    if (k < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 1024;
-    while (c <= k)
-        c *= 2;
-    void *n = realloc(*v, c * sz);
-    if (!n)
-        return -1;
-    *v = n;
-    *cap = c;
-    return 0;
-}
-
 /* ---- helpers ------------------------------------------------------------ */
 
 int
@@ -145,13 +128,13 @@ walk_get(void *ctx, const eng_pos *p, pst_record *out)
 
 /* A proof for x complete at p: the claim it proves, for p's side to move. */
 static int
-walk_done(void *ctx, const eng_pos *p, int x, int win, const pst_record *rec, const pst_move *used,
+walk_done(void *ctx, const eng_pos *p, int x, int win, uint64_t effort, const pst_move *used,
           int longest)
 {
     adm_walk *w = ctx;
     int added;
     long k = pmap_add(&w->claims, p, &added);
-    if (k < 0 || room((void **)&w->claim, &w->claim_cap, (size_t)k, sizeof *w->claim))
+    if (k < 0 || pmap_room((void **)&w->claim, &w->claim_cap, (size_t)k, sizeof *w->claim))
         return 1;
     adm_claim *e = &w->claim[k];
     if (added) {
@@ -161,8 +144,8 @@ walk_done(void *ctx, const eng_pos *p, int x, int win, const pst_record *rec, co
         e->win.from = PST_NOMOVE;
         e->draw.from = PST_NOMOVE;
     }
-    if (rec->effort > e->effort)
-        e->effort = rec->effort;
+    if (effort > e->effort)
+        e->effort = effort;
     if (p->stm == x) {
         if (win) {
             e->lo = ENG_WIN;
@@ -303,7 +286,7 @@ padm_admit(pst_env *st, const egdb *db, const pst_item *items, size_t n, const e
             pst_record_turn(&r);
         int added;
         long k = pmap_add(&w.batch, &c, &added);
-        if (k < 0 || room((void **)&w.staged, &w.staged_cap, (size_t)k, sizeof *w.staged)) {
+        if (k < 0 || pmap_room((void **)&w.staged, &w.staged_cap, (size_t)k, sizeof *w.staged)) {
             rc = PST_ENOMEM;
             eng_errf(err, errlen, "out of memory staging %zu records", n);
             goto out;

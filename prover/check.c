@@ -60,7 +60,6 @@ enum { OPEN_ADMITTED = 4 };
 /* Leaf kinds (leaf_value). */
 enum { LEAF_NONE = 0, LEAF_END = 1, LEAF_DB = 2 };
 
-#define CHK_SET_MIN 4096  /* first size of the visited set's entries */
 #define CHK_STACK_MIN 256 /* first size of the walk's stack */
 
 /* ---- types ---------------------------------------------------------- */
@@ -90,9 +89,9 @@ typedef struct vis_set {
  */
 typedef struct chk_frame {
     eng_pos pos;
-    eng_move own;   /* X moves here: its stored move, the only child */
-    int own_move;   /* 1: X moves here; 0: every legal move is a child */
-    pst_record rec; /* the record the source gave (for the visitor) */
+    eng_move own;    /* X moves here: its stored move, the only child */
+    int own_move;    /* 1: X moves here; 0: every legal move is a child */
+    uint64_t effort; /* the record's effort (for the visitor) */
     int nkids;
     int next;    /* the next child to enter */
     int longest; /* win goal: longest line below the children done so far */
@@ -189,16 +188,8 @@ static vis_entry *
 vis_add(vis_set *s, const eng_pos *p, int state)
 {
     long k = pmap_add(&s->map, p, NULL);
-    if (k < 0)
+    if (k < 0 || pmap_room((void **)&s->info, &s->cap, (size_t)k, sizeof *s->info))
         return NULL;
-    if ((size_t)k >= s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : CHK_SET_MIN;
-        vis_entry *v = realloc(s->info, cap * sizeof *v);
-        if (!v)
-            return NULL;
-        s->info = v;
-        s->cap = cap;
-    }
     s->info[k].state = (uint8_t)state;
     s->info[k].longest = 0;
     return &s->info[k];
@@ -313,10 +304,12 @@ open_stored(chk_walk *w, const eng_pos *p, const char *via, chk_frame *f)
     int lo = eng_bound_lo(r.bound), hi = eng_bound_hi(r.bound);
     memset(f, 0, sizeof *f);
     f->pos = *p;
-    f->rec = r;
+    f->effort = r.effort;
     if (admitted) {
         /* a record of an admitted store: its proof was checked whole when
-         * it was admitted (check.h, SOURCES) */
+         * it was admitted (check.h, SOURCES); a win's line below it is
+         * its record's */
+        f->longest = r.length;
         int vx_lo = p->stm == w->x ? lo : -hi;
         if (vx_lo < need)
             return fail(w, p, "the admitted bound %s (%s to move) does not imply it%s",
@@ -480,7 +473,7 @@ enter(chk_walk *w, const eng_pos *from, const eng_move *m, const eng_pos *p, int
         /* a leaf of this walk; a win's line below it is its record's */
         if (!vis_add(&w->set, p, VIS_DONE))
             goto nomem;
-        *longest = w->win ? nf.rec.length : 0;
+        *longest = w->win ? nf.longest : 0;
         vis_find(&w->set, p)->longest = *longest;
         return ENTER_DONE;
     }
@@ -538,7 +531,7 @@ walk_goal(chk_walk *w, const eng_pos *root, int *longest)
         len = f->longest;
         if (w->vis) {
             pst_move used = f->own_move ? pst_move_of(&f->own) : (pst_move){PST_NOMOVE, 0, 0};
-            if (w->vis->done(w->vis->ctx, &f->pos, w->x, w->win, &f->rec, &used, f->longest)) {
+            if (w->vis->done(w->vis->ctx, &f->pos, w->x, w->win, f->effort, &used, f->longest)) {
                 eng_errf(w->err, w->errlen, "out of memory collecting the proof");
                 return PST_ENOMEM;
             }

@@ -106,15 +106,15 @@ typedef struct pchk_source {
 
 /*
  * done is called when the proof that colour x wins (win 1) or at least
- * draws (win 0) is complete at the stored position p: rec is the record
- * the source gave for p, used the move the proof took (x to move; from
+ * draws (win 0) is complete at the stored position p: effort is the
+ * effort of the record the source gave for p, used the move the proof took (x to move; from
  * == PST_NOMOVE where the other side moves and every reply was a child),
  * longest the plies of the longest line below p (win proofs). Nonzero
  * stops the check with PST_ENOMEM.
  */
 typedef struct pchk_visitor {
-    int (*done)(void *ctx, const eng_pos *p, int x, int win, const pst_record *rec,
-                const pst_move *used, int longest);
+    int (*done)(void *ctx, const eng_pos *p, int x, int win, uint64_t effort, const pst_move *used,
+                int longest);
     void *ctx;
 } pchk_visitor;
 

@@ -114,6 +114,24 @@ pmap_each(const pmap *m, void (*fn)(const eng_pos *p, uint32_t idx, void *arg), 
         }
 }
 
+int
+pmap_room(void **v, size_t *cap, size_t k, size_t sz)
+{
+    if (k < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 1024;
+    while (c <= k)
+        c *= 2;
+    if (c > SIZE_MAX / sz)
+        return -1;
+    void *n = realloc(*v, c * sz);
+    if (!n)
+        return -1;
+    *v = n;
+    *cap = c;
+    return 0;
+}
+
 void
 pmap_clear(pmap *m)
 {

@@ -43,6 +43,11 @@ long pmap_add(pmap *m, const eng_pos *p, int *added);
 /* The position of every slot in use, by index: fn(p, idx, arg). */
 void pmap_each(const pmap *m, void (*fn)(const eng_pos *p, uint32_t idx, void *arg), void *arg);
 
+/* pmap_room - makes room for index k in a caller's array (*v, *cap
+ * elements of sz bytes) indexed by the map, doubling it as needed.
+ * RETURN 0, or -1 when out of memory (*v untouched). */
+int pmap_room(void **v, size_t *cap, size_t k, size_t sz);
+
 /* Empties the map, keeping its memory. */
 void pmap_clear(pmap *m);
 

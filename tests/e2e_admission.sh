@@ -24,6 +24,7 @@ if [ -z "$DB" ] || [ ! -d "$DB" ] || [ ! -x "$F" ]; then
 fi
 . "$(dirname "$0")/lib_e2e.sh"
 e2e_setup e2e_admission
+export TMPDIR="$T" # the forgers' own stores go with the rest
 
 # 1. Forgers, one after the other, against one manager; then an honest
 #    worker. The root is a loss for Black (the 5-piece database).

@@ -60,6 +60,7 @@
 #include "manager/manager.h"
 #include "manager/protocol.h"
 #include "prover/admit.h"
+#include "prover/posmap.h"
 #include "prover/prover.h"
 #include "prover/store.h"
 
@@ -141,45 +142,43 @@ connect_to(const char *spec)
 
 /* ---- the cycle: a "win" that comes back to where it has been --------- */
 
-typedef struct forge_set {
-    eng_pos *v;
-    size_t n, cap;
-} forge_set;
+/* The positions met (prover/posmap.h) and those still to forge (a stack). */
+typedef struct forge_walk {
+    pmap seen;
+    eng_pos *todo;
+    size_t ntodo, cap;
+    int dbmax; /* positions the databases hold are leaves, not forged */
+} forge_walk;
 
-static long
-set_find(const forge_set *s, const eng_pos *p)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (!memcmp(&s->v[i], p, sizeof *p))
-            return (long)i;
-    return -1;
-}
-
+/* Meets c: a position not met before, and not a database leaf, is to be
+ * forged. */
 static void
-set_add(forge_set *s, const eng_pos *p)
+meet(forge_walk *f, const eng_pos *c)
 {
-    if (s->n == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 64;
-        s->v = realloc(s->v, s->cap * sizeof *s->v);
-        if (!s->v)
-            exit(2);
-    }
-    s->v[s->n++] = *p;
+    int added;
+    if (__builtin_popcount(c->bm | c->wm | c->bk | c->wk) <= f->dbmax ||
+        pmap_add(&f->seen, c, &added) < 0 || !added)
+        return;
+    if (pmap_room((void **)&f->todo, &f->cap, f->ntodo, sizeof *f->todo))
+        exit(2);
+    f->todo[f->ntodo++] = *c;
 }
 
 /* Records claiming that x wins from every position met: where x moves,
  * a move to a position already met if there is one, else the first;
  * where the other side moves, every reply. Positions the databases hold
- * are left as leaves. At most limit positions. */
+ * are left as leaves. At most limit positions are met: past it the
+ * forgery is left incomplete (refused all the same, for a missing
+ * record, if its cycle has not been reached first). */
 static void
 forge_cycle(const eng_pos *root, int dbmax, size_t limit, padm_items *out)
 {
     int x = root->stm;
-    forge_set seen = {0}, todo = {0};
-    set_add(&seen, root);
-    set_add(&todo, root);
-    while (todo.n && seen.n < limit) {
-        eng_pos p = todo.v[--todo.n];
+    forge_walk f = {.dbmax = -1};
+    meet(&f, root);
+    f.dbmax = dbmax;
+    while (f.ntodo && f.seen.n < limit) {
+        eng_pos p = f.todo[--f.ntodo];
         eng_movelist ml;
         int n = eng_generate(&p, &ml, ENG_DUPS_MERGE);
         if (n <= 0)
@@ -188,41 +187,26 @@ forge_cycle(const eng_pos *root, int dbmax, size_t limit, padm_items *out)
         memset(&it, 0, sizeof it);
         it.pos = p;
         it.rec.win.from = it.rec.draw.from = PST_NOMOVE;
-        if (p.stm == x) {
-            int pick = 0;
-            for (int k = 0; k < n; k++) {
-                eng_pos c;
-                eng_make(&p, &ml.m[k], &c);
-                if (set_find(&seen, &c) >= 0) {
-                    pick = k;
-                    break;
-                }
-            }
-            it.rec.bound = ENG_WW;
-            it.rec.win = pst_move_of(&ml.m[pick]);
+        it.rec.bound = p.stm == x ? ENG_WW : ENG_LL;
+        for (int k = 0; k < n; k++) {
             eng_pos c;
-            eng_make(&p, &ml.m[pick], &c);
-            if (set_find(&seen, &c) < 0 && __builtin_popcount(c.bm | c.wm | c.bk | c.wk) > dbmax) {
-                set_add(&seen, &c);
-                set_add(&todo, &c);
-            }
-        } else {
-            it.rec.bound = ENG_LL;
-            for (int k = 0; k < n; k++) {
-                eng_pos c;
-                eng_make(&p, &ml.m[k], &c);
-                if (set_find(&seen, &c) < 0 &&
-                    __builtin_popcount(c.bm | c.wm | c.bk | c.wk) > dbmax) {
-                    set_add(&seen, &c);
-                    set_add(&todo, &c);
-                }
+            eng_make(&p, &ml.m[k], &c);
+            if (p.stm != x) {
+                meet(&f, &c); /* every reply */
+            } else if (pmap_find(&f.seen, &c) >= 0 || k == n - 1) {
+                /* back to a position met, or else the first move */
+                int pick = pmap_find(&f.seen, &c) >= 0 ? k : 0;
+                it.rec.win = pst_move_of(&ml.m[pick]);
+                eng_make(&p, &ml.m[pick], &c);
+                meet(&f, &c);
+                break;
             }
         }
         if (padm_push(out, &it))
             exit(2);
     }
-    free(seen.v);
-    free(todo.v);
+    pmap_free(&f.seen);
+    free(f.todo);
 }
 
 /* ---- the forged answer --------------------------------------------------- */
@@ -434,7 +418,9 @@ main(int argc, char **argv)
         fprintf(stderr, "forge_worker: %s\n", err);
         return 2;
     }
-    char path[] = "/tmp/forge_worker.XXXXXX";
+    char path[600];
+    const char *tmpdir = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/forge_worker.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
     pst_env *st;
     if (!mkdtemp(path) || pst_open(path, 0, &st, err, sizeof err)) {
         fprintf(stderr, "forge_worker: no store: %s\n", err);
@@ -488,11 +474,12 @@ main(int argc, char **argv)
     padm_items_free(&items);
     pst_close(st);
     egdb_close(db);
-    char cmd[64];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", path);
-    if (system(cmd)) {
-        /* a temporary folder left behind */
-    }
+    char f[700];
+    snprintf(f, sizeof f, "%s/data.mdb", path); /* the store's two files */
+    unlink(f);
+    snprintf(f, sizeof f, "%s/lock.mdb", path);
+    unlink(f);
+    rmdir(path);
     close(fd);
     return code;
 }
