@@ -33,12 +33,9 @@ want="$f	$($C egdb probe --db "$DB" "$f" | cut -f 2)"
 check "the database's value" "$f	loss" "$want"
 P=$(port 1)
 S="$T/s"
-$C prove --fen "$f" --state "$S" --db "$DB" --pieces 4 --workers 0 --listen 127.0.0.1:$P \
-    --job-time 2 --job-nodes 300 --max-proof-records 1000 --budget 300 --quiet \
-    >"$T/out" 2>"$T/log" &
-mp=$!
-pids="$pids $mp"
-wait_for 60 listening "$T/log" $mp
+manager_bg "$T/log" --fen "$f" --state "$S" --db "$DB" --pieces 4 --workers 0 \
+    --listen 127.0.0.1:$P --job-time 2 --job-nodes 300 --max-proof-records 1000 --budget 300 \
+    --quiet
 for mode in losing-move missing-reply cycle stronger outside huge truncated; do
     "$F" 127.0.0.1:$P "$S/token" "$DB" $mode 2>"$T/forge-$mode.log"
     check "forger $mode: refused (the manager closed its connection)" 0 $?
@@ -64,10 +61,8 @@ wait_for 120 expired
 check "a silent worker's lease expires" 0 $?
 kill $fs 2>/dev/null
 wait $fs 2>/dev/null
-$C worker --connect 127.0.0.1:$P --db "$DB" --store "$T/w1" --token-file "$S/token" \
-    2>"$T/w1.log" &
-w1=$!
-pids="$pids $w1"
+worker_bg "$T/w1.log" --connect 127.0.0.1:$P --db "$DB" --store "$T/w1" --token-file "$S/token"
+w1=$wp
 wait $mp
 check "honest workers then finish: the database's value" "0 $want" "$? $(head -n 1 "$T/out")"
 check "the settled result says it was checked" 1 "$(grep -c '^checked: the root' "$T/out")"

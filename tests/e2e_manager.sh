@@ -95,21 +95,14 @@ check "after the kills: proof check" "0 valid" "$? $(head -n 1 "$T/chk" | cut -f
 #    completes with the other.
 P=$(port 1)
 S="$T/remote"
-$C prove --fen "$f" --state "$S" --db "$DB" --pieces 4 --workers 0 --listen 127.0.0.1:$P \
-    --job-time 2 --job-nodes 300 --budget 120 --quiet >"$T/out" 2>"$T/log3" &
-mp=$!
-pids="$pids $mp"
-wait_for 60 listening "$T/log3" $mp
+manager_bg "$T/log3" --fen "$f" --state "$S" --db "$DB" --pieces 4 --workers 0 \
+    --listen 127.0.0.1:$P --job-time 2 --job-nodes 300 --budget 120 --quiet
 check "a token is made for the state, mode 0600" "600" "$(stat -c %a "$S/token" 2>/dev/null)"
-$C worker --connect 127.0.0.1:$P --db "$DB" --store "$T/w1" --token-file "$S/token" \
-    2>"$T/w1.log" &
-w1=$!
-pids="$pids $w1"
+worker_bg "$T/w1.log" --connect 127.0.0.1:$P --db "$DB" --store "$T/w1" --token-file "$S/token"
+w1=$wp
 wait_for 60 grep -qs 'job [0-9]*:' "$T/w1.log"
-$C worker --connect 127.0.0.1:$P --db "$DB" --store "$T/w2" --token-file "$S/token" \
-    2>"$T/w2.log" &
-w2=$!
-pids="$pids $w2"
+worker_bg "$T/w2.log" --connect 127.0.0.1:$P --db "$DB" --store "$T/w2" --token-file "$S/token"
+w2=$wp
 kill -9 $w1
 wait $w1 2>/dev/null
 wait $mp
@@ -123,11 +116,8 @@ wait $w2 2>/dev/null
 #     token is refused.
 P=$(port 4)
 S="$T/notoken"
-$C prove --fen "$f" --state "$S" --db "$DB" --pieces 4 --workers 0 --listen 127.0.0.1:$P \
-    --job-time 2 --job-nodes 300 --budget 60 --quiet >"$T/out" 2>"$T/log3b" &
-mp=$!
-pids="$pids $mp"
-wait_for 60 listening "$T/log3b" $mp
+manager_bg "$T/log3b" --fen "$f" --state "$S" --db "$DB" --pieces 4 --workers 0 \
+    --listen 127.0.0.1:$P --job-time 2 --job-nodes 300 --budget 60 --quiet
 $C worker --connect 127.0.0.1:$P --db "$DB" --store "$T/w5" 2>"$T/w5.log"
 check "loopback without the token: the worker stops with exit 2" 2 $?
 kill $mp 2>/dev/null
@@ -141,12 +131,9 @@ HP=$(port 3)
 S="$T/bad"
 echo "s3cret-token" >"$T/token"
 echo "wrong-token" >"$T/badtoken"
-$C prove --fen "$f" --state "$S" --db "$DB" --pieces 4 --workers 0 --listen 127.0.0.1:$P \
-    --token-file "$T/token" --status-port $HP --job-time 2 --job-nodes 300 --budget 120 \
-    --max-connections 6 --quiet >"$T/out" 2>"$T/log4" &
-mp=$!
-pids="$pids $mp"
-wait_for 60 listening "$T/log4" $mp
+manager_bg "$T/log4" --fen "$f" --state "$S" --db "$DB" --pieces 4 --workers 0 \
+    --listen 127.0.0.1:$P --token-file "$T/token" --status-port $HP --job-time 2 \
+    --job-nodes 300 --budget 120 --max-connections 6 --quiet
 send() { # bytes as printf escapes
     (exec 3<>/dev/tcp/127.0.0.1/$P && printf "$1" >&3) 2>/dev/null
 }
@@ -190,10 +177,8 @@ done
 html=$( (exec 3<>/dev/tcp/127.0.0.1/$HP && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && cat <&3) \
     2>/dev/null)
 check "status page: html with an svg chart" 1 "$(echo "$html" | grep -c '<svg' | awk '{print ($1 >= 1)}')"
-$C worker --connect 127.0.0.1:$P --db "$DB" --store "$T/w4" --token-file "$T/token" \
-    2>"$T/w4.log" &
-w4=$!
-pids="$pids $w4"
+worker_bg "$T/w4.log" --connect 127.0.0.1:$P --db "$DB" --store "$T/w4" --token-file "$T/token"
+w4=$wp
 wait $mp
 check "after bad frames: the proof completes" "0 $f	loss" "$? $(head -n 1 "$T/out")"
 kill $w4 2>/dev/null

@@ -45,3 +45,25 @@ port() {
 # A manager's log says it listens, or the manager ($2) is gone.
 gone() { ! kill -0 "$1" 2>/dev/null; }
 listening() { grep -q 'listening on port' "$1" 2>/dev/null || gone "$2"; }
+
+# manager_bg LOG ARGS...: `$C prove ARGS` in the background (stdout in
+# $T/out, stderr in LOG), its pid in $mp and $pids; returns once it
+# listens (or has ended).
+manager_bg() {
+    local log=$1
+    shift
+    $C prove "$@" >"$T/out" 2>"$log" &
+    mp=$!
+    pids="$pids $mp"
+    wait_for 60 listening "$log" $mp
+}
+
+# worker_bg LOG ARGS...: `$C worker ARGS` in the background (stderr in
+# LOG), its pid in $wp and $pids.
+worker_bg() {
+    local log=$1
+    shift
+    $C worker "$@" 2>"$log" &
+    wp=$!
+    pids="$pids $wp"
+}
