@@ -193,9 +193,7 @@ mgp_check(const mgp_msg *m, char *err, size_t errlen)
             return MGP_EFIELD;
         }
         if (j->q.target != ENG_WIN && j->q.target != ENG_DRAW) {
-            /* a decoded byte that is no goal comes as 100 + the byte */
-            int raw = j->q.target >= 100 ? j->q.target - 100 : j->q.target;
-            eng_errf(err, errlen, "JOB: goal %d invalid: 1 (win) or 2 (draw)", raw);
+            eng_errf(err, errlen, "JOB: target %d invalid: ENG_WIN or ENG_DRAW", j->q.target);
             return MGP_EFIELD;
         }
         return 0;
@@ -466,8 +464,12 @@ mgp_decode_payload(mgp_rd *r, mgp_msg *m, char *err, size_t errlen)
         m->u.job.id = mgp_rd64(r);
         m->u.job.pos = mgp_rd_pos(r);
         m->u.job.q.attacker = mgp_rd8(r);
-        uint8_t g = mgp_rd8(r); /* any other code: an invalid target (mgp_check) */
-        m->u.job.q.target = g == MGP_GOAL_WIN ? ENG_WIN : g == MGP_GOAL_DRAW ? ENG_DRAW : 100 + g;
+        uint8_t g = mgp_rd8(r); /* the wire's code of the target */
+        if (g != MGP_GOAL_WIN && g != MGP_GOAL_DRAW) {
+            eng_errf(err, errlen, "JOB: goal %u invalid: 1 (win) or 2 (draw)", (unsigned)g);
+            return MGP_EFIELD;
+        }
+        m->u.job.q.target = g == MGP_GOAL_WIN ? ENG_WIN : ENG_DRAW;
         m->u.job.time_ms = mgp_rd32(r);
         m->u.job.node_limit = mgp_rd64(r);
         break;

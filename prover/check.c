@@ -48,7 +48,7 @@
 /* ---- constants ------------------------------------------------------ */
 
 /* States of a position in the visited set. */
-enum { VIS_FREE = 0, VIS_OPEN = 1, VIS_DONE = 2 };
+enum { VIS_OPEN = 1, VIS_DONE = 2 };
 
 /* What enter() did with a position. */
 enum { ENTER_DONE = 0, ENTER_PUSHED = 3 }; /* apart from PCHK_INVALID (1) */
