@@ -24,6 +24,8 @@ S="$T/good"
 $C prove --fen "$f" --state "$S" --db "$DB" --pieces 4 --workers 2 --job-nodes 3000 --quiet \
     >"$T/out" 2>/dev/null
 check "a finished proof to damage" "0 $f	loss" "$? $(head -n 1 "$T/out")"
+$C proof check --state "$S" >"$T/chk" 2>/dev/null
+check "... which the checker accepts, before the damage" "0 valid" "$? $(head -n 1 "$T/chk" | cut -f 2)"
 size=$(stat -c %s "$S/tree/data.mdb")
 
 # every command that opens a state: exit 3, the damage named, no value
