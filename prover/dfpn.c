@@ -38,20 +38,36 @@ enum dfpn_goal { DFPN_DRAW = 0, DFPN_WIN = 1 };
 #define DEEP (1u << 22)      /* both numbers of a line cut at DFPN_MAXPLY    */
 
 enum { F_USED = 1, F_WHITE = 2, F_FINAL = 4 };
-#define ROUND_SHIFT 3 /* flags bits 3-7: the depth round of an open entry */
+#define ROUND_SHIFT 3 /* open entry: flags bits 3-7, its depth round    */
+#define BOUND_SHIFT 3 /* final entry: flags bits 3-5, its eng_bound     */
+#define F_LOOSE 64    /* final entry: found by an optimistic search    */
+#define NSUSP 8       /* unanswered queries whose open entries are kept */
 
 /* ---- types ------------------------------------------------------------ */
 
-/* A table entry: the full position, so that a hit is confirmed exactly. */
+/*
+ * A table entry: the full position, so that a hit is confirmed exactly.
+ * An open entry holds the current query's numbers; a final entry holds a
+ * fact about the position (a bound for its side to move), valid for
+ * every query (THE TABLE ACROSS QUERIES).
+ */
 typedef struct tt_entry {
     uint32_t bm, wm, bk, wk;
-    uint32_t pn, dn; /* final: the winning side's number is 0, the other
-                        field holds the proof length (see tt_put)      */
+    uint32_t pn, dn; /* open: the numbers; final: pn is the proof length
+                        of a win or loss (dn unused)                   */
     uint32_t work;   /* positions expanded below, saturating            */
     uint16_t min_depth;
     uint8_t flags;
-    uint8_t gen; /* the query that wrote it: older entries are empty */
+    uint8_t gen; /* the query that last wrote or used it */
 } tt_entry;
+
+/* An unanswered query whose open entries may serve the same query again
+ * (THE TABLE ACROSS QUERIES). */
+typedef struct susp {
+    eng_pos root;
+    uint8_t used, attacker, goal, loose, gen, round;
+    uint16_t maxply;
+} susp;
 
 /*
  * The positions above a node that a path-dependent result rests on (the
@@ -116,6 +132,10 @@ struct dfpn_ctx {
     pt_entry *pt;
     size_t npt;       /* a power of two */
     uint8_t gen;      /* the current query's generation (never 0) */
+    uint8_t rgen, rround; /* a resumed query: its earlier generation and round */
+    int resumed;          /* this query resumes an earlier one (rgen, rround) */
+    int loose;            /* optimistic (or naive): may use F_LOOSE facts */
+    susp susp[NSUSP];
     uint64_t pt_puts; /* path-dependent results stored in this query: none
                          (always so in optimistic mode) skips the lookups */
 
@@ -221,32 +241,129 @@ set_error(dfpn_ctx *c, int code, const char *msg)
 /* ---- the transposition table ------------------------------------------ */
 
 /*
- * TABLE
- * Entries are found by the key's low bits and confirmed against all four
- * masks and the side to move. A final entry keeps its proof length in
- * the number that is not 0 (the other one is DFPN_INF by definition and
- * need not be stored); tt_get rebuilds it.
+ * THE TABLE ACROSS QUERIES
+ * A worker keeps one table for its whole life (prv_opts.ctx), so that a
+ * job learns from the jobs before it. Each query is a generation; what an
+ * entry holds decides how long it is believed:
+ *   a final entry is a fact about its position, a bound for the side to
+ *   move (the attacker wins, the defender at least draws, ...), true
+ *   whatever question or line led to it (prover.h: reach results never
+ *   rest on a repetition; safety results enter the table only when they
+ *   rest on no line above them). Every later query reads it in its own
+ *   terms, as it reads the store: "White wins" answers both "does White
+ *   win" and "does Black draw". Facts about one position from different
+ *   queries are merged into one bound (eng_bound_meet). A fact found by
+ *   an optimistic search (dfpn_opts.optimistic) may rest on a line it
+ *   was not proven on: it is marked F_LOOSE and only optimistic queries,
+ *   whose answers the proof walk certifies, read it.
+ *   an open entry (numbers) means something only for its query's root,
+ *   question and depth round: it is live in its own generation and round.
+ *   When a query stops unanswered (its budget ran out), its root,
+ *   question, generation and round are remembered (NSUSP of them); the
+ *   same query asked again (a re-job of the same leaf) resumes at that
+ *   round, with that generation's open entries live again until its
+ *   first new round.
+ * Entries are aged, not cleared: the garbage collector and the bucket's
+ * replacement weigh an entry's effort halved for each generation since it
+ * was last used, so old work gives way to new, and proofs stay longest.
+ * Only when the 8-bit generation wraps are open entries swept (a stale
+ * generation must never look current) and the path-dependent table
+ * cleared.
  */
-/* An entry of this query that still holds: final, or open and written in
- * the current depth round (an open entry of an earlier round saw a
- * shallower cut, so its numbers are forgotten). */
+
+/* An open entry still live: of this query's round (or of the query it
+ * resumes, until its first new round). */
 static int
-live(const dfpn_ctx *c, const tt_entry *e)
+open_live(const dfpn_ctx *c, const tt_entry *e)
 {
-    return (e->flags & F_USED) && e->gen == c->gen &&
-           ((e->flags & F_FINAL) || (e->flags >> ROUND_SHIFT) == (c->round & 31));
+    unsigned r = (unsigned)e->flags >> ROUND_SHIFT;
+    if (e->gen == c->gen)
+        return r == ((unsigned)c->round & 31);
+    return c->resumed && e->gen == c->rgen && c->round == c->rround &&
+           r == ((unsigned)c->rround & 31);
 }
 
-static tt_entry *
-tt_find(dfpn_ctx *c, const eng_pos *p, uint64_t key)
+/* A slot that holds nothing worth keeping. */
+static int
+dead(const dfpn_ctx *c, const tt_entry *e)
+{
+    if (!(e->flags & F_USED))
+        return 1;
+    return !(e->flags & F_FINAL) && !open_live(c, e);
+}
+
+static int
+same_entry_pos(const tt_entry *e, const eng_pos *p)
+{
+    return (e->flags & F_WHITE) == (p->stm ? F_WHITE : 0) && e->bm == p->bm && e->wm == p->wm &&
+           e->bk == p->bk && e->wk == p->wk;
+}
+
+static eng_bound
+entry_bound(const tt_entry *e)
+{
+    return (eng_bound)(((unsigned)e->flags >> BOUND_SHIFT) & 7);
+}
+
+/* What a final entry says to this query: 1 the attacker succeeds, 0 the
+ * defender does, -1 nothing (or a loose fact and a strict query). */
+static int
+fact_answer(const dfpn_ctx *c, const tt_entry *e)
+{
+    if ((e->flags & F_LOOSE) && !c->loose)
+        return -1;
+    int stm = (e->flags & F_WHITE) ? ENG_WHITE : ENG_BLACK;
+    eng_bound b = entry_bound(e);
+    if (stm != c->attacker)
+        b = eng_bound_neg(b);
+    int lo = eng_bound_lo(b), hi = eng_bound_hi(b);
+    if (c->goal == DFPN_WIN)
+        return lo == ENG_WIN ? 1 : hi <= ENG_DRAW ? 0 : -1;
+    return lo >= ENG_DRAW ? 1 : hi == ENG_LOSS ? 0 : -1;
+}
+
+/* The fact a final result of this query states, as a bound for p's side
+ * to move. */
+static eng_bound
+fact_of(const dfpn_ctx *c, const eng_pos *p, int attacker_success)
+{
+    eng_bound b;
+    if (attacker_success)
+        b = c->goal == DFPN_WIN ? ENG_WW : ENG_DW;
+    else
+        b = c->goal == DFPN_WIN ? ENG_LD : ENG_LL;
+    return p->stm == c->attacker ? b : eng_bound_neg(b);
+}
+
+/* What the table knows of a position for this query. */
+typedef struct look {
+    tt_entry *fin;  /* a fact that answers the query, or NULL */
+    int att_won;    /* with fin: the attacker succeeds */
+    uint16_t len;   /* with fin: its proof length */
+    tt_entry *open; /* the live open entry, or NULL */
+} look;
+
+static void
+tt_find(dfpn_ctx *c, const eng_pos *p, uint64_t key, look *l)
 {
     tt_entry *b = &c->tt[(key & (c->nbuckets - 1)) * BUCKET];
-    uint8_t w = p->stm ? F_WHITE : 0;
-    for (int i = 0; i < BUCKET; i++)
-        if (live(c, &b[i]) && (b[i].flags & F_WHITE) == w && b[i].bm == p->bm && b[i].wm == p->wm &&
-            b[i].bk == p->bk && b[i].wk == p->wk)
-            return &b[i];
-    return NULL;
+    l->fin = l->open = NULL;
+    for (int i = 0; i < BUCKET; i++) {
+        tt_entry *e = &b[i];
+        if (!(e->flags & F_USED) || !same_entry_pos(e, p))
+            continue;
+        if (e->flags & F_FINAL) {
+            int a = fact_answer(c, e);
+            if (a >= 0 && !l->fin) {
+                l->fin = e;
+                l->att_won = a;
+                l->len = (uint16_t)e->pn;
+                e->gen = c->gen; /* used again: young again */
+            }
+        } else if (open_live(c, e)) {
+            l->open = e;
+        }
+    }
 }
 
 static int
@@ -256,16 +373,21 @@ cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* What an entry is worth keeping: its effort (a final one counts
+ * DFPN_FINAL_BONUS more), halved for each generation since its last use. */
 static uint64_t
-entry_score(const tt_entry *e)
+entry_score(const dfpn_ctx *c, const tt_entry *e)
 {
-    return (uint64_t)e->work + ((e->flags & F_FINAL) ? DFPN_FINAL_BONUS : 0);
+    uint64_t s = (uint64_t)e->work + ((e->flags & F_FINAL) ? DFPN_FINAL_BONUS : 0);
+    unsigned age = (uint8_t)(c->gen - e->gen);
+    return age >= 40 ? 0 : s >> age;
 }
 
 /*
  * GARBAGE COLLECTION (small-tree GC)
- * Frees every entry whose effort (plus the bonus of a final entry) is
- * below the median of a sample. Entries that cost little to recompute
+ * Frees every entry whose score (entry_score: effort, the bonus of a
+ * final entry, aged) is below the median of a sample, and every dead one.
+ * Entries that cost little to recompute, or that no recent query used,
  * go; proofs and big subtrees stay. Freeing an entry loses only
  * information, never correctness: a missing child is valued afresh.
  */
@@ -281,18 +403,16 @@ tt_gc(dfpn_ctx *c)
     for (int tries = 0; k < GC_SAMPLE && tries < 4 * GC_SAMPLE; tries++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         const tt_entry *e = &c->tt[x % n];
-        if (live(c, e))
-            s[k++] = entry_score(e);
+        if (!dead(c, e))
+            s[k++] = entry_score(c, e);
     }
     qsort(s, k, sizeof *s, cmp_u64); /* 16k numbers, once a collection */
     uint64_t median = k ? s[k / 2] : 0;
     free(s);
-    size_t kept = 0; /* recounted: entries of older rounds die unseen */
+    size_t kept = 0; /* recounted: dead entries are freed unseen */
     for (size_t i = 0; i < n; i++) {
         tt_entry *e = &c->tt[i];
-        if (!live(c, e))
-            continue;
-        if (entry_score(e) <= median)
+        if (dead(c, e) || entry_score(c, e) <= median)
             e->flags = 0;
         else
             kept++;
@@ -301,50 +421,152 @@ tt_gc(dfpn_ctx *c)
     c->gc_runs++;
 }
 
-/* Writes what is known of p. work is added to the entry's effort. */
-static void
-tt_put(dfpn_ctx *c, const eng_pos *p, uint64_t key, uint32_t pn, uint32_t dn, uint16_t len,
-       uint64_t work, int depth)
+/* A slot of the key's bucket for a new entry: a dead one, else the one
+ * least worth keeping. */
+static tt_entry *
+tt_slot(dfpn_ctx *c, uint64_t key)
 {
-    tt_entry *e = tt_find(c, p, key);
-    if (!e) {
-        if (c->used * 4 >= c->nbuckets * BUCKET * 3)
-            tt_gc(c);
-        tt_entry *b = &c->tt[(key & (c->nbuckets - 1)) * BUCKET];
-        e = &b[0];
-        for (int i = 0; i < BUCKET; i++) {
-            if (!live(c, &b[i])) {
-                e = &b[i];
-                break;
-            }
-            if (entry_score(&b[i]) < entry_score(e))
-                e = &b[i];
+    if (c->used * 4 >= c->nbuckets * BUCKET * 3)
+        tt_gc(c);
+    tt_entry *b = &c->tt[(key & (c->nbuckets - 1)) * BUCKET], *v = NULL;
+    for (int i = 0; i < BUCKET; i++) {
+        if (dead(c, &b[i])) {
+            if (b[i].flags & F_USED)
+                c->used--; /* counted while it lived */
+            b[i].flags = 0;
+            v = &b[i];
+            break;
         }
-        if (!live(c, e))
-            c->used++;
-        e->bm = p->bm, e->wm = p->wm, e->bk = p->bk, e->wk = p->wk;
-        e->flags = (uint8_t)(F_USED | (p->stm ? F_WHITE : 0) | ((c->round & 31) << ROUND_SHIFT));
-        e->gen = c->gen;
-        e->work = 0;
-        e->min_depth = (uint16_t)depth;
+        if (!v || entry_score(c, &b[i]) < entry_score(c, v))
+            v = &b[i];
     }
-    if ((e->flags & F_FINAL) && !is_final(pn, dn))
-        return; /* a final result is never overwritten by numbers */
+    if (!(v->flags & F_USED))
+        c->used++;
+    v->flags = 0;
+    v->work = 0;
+    return v;
+}
+
+static void
+tt_fill(dfpn_ctx *c, tt_entry *e, const eng_pos *p, int depth)
+{
+    e->bm = p->bm, e->wm = p->wm, e->bk = p->bk, e->wk = p->wk;
+    e->flags = (uint8_t)(F_USED | (p->stm ? F_WHITE : 0));
+    e->gen = c->gen;
+    e->work = 0;
+    e->min_depth = (uint16_t)depth;
+}
+
+static void
+add_work(tt_entry *e, uint64_t work)
+{
     uint64_t w = (uint64_t)e->work + work;
     e->work = w > UINT32_MAX ? UINT32_MAX : (uint32_t)w;
-    if (depth < e->min_depth)
-        e->min_depth = (uint16_t)depth;
-    if (is_final(pn, dn)) {
-        /* the winner's number is 0 and the loser's holds the length, so a
-         * length of 0 (a store leaf's) would read back as the attacker's
-         * success whoever won: it is kept as 1 */
-        uint32_t l = len ? len : 1;
-        e->flags |= F_FINAL;
-        e->pn = pn == 0 ? 0 : l;
-        e->dn = pn == 0 ? l : 0;
-    } else {
-        e->pn = pn, e->dn = dn;
+}
+
+/*
+ * Writes what is known of p: open numbers, or (pn or dn 0) a final
+ * result, with the length of its proof, as a fact (loose: from an
+ * optimistic search, on the safety side). work is added to the entry's
+ * effort.
+ */
+static void
+tt_put(dfpn_ctx *c, const eng_pos *p, uint64_t key, uint32_t pn, uint32_t dn, uint16_t len,
+       uint64_t work, int depth, int loose)
+{
+    tt_entry *b = &c->tt[(key & (c->nbuckets - 1)) * BUCKET];
+    tt_entry *open = NULL, *fact = NULL, *answer = NULL;
+    uint8_t lf = loose ? F_LOOSE : 0;
+    for (int i = 0; i < BUCKET; i++) {
+        tt_entry *e = &b[i];
+        if (!(e->flags & F_USED) || !same_entry_pos(e, p))
+            continue;
+        if (!(e->flags & F_FINAL)) {
+            if (open_live(c, e))
+                open = e;
+            continue;
+        }
+        if ((e->flags & F_LOOSE) == lf)
+            fact = e;
+        if (fact_answer(c, e) >= 0)
+            answer = e;
     }
+    if (!is_final(pn, dn)) {
+        if (answer)
+            return; /* a fact is never overwritten by numbers */
+        if (!open) {
+            open = tt_slot(c, key);
+            tt_fill(c, open, p, depth);
+            open->flags |= (uint8_t)((c->round & 31) << ROUND_SHIFT);
+        }
+        open->gen = c->gen;
+        open->pn = pn, open->dn = dn;
+        add_work(open, work);
+        if (depth < open->min_depth)
+            open->min_depth = (uint16_t)depth;
+        return;
+    }
+    eng_bound f = fact_of(c, p, pn == 0);
+    if (loose && answer && !(answer->flags & F_LOOSE) && fact_answer(c, answer) == (pn == 0))
+        fact = answer; /* a true fact says it already: it only gains the effort */
+    /* the length of a win or loss; a store leaf's length 0 is kept as 1
+     * (the walk only compares lengths) */
+    uint32_t l = len ? len : 1;
+    if (fact) {
+        if (fact != answer || !loose) {
+            eng_bound m = eng_bound_meet(entry_bound(fact), f);
+            /* disjoint facts: only loose ones can be (a strict fact is
+             * true); the newer stands */
+            if (m == ENG_BOUND_INVALID)
+                m = f;
+            if (eng_bound_is_exact(f)) /* a new win or loss brings its length */
+                fact->pn = l;
+            fact->flags = (uint8_t)((fact->flags & (F_USED | F_WHITE | F_FINAL | F_LOOSE)) |
+                                    (m << BOUND_SHIFT));
+        }
+        fact->gen = c->gen;
+        add_work(fact, work);
+        if (open) { /* its numbers are over: the fact holds the effort */
+            add_work(fact, open->work);
+            open->flags = 0;
+            c->used--;
+        }
+        return;
+    }
+    tt_entry *e = open;
+    if (!e) {
+        e = tt_slot(c, key);
+        tt_fill(c, e, p, depth);
+    }
+    e->flags = (uint8_t)(F_USED | (p->stm ? F_WHITE : 0) | F_FINAL | lf | (f << BOUND_SHIFT));
+    e->gen = c->gen;
+    e->pn = l;
+    e->dn = 0;
+    add_work(e, work);
+}
+
+/* A new generation. Entries are kept (THE TABLE ACROSS QUERIES); when
+ * the counter wraps, open entries and the path-dependent table go, so
+ * that no stale generation ever looks current. */
+static void
+new_generation(dfpn_ctx *c)
+{
+    if (++c->gen != 0)
+        return;
+    size_t n = c->nbuckets * BUCKET, kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        tt_entry *e = &c->tt[i];
+        if (!(e->flags & F_FINAL))
+            e->flags = 0;
+        else {
+            e->gen = 1;
+            kept++;
+        }
+    }
+    c->used = kept;
+    memset(c->pt, 0, c->npt * sizeof *c->pt);
+    memset(c->susp, 0, sizeof c->susp);
+    c->gen = 2;
 }
 
 /* ---- the path-dependent table ------------------------------------------ */
@@ -440,12 +662,12 @@ budget(dfpn_ctx *c)
 
 /* ---- valuing a child ------------------------------------------------- */
 
-/* A child valued by a final table entry: a path-independent truth. */
+/* A child valued by a fact of the table: a path-independent truth. */
 static void
-from_tt(child *ch, const tt_entry *e)
+from_tt(child *ch, const look *l)
 {
-    set_success(ch, e->pn == 0);
-    ch->len = (uint16_t)(e->pn == 0 ? e->dn : e->pn);
+    set_success(ch, l->att_won);
+    ch->len = l->len;
     ch->rep_up = 0;
     ch->d.n = 0;
     ch->fixed = 1;
@@ -499,10 +721,10 @@ value_child(dfpn_ctx *c, int ply, child *ch)
     c->nodes++;
     budget(c);
 
-    tt_entry *e = tt_find(c, p, ch->key);
-    int tt_final = e && (e->flags & F_FINAL);
-    if (tt_final && !c->strict) {
-        from_tt(ch, e);
+    look l;
+    tt_find(c, p, ch->key, &l);
+    if (l.fin && !c->strict) {
+        from_tt(ch, &l);
         return;
     }
     /* 2. repetition: only positions since the last irreversible move can
@@ -520,8 +742,8 @@ value_child(dfpn_ctx *c, int ply, child *ch)
                 ch->leaf = LEAF_REP;
                 return;
             }
-    if (tt_final) {
-        from_tt(ch, e);
+    if (l.fin) {
+        from_tt(ch, &l);
         return;
     }
     uint64_t nm = eng_count_moves(p, ENG_DUPS_MERGE);
@@ -565,7 +787,7 @@ value_child(dfpn_ctx *c, int ply, child *ch)
             if (rc == 0) {
                 c->store_hits++;
                 ch->leaf = LEAF_STORE;
-                tt_put(c, p, ch->key, ch->pn, ch->dn, 0, 0, ply);
+                tt_put(c, p, ch->key, ch->pn, ch->dn, 0, 0, ply, 0);
                 return;
             }
         }
@@ -589,9 +811,9 @@ value_child(dfpn_ctx *c, int ply, child *ch)
         ch->leaf = LEAF_CUT;
         return;
     }
-    if (e) {
-        ch->pn = e->pn, ch->dn = e->dn;
-        ch->min_depth = e->min_depth;
+    if (l.open) {
+        ch->pn = l.open->pn, ch->dn = l.open->dn;
+        ch->min_depth = l.open->min_depth;
     } else if (p->stm == c->attacker) {
         ch->pn = 1, ch->dn = (uint32_t)nm;
     } else {
@@ -606,9 +828,10 @@ refresh_child(dfpn_ctx *c, int ply, child *ch)
 {
     if (ch->fixed)
         return;
-    const tt_entry *e = tt_find(c, &ch->pos, ch->key);
-    if (e && (e->flags & F_FINAL)) {
-        from_tt(ch, e);
+    look l;
+    tt_find(c, &ch->pos, ch->key, &l);
+    if (l.fin) {
+        from_tt(ch, &l);
         return;
     }
     int up;
@@ -617,9 +840,9 @@ refresh_child(dfpn_ctx *c, int ply, child *ch)
         from_pt(ch, q, up);
         return;
     }
-    if (e && ch->leaf != LEAF_CUT) {
-        ch->pn = e->pn, ch->dn = e->dn;
-        ch->min_depth = e->min_depth;
+    if (l.open && ch->leaf != LEAF_CUT) {
+        ch->pn = l.open->pn, ch->dn = l.open->dn;
+        ch->min_depth = l.open->min_depth;
     }
 }
 
@@ -798,7 +1021,7 @@ mid(dfpn_ctx *c, int ply, uint32_t thpn, uint32_t thdn, int inc, child *self)
     if (n <= 0) { /* too deep: leave it open, and make it unattractive to
                      both sides without saturating the sums above it */
         c->top = top0;
-        tt_put(c, p, key, DEEP, DEEP, 0, 1, ply);
+        tt_put(c, p, key, DEEP, DEEP, 0, 1, ply, 0);
         self->pn = self->dn = DEEP;
         return;
     }
@@ -861,12 +1084,15 @@ mid(dfpn_ctx *c, int ply, uint32_t thpn, uint32_t thdn, int inc, child *self)
         self->rep_up = (int16_t)(rep_up > 0 ? rep_up : 0);
         self->d = d;
         self->len = (uint16_t)len;
-        if (rep_up <= 0 || c->o->ghi_naive || c->o->optimistic)
-            tt_put(c, p, key, pn, dn, (uint16_t)len, work, ply);
+        /* a safety result of an optimistic search may rest on its line:
+         * a loose fact (THE TABLE ACROSS QUERIES) */
+        int loose = c->loose && (pn == 0 ? c->attacker : !c->attacker) == c->safety;
+        if (rep_up <= 0 || c->loose)
+            tt_put(c, p, key, pn, dn, (uint16_t)len, work, ply, loose);
         else if (d.n != DEP_OVER) /* lines holding d only */
             pt_put(c, p, key, pn == 0, &d, len);
     } else {
-        tt_put(c, p, key, pn, dn, 0, work, ply);
+        tt_put(c, p, key, pn, dn, 0, work, ply, 0);
     }
     c->top = top0;
 }
@@ -1216,8 +1442,9 @@ walk(dfpn_ctx *c, int ply)
     se = pset_find(c, &p, 0); /* the set may have moved */
     se->state = 2;
     se->len = (uint16_t)(maxlen + 1 > UINT16_MAX - 1 ? UINT16_MAX - 1 : maxlen + 1);
-    const tt_entry *e = tt_find(c, &p, eng_key(&p));
-    c->items[item].rec.effort = e ? e->work : 0;
+    look l;
+    tt_find(c, &p, eng_key(&p), &l);
+    c->items[item].rec.effort = l.fin ? l.fin->work : l.open ? l.open->work : 0;
     c->items[item].rec.length = c->w_reach ? se->len : 0;
     return 0;
 }
@@ -1374,6 +1601,52 @@ dfpn_strerror(int code)
     }
 }
 
+/* The remembered unanswered query this one repeats, if any: it goes on
+ * at the round it stopped in, its open entries live again (THE TABLE
+ * ACROSS QUERIES). */
+static void
+resume(dfpn_ctx *c, const eng_pos *root)
+{
+    c->resumed = 0;
+    for (int i = 0; i < NSUSP; i++) {
+        susp *s = &c->susp[i];
+        if (s->used && same_pos(&s->root, root) && s->attacker == c->attacker &&
+            s->goal == c->goal && s->loose == c->loose) {
+            c->resumed = 1;
+            c->rgen = s->gen;
+            c->rround = s->round;
+            c->round = s->round;
+            c->maxply = s->maxply;
+            s->used = 0;
+            return;
+        }
+    }
+}
+
+/* Remembers this unanswered query in place of the oldest one. */
+static void
+suspend(dfpn_ctx *c, const eng_pos *root)
+{
+    susp *v = &c->susp[0];
+    for (int i = 0; i < NSUSP; i++) {
+        susp *s = &c->susp[i];
+        if (!s->used) {
+            v = s;
+            break;
+        }
+        if ((uint8_t)(c->gen - s->gen) > (uint8_t)(c->gen - v->gen))
+            v = s;
+    }
+    v->used = 1;
+    v->root = *root;
+    v->attacker = (uint8_t)c->attacker;
+    v->goal = (uint8_t)c->goal;
+    v->loose = (uint8_t)c->loose;
+    v->gen = c->gen;
+    v->round = (uint8_t)c->round;
+    v->maxply = (uint16_t)c->maxply;
+}
+
 int
 dfpn_prove(dfpn_ctx *c, const eng_pos *root, const eng_question *q, const dfpn_opts *o,
            dfpn_result *out, char *err, size_t errlen)
@@ -1383,19 +1656,13 @@ dfpn_prove(dfpn_ctx *c, const eng_pos *root, const eng_question *q, const dfpn_o
     if (eng_validate(root, err, errlen) != 0 || !eng_question_valid(q) ||
         (o->ghi_naive && o->store))
         return DFPN_EINVAL;
-    /* A new generation empties the tables without touching their memory;
-     * only when the 8-bit counter wraps are they really cleared. */
-    if (++c->gen == 0) {
-        memset(c->tt, 0, c->nbuckets * BUCKET * sizeof *c->tt);
-        memset(c->pt, 0, c->npt * sizeof *c->pt);
-        c->gen = 1;
-    }
-    c->used = 0;
+    new_generation(c);
     c->pt_puts = 0;
     c->o = o;
     int attacker = q->attacker, goal = q->target == ENG_WIN ? DFPN_WIN : DFPN_DRAW;
     c->attacker = attacker;
     c->goal = goal;
+    c->loose = o->optimistic || o->ghi_naive;
     c->safety = goal == DFPN_WIN ? !attacker : attacker;
     c->eps = o->epsilon > 0 ? o->epsilon : 0.25;
     c->t0 = now();
@@ -1431,6 +1698,8 @@ dfpn_prove(dfpn_ctx *c, const eng_pos *root, const eng_question *q, const dfpn_o
      */
     c->maxply = 24;
     c->round = 0;
+    resume(c, root);
+    out->resumed = c->resumed;
     if (!c->error && !is_final(pn, dn)) {
         while (!c->abort) {
             mid(c, 0, DEEP, DEEP, 0, &rc);
@@ -1438,12 +1707,14 @@ dfpn_prove(dfpn_ctx *c, const eng_pos *root, const eng_question *q, const dfpn_o
             if (is_final(pn, dn) || c->abort || c->maxply >= DFPN_MAXPLY)
                 break;
             c->maxply = c->maxply * 3 / 2 > DFPN_MAXPLY ? DFPN_MAXPLY : c->maxply * 3 / 2;
-            c->round++; /* forgets the open entries: see live() */
+            c->round++; /* forgets the open entries: see open_live() */
         }
     }
     out->pn = pn;
     out->dn = dn;
     out->status = pn == 0 ? DFPN_PROVEN : dn == 0 ? DFPN_DISPROVEN : DFPN_UNKNOWN;
+    if (out->status == DFPN_UNKNOWN && !c->error)
+        suspend(c, root);
     int rcode = 0;
     if (c->error) {
         out->status = DFPN_UNKNOWN;

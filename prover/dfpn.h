@@ -33,6 +33,13 @@
  *   DFPN_FINAL_BONUS more. When three quarters of the entries are in use,
  *   a garbage collection samples the effort of 16,384 entries and frees
  *   every entry below the median (small-tree GC, as KomoringHeights does).
+ *   The table lasts across queries (a worker keeps one for its life): a
+ *   final entry is kept as a fact about its position (a bound, read by
+ *   every later query in its own terms); open numbers serve only their own
+ *   query, and the same query asked again after its budget ran out (a
+ *   re-job) resumes with them. Efforts are halved for each query since an
+ *   entry was last used, so old work gives way (dfpn.c, THE TABLE ACROSS
+ *   QUERIES).
  *
  * THREAD SAFETY
  *   A dfpn_ctx belongs to one thread. The database and store handles in
@@ -119,6 +126,7 @@ typedef struct dfpn_result {
     uint64_t researched;    /* positions re-searched while writing the proof */
     int proof_length;       /* plies of the longest line of a win proof (-1: n/a) */
     int refuted;            /* optimistic: a safety result the walk could not close */
+    int resumed;            /* went on from the same query's earlier, unanswered run */
     double seconds;
     int pvlen; /* the proof's main line from the root */
     eng_move pv[128];
@@ -133,9 +141,10 @@ void dfpn_free(dfpn_ctx *c);
 
 /*
  * dfpn_prove - runs one query from root until it is answered or the
- * budget runs out. The table is cleared first: each query starts afresh
- * (its numbers mean something only for its own attacker and goal); what
- * earlier queries proved reaches it through the store.
+ * budget runs out. What earlier queries on the same context proved is
+ * kept as facts in the table, what they wrote reaches it through the
+ * store; an unanswered query asked again resumes where it stopped (THE
+ * TABLE above).
  * With o->store and o->write_proof, an answered query writes its whole
  * proof (prover.h, WRITING A PROOF) in one transaction before returning.
  * RETURN 0 with out filled; DFPN_EINVAL (invalid position or question),

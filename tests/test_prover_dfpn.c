@@ -237,6 +237,81 @@ test_small_table_gc(void **state)
     assert_true(gc > 0);
 }
 
+/*
+ * One table for many queries, as a worker keeps it (THE TABLE ACROSS
+ * QUERIES in dfpn.c): a 1 MB context serves every solve of the sample,
+ * with a store, so facts of earlier queries (of other questions, read in
+ * this one's terms), aged entries, collections and the wrap of the
+ * generation counter (more than 255 queries) all meet. Then re-jobs:
+ * each position is asked again and again with a budget of a few hundred
+ * positions until it is settled, so that unanswered queries are resumed.
+ * Every answer must agree with the 5-piece database and every written
+ * proof must pass the checker, as with a fresh table.
+ */
+static void
+test_one_table_many_queries(void **state)
+{
+    (void)state;
+    char path[300], err[512] = "";
+    snprintf(path, sizeof path, "%s/store-shared-table", F.tmp);
+    pst_env *st;
+    assert_int_equal(pst_open(path, 0, &st, err, sizeof err), 0);
+    dfpn_ctx *c;
+    assert_int_equal(dfpn_new(1u << 20, &c), 0);
+    uint64_t s = 0x5EED0009ull;
+    int n = test_sanitized() ? 40 : 300, queries = 0, resumed = 0, settled = 0;
+    for (int i = 0; i < n; i++) {
+        eng_pos p = test_random_pos(&s, 5);
+        prv_opts o = {.db = F.db4, .db_pieces = 4, .ctx = c, .node_limit = NODE_CAP};
+        /* half the sample without the store: answers from the table alone */
+        o.store = i % 2 ? st : NULL;
+        /* re-jobs: small budgets, the same question each time, until done */
+        eng_question q = {i % 3 ? p.stm : !p.stm, i % 4 < 2 ? ENG_WIN : ENG_DRAW};
+        o.question = &q;
+        o.node_limit = 300;
+        prv_result r;
+        for (int k = 0; k < 40; k++) {
+            assert_int_equal(prv_solve(&p, &o, &r, err, sizeof err), 0);
+            queries += r.nq;
+            for (int j = 0; j < r.nq; j++)
+                resumed += r.q[j].r.resumed;
+            if (r.complete)
+                break;
+        }
+        eng_bound t = db_bound(F.db5, &p);
+        char fen[ENG_FEN_MAX];
+        eng_format_fen(&p, fen, sizeof fen);
+        if (r.complete) {
+            settled++;
+            if (eng_bound_meet(r.bound, t) != t)
+                fail_msg("%s after re-jobs: solver says %s, database %s", fen,
+                         eng_bound_name(r.bound), eng_bound_name(t));
+        }
+        /* then the value, on the same table */
+        o.question = NULL;
+        o.node_limit = NODE_CAP;
+        assert_int_equal(prv_solve(&p, &o, &r, err, sizeof err), 0);
+        queries += r.nq;
+        if (!eng_bound_contains(r.bound, eng_bound_lo(t)) || (r.complete && r.bound != t))
+            fail_msg("%s on a shared table: solver says %s, database %s", fen,
+                     eng_bound_name(r.bound), eng_bound_name(t));
+        if (o.store && r.bound != ENG_LW) {
+            pchk_result cr;
+            assert_int_equal(pchk_check(st, F.db4, &p, &cr, err, sizeof err), 0);
+            if (cr.status != PCHK_VALID)
+                fail_msg("%s: the proof written from a shared table fails at %s: %s", fen,
+                         cr.where, cr.why);
+        }
+    }
+    printf("  %d positions, %d queries on one 1 MB table: %d questions settled by re-jobs "
+           "(%d re-jobs resumed), every answer as the database says\n",
+           n, queries, settled, resumed);
+    assert_true(queries > 255); /* the generation counter wrapped */
+    assert_true(resumed > 0);
+    dfpn_free(c);
+    pst_close(st);
+}
+
 /* ---- GHI ------------------------------------------------------------- */
 
 /* One query with the databases of up to n-1 pieces (n = pieces of p).
@@ -476,6 +551,9 @@ main(void)
         cmocka_unit_test(test_five_vs_database),   cmocka_unit_test(test_five_with_store),
         cmocka_unit_test(test_small_table_gc),     cmocka_unit_test(test_ghi_cases),
         cmocka_unit_test(test_draw_by_repetition), cmocka_unit_test(test_store_leaves_both_ways),
+        cmocka_unit_test(test_one_table_many_queries),
     };
+    if (getenv("CHECKERS_TEST_FILTER")) /* one test by name, e.g. while working on it */
+        cmocka_set_test_filter(getenv("CHECKERS_TEST_FILTER"));
     return cmocka_run_group_tests(tests, setup, teardown);
 }
