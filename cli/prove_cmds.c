@@ -28,7 +28,8 @@ static const char prove_help[] =
     "                      [--goal value|win|draw|<=draw|>=draw] [--workers N]\n"
     "                      [--listen HOST:PORT] [--token-file F] [--budget TIME]\n"
     "                      [--status-port P] [--seed-line \"MOVES\"] [--pieces N]\n"
-    "                      [--job-time S] [--job-nodes N] [--threshold H] [--step D]\n"
+    "                      [--job-time S] [--job-max S] [--job-nodes N] [--threshold H]\n"
+    "                      [--step D]\n"
     "                      [--max-proof-records N] [--max-connections N]\n"
     "       checkers prove --state DIR [--db DIR] [--workers N] [...]   (resume)\n"
     "\n"
@@ -61,8 +62,13 @@ static const char prove_help[] =
     "  --budget TIME    stop after TIME (90, 90s, 15m, 2h, 1d); resumable\n"
     "  --status-port P  serve a status page (HTML and /status.json) on port P\n"
     "  --seed-line M    expand this line first (default: the engine's line)\n"
-    "  --job-time S     seconds of one job (default 30)\n"
-    "  --job-nodes N    df-pn positions of one job at most (default: no limit)\n"
+    "  --job-time S     seconds of a leaf's first job (default 30); each job\n"
+    "                   after it gets double, up to --job-max, and then the\n"
+    "                   leaf is expanded (default --job-max: 8 first jobs);\n"
+    "                   a re-job goes to the worker that had the leaf, whose\n"
+    "                   table still holds the work\n"
+    "  --job-nodes N    df-pn positions of a first job at most, doubled the\n"
+    "                   same way (default: no limit)\n"
     "  --threshold H    first heuristic threshold h, hundredths of a man (200)\n"
     "  --step D         h grows by D when the root is resolved provisionally\n"
     "                   (200); the answer never rests on a heuristic leaf\n"
@@ -165,7 +171,7 @@ cli_prove(int argc, char **argv)
     const char *opening = NULL, *fen = NULL, *state = NULL, *db = NULL, *listen = NULL;
     const char *token = NULL, *seed = NULL;
     long acf = 0, workers = -1, status_port = 0, pieces = 0, cache_mb = 512, thr = 200, step = 200,
-         job_s = 30;
+         job_s = 30, job_max_s = 0;
     long long job_nodes = 0, max_proof = 0, max_conns = 0;
     int goal = MT_GOAL_VALUE, quiet = 0, goal_given = 0;
     double budget = 0;
@@ -221,6 +227,9 @@ cli_prove(int argc, char **argv)
                 return CLI_EXIT_USAGE;
         } else if (!strcmp(o, "--job-time") && more) {
             if ((job_s = cli_parse_uint("prove", "--job-time", argv[++i], 1, 86400)) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(o, "--job-max") && more) {
+            if ((job_max_s = cli_parse_uint("prove", "--job-max", argv[++i], 1, 86400 * 7)) < 0)
                 return CLI_EXIT_USAGE;
         } else if (!strcmp(o, "--max-connections") && more) {
             if ((max_conns = cli_parse_uint("prove", "--max-connections", argv[++i], 1, 1000000L)) <
@@ -323,6 +332,12 @@ cli_prove(int argc, char **argv)
         cr.goal = goal;
         cr.db_pieces = dbp;
         cr.job_ms = (uint32_t)job_s * 1000;
+        if (job_max_s && job_max_s < job_s) {
+            fprintf(stderr, "checkers prove: --job-max %ld is below --job-time %ld\n", job_max_s,
+                    job_s);
+            return CLI_EXIT_USAGE;
+        }
+        cr.job_max_ms = (uint32_t)job_max_s * 1000;
         cr.job_nodes = (uint64_t)job_nodes;
         cr.h0 = (int)thr;
         cr.h_step = (int)step;

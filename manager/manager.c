@@ -217,16 +217,29 @@ dispatch(mgr *m)
 {
     if (m->finished)
         return;
-    for (mgr_conn *c = m->conns; c; c = c->next) {
-        if (!c->welcomed || c->has_job)
+    for (mgr_conn *c = m->conns; c;) {
+        if (c->welcomed != 1 || c->has_job) {
+            c = c->next;
             continue;
+        }
         mt_job j;
         char err[512];
         double t0 = mgr_now();
         int r = mt_pick(m->tree, &j, err, sizeof err);
         m->handle_seconds += mgr_now() - t0;
         if (r == MT_PICK_JOB) {
-            send_job(c, &j);
+            /* a re-job goes to the worker that had the node, when it is
+             * free (its table holds the work: tree.h, JOBS); c then picks
+             * again */
+            mgr_conn *to = c;
+            if (j.prefer && j.prefer != c->id)
+                for (mgr_conn *x = m->conns; x; x = x->next)
+                    if (x->id == j.prefer && x->welcomed == 1 && !x->has_job)
+                        to = x;
+            mt_given(m->tree, j.id, to->id);
+            send_job(to, &j);
+            if (to == c)
+                c = c->next;
             continue;
         }
         if (r == MT_PICK_DONE) {
@@ -528,7 +541,9 @@ spawn_worker(mgr *m, int k)
     char dir[4200], store[4300], logp[4300], conn[64];
     snprintf(dir, sizeof dir, "%s/workers", o->state);
     mkdir(dir, 0755);
-    snprintf(store, sizeof store, "%s/%d", dir, k);
+    /* one store for every local worker: a proof one finds, the others
+     * read (LMDB serves many processes) */
+    snprintf(store, sizeof store, "%s/store", dir);
     snprintf(logp, sizeof logp, "%s/%d.log", dir, k);
     snprintf(conn, sizeof conn, "127.0.0.1:%d", m->port);
     fflush(NULL);

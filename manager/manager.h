@@ -27,7 +27,7 @@
  *                proof and every backed-up tree node, nothing unchecked;
  *                `proof check --state DIR` checks the root's record here
  *   DIR/token    the workers' shared secret (SECURITY), mode 0600
- *   DIR/workers  the stores and logs of local workers
+ *   DIR/workers  the local workers' logs and their one shared store (store/)
  *   A worker's result is committed to DIR/proofs (and the tree) before it
  *   is acknowledged. Kill the manager at any moment: `checkers prove
  *   --state DIR` resumes, and no proven node is lost (bounds are read

@@ -43,6 +43,7 @@ typedef struct mt_node {
     int16_t score;
     uint16_t depth;
     uint32_t jobs, job_ms, seq, epoch;
+    uint32_t worker; /* who had its last job (mt_given; not persisted) */
     uint64_t job_nodes, pn, dn;
 } mt_node;
 
@@ -72,7 +73,7 @@ struct mt_tree {
     /* parameters and state (meta) */
     eng_pos root;
     int goal, db_pieces, h, h0, h_step;
-    uint32_t job_ms;
+    uint32_t job_ms, job_max_ms;
     uint64_t job_nodes, next_job, jobs_done, jobs_proved, hist_n;
     eng_question q;
     double seconds;
@@ -137,6 +138,25 @@ static uint64_t
 sat_add(uint64_t a, uint64_t b)
 {
     return a + b >= MT_INF ? MT_INF : a + b;
+}
+
+/* The cap of a node's budget when the proof does not set one. */
+static uint32_t
+job_max_default(uint32_t job_ms)
+{
+    uint64_t m = (uint64_t)job_ms * MT_JOB_GROW;
+    return m > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)m;
+}
+
+/* The multiple of the first job's budget that a node's next job gets
+ * after `jobs` jobs: doubled each time, up to the cap. */
+static uint32_t
+job_mult(const mt_tree *t, uint32_t jobs)
+{
+    uint32_t m = 1;
+    while (jobs-- > 0 && (uint64_t)t->job_ms * m * 2 <= t->job_max_ms)
+        m *= 2;
+    return m;
 }
 
 static const char *
@@ -752,6 +772,8 @@ txn_create(mt_tree *t, MDB_txn *txn, void *arg)
         rc = meta_put(t, txn, "params", "%d %u %" PRIu64 " %d %d", t->db_pieces, t->job_ms,
                       t->job_nodes, t->h0, t->h_step);
     if (!rc)
+        rc = meta_put(t, txn, "job_max_ms", "%u", t->job_max_ms);
+    if (!rc)
         rc = meta_put(t, txn, "seed", "%s", t->seed);
     if (!rc && t->db_dir[0])
         rc = meta_put(t, txn, "db_dir", "%s", t->db_dir);
@@ -860,6 +882,10 @@ load_meta(mt_tree *t, char *err, size_t errlen)
                  sscanf(buf, "%d %u %" SCNu64 " %d %d", &t->db_pieces, &t->job_ms, &t->job_nodes,
                         &t->h0, &t->h_step) != 5))
         bad = 3;
+    /* the cap of growing budgets; a tree made before it grows to the default */
+    if (!bad && (meta_get(t, txn, "job_max_ms", buf, sizeof buf) ||
+                 sscanf(buf, "%u", &t->job_max_ms) != 1 || t->job_max_ms < t->job_ms))
+        t->job_max_ms = job_max_default(t->job_ms);
     if (!bad && (meta_get(t, txn, "h", buf, sizeof buf) || sscanf(buf, "%d", &t->h) != 1))
         bad = 4;
     if (!bad && (meta_get(t, txn, "question", buf, sizeof buf) ||
@@ -1043,6 +1069,8 @@ mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store
         t->goal = create->goal;
         t->db_pieces = create->db_pieces;
         t->job_ms = create->job_ms;
+        t->job_max_ms =
+            create->job_max_ms >= t->job_ms ? create->job_max_ms : job_max_default(t->job_ms);
         t->job_nodes = create->job_nodes;
         t->h0 = t->h = create->h0;
         t->h_step = create->h_step > 0 ? create->h_step : 100;
@@ -1288,14 +1316,22 @@ mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen)
         job->id = j->id;
         job->pos = n->pos;
         job->q = j->q;
-        /* an interior node (a repetition blocks its children) gets more
-         * time with every job it has had */
-        uint32_t mult = n->expanded ? 1u << (n->jobs < 4 ? n->jobs : 4) : 1;
+        /* a node gets double the budget of its last job (JOBS in tree.h) */
+        uint32_t mult = job_mult(t, n->jobs);
         job->time_ms = t->job_ms * mult;
         job->node_limit = t->job_nodes * mult;
+        job->prefer = n->worker;
         return MT_PICK_JOB;
     }
     return MT_PICK_WAIT;
+}
+
+void
+mt_given(mt_tree *t, uint64_t id, uint32_t worker)
+{
+    mt_jobrec *j = job_find(t, id);
+    if (j)
+        t->n[j->node].worker = worker;
 }
 
 int
@@ -1450,12 +1486,15 @@ mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int 
     t->jobs_done++;
     t->jobs_proved += settled ? 1 : 0;
     job_drop(t, id);
-    /* 3. a job that left its leaf open grows the tree there (a leaf's bound
-     * is its own; the one pass below backs the result up) */
+    /* 3. a job that left its leaf open: the leaf's next job gets double
+     * the budget, and when its budget has reached the cap the tree grows
+     * there instead (a leaf's bound is its own; the one pass below backs
+     * the result up) */
     int rc;
     if (!nd->expanded)
         nd->bound = m;
-    if (!mt_done(t) && q_status(&t->q, nd) == 0 && !nd->expanded &&
+    int grows = job_mult(t, nd->jobs) > job_mult(t, nd->jobs - 1);
+    if (!mt_done(t) && q_status(&t->q, nd) == 0 && !nd->expanded && !grows &&
         (rc = expand(t, i, err, errlen)))
         return rc;
     result_arg a = {i, id};
@@ -1526,6 +1565,7 @@ mt_stats_get(const mt_tree *t, mt_stats *out)
     out->h = t->h;
     out->db_pieces = t->db_pieces;
     out->job_ms = t->job_ms;
+    out->job_max_ms = t->job_max_ms;
     out->job_nodes = t->job_nodes;
     out->seconds = t->seconds;
     eng_format_fen(&t->root, out->root_fen, sizeof out->root_fen);

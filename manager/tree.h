@@ -70,6 +70,18 @@
  *   leaf. The job-level PN-search study (Wu et al. 2013) found this the
  *   best of the policies it measured.
  *
+ * JOBS: GROWING BUDGETS, THE SAME WORKER AGAIN
+ *   A node's first job gets job_ms (and job_nodes); each job after it
+ *   gets double the one before, up to job_max_ms. A leaf whose job left
+ *   it open stays a leaf while its budget can still grow, so the next pick
+ *   (its numbers have not changed) gives it a longer job; once a job at
+ *   the cap has left it open, it is expanded. Chinook worked the same
+ *   way: a short search first, then a long one, then the tree grows. The
+ *   manager gives a node's job to the worker that had its last one
+ *   (mt_job.prefer) when that worker is free: its df-pn table still holds
+ *   the unanswered query, which goes on where it stopped
+ *   (prover/dfpn.h, THE TABLE).
+ *
  * PERSISTENCE (LMDB, directory <state>/tree)
  *   Named databases, little-endian:
  *     "meta"  text keys and values: schema "checkers-proof-tree 2", root
@@ -110,6 +122,7 @@
 #define MT_SCHEMA_UNADMITTED "checkers-proof-tree 1"
 #define MT_INF ((uint64_t)1 << 40) /* proof-number infinity (saturating) */
 #define MT_H_INF 10001             /* h at or past this: nothing provisional */
+#define MT_JOB_GROW 8              /* default cap of a node's budget: 8 first jobs */
 
 enum mt_err {
     MT_OK = 0,
@@ -145,8 +158,10 @@ typedef struct mt_create {
     eng_pos root;
     int goal;           /* MT_GOAL_* */
     int db_pieces;      /* the piece count the databases cover */
-    uint32_t job_ms;    /* budget of one job */
-    uint64_t job_nodes; /* df-pn node limit of one job (0: none) */
+    uint32_t job_ms;     /* budget of a node's first job */
+    uint32_t job_max_ms; /* the cap of a node's growing budget (JOBS); below
+                            job_ms: job_ms * MT_JOB_GROW */
+    uint64_t job_nodes;  /* df-pn node limit of a first job (0: none) */
     int h0, h_step;     /* threshold start and step (hundredths of a man) */
     const char *seed;   /* seed line as move text ("12-16 24-19"), may be NULL */
     const char *db_dir; /* the databases' folder, absolute (kept: a resume needs
@@ -160,6 +175,8 @@ typedef struct mt_job {
     eng_question q; /* what the job asks of pos */
     uint32_t time_ms;
     uint64_t node_limit;
+    uint32_t prefer; /* the worker that had this node's last job (mt_given),
+                        0: none: its table still holds that job's work */
 } mt_job;
 
 /* The tree's state, for progress lines, the status page and `tree`. */
@@ -172,7 +189,7 @@ typedef struct mt_stats {
     uint64_t jobs_done, jobs_proved, jobs_issued;
     int h;
     int db_pieces;
-    uint32_t job_ms;
+    uint32_t job_ms, job_max_ms;
     uint64_t job_nodes;
     double seconds; /* manager time spent on this proof, over all runs */
     char root_fen[ENG_FEN_MAX];
@@ -258,6 +275,10 @@ int mt_release(mt_tree *t, uint64_t id, char *err, size_t errlen);
 
 /* mt_release_all - every job in flight returns to the pool. */
 void mt_release_all(mt_tree *t);
+
+/* mt_given - job id went to worker (a number the caller chooses, not 0):
+ * the node's next job will name it in mt_job.prefer. */
+void mt_given(mt_tree *t, uint64_t id, uint32_t worker);
 
 /* Is job id still wanted (its node not yet resolved for the question)? */
 int mt_job_wanted(const mt_tree *t, uint64_t id);

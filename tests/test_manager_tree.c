@@ -28,6 +28,7 @@
 
 typedef struct fixture {
     egdb *full, *db4;
+    dfpn_ctx *ctx; /* one df-pn table for every job, as a worker keeps it */
 } fixture;
 
 static fixture F;
@@ -46,7 +47,7 @@ setup(void **state)
         fprintf(stderr, "%s\n", err);
         return -1;
     }
-    return 0;
+    return dfpn_new((size_t)8 << 20, &F.ctx) ? -1 : 0;
 }
 
 static int
@@ -55,6 +56,7 @@ teardown(void **state)
     (void)state;
     egdb_close(F.full);
     egdb_close(F.db4);
+    dfpn_free(F.ctx);
     return 0;
 }
 
@@ -66,9 +68,11 @@ rm_rf(const char *d)
     return system(cmd);
 }
 
-/* A job answered as worker.c answers it: df-pn into the worker's own
- * store, the proof gathered by the checker's walk (padm_collect) and sent
- * to the tree, which admits it into its store. */
+/* A job answered as worker.c answers it: df-pn, on the table every job
+ * shares, into the worker's own store, the proof gathered by the
+ * checker's walk (padm_collect) and sent to the tree, which admits it
+ * into its store. The job's own node limit (it grows with re-jobs), or
+ * nodes when it has none. */
 static void
 answer(mt_tree *t, pst_env *wst, const mt_job *j, uint64_t nodes)
 {
@@ -76,9 +80,9 @@ answer(mt_tree *t, pst_env *wst, const mt_job *j, uint64_t nodes)
                   .db_pieces = 4,
                   .store = wst,
                   .question = &j->q,
-                  .node_limit = nodes,
+                  .node_limit = j->node_limit ? j->node_limit : nodes,
                   .time_limit = 1.0,
-                  .tt_bytes = (size_t)8 << 20};
+                  .ctx = F.ctx};
     prv_result r;
     char err[512];
     int pr = prv_solve(&j->pos, &o, &r, err, sizeof err);
@@ -103,6 +107,16 @@ answer(mt_tree *t, pst_env *wst, const mt_job *j, uint64_t nodes)
         fprintf(stderr, "mt_result: %s\n", err);
     assert_int_equal(rc, 0);
     padm_items_free(&items);
+}
+
+/* A job answered with nothing: its budget ran out. */
+static void
+answer_nothing(mt_tree *t, const mt_job *j)
+{
+    char err[256] = "";
+    assert_int_equal(mt_result(t, j->id, ENG_LW, 0, 0, 0, j->node_limit, j->time_ms, NULL, 0, 0,
+                               err, sizeof err),
+                     0);
 }
 
 /* Proves p with the tree; returns the root's bound. restart_after: close
@@ -224,6 +238,67 @@ test_restart(void **state)
     fprintf(stderr, "restart: %d jobs without, %d with a restart\n", j1, j2);
 }
 
+/* Growing budgets (tree.h, JOBS): a leaf left open by its job stays a
+ * leaf and its next job gets double the budget, named for the worker
+ * that had it; once a job at the cap has left it open, it is expanded
+ * and its children start again at the first budget. */
+static void
+test_growing_budgets(void **state)
+{
+    (void)state;
+    char dir[256], sdir[300], tdir[300], err[512];
+    assert_non_null(test_tmpdir(dir, sizeof dir, "tree-budgets"));
+    snprintf(sdir, sizeof sdir, "%s/proofs", dir);
+    snprintf(tdir, sizeof tdir, "%s/tree", dir);
+    pst_env *st;
+    assert_int_equal(pst_open(sdir, 0, &st, err, sizeof err), 0);
+    eng_pos root;
+    assert_int_equal(eng_parse_fen("B:W30,31,K19:B6,K12", &root, err, sizeof err), 0);
+    mt_create cr = {.root = root,
+                    .goal = MT_GOAL_VALUE,
+                    .db_pieces = 4,
+                    .job_ms = 1000,
+                    .job_max_ms = 4000,
+                    .job_nodes = 100,
+                    .h0 = 100,
+                    .h_step = 300};
+    mt_tree *t;
+    assert_int_equal(mt_open(tdir, &cr, F.db4, st, &t, err, sizeof err), 0);
+    mt_job j;
+    eng_pos leaf; /* the first pick: a leaf of the seed line */
+    uint32_t want[] = {1000, 2000, 4000};
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+        if (k == 0)
+            leaf = j.pos;
+        assert_true(eng_equal(&j.pos, &leaf)); /* the same leaf again */
+        assert_int_equal(j.time_ms, want[k]);
+        assert_int_equal(j.node_limit, 100 * want[k] / 1000);
+        assert_int_equal(j.prefer, k ? 7u : 0u); /* the worker that had it */
+        mt_given(t, j.id, 7);
+        answer_nothing(t, &j);
+    }
+    /* the job at the cap left it open: expanded, a child's first job */
+    assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+    assert_false(eng_equal(&j.pos, &leaf));
+    assert_int_equal(j.time_ms, 1000);
+    assert_int_equal(j.prefer, 0u);
+    /* the cap is kept in the state: a resumed tree grows the same way */
+    answer_nothing(t, &j);
+    eng_pos child = j.pos;
+    mt_close(t);
+    assert_int_equal(mt_open(tdir, NULL, F.db4, st, &t, err, sizeof err), 0);
+    assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+    assert_true(eng_equal(&j.pos, &child));
+    assert_int_equal(j.time_ms, 2000);
+    mt_stats s;
+    mt_stats_get(t, &s);
+    assert_int_equal(s.job_max_ms, 4000);
+    mt_close(t);
+    pst_close(st);
+    rm_rf(dir);
+}
+
 /* A worker's false claim, with a forged record as its "proof", is refused
  * at admission: nothing of it is written, the tree does not move, a
  * restart does not bring it back, and the honest proof that follows
@@ -305,6 +380,7 @@ main(void)
         cmocka_unit_test(test_random_roots),
         cmocka_unit_test(test_restart),
         cmocka_unit_test(test_forged_result),
+        cmocka_unit_test(test_growing_budgets),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
