@@ -12,7 +12,7 @@
  *          facts found by earlier jobs are read by later ones, and a
  *          re-job resumes the unanswered query where it stopped.
  * Each leaf is asked "does the side to move at least draw?" with the
- * databases one piece short, a first budget of REJOB_BENCH_FIRST df-pn
+ * databases two pieces short, a first budget of REJOB_BENCH_FIRST df-pn
  * positions, doubled on each re-job, at most 9 re-jobs. Reported: the
  * positions and seconds all jobs took, the leaves settled, and the ratio
  * kept / new. Every answer is compared with the database of the
@@ -21,7 +21,9 @@
  * Settings (environment): REJOB_BENCH_DB (default egdb-data, else the
  * test databases of `make testdata`), REJOB_BENCH_PIECES pieces of a
  * position (default 6 with egdb-data, 5 with the test databases),
- * REJOB_BENCH_N positions (default 40), REJOB_BENCH_FIRST (default 2000),
+ * REJOB_BENCH_DBPIECES the databases' pieces (default two fewer: leaves
+ * that need several jobs), REJOB_BENCH_N positions (default 40),
+ * REJOB_BENCH_FIRST (default 2000),
  * REJOB_BENCH_TT table megabytes (default 64).
  */
 #include <inttypes.h>
@@ -47,6 +49,8 @@ typedef struct tally {
     uint64_t nodes;
     double seconds;
     int jobs, settled, wrong;
+    uint64_t pnodes[MAXN]; /* each position's positions until settled */
+    char psettled[MAXN];
 } tally;
 
 /* ---- functions -------------------------------------------------------- */
@@ -87,9 +91,11 @@ run(const eng_pos *ps, int n, const egdb *db, int dbp, const egdb *ref, int firs
             }
             t->jobs++;
             t->nodes += r.nodes;
+            t->pnodes[i] += r.nodes;
             if (!r.complete)
                 continue;
             t->settled++;
+            t->psettled[i] = 1;
             int v = egdb_probe(ref, &ps[i]);
             eng_bound truth = v == EGDB_WIN ? ENG_WW : v == EGDB_LOSS ? ENG_LL : ENG_DD;
             if (eng_bound_meet(truth, r.bound) != truth) {
@@ -122,10 +128,13 @@ main(void)
         n = MAXN;
     char err[300];
     egdb *db, *ref;
-    if (egdb_open(dir, pieces - 1, 256u << 20, &db, err, sizeof err) != 0 ||
+    int dbp = env_int("REJOB_BENCH_DBPIECES", pieces - 2);
+    if (dbp >= pieces)
+        dbp = pieces - 1;
+    if (egdb_open(dir, dbp, 256u << 20, &db, err, sizeof err) != 0 ||
         egdb_open(dir, pieces, 512u << 20, &ref, err, sizeof err) != 0) {
         fprintf(stderr, "rejobs: cannot open the %d- and %d-piece databases in %s: %s\n",
-                pieces - 1, pieces, dir, err);
+                dbp, pieces, dir, err);
         return 1;
     }
     static eng_pos ps[MAXN];
@@ -135,11 +144,21 @@ main(void)
     bench_machine();
     printf("re-jobs: %d random %d-piece positions, databases of %d pieces (%s), first job %d "
            "positions, doubled each re-job, table %zu MB\n",
-           n, pieces, pieces - 1, dir, first, tt >> 20);
-    tally fresh, kept;
-    if (run(ps, n, db, pieces - 1, ref, first, tt, 0, &fresh) != 0 ||
-        run(ps, n, db, pieces - 1, ref, first, tt, 1, &kept) != 0)
+           n, pieces, dbp, dir, first, tt >> 20);
+    static tally fresh, kept;
+    if (run(ps, n, db, dbp, ref, first, tt, 0, &fresh) != 0 ||
+        run(ps, n, db, dbp, ref, first, tt, 1, &kept) != 0)
         return 1;
+    /* where both settled: what it took each (a position left open used
+     * its whole budget either way, which says nothing) */
+    uint64_t both_new = 0, both_kept = 0;
+    int both = 0;
+    for (int i = 0; i < n; i++)
+        if (fresh.psettled[i] && kept.psettled[i]) {
+            both++;
+            both_new += fresh.pnodes[i];
+            both_kept += kept.pnodes[i];
+        }
     printf("%-6s %8s %8s %14s %9s\n", "table", "jobs", "settled", "positions", "seconds");
     printf("%-6s %8d %8d %14" PRIu64 " %9.2f\n", "new", fresh.jobs, fresh.settled, fresh.nodes,
            fresh.seconds);
@@ -148,6 +167,9 @@ main(void)
     printf("kept / new: positions x%.2f, seconds x%.2f, jobs x%.2f\n",
            (double)kept.nodes / (double)fresh.nodes, kept.seconds / fresh.seconds,
            (double)kept.jobs / fresh.jobs);
+    printf("on the %d positions both settled: %" PRIu64 " positions with a new table, %" PRIu64
+           " kept: x%.2f\n",
+           both, both_new, both_kept, both_new ? (double)both_kept / (double)both_new : 0.0);
     egdb_close(db);
     egdb_close(ref);
     return fresh.wrong || kept.wrong ? 1 : 0;

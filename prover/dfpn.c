@@ -254,8 +254,10 @@ set_error(dfpn_ctx *c, int code, const char *msg)
  *   win" and "does Black draw". Facts about one position from different
  *   queries are merged into one bound (eng_bound_meet). A fact found by
  *   an optimistic search (dfpn_opts.optimistic) may rest on a line it
- *   was not proven on: it is marked F_LOOSE and only optimistic queries,
- *   whose answers the proof walk certifies, read it.
+ *   was not proven on: it is marked F_LOOSE and only its own query reads
+ *   it (and that query resumed): loose facts carried to other queries
+ *   made optimistic answers the walk could not close, and re-searches
+ *   that cost a hundred times the work (bench/rejobs.c, first version).
  *   an open entry (numbers) means something only for its query's root,
  *   question and depth round: it is live in its own generation and round.
  *   When a query stops unanswered (its budget ran out), its root,
@@ -306,11 +308,12 @@ entry_bound(const tt_entry *e)
 }
 
 /* What a final entry says to this query: 1 the attacker succeeds, 0 the
- * defender does, -1 nothing (or a loose fact and a strict query). */
+ * defender does, -1 nothing (or a loose fact of another query). */
 static int
 fact_answer(const dfpn_ctx *c, const tt_entry *e)
 {
-    if ((e->flags & F_LOOSE) && !c->loose)
+    if ((e->flags & F_LOOSE) &&
+        (!c->loose || (e->gen != c->gen && !(c->resumed && e->gen == c->rgen))))
         return -1;
     int stm = (e->flags & F_WHITE) ? ENG_WHITE : ENG_BLACK;
     eng_bound b = entry_bound(e);
@@ -514,12 +517,15 @@ tt_put(dfpn_ctx *c, const eng_pos *p, uint64_t key, uint32_t pn, uint32_t dn, ui
     uint32_t l = len ? len : 1;
     if (fact) {
         if (fact != answer || !loose) {
-            eng_bound m = eng_bound_meet(entry_bound(fact), f);
+            /* a loose fact of another query is replaced, not merged */
+            int stale = (fact->flags & F_LOOSE) && fact->gen != c->gen &&
+                        !(c->resumed && fact->gen == c->rgen);
+            eng_bound m = stale ? f : eng_bound_meet(entry_bound(fact), f);
             /* disjoint facts: only loose ones can be (a strict fact is
              * true); the newer stands */
             if (m == ENG_BOUND_INVALID)
                 m = f;
-            if (eng_bound_is_exact(f)) /* a new win or loss brings its length */
+            if (stale || eng_bound_is_exact(f)) /* a new win or loss brings its length */
                 fact->pn = l;
             fact->flags = (uint8_t)((fact->flags & (F_USED | F_WHITE | F_FINAL | F_LOOSE)) |
                                     (m << BOUND_SHIFT));
