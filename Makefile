@@ -6,6 +6,7 @@
 #   make demo                 a small proof through the whole system
 #   make test                 unit suites (release build), the same suites under
 #                             AddressSanitizer+UBSan, and the end-to-end checks
+#   make test-slurm           the Slurm batch script on a one-node cluster (root; not in make test)
 #   make bench                benchmarks (bench/), each against a same-run baseline
 #   make format               clang-format every source file
 #   make SANITIZE=address,undefined ...   sanitized build (objects in build-san/)
@@ -68,7 +69,7 @@ CHECKERS := $(if $(SANITIZE),$(BUILD)/checkers,$(BIN)/checkers)
 
 # ---- targets -------------------------------------------------------------
 
-.PHONY: all deps run prove egdb compare frontier demo demo-quick test test-unit test-san test-e2e testdata check-solve6 bench format clean
+.PHONY: all deps run prove egdb compare frontier demo demo-quick test test-unit test-san test-e2e test-slurm testdata check-solve6 bench format clean
 .DEFAULT_GOAL := all
 
 all: deps $(CHECKERS) $(LIBS)
@@ -227,6 +228,13 @@ test-e2e: all testdata $(TOOL_BINS)
 check-solve6: $(BUILD)/tests/test_prover_dfpn
 	CHECKERS_TEST_DB=$(CURDIR)/egdb-data CHECKERS_SOLVE_PIECES=6 \
 	    CHECKERS_SOLVE_SAMPLE=$${SAMPLE:-500} ./$(BUILD)/tests/test_prover_dfpn
+
+# scripts/slurm-prove.sbatch on a one-node Slurm cluster made on this
+# machine (tests/slurm_test.sh): root only, installs Debian's slurm-wlm and
+# munge when missing, starts and stops its own daemons; about a minute.
+# Not part of `make test`.
+test-slurm: all testdata
+	CHECKERS=$(CURDIR)/$(BIN)/checkers bash tests/slurm_test.sh
 
 bench: all $(BENCH_BINS) testdata
 	@set -e; for b in $(BENCH_BINS); do echo "== $$b"; ./$$b; done

@@ -16,6 +16,7 @@
 #include <malloc.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -744,6 +745,44 @@ report(mgr *m)
 /* mkdir -p: the state directory and any folder above it that is missing
  * (`make run` writes under proofs/, which a fresh clone does not have).
  * RETURN 0, or -1 with errno. */
+/*
+ * The state's lock: one manager a state. Two managers on one tree would
+ * each take results the other does not see (its counters and jobs), so a
+ * second one is refused while the first runs; the lock (flock on
+ * <state>/lock, which holds the owner's pid for the message) goes with
+ * the process however it ends. RETURN the descriptor to keep open, or -1
+ * with err saying why.
+ */
+static int
+state_lock(const char *state, char *err, size_t errlen)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/lock", state);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        eng_errf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        char pid[32] = "";
+        ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+        pid[n > 0 ? n : 0] = 0;
+        pid[strcspn(pid, "\n")] = 0;
+        eng_errf(err, errlen,
+                 "%s is in use by another manager%s%s%s: stop it first (its work is kept), or "
+                 "choose another directory",
+                 state, pid[0] ? " (pid " : "", pid, pid[0] ? ")" : "");
+        close(fd);
+        return -1;
+    }
+    char me[32];
+    int len = snprintf(me, sizeof me, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, me, (size_t)len, 0) != len) {
+        /* the pid is only for the message: the lock holds without it */
+    }
+    return fd;
+}
+
 static int
 mkdir_parents(const char *path)
 {
@@ -823,6 +862,11 @@ mgr_run(const mgr_opts *o)
         fprintf(stderr, "checkers prove: cannot create %s: %s\n", o->state,
                 full ? "the disk is full" : strerror(errno));
         return full ? MGR_STOPPED : MGR_USAGE;
+    }
+    int lock_fd = state_lock(o->state, err, sizeof err);
+    if (lock_fd < 0) {
+        fprintf(stderr, "checkers prove: %s\n", err);
+        return MGR_USAGE;
     }
     if (o->token_file)
         snprintf(m.token_path, sizeof m.token_path, "%s", o->token_file);
@@ -975,5 +1019,6 @@ out:
     mt_close(m.tree);
     egdb_close(m.db);
     pst_close(m.store);
+    close(lock_fd);
     return code;
 }

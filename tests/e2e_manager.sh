@@ -47,8 +47,9 @@ check "tree --pdn has games" 1 "$($C tree --state "$S" --db "$DB" --pdn --depth 
 
 # 2. The manager killed with SIGKILL mid-proof, four times, each time on an
 #    event: after its run's 10th admitted result (the root needs about 250
-#    jobs of 300 df-pn positions, so every kill lands mid-proof, however
-#    fast the machine). After each kill: every record stored before it is
+#    jobs of 300 df-pn positions when budgets do not grow, --job-max equal
+#    to --job-time, so every kill lands mid-proof, however fast the
+#    machine). After each kill: every record stored before it is
 #    still there, and every result the log says was admitted is counted
 #    in the tree; the final answer is the database's and checks.
 f='B:W30,31,K19:B6,K12'
@@ -61,7 +62,8 @@ this_run() {
     [ "${n:-0}" -ge 10 ]
 }
 no_workers() { ! pgrep -f "$S/workers/" >/dev/null; }
-$C prove --fen "$f" --state "$S" --pieces 4 --job-nodes 300 $args >"$T/out" 2>"$T/klog0" &
+$C prove --fen "$f" --state "$S" --pieces 4 --job-nodes 300 --job-max 2 $args >"$T/out" \
+    2>"$T/klog0" &
 mp=$!
 pids="$pids $mp"
 kills=0
@@ -120,6 +122,10 @@ manager_bg "$T/log3b" --fen "$f" --state "$S" --db "$DB" --pieces 4 --workers 0 
     --listen 127.0.0.1:$P --job-time 2 --job-nodes 300 --budget 60 --quiet
 $C worker --connect 127.0.0.1:$P --db "$DB" --store "$T/w5" 2>"$T/w5.log"
 check "loopback without the token: the worker stops with exit 2" 2 $?
+#    One manager a state: a second one on it is refused while the first runs.
+$C prove --state "$S" --workers 0 --budget 5 --quiet >/dev/null 2>"$T/second.err"
+check "a second manager on a running state: exit 2" 2 $?
+check "... saying who holds it" 1 "$(grep -c "in use by another manager (pid $mp)" "$T/second.err")"
 kill $mp 2>/dev/null
 wait $mp 2>/dev/null
 
