@@ -35,8 +35,10 @@ enum { SRC_NONE = '-', SRC_DB = 'd', SRC_END = 't', SRC_STORE = 's', SRC_BACKUP 
 typedef struct mt_node {
     eng_pos pos;
     uint32_t *kid; /* children, in eng_generate (merged) order */
+    uint32_t *par; /* parents (every node that has it as a child) */
+    uint32_t npar, cappar;
     uint16_t nkid;
-    uint8_t expanded, inflight, flagged, onstack, onpath, src;
+    uint8_t expanded, inflight, flagged, onstack, onpath, queued, src;
     eng_bound own;      /* from proofs outside the tree */
     eng_bound bound;    /* own intersected with the backup */
     eng_bound recorded; /* what the store holds for it (LW: nothing) */
@@ -70,10 +72,15 @@ struct mt_tree {
     mt_jobrec *job;
     size_t njob, capjob;
 
+    /* the incremental update (UPDATES) */
+    uint32_t *wq, *touched;
+    size_t nwq, capwq, ntouched, captouched;
+    uint64_t updates, fallbacks; /* incremental updates, and those that fell back to a pass */
+
     /* parameters and state (meta) */
     eng_pos root;
     int goal, db_pieces, h, h0, h_step;
-    uint32_t job_ms, job_max_ms;
+    uint32_t job_ms, job_max_ms, score_nodes;
     uint64_t job_nodes, next_job, jobs_done, jobs_proved, hist_n;
     eng_question q;
     double seconds;
@@ -366,7 +373,7 @@ node_score(mt_tree *t, mt_node *n)
     ab_opts o = {.db = t->db,
                  .db_pieces = t->db_pieces,
                  .max_depth = MT_SCORE_DEPTH,
-                 .node_limit = MT_SCORE_NODES};
+                 .node_limit = t->score_nodes ? t->score_nodes : MT_SCORE_NODES};
     ab_result r;
     if (t->ab && ab_search(t->ab, &n->pos, &o, &r) == 0) {
         n->score = (int16_t)(r.score > 32000 ? 32000 : r.score < -32000 ? -32000 : r.score);
@@ -505,6 +512,26 @@ txn_expand(mt_tree *t, MDB_txn *txn, void *arg)
     return rc;
 }
 
+/* Adds p to node k's parents (once). */
+static int
+par_add(mt_tree *t, uint32_t k, uint32_t p)
+{
+    mt_node *n = &t->n[k];
+    for (uint32_t j = 0; j < n->npar; j++)
+        if (n->par[j] == p)
+            return 0;
+    if (n->npar == n->cappar) {
+        uint32_t nc = n->cappar ? n->cappar * 2 : 2;
+        uint32_t *np = realloc(n->par, nc * sizeof *np);
+        if (!np)
+            return MT_ENOMEM;
+        n->par = np;
+        n->cappar = nc;
+    }
+    n->par[n->npar++] = p;
+    return 0;
+}
+
 /* Links node i's children (creating missing ones, scored and with their
  * own bounds); does not persist. */
 static int
@@ -534,6 +561,10 @@ link_children(mt_tree *t, uint32_t i, char *err, size_t errlen)
             node_score(t, &t->n[k]);
         }
         kid[m] = (uint32_t)k;
+        if (par_add(t, (uint32_t)k, i)) {
+            free(kid);
+            return MT_ENOMEM;
+        }
     }
     free(t->n[i].kid);
     t->n[i].kid = kid;
@@ -578,22 +609,18 @@ backup_record(const mt_tree *t, const mt_node *n, pst_item *it)
     }
 }
 
-static void
-pass_node(mt_tree *t, uint32_t i, int depth)
+/*
+ * Node i's bound (its own met with the negamax of its children's), its
+ * numbers and its flag, from its children as they stand.
+ * RETURN nonzero when any of them changed.
+ */
+static int
+node_eval(mt_tree *t, uint32_t i)
 {
     mt_node *n = &t->n[i];
-    n->epoch = t->epoch;
-    n->onstack = 1;
-    if (n->expanded && depth < MT_MAXDEPTH) {
-        for (uint16_t k = 0; k < n->nkid; k++) {
-            mt_node *c = &t->n[n->kid[k]];
-            if (c->epoch != t->epoch)
-                pass_node(t, n->kid[k], depth + 1);
-            else if (c->onstack)
-                t->cycles = 1;
-        }
-    }
-    n = &t->n[i]; /* (no reallocation happens in a pass; kept for clarity) */
+    eng_bound ob = n->bound;
+    uint64_t opn = n->pn, odn = n->dn;
+    uint8_t ofl = n->flagged;
     /* bound */
     eng_bound b = n->own;
     if (n->expanded && n->nkid > 0) {
@@ -610,12 +637,6 @@ pass_node(mt_tree *t, uint32_t i, int depth)
         }
     }
     n->bound = b;
-    if (b != n->recorded && n->src != SRC_DB && n->src != SRC_END) {
-        pst_item it;
-        backup_record(t, n, &it);
-        if (padm_push(&t->items, &it) == 0 && n->src == SRC_NONE)
-            n->src = SRC_BACKUP;
-    }
     /* numbers */
     int qs = q_status(&t->q, n);
     n->flagged = 0;
@@ -658,7 +679,76 @@ pass_node(mt_tree *t, uint32_t i, int depth)
         n->dn = dn;
         n->flagged = n->inflight || (open > 0 && open_unflagged == 0);
     }
-    n->onstack = 0;
+    return n->bound != ob || n->pn != opn || n->dn != odn || n->flagged != ofl;
+}
+
+/* Queues node n's record when its bound is new to the store. */
+static void
+backup_push(mt_tree *t, mt_node *n)
+{
+    if (n->bound != n->recorded && n->src != SRC_DB && n->src != SRC_END) {
+        pst_item it;
+        backup_record(t, n, &it);
+        if (padm_push(&t->items, &it) == 0 && n->src == SRC_NONE)
+            n->src = SRC_BACKUP;
+    }
+}
+
+static void
+pass_node(mt_tree *t, uint32_t i, int depth)
+{
+    mt_node *n = &t->n[i];
+    n->epoch = t->epoch;
+    n->onstack = 1;
+    if (n->expanded && depth < MT_MAXDEPTH) {
+        for (uint16_t k = 0; k < n->nkid; k++) {
+            mt_node *c = &t->n[n->kid[k]];
+            if (c->epoch != t->epoch)
+                pass_node(t, n->kid[k], depth + 1);
+            else if (c->onstack)
+                t->cycles = 1;
+        }
+    }
+    node_eval(t, i);
+    backup_push(t, &t->n[i]);
+    t->n[i].onstack = 0;
+}
+
+/* The tree's own records (t->items) are admitted like a worker's: each
+ * is a root, checked over the store's admitted records (admit.h). */
+static int
+admit_backups(mt_tree *t, char *err, size_t errlen)
+{
+    if (t->contradict) {
+        eng_errf(err, errlen,
+                 "the tree's backed-up bound contradicts a stored proof at %s (a bug: the "
+                 "state is left as it is, as evidence)",
+                 t->contra_fen);
+        return MT_ESTORE;
+    }
+    if (!t->items.n)
+        return 0;
+    padm_report rep;
+    char aerr[512];
+    int rc = padm_admit(t->store, t->db, t->items.v, t->items.n, NULL, 0, 0, 0, &rep, aerr,
+                        sizeof aerr);
+    if (rc == PST_ENOSPC) {
+        eng_errf(err, errlen, "%s", aerr);
+        return MT_ENOSPC;
+    }
+    if (rc) {
+        eng_errf(err, errlen,
+                 "the tree's backed-up records were refused (%s): %s (a bug: the state "
+                 "is left as it is, as evidence)",
+                 padm_strerror(rc), aerr);
+        return MT_ESTORE;
+    }
+    for (size_t j = 0; j < t->items.n; j++) {
+        long k = node_find(t, &t->items.v[j].pos);
+        if (k >= 0)
+            t->n[k].recorded = t->items.v[j].rec.bound;
+    }
+    return 0;
 }
 
 /* One pass over the graph from the root; writes the backed-up records.
@@ -671,41 +761,144 @@ pass(mt_tree *t, char *err, size_t errlen)
         t->cycles = 0;
         t->items.n = 0;
         pass_node(t, 0, 0);
-        if (t->contradict) {
-            eng_errf(err, errlen,
-                     "the tree's backed-up bound contradicts a stored proof at %s (a bug: the "
-                     "state is left as it is, as evidence)",
-                     t->contra_fen);
-            return MT_ESTORE;
-        }
-        if (t->items.n) {
-            /* the tree's own records are admitted like a worker's: each is
-             * a root, checked over the store's admitted records (admit.h) */
-            padm_report rep;
-            char aerr[512];
-            int rc = padm_admit(t->store, t->db, t->items.v, t->items.n, NULL, 0, 0, 0, &rep, aerr,
-                                sizeof aerr);
-            if (rc == PST_ENOSPC) {
-                eng_errf(err, errlen, "%s", aerr);
-                return MT_ENOSPC;
-            }
-            if (rc) {
-                eng_errf(err, errlen,
-                         "the tree's backed-up records were refused (%s): %s (a bug: the state "
-                         "is left as it is, as evidence)",
-                         padm_strerror(rc), aerr);
-                return MT_ESTORE;
-            }
-            for (size_t j = 0; j < t->items.n; j++) {
-                long k = node_find(t, &t->items.v[j].pos);
-                if (k >= 0)
-                    t->n[k].recorded = t->items.v[j].rec.bound;
-            }
-        }
+        int rc = admit_backups(t, err, errlen);
+        if (rc)
+            return rc;
         if (!t->cycles || !t->items.n)
             break;
     }
     return 0;
+}
+
+static int
+grow(uint32_t **v, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 256;
+    while (nc < need)
+        nc *= 2;
+    uint32_t *nv = realloc(*v, nc * sizeof *nv);
+    if (!nv)
+        return MT_ENOMEM;
+    *v = nv;
+    *cap = nc;
+    return 0;
+}
+
+/*
+ * UPDATES (tree.h, NUMBERS AFTER A RESULT)
+ * After a change at node i (a result, an expansion, a job released),
+ * only i and the nodes above it can change: i is evaluated again (and
+ * first its children when it was just expanded), and every node whose
+ * bound, numbers or flag changed queues its parents (all of them: a
+ * transposition has several). Cycles can make numbers climb round and
+ * round; past a budget of evaluations the update gives up and one whole
+ * pass settles everything, as before.
+ */
+static int
+update_from(mt_tree *t, uint32_t i, char *err, size_t errlen)
+{
+    size_t budget = 4096 + t->count / 8;
+    t->updates++;
+    t->epoch++; /* marks the touched nodes */
+    t->nwq = t->ntouched = 0;
+    mt_node *s = &t->n[i];
+    if (s->expanded)
+        for (uint16_t k = 0; k < s->nkid; k++) {
+            uint32_t c = s->kid[k];
+            if (t->n[c].epoch == t->epoch)
+                continue;
+            if (grow(&t->touched, &t->captouched, t->ntouched + 1))
+                return pass(t, err, errlen);
+            t->n[c].epoch = t->epoch;
+            t->touched[t->ntouched++] = c;
+            node_eval(t, c);
+        }
+    if (grow(&t->wq, &t->capwq, 1))
+        return pass(t, err, errlen);
+    t->wq[t->nwq++] = i;
+    s->queued = 1;
+    size_t evals = 0;
+    int fallback = 0;
+    while (t->nwq) {
+        uint32_t x = t->wq[--t->nwq];
+        mt_node *n = &t->n[x];
+        n->queued = 0;
+        if (++evals > budget) {
+            fallback = 1;
+            break;
+        }
+        int changed = node_eval(t, x) || x == i;
+        if (n->epoch != t->epoch) {
+            if (grow(&t->touched, &t->captouched, t->ntouched + 1)) {
+                fallback = 1;
+                break;
+            }
+            n->epoch = t->epoch;
+            t->touched[t->ntouched++] = x;
+        }
+        if (!changed)
+            continue;
+        if (grow(&t->wq, &t->capwq, t->nwq + t->n[x].npar)) {
+            fallback = 1;
+            break;
+        }
+        for (uint32_t j = 0; j < t->n[x].npar; j++) {
+            mt_node *p = &t->n[t->n[x].par[j]];
+            if (!p->queued) {
+                p->queued = 1;
+                t->wq[t->nwq++] = t->n[x].par[j];
+            }
+        }
+    }
+    if (fallback) {
+        while (t->nwq)
+            t->n[t->wq[--t->nwq]].queued = 0;
+        t->fallbacks++;
+        return pass(t, err, errlen);
+    }
+    t->items.n = 0;
+    for (size_t k = 0; k < t->ntouched; k++)
+        backup_push(t, &t->n[t->touched[k]]);
+    return admit_backups(t, err, errlen);
+}
+
+int
+mt_check_numbers(mt_tree *t, char *err, size_t errlen)
+{
+    size_t n = t->count;
+    uint64_t *keep = malloc(n * 3 * sizeof *keep);
+    if (!keep)
+        return MT_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        keep[3 * i] = t->n[i].pn;
+        keep[3 * i + 1] = t->n[i].dn;
+        keep[3 * i + 2] = (uint64_t)t->n[i].bound | (uint64_t)t->n[i].flagged << 8;
+    }
+    int rc = pass(t, err, errlen);
+    long diff = 0, first = -1;
+    for (size_t i = 0; !rc && i < n; i++)
+        if (keep[3 * i] != t->n[i].pn || keep[3 * i + 1] != t->n[i].dn ||
+            keep[3 * i + 2] != ((uint64_t)t->n[i].bound | (uint64_t)t->n[i].flagged << 8)) {
+            diff++;
+            if (first < 0)
+                first = (long)i;
+        }
+    if (!rc && diff) {
+        char fen[ENG_FEN_MAX];
+        const mt_node *x = &t->n[first];
+        eng_format_fen(&x->pos, fen, sizeof fen);
+        eng_errf(err, errlen,
+                 "%ld of %zu nodes differ from a whole pass, first %s: bound %s pn %" PRIu64
+                 " dn %" PRIu64 " flag %d, the pass says %s pn %" PRIu64 " dn %" PRIu64 " flag %d",
+                 diff, n, fen, eng_bound_name((eng_bound)(keep[3 * first + 2] & 0xff)),
+                 keep[3 * first], keep[3 * first + 1], (int)(keep[3 * first + 2] >> 8),
+                 eng_bound_name(x->bound), x->pn, x->dn, x->flagged);
+        rc = MT_ECORRUPT;
+    }
+    free(keep);
+    return rc;
 }
 
 /* ---- opening and creating ---------------------------------------------------- */
@@ -1072,6 +1265,7 @@ mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store
         t->job_max_ms =
             create->job_max_ms >= t->job_ms ? create->job_max_ms : job_max_default(t->job_ms);
         t->job_nodes = create->job_nodes;
+        t->score_nodes = create->score_nodes;
         t->h0 = t->h = create->h0;
         t->h_step = create->h_step > 0 ? create->h_step : 100;
         t->next_job = 1;
@@ -1128,8 +1322,12 @@ mt_close(mt_tree *t)
         return;
     if (t->env)
         mdb_env_close(t->env);
-    for (uint32_t i = 0; i < t->count; i++)
+    for (uint32_t i = 0; i < t->count; i++) {
         free(t->n[i].kid);
+        free(t->n[i].par);
+    }
+    free(t->wq);
+    free(t->touched);
     free(t->n);
     free(t->slot);
     free(t->job);
@@ -1299,7 +1497,9 @@ mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen)
             continue;
         }
         n->inflight = 1;
-        reflag_path(t, path, len);
+        /* flagged above it, on every path (transpositions too) */
+        if ((rc = update_from(t, cur, err, errlen)))
+            return rc;
         if (t->njob == t->capjob) {
             size_t nc = t->capjob ? t->capjob * 2 : 64;
             mt_jobrec *nj = realloc(t->job, nc * sizeof *nj);
@@ -1353,7 +1553,7 @@ mt_release(mt_tree *t, uint64_t id, char *err, size_t errlen)
         return 0;
     j->live = 0;
     t->n[j->node].inflight = 0;
-    return pass(t, err, errlen); /* flags change; a backup a failed pass left is written */
+    return update_from(t, j->node, err, errlen); /* its flags change above it */
 }
 
 void
@@ -1500,7 +1700,7 @@ mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int 
     result_arg a = {i, id};
     if ((rc = in_txn(t, txn_result, &a, err, errlen)))
         return rc;
-    return pass(t, err, errlen);
+    return update_from(t, i, err, errlen);
 }
 
 /* ---- reporting -------------------------------------------------------------------- */

@@ -48,11 +48,19 @@
  *   bound implies the answer yes, disproven when it implies no. Proof and
  *   disproof numbers (Allis) are computed from the leaves up: X to move is
  *   an OR node (pn = min, dn = sum over the children), the other side to
- *   move an AND node. Numbers are recomputed over the whole graph after
- *   each change (a depth-first pass; a node met again while it is still
- *   on the pass's stack gives its previous numbers), which is simple and
- *   costs O(nodes) per job: the bench reports it as the manager's cost
- *   per job.
+ *   move an AND node.
+ *
+ * NUMBERS AFTER A RESULT
+ *   After a result (or a released job) only the changed node and the
+ *   nodes above it are evaluated again: each node whose bound, numbers or
+ *   flag changed queues all its parents (a transposition has several),
+ *   so a job costs the manager what its ancestors cost, not the tree.
+ *   Cycles can make numbers climb round and round: past a budget of
+ *   evaluations the update falls back to one depth-first pass over the
+ *   whole graph (a node met again while it is still on the pass's stack
+ *   gives its previous numbers), which also runs at open, when the
+ *   question or h changes, and in the tests as a check of the updates
+ *   (mt_check_numbers). `make bench` reports the cost per job.
  *
  * THRESHOLD ITERATION (seed 003, section 3.4)
  *   A leaf whose heuristic score for X exceeds h counts as provisionally
@@ -162,6 +170,9 @@ typedef struct mt_create {
     uint32_t job_max_ms; /* the cap of a node's growing budget (JOBS); below
                             job_ms: job_ms * MT_JOB_GROW */
     uint64_t job_nodes;  /* df-pn node limit of a first job (0: none) */
+    uint32_t score_nodes; /* alpha-beta nodes of a new node's score (0: the
+                             default; benchmarks that build big trees cut
+                             it; not kept: a resumed tree uses the default) */
     int h0, h_step;     /* threshold start and step (hundredths of a man) */
     const char *seed;   /* seed line as move text ("12-16 24-19"), may be NULL */
     const char *db_dir; /* the databases' folder, absolute (kept: a resume needs
@@ -293,6 +304,12 @@ void mt_stats_get(const mt_tree *t, mt_stats *out);
  * MT_ESTORE (the check could not run: a damaged record or database).
  */
 int mt_check_root(mt_tree *t, char *err, size_t errlen);
+
+/* mt_check_numbers - for tests: runs a whole pass and compares every
+ * node's bound, numbers and flag with what the incremental updates left.
+ * RETURN 0 when they agree; MT_ECORRUPT with err naming the first node
+ * that differs; other MT_E* from the pass. */
+int mt_check_numbers(mt_tree *t, char *err, size_t errlen);
 
 /* Workers' records admitted (written) since the tree was opened. */
 uint64_t mt_admitted(const mt_tree *t);

@@ -154,6 +154,11 @@ prove(const eng_pos *p, uint64_t nodes, int restart_after, int max_jobs, int *jo
         assert_int_equal(rc, MT_PICK_JOB); /* one job at a time: never WAIT */
         answer(t, wst, &j, nodes);
         jobs++;
+        /* the incremental updates left what a whole pass computes */
+        if (mt_check_numbers(t, err, sizeof err)) {
+            fprintf(stderr, "after job %d: %s\n", jobs, err);
+            fail();
+        }
         if (jobs >= max_jobs)
             break;
         if (jobs == restart_after) {
