@@ -350,6 +350,7 @@ on_result(mgr_conn *c, const mgp_result *r)
     char err[1024] = "";
     double t0 = mgr_now();
     uint64_t admitted = mt_admitted(m->tree);
+    mt_child_scores(m->tree, r->id, r->scores, r->nscores);
     int rc = mt_result(m->tree, r->id, r->bound, r->status == MGP_DONE, r->score, r->depth,
                        r->nodes, r->ms, c->proof.v, have, m->o->max_proof, err, sizeof err);
     m->handle_seconds += mgr_now() - t0;

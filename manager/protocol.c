@@ -43,7 +43,7 @@
 #define MGP_JOB_LEN (8 + MGP_POS_BYTES + 1 + 1 + 4 + 8)   /* 39 */
 #define MGP_PROOF_HEAD 12                                 /* id, count */
 #define MGP_RESULT_FIXED (8 + 1 + 1 + 4 + 4 + 2 + 8 + 4)  /* 32 */
-#define MGP_RESULT_MIN (MGP_RESULT_FIXED + MGP_STR_HDR)   /* an empty message */
+#define MGP_RESULT_MIN (MGP_RESULT_FIXED + MGP_STR_HDR + 2) /* an empty message, no scores */
 #define MGP_ID_LEN 8                                      /* ACK, HEARTBEAT, CANCEL */
 #define MGP_REC_KEY 16                                    /* a PROOF record's key */
 #define MGP_REC_VAL (MGP_PROOF_REC - MGP_REC_KEY)         /* and its value */
@@ -225,6 +225,11 @@ mgp_check(const mgp_msg *m, char *err, size_t errlen)
         if (r->status > MGP_FAILED) {
             eng_errf(err, errlen, "RESULT: status %u invalid: 0 (done), 1 (budget) or 2 (failed)",
                      (unsigned)r->status);
+            return MGP_EFIELD;
+        }
+        if (r->nscores > MGP_SCORES_MAX) {
+            eng_errf(err, errlen, "RESULT: %u child scores, more than the %d allowed",
+                     (unsigned)r->nscores, MGP_SCORES_MAX);
             return MGP_EFIELD;
         }
         return mgp_check_str("RESULT", "message", r->message, MGP_REASON_MAX, err, errlen);
@@ -428,8 +433,21 @@ mgp_decode_result(mgp_rd *r, mgp_result *res, char *err, size_t errlen)
     res->depth = mgp_rd16(r);
     res->nodes = mgp_rd64(r);
     res->ms = mgp_rd32(r);
-    if ((rc = mgp_rd_str(r, "message", MGP_REASON_MAX, 0, res->message, err, errlen)) != 0)
+    if ((rc = mgp_rd_str(r, "message", MGP_REASON_MAX, 2, res->message, err, errlen)) != 0)
         return rc;
+    res->nscores = mgp_rd16(r);
+    if (res->nscores > MGP_SCORES_MAX) {
+        eng_errf(err, errlen, "RESULT: %u child scores, more than the %d allowed",
+                 (unsigned)res->nscores, MGP_SCORES_MAX);
+        return MGP_EFIELD;
+    }
+    if (r->n - r->off != (size_t)res->nscores * 2) {
+        eng_errf(err, errlen, "RESULT: %u child scores announced, %zu bytes left for them",
+                 (unsigned)res->nscores, r->n - r->off);
+        return MGP_EFRAME;
+    }
+    for (uint16_t k = 0; k < res->nscores; k++)
+        res->scores[k] = (int16_t)mgp_rd16(r);
     return mgp_rd_end(r, err, errlen);
 }
 
@@ -607,7 +625,7 @@ mgp_payload_size(const mgp_msg *m)
     case MGP_PROOF:
         return MGP_PROOF_HEAD + (size_t)m->u.proof.count * MGP_PROOF_REC;
     case MGP_RESULT:
-        return MGP_RESULT_MIN + strlen(m->u.result.message);
+        return MGP_RESULT_MIN + strlen(m->u.result.message) + 2 * (size_t)m->u.result.nscores;
     default: /* ACK, HEARTBEAT, CANCEL */
         return MGP_ID_LEN;
     }
@@ -686,6 +704,10 @@ mgp_encode(const mgp_msg *m, uint8_t *buf, size_t cap, char *err, size_t errlen)
         mgp_put64(b + 20, r->nodes);
         mgp_put32(b + 28, r->ms);
         b = mgp_wr_str(b + MGP_RESULT_FIXED, r->message, strlen(r->message));
+        mgp_put16(b, r->nscores);
+        b += 2;
+        for (uint16_t k = 0; k < r->nscores; k++, b += 2)
+            mgp_put16(b, (uint16_t)r->scores[k]);
         break;
     }
     case MGP_ACK:
@@ -722,7 +744,7 @@ mgp_encoded_max(int type, uint32_t count)
     case MGP_PROOF:
         return MGP_HDR + MGP_PROOF_HEAD + (size_t)count * MGP_PROOF_REC;
     case MGP_RESULT:
-        return MGP_HDR + MGP_RESULT_MIN + MGP_REASON_MAX;
+        return MGP_HDR + MGP_RESULT_MIN + MGP_REASON_MAX + 2 * MGP_SCORES_MAX;
     case MGP_ACK:
     case MGP_HEARTBEAT:
     case MGP_CANCEL:

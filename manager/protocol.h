@@ -71,7 +71,12 @@
  *     were sent: the manager refuses a result whose count differs), i32
  *     score (the alpha-beta score for the side to move, hundredths of a
  *     man, search.h's scale), u16 depth (of that score), u64 nodes, u32
- *     ms (wall time), str message (<= MGP_REASON_MAX; empty on success).
+ *     ms (wall time), str message (<= MGP_REASON_MAX; empty on success),
+ *     u16 n (<= MGP_SCORES_MAX) then n i16: the alpha-beta scores of the
+ *     job position's children, in eng_generate (merged) order, each for
+ *     its own side to move, when the job left its position open (0
+ *     otherwise): the manager gives them to the children if it expands
+ *     the node, so that it never runs alpha-beta itself (version 2).
  *   ACK (manager -> worker)
  *     u64 job id: the result and its proof are committed to the state
  *     directory. Until it sees ACK, a worker keeps the result and sends
@@ -105,7 +110,8 @@
 /* ---- constants ------------------------------------------------------ */
 
 #define MGP_MAGIC 0x57504b43u /* "CKPW" read as little-endian bytes */
-#define MGP_VERSION 1
+#define MGP_VERSION 2    /* 2: RESULT carries the children's scores */
+#define MGP_SCORES_MAX 256 /* child scores in a RESULT at most */
 #define MGP_HDR 5                /* u32 length + u8 type */
 #define MGP_FRAME_MAX (4u << 20) /* largest payload accepted: 4 MiB */
 #define MGP_PROOF_CHUNK 65536    /* records in one PROOF frame at most */
@@ -183,6 +189,8 @@ typedef struct mgp_result {
     uint64_t nodes;
     uint32_t ms;
     char message[MGP_REASON_MAX + 1];
+    uint16_t nscores; /* the children's scores (RESULT above), 0: none */
+    int16_t scores[MGP_SCORES_MAX];
 } mgp_result;
 
 /* Any decoded message. */

@@ -24,8 +24,6 @@
 #define MT_KEY 17
 #define MT_VAL 32
 #define MT_MAXDEPTH 4000    /* deeper than any line: a pass stops there */
-#define MT_SCORE_DEPTH 6    /* plies of the manager's own heuristic search */
-#define MT_SCORE_NODES 4000 /* and its node cap */
 #define MT_SEED_PLIES 16    /* the engine's line used as seed, at most */
 
 enum { SRC_NONE = '-', SRC_DB = 'd', SRC_END = 't', SRC_STORE = 's', SRC_BACKUP = 'b' };
@@ -71,6 +69,11 @@ struct mt_tree {
 
     mt_jobrec *job;
     size_t njob, capjob;
+
+    /* the children's scores a worker sent with job kid_job (mt_child_scores) */
+    int16_t kid_scores[MT_SCORES_MAX];
+    uint32_t nkid_scores;
+    uint64_t kid_job;
 
     /* the incremental update (UPDATES) */
     uint32_t *wq, *touched;
@@ -558,7 +561,10 @@ link_children(mt_tree *t, uint32_t i, char *err, size_t errlen)
                 free(kid);
                 return rc;
             }
-            node_score(t, &t->n[k]);
+            if (t->nkid_scores == (uint32_t)ml.n) /* a worker's, for these moves */
+                t->n[k].score = t->kid_scores[m];
+            else
+                node_score(t, &t->n[k]);
         }
         kid[m] = (uint32_t)k;
         if (par_add(t, (uint32_t)k, i)) {
@@ -1527,6 +1533,15 @@ mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen)
 }
 
 void
+mt_child_scores(mt_tree *t, uint64_t id, const int16_t *scores, size_t n)
+{
+    t->kid_job = id;
+    t->nkid_scores = n <= MT_SCORES_MAX ? (uint32_t)n : 0;
+    if (t->nkid_scores)
+        memcpy(t->kid_scores, scores, n * sizeof *scores);
+}
+
+void
 mt_given(mt_tree *t, uint64_t id, uint32_t worker)
 {
     mt_jobrec *j = job_find(t, id);
@@ -1694,8 +1709,13 @@ mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int 
     if (!nd->expanded)
         nd->bound = m;
     int grows = job_mult(t, nd->jobs) > job_mult(t, nd->jobs - 1);
-    if (!mt_done(t) && q_status(&t->q, nd) == 0 && !nd->expanded && !grows &&
-        (rc = expand(t, i, err, errlen)))
+    if (t->kid_job != id) /* the scores sent were for another job */
+        t->nkid_scores = 0;
+    rc = 0;
+    if (!mt_done(t) && q_status(&t->q, nd) == 0 && !nd->expanded && !grows)
+        rc = expand(t, i, err, errlen);
+    t->nkid_scores = 0;
+    if (rc)
         return rc;
     result_arg a = {i, id};
     if ((rc = in_txn(t, txn_result, &a, err, errlen)))

@@ -131,6 +131,9 @@
 #define MT_INF ((uint64_t)1 << 40) /* proof-number infinity (saturating) */
 #define MT_H_INF 10001             /* h at or past this: nothing provisional */
 #define MT_JOB_GROW 8              /* default cap of a node's budget: 8 first jobs */
+#define MT_SCORE_DEPTH 6           /* plies of a new node's heuristic score */
+#define MT_SCORE_NODES 4000        /* and its alpha-beta node cap */
+#define MT_SCORES_MAX 256          /* children's scores one result may bring */
 
 enum mt_err {
     MT_OK = 0,
@@ -286,6 +289,15 @@ int mt_release(mt_tree *t, uint64_t id, char *err, size_t errlen);
 
 /* mt_release_all - every job in flight returns to the pool. */
 void mt_release_all(mt_tree *t);
+
+/* mt_child_scores - the scores (search.h's scale, each for its own side
+ * to move) of the children of job id's position, in eng_generate (merged)
+ * order, as the worker computed them (MT_SCORE_DEPTH, MT_SCORE_NODES):
+ * given before mt_result, they are what the children get if the result
+ * expands the node, so that the manager runs no alpha-beta of its own.
+ * Without them (or with a count that is not the number of moves) the
+ * manager scores the children itself. */
+void mt_child_scores(mt_tree *t, uint64_t id, const int16_t *scores, size_t n);
 
 /* mt_given - job id went to worker (a number the caller chooses, not 0):
  * the node's next job will name it in mt_job.prefer. */

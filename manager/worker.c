@@ -196,6 +196,27 @@ solve_thread(void *arg)
         }
     }
     r->records = (uint32_t)w->items.n;
+    /* the children's scores, for the manager to give them if it expands
+     * the position (protocol.h, RESULT): its event loop runs no search */
+    r->nscores = 0;
+    if (r->status != MGP_DONE && w->ab && !w->stop) {
+        eng_movelist ml;
+        int n = eng_generate(&j.pos, &ml, ENG_DUPS_MERGE);
+        if (n > 0 && n <= MGP_SCORES_MAX && n <= MT_SCORES_MAX) {
+            ab_opts so = {.db = w->db,
+                          .db_pieces = dbp,
+                          .max_depth = MT_SCORE_DEPTH,
+                          .node_limit = MT_SCORE_NODES};
+            for (int k = 0; k < n; k++) {
+                eng_pos c;
+                eng_make(&j.pos, &ml.m[k], &c);
+                ab_result sr;
+                int s = ab_search(w->ab, &c, &so, &sr) == 0 ? sr.score : ab_eval(&c);
+                r->scores[k] = (int16_t)(s > 32000 ? 32000 : s < -32000 ? -32000 : s);
+            }
+            r->nscores = (uint16_t)n;
+        }
+    }
     r->ms = (uint32_t)((now_s() - t0) * 1000);
     char one = 1;
     if (write(w->notify_fd[1], &one, 1) < 0) {

@@ -152,7 +152,7 @@ send '\024\000\000\000\001CKPW\011\000\005\000\001\000\000\000\000\000\000\000\0
 send '\000\040\000\000\010'                 # 8 KiB announced before HELLO
 # a HELLO with a wrong token whose name would forge a log line and clear
 # the screen: "x\nFORGED: worker 7 joined\e[2J"
-send '\060\000\000\000\001CKPW\001\000\005\000\001\000\000\000\003\000bad\035\000x\nFORGED: worker 7 joined\033[2J'
+send '\060\000\000\000\001CKPW\002\000\005\000\001\000\000\000\003\000bad\035\000x\nFORGED: worker 7 joined\033[2J'
 $C worker --connect 127.0.0.1:$P --db "$DB" --store "$T/w3" --token-file "$T/badtoken" \
     2>"$T/w3.log"
 check "wrong token: the worker stops with exit 2" 2 $?

@@ -176,6 +176,9 @@ payload_by_hand(const mgp_msg *m, pb *p)
         pb_le(p, m->u.result.nodes, 8);
         pb_le(p, m->u.result.ms, 4);
         pb_str(p, m->u.result.message, strlen(m->u.result.message));
+        pb_le(p, m->u.result.nscores, 2);
+        for (int k = 0; k < m->u.result.nscores; k++)
+            pb_le(p, (uint16_t)m->u.result.scores[k], 2);
         break;
     case MGP_ACK:
     case MGP_CANCEL:
@@ -225,7 +228,9 @@ msg_equal(const mgp_msg *a, const mgp_msg *b)
         const mgp_result *x = &a->u.result, *y = &b->u.result;
         return x->id == y->id && x->bound == y->bound && x->status == y->status &&
                x->records == y->records && x->score == y->score && x->depth == y->depth &&
-               x->nodes == y->nodes && x->ms == y->ms && strcmp(x->message, y->message) == 0;
+               x->nodes == y->nodes && x->ms == y->ms && strcmp(x->message, y->message) == 0 &&
+               x->nscores == y->nscores &&
+               memcmp(x->scores, y->scores, x->nscores * sizeof x->scores[0]) == 0;
     }
     case MGP_ACK:
     case MGP_CANCEL:
@@ -311,6 +316,11 @@ sample_msg(int type, int kind, uint64_t *rs, const eng_pos *pos, const uint8_t *
                  : big     ? MGP_REASON_MAX
                            : rng_next(rs) % (MGP_REASON_MAX + 1),
                  rs);
+        m->u.result.nscores =
+            (uint16_t)(kind == 0 ? 0 : big ? MGP_SCORES_MAX : rng_next(rs) % 41);
+        for (int k = 0; k < m->u.result.nscores; k++)
+            m->u.result.scores[k] = (int16_t)(k == 0 ? INT16_MIN : k == 1 ? INT16_MAX
+                                                                          : rng_next(rs));
         break;
     case MGP_ACK:
     case MGP_CANCEL:
@@ -460,7 +470,7 @@ test_roundtrip_every_type(void **state)
     sample_msg(MGP_HELLO, 0, &rs, NULL, NULL, 0, &h);
     size_t len;
     uint8_t *f = encode_exact(&h, &len);
-    static const uint8_t want[] = {16, 0, 0, 0, 1, 'C', 'K', 'P', 'W', 1, 0,
+    static const uint8_t want[] = {16, 0, 0, 0, 1, 'C', 'K', 'P', 'W', 2, 0,
                                    0,  0, 0, 0, 0, 0,   0,   0,   0,   0};
     assert_int_equal(len, sizeof want);
     assert_memory_equal(f, want, sizeof want);
@@ -477,7 +487,7 @@ test_encoded_max(void **state)
     assert_int_equal(mgp_encoded_max(MGP_REJECT, 0), 5 + 2 + 512);
     assert_int_equal(mgp_encoded_max(MGP_JOB, 0), 5 + 39);
     assert_int_equal(mgp_encoded_max(MGP_PROOF, 1), 5 + 12 + 48);
-    assert_int_equal(mgp_encoded_max(MGP_RESULT, 0), 5 + 34 + 512);
+    assert_int_equal(mgp_encoded_max(MGP_RESULT, 0), 5 + 36 + 512 + 2 * 256);
     assert_int_equal(mgp_encoded_max(MGP_ACK, 0), 13);
     assert_int_equal(mgp_encoded_max(MGP_HEARTBEAT, 0), 13);
     assert_int_equal(mgp_encoded_max(MGP_CANCEL, 0), 13);
@@ -693,7 +703,7 @@ test_decode_sizes(void **state)
     /* The exact wording of two size errors. */
     uint8_t w[MGP_HDR + 15] = {15, 0, 0, 0, MGP_WELCOME};
     expect_refused(w, sizeof w, MGP_EFRAME, "WELCOME: payload is 15 bytes, expected 16");
-    uint8_t hl[MGP_HDR + 10] = {10, 0, 0, 0, MGP_HELLO, 'C', 'K', 'P', 'W', 1, 0};
+    uint8_t hl[MGP_HDR + 10] = {10, 0, 0, 0, MGP_HELLO, 'C', 'K', 'P', 'W', MGP_VERSION, 0};
     expect_refused(hl, sizeof hl, MGP_EFRAME, "HELLO: payload is 10 bytes, expected at least 16");
     fixture_free(&fx);
 }
@@ -707,7 +717,8 @@ test_hello_other_versions(void **state)
     struct {
         uint32_t magic;
         uint16_t version;
-    } cases[] = {{MGP_MAGIC, 2}, {MGP_MAGIC, 0}, {MGP_MAGIC, 0xFFFF}, {0x20544547u, 1}, {0, 0}};
+    } cases[] = {{MGP_MAGIC, 1},      {MGP_MAGIC, 3}, {MGP_MAGIC, 0},
+                 {MGP_MAGIC, 0xFFFF}, {0x20544547u, 2}, {0, 0}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         for (int tail = 0; tail < 3; tail++) {
             pb p = {.n = 0};
@@ -738,7 +749,7 @@ test_hello_other_versions(void **state)
     uint8_t five[MGP_HDR + 5] = {5, 0, 0, 0, MGP_HELLO, 'C', 'K', 'P', 'W', 1};
     expect_refused(five, sizeof five, MGP_EFRAME, "HELLO: payload is 5 bytes, expected at least 6");
     /* The right magic and version: the whole layout is checked. */
-    uint8_t v1[MGP_HDR + 8] = {8, 0, 0, 0, MGP_HELLO, 'C', 'K', 'P', 'W', 1, 0, 0, 0};
+    uint8_t v1[MGP_HDR + 8] = {8, 0, 0, 0, MGP_HELLO, 'C', 'K', 'P', 'W', MGP_VERSION, 0, 0, 0};
     expect_refused(v1, sizeof v1, MGP_EFRAME, "HELLO: payload is 8 bytes, expected at least 16");
 }
 
@@ -844,6 +855,7 @@ test_decode_fields(void **state)
                 pb_le(&p, 1000, 8);
                 pb_le(&p, 12, 4);
                 pb_str(&p, s, slen);
+                pb_le(&p, 0, 2); /* no child scores */
             }
             size_t fl;
             uint8_t *f = frame_of(strs[i].type, &p, &fl);
@@ -856,6 +868,31 @@ test_decode_fields(void **state)
             expect_refused(f, fl, MGP_EFIELD, want);
             free(f);
         }
+    }
+    /* RESULT's child scores: more than allowed, or not the bytes announced. */
+    for (int c = 0; c < 3; c++) {
+        pb p = {.n = 0};
+        pb_le(&p, 77, 8);
+        pb_u8(&p, ENG_LW);
+        pb_u8(&p, MGP_BUDGET);
+        pb_le(&p, 0, 4);
+        pb_le(&p, 150, 4);
+        pb_le(&p, 20, 2);
+        pb_le(&p, 1000, 8);
+        pb_le(&p, 12, 4);
+        pb_str(&p, "", 0);
+        pb_le(&p, c == 0 ? MGP_SCORES_MAX + 1 : 3, 2);
+        for (int k = 0; k < (c == 0 ? MGP_SCORES_MAX + 1 : c == 1 ? 2 : 4); k++)
+            pb_le(&p, 5, 2);
+        size_t fl;
+        uint8_t *f = frame_of(MGP_RESULT, &p, &fl);
+        if (c == 0)
+            expect_refused(f, fl, MGP_EFIELD, "RESULT: 257 child scores, more than the 256 allowed");
+        else
+            expect_refused(f, fl, MGP_EFRAME,
+                           c == 1 ? "RESULT: 3 child scores announced, 4 bytes left for them"
+                                  : "RESULT: 3 child scores announced, 8 bytes left for them");
+        free(f);
     }
     /* A string running past the payload: a bad frame. */
     {

@@ -243,6 +243,16 @@ test_restart(void **state)
     fprintf(stderr, "restart: %d jobs without, %d with a restart\n", j1, j2);
 }
 
+/* Nodes whose score is one test_growing_budgets gave (1000 and up). */
+static int
+count_scored(const mt_view *v, void *arg)
+{
+    int *seen = arg;
+    if (v->score >= 1000 && v->score < 1000 + MT_SCORES_MAX && v->source == '-')
+        (*seen)++;
+    return 0;
+}
+
 /* Growing budgets (tree.h, JOBS): a leaf left open by its job stays a
  * leaf and its next job gets double the budget, named for the worker
  * that had it; once a job at the cap has left it open, it is expanded
@@ -270,6 +280,7 @@ test_growing_budgets(void **state)
     mt_tree *t;
     assert_int_equal(mt_open(tdir, &cr, F.db4, st, &t, err, sizeof err), 0);
     mt_job j;
+    int scored = 0;
     eng_pos leaf; /* the first pick: a leaf of the seed line */
     uint32_t want[] = {1000, 2000, 4000};
     for (int k = 0; k < 3; k++) {
@@ -281,8 +292,30 @@ test_growing_budgets(void **state)
         assert_int_equal(j.node_limit, 100 * want[k] / 1000);
         assert_int_equal(j.prefer, k ? 7u : 0u); /* the worker that had it */
         mt_given(t, j.id, 7);
+        if (k == 2) { /* the worker's scores for the children: 1000 + move index */
+            eng_movelist ml;
+            int n = eng_generate(&j.pos, &ml, ENG_DUPS_MERGE);
+            int16_t sc[MT_SCORES_MAX];
+            for (int m = 0; m < n; m++)
+                sc[m] = (int16_t)(1000 + m);
+            mt_child_scores(t, j.id, sc, (size_t)n);
+            scored = n;
+        }
         answer_nothing(t, &j);
     }
+    /* the new children got the worker's scores, not the manager's
+     * search (those the databases value need none) */
+    int seen = 0, leaves = 0;
+    mt_walk(t, 64, count_scored, &seen);
+    eng_movelist ml;
+    int n = eng_generate(&leaf, &ml, ENG_DUPS_MERGE);
+    for (int m = 0; m < n; m++) {
+        eng_pos c;
+        eng_make(&leaf, &ml.m[m], &c);
+        leaves += eng_pieces(&c) <= 4;
+    }
+    /* (a child the tree already held keeps its score) */
+    assert_true(seen > 0 && seen <= scored - leaves);
     /* the job at the cap left it open: expanded, a child's first job */
     assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
     assert_false(eng_equal(&j.pos, &leaf));
