@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <lmdb.h>
 #include <xxhash.h>
@@ -44,6 +47,7 @@ typedef struct mt_node {
     uint16_t depth;
     uint32_t jobs, job_ms, seq, epoch;
     uint32_t worker; /* who had its last job (mt_given; not persisted) */
+    uint64_t won_at; /* when its bound became a win or a loss (WIN MOVES) */
     uint64_t job_nodes, pn, dn;
 } mt_node;
 
@@ -84,12 +88,13 @@ struct mt_tree {
     eng_pos root;
     int goal, db_pieces, h, h0, h_step;
     uint32_t job_ms, job_max_ms, score_nodes;
-    uint64_t job_nodes, next_job, jobs_done, jobs_proved, hist_n;
+    uint64_t job_nodes, next_job, first_job, jobs_done, jobs_proved, hist_n;
     eng_question q;
     double seconds;
     char seed[256];
 
     uint32_t epoch;
+    uint64_t stamp; /* the clock of won_at */
     int cycles;     /* a pass met a node on its stack */
     int contradict; /* a pass found own and backup disjoint */
     char contra_fen[ENG_FEN_MAX];
@@ -593,6 +598,19 @@ expand(mt_tree *t, uint32_t i, char *err, size_t errlen)
 
 /* ---- the pass: bounds, records, numbers ------------------------------------- */
 
+/*
+ * WIN MOVES
+ * The record of a backed-up win names one move to a child lost for the
+ * other side, and a win must end: following win moves must never come
+ * back. Among the lost children, the one whose loss was established
+ * first (won_at; 0 for a bound from outside the tree, whose record has
+ * its own proof) is taken. Each win or loss was established from
+ * children established before it, so won_at falls along every line of
+ * win moves and no line can close a cycle. (Taking the first lost child
+ * in move order did close one: a child lost because of its parent's win,
+ * taken as that parent's win move; the checker refused the record.)
+ */
+
 /* The record of node n's backed-up bound: moves to children that prove it. */
 static void
 backup_record(const mt_tree *t, const mt_node *n, pst_item *it)
@@ -606,10 +624,13 @@ backup_record(const mt_tree *t, const mt_node *n, pst_item *it)
         return;
     eng_movelist ml;
     eng_generate(&n->pos, &ml, ENG_DUPS_MERGE);
+    uint64_t first = UINT64_MAX;
     for (int m = 0; m < ml.n && m < n->nkid; m++) {
         eng_bound cb = t->n[n->kid[m]].bound;
-        if (lo == ENG_WIN && cb == ENG_LL && it->rec.win.from == PST_NOMOVE)
+        if (lo == ENG_WIN && cb == ENG_LL && t->n[n->kid[m]].won_at < first) {
+            first = t->n[n->kid[m]].won_at;
             it->rec.win = pst_move_of(&ml.m[m]);
+        }
         if (eng_bound_hi(cb) <= ENG_DRAW && it->rec.draw.from == PST_NOMOVE)
             it->rec.draw = pst_move_of(&ml.m[m]);
     }
@@ -642,6 +663,8 @@ node_eval(mt_tree *t, uint32_t i)
             b = m;
         }
     }
+    if ((b == ENG_WW || b == ENG_LL) && b != ob)
+        n->won_at = ++t->stamp;
     n->bound = b;
     /* numbers */
     int qs = q_status(&t->q, n);
@@ -883,10 +906,16 @@ mt_check_numbers(mt_tree *t, char *err, size_t errlen)
         keep[3 * i + 2] = (uint64_t)t->n[i].bound | (uint64_t)t->n[i].flagged << 8;
     }
     int rc = pass(t, err, errlen);
+    /* with a cycle, numbers have no one right value (the pass takes a
+     * node met again on its stack at its previous numbers, the update
+     * goes round until nothing changes): only bounds are compared */
+    int bounds_only = t->cycles;
     long diff = 0, first = -1;
     for (size_t i = 0; !rc && i < n; i++)
-        if (keep[3 * i] != t->n[i].pn || keep[3 * i + 1] != t->n[i].dn ||
-            keep[3 * i + 2] != ((uint64_t)t->n[i].bound | (uint64_t)t->n[i].flagged << 8)) {
+        if (bounds_only ? (keep[3 * i + 2] & 0xff) != t->n[i].bound
+                        : keep[3 * i] != t->n[i].pn || keep[3 * i + 1] != t->n[i].dn ||
+                              keep[3 * i + 2] !=
+                                  ((uint64_t)t->n[i].bound | (uint64_t)t->n[i].flagged << 8)) {
             diff++;
             if (first < 0)
                 first = (long)i;
@@ -972,6 +1001,8 @@ txn_create(mt_tree *t, MDB_txn *txn, void *arg)
                       t->job_nodes, t->h0, t->h_step);
     if (!rc)
         rc = meta_put(t, txn, "job_max_ms", "%u", t->job_max_ms);
+    if (!rc)
+        rc = meta_put(t, txn, "first_job", "%" PRIu64, t->first_job);
     if (!rc)
         rc = meta_put(t, txn, "seed", "%s", t->seed);
     if (!rc && t->db_dir[0])
@@ -1081,6 +1112,10 @@ load_meta(mt_tree *t, char *err, size_t errlen)
                  sscanf(buf, "%d %u %" SCNu64 " %d %d", &t->db_pieces, &t->job_ms, &t->job_nodes,
                         &t->h0, &t->h_step) != 5))
         bad = 3;
+    /* the first job id (trees made before random ids: 1) */
+    if (!bad && (meta_get(t, txn, "first_job", buf, sizeof buf) ||
+                 sscanf(buf, "%" SCNu64, &t->first_job) != 1))
+        t->first_job = 1;
     /* the cap of growing budgets; a tree made before it grows to the default */
     if (!bad && (meta_get(t, txn, "job_max_ms", buf, sizeof buf) ||
                  sscanf(buf, "%u", &t->job_max_ms) != 1 || t->job_max_ms < t->job_ms))
@@ -1274,7 +1309,14 @@ mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store
         t->score_nodes = create->score_nodes;
         t->h0 = t->h = create->h0;
         t->h_step = create->h_step > 0 ? create->h_step : 100;
-        t->next_job = 1;
+        /* job ids start at a random multiple of 2^32, so that a worker's
+         * unacknowledged result from another proof (same port, another
+         * state) names no job of this one and is dropped, not taken for
+         * one of its jobs */
+        uint32_t r32 = 0;
+        if (getrandom(&r32, sizeof r32, 0) != (ssize_t)sizeof r32)
+            r32 = (uint32_t)time(NULL) ^ (uint32_t)getpid();
+        t->first_job = t->next_job = ((uint64_t)(r32 & 0x7fffffffu) << 32) | 1;
         snprintf(t->seed, sizeof t->seed, "%s", create->seed ? create->seed : "");
         snprintf(t->db_dir, sizeof t->db_dir, "%s", create->db_dir ? create->db_dir : "");
         long r = node_add(t, &t->root);
@@ -1522,8 +1564,10 @@ mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen)
         job->id = j->id;
         job->pos = n->pos;
         job->q = j->q;
-        /* a node gets double the budget of its last job (JOBS in tree.h) */
-        uint32_t mult = job_mult(t, n->jobs);
+        /* a node gets double the budget of its last job (JOBS in tree.h);
+         * an interior node (a repetition blocks its children) cannot be
+         * expanded instead, so its budget grows past the cap */
+        uint32_t mult = n->expanded ? 1u << (n->jobs < 16 ? n->jobs : 16) : job_mult(t, n->jobs);
         job->time_ms = t->job_ms * mult;
         job->node_limit = t->job_nodes * mult;
         job->prefer = n->worker;
@@ -1781,7 +1825,7 @@ mt_stats_get(const mt_tree *t, mt_stats *out)
     }
     out->jobs_done = t->jobs_done;
     out->jobs_proved = t->jobs_proved;
-    out->jobs_issued = t->next_job - 1;
+    out->jobs_issued = t->next_job - t->first_job;
     out->h = t->h;
     out->db_pieces = t->db_pieces;
     out->job_ms = t->job_ms;

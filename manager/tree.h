@@ -318,7 +318,9 @@ void mt_stats_get(const mt_tree *t, mt_stats *out);
 int mt_check_root(mt_tree *t, char *err, size_t errlen);
 
 /* mt_check_numbers - for tests: runs a whole pass and compares every
- * node's bound, numbers and flag with what the incremental updates left.
+ * node's bound, numbers and flag with what the incremental updates left
+ * (only bounds when the graph has a cycle: numbers then have no one
+ * right value).
  * RETURN 0 when they agree; MT_ECORRUPT with err naming the first node
  * that differs; other MT_E* from the pass. */
 int mt_check_numbers(mt_tree *t, char *err, size_t errlen);
