@@ -238,6 +238,14 @@ dispatch(mgr *m)
                     if (x->id == j.prefer && x->welcomed == 1 && !x->has_job)
                         to = x;
             mt_given(m->tree, j.id, to->id);
+            /* a job never runs past the run's budget: a grown re-job
+             * would otherwise be lost at the stop */
+            if (m->o->budget > 0) {
+                double left = m->o->budget - (mgr_now() - m->start);
+                uint32_t cap = left > 1 ? (uint32_t)(left * 1000) : 1000;
+                if (j.time_ms > cap)
+                    j.time_ms = cap;
+            }
             send_job(to, &j);
             if (to == c)
                 c = c->next;
