@@ -631,6 +631,12 @@ on_tick(evutil_socket_t fd, short what, void *arg)
             conn_close(c, "silent for too long");
             continue;
         }
+        /* a connection that says nothing holds a place the cap counts:
+         * HELLO must come soon (a reconnect flood would keep workers out) */
+        if (c->welcomed != 1 && (t - c->since) * 1000 > MGR_HELLO_MS) {
+            conn_close(c, "no HELLO within " MGR_HELLO_TEXT);
+            continue;
+        }
         if (c->has_job && (t - c->job_start) * 1000 > c->job.time_ms + MGR_LEASE_GRACE_MS) {
             mlog(m, "job %" PRIu64 " on %s: lease expired, back to the pool", c->job.id, c->name);
             mgp_msg cm = {.type = MGP_CANCEL};

@@ -43,7 +43,9 @@
  *
  * LEASES, HEARTBEATS, FAILURES
  *   Each side sends HEARTBEAT every MGR_HEARTBEAT_MS; a connection silent
- *   for MGR_SILENCE_MS is closed. A job's lease is its time budget plus
+ *   for MGR_SILENCE_MS is closed, and one that has not said HELLO within
+ *   MGR_HELLO_MS (it holds a place under --max-connections). A job's
+ *   lease is its time budget plus
  *   MGR_LEASE_GRACE_MS: past it, the job goes back to the pool (a late
  *   result is still taken: results are facts). A connection closed for
  *   any reason returns its job to the pool. A malformed, oversized or
@@ -90,6 +92,8 @@
 #define MGR_HEARTBEAT_MS 2000
 #define MGR_SILENCE_MS 15000
 #define MGR_LEASE_GRACE_MS 30000
+#define MGR_HELLO_MS 5000 /* a connection must say HELLO within this */
+#define MGR_HELLO_TEXT "5 s"
 
 enum mgr_exit { MGR_PROVED = 0, MGR_STOPPED = 1, MGR_USAGE = 2, MGR_DAMAGED = 3 };
 

@@ -170,6 +170,11 @@ for fdn in 11 12 13 14 15 16 17 18; do eval "exec $fdn<>/dev/tcp/127.0.0.1/$P" 2
 wait_for 30 logged 'refusing connections: 6 open already'
 check "connections past the cap refused, logged" 0 $?
 for fdn in 11 12 13 14 15 16 17 18; do eval "exec $fdn>&-"; done
+# a connection that never says HELLO is closed after 5 s (it held a place)
+exec 19<>/dev/tcp/127.0.0.1/$P
+wait_for 30 logged 'no HELLO within 5 s'
+check "a connection without HELLO closed after 5 s" 0 $?
+exec 19>&-
 check "the token is never logged" 0 "$(cat "$T/log4" "$T/w3.log" | grep -c 's3cret')"
 json=$( (exec 3<>/dev/tcp/127.0.0.1/$HP && printf 'GET /status.json HTTP/1.0\r\n\r\n' >&3 &&
     cat <&3) 2>/dev/null | tr -d '\r' | sed '1,/^$/d')
