@@ -75,7 +75,7 @@ main(void)
     int score = env_int("TREE_BENCH_SCORE", 50), jobs = env_int("TREE_BENCH_JOBS", 2000);
     long max_nodes = env_int("TREE_BENCH_MAX", 1000000);
     char dir[512], sdir[600], tdir[600], err[512];
-    snprintf(dir, sizeof dir, "%s/tree_cost.XXXXXX", base);
+    snprintf(dir, sizeof dir, "%s/tree_cost.XXXXXX", base); /* mkdtemp fills in the X's */
     if (!mkdtemp(dir)) {
         fprintf(stderr, "tree_cost: cannot make a folder in %s\n", base);
         return 1;
@@ -161,8 +161,8 @@ main(void)
                pick * 1000 / done, res * 1000 / done, per, pass_ms, 30000 / per);
     }
     printf("the real score (4,000 alpha-beta nodes) costs %.2f ms a new node, about %.1f ms a "
-           "job that expands a leaf of 8 children (not in the table above: scores are to move "
-           "to the workers)\n",
+           "job that expands a leaf of 8 children (not in the table above: the workers compute "
+           "them now)\n",
            score_ms, score_ms * 8);
     mt_close(t);
     pst_close(st);

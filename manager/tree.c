@@ -18,6 +18,7 @@
 #include "prover/admit.h"
 #include "manager/tree.h"
 #include "prover/check.h"
+#include "prover/posmap.h"
 #include "prover/prover.h"
 #include "prover/search.h"
 
@@ -799,22 +800,6 @@ pass(mt_tree *t, char *err, size_t errlen)
     return 0;
 }
 
-static int
-grow(uint32_t **v, size_t *cap, size_t need)
-{
-    if (need <= *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : 256;
-    while (nc < need)
-        nc *= 2;
-    uint32_t *nv = realloc(*v, nc * sizeof *nv);
-    if (!nv)
-        return MT_ENOMEM;
-    *v = nv;
-    *cap = nc;
-    return 0;
-}
-
 /*
  * UPDATES (tree.h, NUMBERS AFTER A RESULT)
  * After a change at node i (a result, an expansion, a job released),
@@ -838,13 +823,13 @@ update_from(mt_tree *t, uint32_t i, char *err, size_t errlen)
             uint32_t c = s->kid[k];
             if (t->n[c].epoch == t->epoch)
                 continue;
-            if (grow(&t->touched, &t->captouched, t->ntouched + 1))
+            if (pmap_room((void **)&t->touched, &t->captouched, t->ntouched, sizeof *t->touched))
                 return pass(t, err, errlen);
             t->n[c].epoch = t->epoch;
             t->touched[t->ntouched++] = c;
             node_eval(t, c);
         }
-    if (grow(&t->wq, &t->capwq, 1))
+    if (pmap_room((void **)&t->wq, &t->capwq, 0, sizeof *t->wq))
         return pass(t, err, errlen);
     t->wq[t->nwq++] = i;
     s->queued = 1;
@@ -860,7 +845,7 @@ update_from(mt_tree *t, uint32_t i, char *err, size_t errlen)
         }
         int changed = node_eval(t, x) || x == i;
         if (n->epoch != t->epoch) {
-            if (grow(&t->touched, &t->captouched, t->ntouched + 1)) {
+            if (pmap_room((void **)&t->touched, &t->captouched, t->ntouched, sizeof *t->touched)) {
                 fallback = 1;
                 break;
             }
@@ -869,7 +854,7 @@ update_from(mt_tree *t, uint32_t i, char *err, size_t errlen)
         }
         if (!changed)
             continue;
-        if (grow(&t->wq, &t->capwq, t->nwq + t->n[x].npar)) {
+        if (pmap_room((void **)&t->wq, &t->capwq, t->nwq + t->n[x].npar, sizeof *t->wq)) {
             fallback = 1;
             break;
         }

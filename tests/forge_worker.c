@@ -145,8 +145,8 @@ connect_to(const char *spec)
 /* The positions met (prover/posmap.h) and those still to forge (a stack). */
 typedef struct forge_walk {
     pmap seen;
-    eng_pos *todo;
-    size_t ntodo, cap;
+    eng_pos *stack;
+    size_t nstack, cap;
     int dbmax; /* positions the databases hold are leaves, not forged */
 } forge_walk;
 
@@ -159,9 +159,9 @@ meet(forge_walk *f, const eng_pos *c)
     if (__builtin_popcount(c->bm | c->wm | c->bk | c->wk) <= f->dbmax ||
         pmap_add(&f->seen, c, &added) < 0 || !added)
         return;
-    if (pmap_room((void **)&f->todo, &f->cap, f->ntodo, sizeof *f->todo))
+    if (pmap_room((void **)&f->stack, &f->cap, f->nstack, sizeof *f->stack))
         exit(2);
-    f->todo[f->ntodo++] = *c;
+    f->stack[f->nstack++] = *c;
 }
 
 /* Records claiming that x wins from every position met: where x moves,
@@ -177,8 +177,8 @@ forge_cycle(const eng_pos *root, int dbmax, size_t limit, padm_items *out)
     forge_walk f = {.dbmax = -1};
     meet(&f, root);
     f.dbmax = dbmax;
-    while (f.ntodo && f.seen.n < limit) {
-        eng_pos p = f.todo[--f.ntodo];
+    while (f.nstack && f.seen.n < limit) {
+        eng_pos p = f.stack[--f.nstack];
         eng_movelist ml;
         int n = eng_generate(&p, &ml, ENG_DUPS_MERGE);
         if (n <= 0)
@@ -206,7 +206,7 @@ forge_cycle(const eng_pos *root, int dbmax, size_t limit, padm_items *out)
             exit(2);
     }
     pmap_free(&f.seen);
-    free(f.todo);
+    free(f.stack);
 }
 
 /* ---- the forged answer --------------------------------------------------- */
