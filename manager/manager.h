@@ -107,7 +107,10 @@ typedef struct mgr_opts {
     const char *listen;      /* HOST:PORT, NULL: 127.0.0.1 on any free port */
     const char *token_file;  /* NULL: <state>/token, made at the first start */
     double budget;           /* seconds for this run, 0: none */
-    int status_port;         /* 0: no status page */
+    int status_port;         /* 0: no status page (unless status_listen) */
+    const char *status_listen;     /* the status pages at HOST:PORT instead of
+                                      127.0.0.1:status_port (manager/web.h) */
+    const char *status_token_file; /* their token (needed beyond loopback) */
     const char *exe;         /* this program, for local workers */
     size_t cache_bytes;      /* database cache */
     int quiet;               /* no progress line */
