@@ -9,8 +9,10 @@
  *   protocol.h  the wire protocol, message by message.
  *   manager.c   mgr_run: the event loop (libevent) that listens for
  *               workers, hands out jobs, takes results, keeps leases and
- *               heartbeats, shows progress and serves the status page
- *               (status.c).
+ *               heartbeats, shows progress and serves the proof's pages
+ *               (status.c: web.h's pages, with the run's workers).
+ *   web.h       the proof browser: pages and a JSON API over HTTP, for
+ *               `checkers serve` (read-only) and --status-port.
  *   worker.c    wrk_run: one solver process. It connects, says HELLO,
  *               and answers jobs: alpha-beta first (a heuristic score for
  *               the tree, and often the answer's direction), then df-pn

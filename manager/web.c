@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -615,18 +616,38 @@ web_start(struct event_base *base, mt_tree *tree, pst_env *store, const egdb *db
         port = ntohs(got.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&got)->sin6_port
                                                : ((struct sockaddr_in *)&got)->sin_port);
     w->port = port;
+    web_refresh(w); /* the figures read now, not on the first request */
     *out = w;
     return 0;
 }
 
+/*
+ * The tree's figures cost a pass over every node (mt_stats_get counts
+ * them): about 20 ms at a million nodes, a hundred times what a page of
+ * one position costs. A served state never changes, so they are read
+ * once; a running proof's are read again at most once a second (a page
+ * may then show h or the question a second late).
+ */
 void
 web_refresh(web_server *w)
 {
-    mt_stats_get(w->tree, &w->st);
-    eng_parse_fen(w->st.root_fen, &w->root, NULL, 0);
+    double now = web_now();
+    if (!w->st_at || (w->run && now - w->st_at >= 1.0)) {
+        mt_stats_get(w->tree, &w->st);
+        eng_parse_fen(w->st.root_fen, &w->root, NULL, 0);
+        w->st_at = now;
+    }
     memset(&w->scratch, 0, sizeof w->scratch);
     if (w->run)
         w->run(w->run_arg, &w->scratch);
+}
+
+double
+web_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 int
@@ -651,6 +672,7 @@ web_sample(web_server *w, double run_s)
             w->pts[i] = w->pts[2 * i];
         w->npts = WEB_SAMPLES_MAX / 2;
     }
+    w->st_at = 0; /* fresh figures for the sample */
     web_refresh(w);
     web_point *p = &w->pts[w->npts++];
     p->t = run_s;

@@ -144,10 +144,10 @@ web_score_text(int score, const char *who, char *buf, size_t cap)
     if (ab_score_proven(score)) {
         int plies = AB_WIN - (score > 0 ? score : -score);
         snprintf(buf, cap,
-                 "%s for %s, proven by alpha-beta: score %+d = %s%d - %d, its lines end within %d "
-                 "plies (a database win or loss counts %d)",
-                 score > 0 ? "win" : "loss", who, score, score > 0 ? "" : "-", AB_WIN, plies, plies,
-                 AB_DBPLY);
+                 "%s for %s, proven by alpha-beta: score %+d = %s%d - %d%s, its lines end "
+                 "within %d plies (a database win or loss counts %d)",
+                 score > 0 ? "win" : "loss", who, score, score > 0 ? "" : "-(", AB_WIN, plies,
+                 score > 0 ? "" : ")", plies, AB_DBPLY);
         return;
     }
     if (score == 0)

@@ -48,7 +48,8 @@ struct web_server {
     web_point *pts;
     size_t npts;
     web_run scratch; /* filled by run() for one request */
-    mt_stats st;     /* the tree's figures, read once a request */
+    mt_stats st;     /* the tree's figures (web_refresh) */
+    double st_at;    /* when they were read (0: never) */
     eng_pos root;
 };
 
@@ -108,8 +109,12 @@ int web_proving_move(web_server *w, const web_status *s, eng_move *m);
 size_t web_leaves(web_server *w, mt_view *hard, size_t khard, size_t *nhard, mt_view *fly,
                   size_t kfly);
 
-/* Reads the tree's figures (w->st, w->root) for one request. */
+/* Reads the tree's figures (w->st, w->root: once for a served state, at
+ * most once a second for a running one) and the run's, for one request. */
 void web_refresh(web_server *w);
+
+/* Seconds from the monotonic clock. */
+double web_now(void);
 
 /*
  * web_line_get - the line from the root to p: the moves in text (commas
