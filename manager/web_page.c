@@ -612,7 +612,7 @@ static const char tree_head[] =
     "#line a{padding:1px 4px;border-radius:3px;text-decoration:none;color:#1f5fa8}"
     "#line a.here{background:#1f5fa8;color:#fff}#line .num{color:#888;margin-left:.3em}"
     "#main{display:flex;flex-wrap:wrap;gap:1.5em;align-items:flex-start}"
-    "#pos dl{display:grid;grid-template-columns:max-content auto;gap:.2em .9em;margin:0}"
+    "#pos{flex:1 1 22em;max-width:42em}#pos dl{display:grid;grid-template-columns:max-content auto;gap:.2em .9em;margin:0}"
     "#pos dt{color:#555}#pos dd{margin:0}"
     "table{border-collapse:collapse}td,th{padding:3px 8px;text-align:right;"
     "border-bottom:1px solid #eee}th{background:#f2f2f2;position:sticky;top:0}"
