@@ -299,9 +299,13 @@ static int
 copy_store(const char *src, const char *dst, long skip)
 {
     pst_env *a, *b;
-    char err[512];
+    char err[512], owner[PST_OWNER_MAX];
+    uint64_t n;
     copy_arg ca = {{0}, skip, 0};
+    /* the owner label too: the copy is that proof's store, less a record */
     if (pst_open(src, PST_RDONLY, &a, err, sizeof err) || pst_open(dst, 0, &b, err, sizeof err) ||
+        pst_owner(a, owner, sizeof owner, &n, err, sizeof err) ||
+        (owner[0] && pst_owner_set(b, owner, err, sizeof err)) ||
         pst_foreach(a, copy_one, &ca, err, sizeof err) ||
         pst_put_many(b, ca.items.v, ca.items.n, err, sizeof err)) {
         fprintf(stderr, "forge_worker copy-store: %s\n", err);
