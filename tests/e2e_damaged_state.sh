@@ -12,7 +12,8 @@
 #   - a store that lost a record inside a worker's proof (e2e_admission.sh
 #     covers it);
 # and a full disk, which is not damage: exit 1, resumable.
-# Run by `make test` with $CHECKERS and $CHECKERS_TEST_DB set.
+# Run by `make test` with $CHECKERS and $CHECKERS_TEST_DB set, twice: with
+# the release program and with the sanitized one (build-san/checkers).
 set -u
 C=${CHECKERS:-bin/checkers}
 DB=${CHECKERS_TEST_DB:-}
