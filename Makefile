@@ -112,7 +112,8 @@ egdb: all
 
 # The comparison with the 2007 table: each of the 19 published openings
 # proved (or resumed) for BUDGET with the goal the table claims, then
-# results/compare-19.md, .csv and .svg (checkers compare).
+# results/compare-19.md, .csv and .svg (checkers compare). OPENINGS=1,4-6
+# proves and compares only those openings.
 BUDGET ?= 60s
 compare: all
 	@./scripts/ensure-egdb.sh $(EGDB) $(PIECES) ./$(BIN)/checkers
