@@ -51,6 +51,7 @@ typedef struct wrk {
     /* the solver thread */
     pthread_t th;
     int busy, have_pending;
+    int cancelled; /* the manager cancelled the running job: nothing is sent for it */
     mgp_job job, pending;
     volatile int stop;
     /* its result, owned by the main thread once notified */
@@ -237,6 +238,7 @@ start_job(wrk *w, const mgp_job *j)
     }
     w->job = *j;
     w->stop = 0;
+    w->cancelled = 0;
     w->busy = 1;
     char fen[ENG_FEN_MAX];
     eng_format_fen(&j->pos, fen, sizeof fen);
@@ -267,11 +269,17 @@ on_notify(evutil_socket_t fd, short what, void *arg)
           : w->res.status == MGP_BUDGET ? "budget"
                                         : "failed",
           w->res.nodes, w->res.ms, w->res.records, w->res.message[0] ? ": " : "", w->res.message);
-    int cancelled = w->stop && w->have_pending;
-    if (!cancelled)
-        send_result(w);
-    else
+    /* a job the manager cancelled, or moved on from, is answered with
+     * nothing (protocol.h, CANCEL): its lease is over and its records
+     * would be dropped */
+    if (w->cancelled || (w->stop && w->have_pending)) {
+        if (w->cancelled)
+            logf_("job %" PRIu64 ": cancelled by the manager, nothing sent", w->res.id);
         w->have_result = 0;
+        w->items.n = 0;
+    } else {
+        send_result(w);
+    }
     if (w->have_pending) {
         w->have_pending = 0;
         start_job(w, &w->pending);
@@ -367,8 +375,13 @@ handle(wrk *w, const mgp_msg *m)
         }
         break;
     case MGP_CANCEL:
-        if (w->busy && w->job.id == m->u.id)
+        if (w->busy && w->job.id == m->u.id) {
+            w->cancelled = 1;
             w->stop = 1;
+        } else if (w->have_result && w->res.id == m->u.id) {
+            w->have_result = 0; /* answered, not yet acknowledged: not resent */
+            w->items.n = 0;
+        }
         break;
     case MGP_HEARTBEAT:
         break;

@@ -6,7 +6,8 @@
 # a record outside the job, more records than allowed, a truncated batch.
 # Each must be refused at admission and its connection closed. A result
 # resent after a reconnect is taken once; a silent worker's lease runs
-# out. Then
+# out and its job is cancelled; a real worker given CANCEL stops its job
+# and sends nothing for it. Then
 # honest workers finish the proof, which equals the 5-piece database and
 # passes `proof check --state`, and the answer stays the database's after
 # restarts. Also: a settled state whose store lost a record is refused
@@ -59,8 +60,9 @@ pids="$pids $fs"
 expired() { grep -q 'on forger-silent: lease expired, back to the pool' "$T/log"; }
 wait_for 120 expired
 check "a silent worker's lease expires" 0 $?
-kill $fs 2>/dev/null
-wait $fs 2>/dev/null
+wait $fs
+check "... and the manager cancels its job (CANCEL with the job's id)" "0 1" \
+    "$? $(grep -c 'CANCEL for job' "$T/forge-silent.log")"
 worker_bg "$T/w1.log" --connect 127.0.0.1:$P --db "$DB" --store "$T/w1" --token-file "$S/token"
 w1=$wp
 wait $mp
@@ -120,6 +122,26 @@ for k in $((n / 2)) $((n / 3)) $((n / 4)) $((n / 5)) $((2 * n / 3)); do
 done
 check "a lost record is refused as damage" 1 $((refused >= 1))
 check "... by the store's record count at open" 1 $((counted >= 1))
+
+# 2b. The worker's side of CANCEL: the forger plays the manager for a real
+#     worker, gives it a 60 s job it cannot finish and cancels it at once.
+#     The worker stops it and sends nothing for it; the next job's RESULT
+#     is the first to come.
+"$F" cancel-manager "$T/cport" 'B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12' \
+    "$f" "$T/wc.log" 2>"$T/cm.log" &
+cm=$!
+pids="$pids $cm"
+has_port() { [ -s "$T/cport" ]; }
+wait_for 30 has_port
+worker_bg "$T/wc.log" --connect "127.0.0.1:$(cat "$T/cport")" --db "$DB" --store "$T/wc" \
+    --token-file "$S/token"
+wc=$wp
+wait $cm
+check "a cancelled job: the worker stops it and answers the next job first" 0 $?
+check "... stopped well before its 60 s" 1 \
+    "$(awk '/stopped .* s after CANCEL/ {print ($(NF-3) < 20)}' "$T/cm.log")"
+kill $wc 2>/dev/null
+wait $wc 2>/dev/null
 
 # 3. A state written before admission (tree schema 1) is not resumed.
 O="$T/old"
