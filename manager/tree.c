@@ -1772,15 +1772,14 @@ mt_release(mt_tree *t, uint64_t id, char *err, size_t errlen)
     return update_from(t, j->node, err, errlen); /* its flags change above it */
 }
 
-void
-mt_release_all(mt_tree *t)
+int
+mt_release_all(mt_tree *t, char *err, size_t errlen)
 {
     for (size_t j = 0; j < t->njob; j++) {
         t->job[j].live = 0;
         t->n[t->job[j].node].inflight = 0;
     }
-    char err[256];
-    pass(t, err, sizeof err);
+    return pass(t, err, errlen);
 }
 
 /* ---- results -------------------------------------------------------------------- */

@@ -297,8 +297,10 @@ int mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, 
  * says why: the store refused a backed-up record). */
 int mt_release(mt_tree *t, uint64_t id, char *err, size_t errlen);
 
-/* mt_release_all - every job in flight returns to the pool. */
-void mt_release_all(mt_tree *t);
+/* mt_release_all - every job in flight returns to the pool.
+ * RETURN 0, or an MT_E* code with err when the pass over the tree that
+ * follows fails (the run is ending: the caller reports it). */
+int mt_release_all(mt_tree *t, char *err, size_t errlen);
 
 /* mt_child_scores - the scores (search.h's scale, each for its own side
  * to move) of the children of job id's position, in eng_generate (merged)
