@@ -105,6 +105,7 @@ struct mt_tree {
     char owner[PST_OWNER_MAX]; /* the proof's id, also the store's owner label */
     uint64_t records;          /* the store's records when the tree was last saved */
     char db_dir[480];          /* the databases' folder at creation (absolute; "" none) */
+    int rdonly;                /* opened by mt_open_ro: nothing is ever written */
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -773,7 +774,7 @@ admit_backups(mt_tree *t, char *err, size_t errlen)
                  t->contra_fen);
         return MT_ESTORE;
     }
-    if (!t->items.n)
+    if (!t->items.n || t->rdonly) /* read-only: shown, never written */
         return 0;
     padm_report rep;
     char aerr[512];
@@ -943,7 +944,7 @@ mt_check_numbers(mt_tree *t, char *err, size_t errlen)
 static int
 env_open(mt_tree *t, const char *dir, char *err, size_t errlen)
 {
-    if (mkdir(dir, 0755) && errno != EEXIST) {
+    if (!t->rdonly && mkdir(dir, 0755) && errno != EEXIST) {
         eng_errf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
         return MT_EIO;
     }
@@ -961,7 +962,7 @@ env_open(mt_tree *t, const char *dir, char *err, size_t errlen)
     if (!rc)
         rc = mdb_env_set_mapsize(t->env, MT_MAP_BYTES);
     if (!rc)
-        rc = mdb_env_open(t->env, dir, MDB_NOTLS, 0644);
+        rc = mdb_env_open(t->env, dir, MDB_NOTLS | (t->rdonly ? MDB_RDONLY : 0), 0644);
     if (rc) {
         eng_errf(err, errlen, "cannot open the tree in %s: %s", dir, lmdb_msg(rc));
         return MT_EIO;
@@ -974,15 +975,18 @@ env_open(mt_tree *t, const char *dir, char *err, size_t errlen)
         return hc == PST_EIO ? MT_EIO : MT_ECORRUPT;
     }
     MDB_txn *txn;
-    rc = mdb_txn_begin(t->env, NULL, 0, &txn);
+    /* read-only: the tables must exist (a read transaction, committed so
+     * that its handles stay open for the later ones) */
+    unsigned create = t->rdonly ? 0 : MDB_CREATE;
+    rc = mdb_txn_begin(t->env, NULL, t->rdonly ? MDB_RDONLY : 0, &txn);
     if (!rc)
-        rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &t->meta);
+        rc = mdb_dbi_open(txn, "meta", create, &t->meta);
     if (!rc)
-        rc = mdb_dbi_open(txn, "nodes", MDB_CREATE, &t->nodes);
+        rc = mdb_dbi_open(txn, "nodes", create, &t->nodes);
     if (!rc)
-        rc = mdb_dbi_open(txn, "jobs", MDB_CREATE | MDB_INTEGERKEY, &t->jobs);
+        rc = mdb_dbi_open(txn, "jobs", create | MDB_INTEGERKEY, &t->jobs);
     if (!rc)
-        rc = mdb_dbi_open(txn, "hist", MDB_CREATE | MDB_INTEGERKEY, &t->hist);
+        rc = mdb_dbi_open(txn, "hist", create | MDB_INTEGERKEY, &t->hist);
     if (!rc)
         rc = mdb_txn_commit(txn);
     else
@@ -1278,7 +1282,7 @@ load_nodes(mt_tree *t, char *err, size_t errlen)
             continue;
         expand_arg a = {i, t->count};
         int e = link_children(t, i, err, errlen);
-        if (!e && t->count > a.first_new)
+        if (!e && t->count > a.first_new && !t->rdonly)
             e = in_txn(t, txn_expand, &a, err, errlen);
         if (e)
             return e;
@@ -2095,25 +2099,40 @@ mt_history(mt_tree *t,
     return 0;
 }
 
+/* What mt_walk, mt_lookup and mt_each show of node i (depth 0, no move,
+ * a leaf unless expanded). */
+static void
+view_fill(const mt_tree *t, uint32_t i, mt_view *v)
+{
+    const mt_node *n = &t->n[i];
+    memset(v, 0, sizeof *v);
+    v->pos = n->pos;
+    v->bound = n->bound;
+    v->leaf = !n->expanded;
+    v->source = n->src;
+    v->score = n->score;
+    v->in_flight = n->inflight;
+    v->flagged = n->flagged;
+    v->pn = n->pn;
+    v->dn = n->dn;
+    v->jobs = n->jobs;
+    v->expanded = n->expanded;
+    v->children = n->nkid;
+    v->parents = n->npar;
+    v->job_ms = n->job_ms;
+    v->job_nodes = n->job_nodes;
+}
+
 static int
 walk_node(const mt_tree *t, uint32_t i, int depth, int max_depth, const char *move, uint8_t *on,
           int (*fn)(const mt_view *v, void *arg), void *arg)
 {
     const mt_node *n = &t->n[i];
     mt_view v;
-    memset(&v, 0, sizeof v);
-    v.pos = n->pos;
+    view_fill(t, i, &v);
     v.depth = depth;
     snprintf(v.move, sizeof v.move, "%s", move);
-    v.bound = n->bound;
     v.leaf = !n->expanded || on[i] || depth >= max_depth;
-    v.source = n->src;
-    v.score = n->score;
-    v.in_flight = n->inflight;
-    v.flagged = n->flagged;
-    v.pn = n->pn;
-    v.dn = n->dn;
-    v.jobs = n->jobs;
     if (fn(&v, arg))
         return 1;
     if (v.leaf)
@@ -2239,4 +2258,93 @@ mt_info_db(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *db_d
             snprintf(db_dir, cap, "%s", t.db_dir);
     }
     return rc;
+}
+
+/* ---- read-only access (the proof browser, manager/web.h) ------------------------ */
+
+int
+mt_open_ro(const char *dir, const egdb *db, pst_env *store, mt_tree **out, char *err,
+           size_t errlen)
+{
+    *out = NULL;
+    mt_tree *t = calloc(1, sizeof *t);
+    if (!t)
+        return MT_ENOMEM;
+    snprintf(t->dir, sizeof t->dir, "%s", dir);
+    t->db = db;
+    t->store = store;
+    t->rdonly = 1;
+    ab_new((size_t)16 << 20, &t->ab); /* scores of children missing after a crash */
+    struct stat sb;
+    char dm[4200];
+    snprintf(dm, sizeof dm, "%s/data.mdb", dir);
+    int rc = MT_EINVAL;
+    if (stat(dm, &sb)) {
+        eng_errf(err, errlen, "%s holds no proof tree (no %s)", dir, dm);
+        goto fail;
+    }
+    if ((rc = env_open(t, dir, err, errlen)) || (rc = load_meta(t, err, errlen)))
+        goto fail;
+    if (t->unadmitted) {
+        eng_errf(err, errlen,
+                 "tree %s was written before workers' proofs were checked on admission "
+                 "(schema '%s'): `checkers proof check --state` checks what it holds",
+                 t->dir, MT_SCHEMA_UNADMITTED);
+        rc = MT_EOLD;
+        goto fail;
+    }
+    if (db == NULL && t->db_pieces > 0) {
+        eng_errf(err, errlen, "the proof in %s rests on %d-piece databases: give --db", dir,
+                 t->db_pieces);
+        rc = MT_EINVAL;
+        goto fail;
+    }
+    /* the store is this tree's, whole (STORE AND TREE); nothing labelled */
+    char label[PST_OWNER_MAX];
+    uint64_t recs;
+    if ((rc = store_owner(t, store, label, &recs, err, errlen)))
+        goto fail;
+    rc = store_verdict(t, label, recs, pst_path(store), err, errlen);
+    if (rc != STORE_OURS && rc != STORE_TO_LABEL)
+        goto fail;
+    if ((rc = load_nodes(t, err, errlen)) || (rc = pass(t, err, errlen)))
+        goto fail;
+    *out = t;
+    return 0;
+fail:
+    mt_close(t);
+    return rc;
+}
+
+int
+mt_lookup(const mt_tree *t, const eng_pos *p, mt_view *out)
+{
+    long i = node_find(t, p);
+    if (i < 0)
+        return MT_EINVAL;
+    view_fill(t, (uint32_t)i, out);
+    return 0;
+}
+
+size_t
+mt_parents(const mt_tree *t, const eng_pos *p, eng_pos *out, size_t cap)
+{
+    long i = node_find(t, p);
+    if (i < 0)
+        return 0;
+    const mt_node *n = &t->n[i];
+    for (uint32_t j = 0; j < n->npar && j < cap; j++)
+        out[j] = t->n[n->par[j]].pos;
+    return n->npar;
+}
+
+void
+mt_each(const mt_tree *t, int (*fn)(const mt_view *v, void *arg), void *arg)
+{
+    mt_view v;
+    for (uint32_t i = 0; i < t->count; i++) {
+        view_fill(t, i, &v);
+        if (fn(&v, arg))
+            return;
+    }
 }
