@@ -2238,6 +2238,7 @@ mt_info_db(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *db_d
     mt_tree t;
     memset(&t, 0, sizeof t);
     snprintf(t.dir, sizeof t.dir, "%s", dir);
+    t.rdonly = 1; /* it only reads: `serve` asks it before anything is open */
     struct stat sb;
     char dm[4200];
     snprintf(dm, sizeof dm, "%s/data.mdb", dir);

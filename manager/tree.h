@@ -256,7 +256,8 @@ void mt_close(mt_tree *t);
 int mt_store_check(const char *dir, pst_env *store, char *err, size_t errlen);
 
 /* mt_info - the root, goal and database piece count of the proof in dir
- * (<state>/tree), without loading the tree. RETURN 0 or MT_E*. */
+ * (<state>/tree), without loading the tree, and without writing (LMDB
+ * opened MDB_RDONLY). RETURN 0 or MT_E*. */
 int mt_info(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *err, size_t errlen);
 
 /* mt_info_db - mt_info, and the databases' folder the proof was started
