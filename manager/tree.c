@@ -2217,6 +2217,7 @@ mt_store_check(const char *dir, pst_env *store, char *err, size_t errlen)
     mt_tree t;
     memset(&t, 0, sizeof t);
     snprintf(t.dir, sizeof t.dir, "%s", dir);
+    t.rdonly = 1; /* it only reads the meta */
     int rc = env_open(&t, dir, err, errlen);
     if (!rc)
         rc = load_meta(&t, err, errlen);
