@@ -167,19 +167,19 @@ typedef struct mt_tree mt_tree;
 /* What a new proof starts from (mt_open with create != NULL). */
 typedef struct mt_create {
     eng_pos root;
-    int goal;           /* MT_GOAL_* */
-    int db_pieces;      /* the piece count the databases cover */
-    uint32_t job_ms;     /* budget of a node's first job */
-    uint32_t job_max_ms; /* the cap of a node's growing budget (JOBS); below
-                            job_ms: job_ms * MT_JOB_GROW */
-    uint64_t job_nodes;  /* df-pn node limit of a first job (0: none) */
+    int goal;             /* MT_GOAL_* */
+    int db_pieces;        /* the piece count the databases cover */
+    uint32_t job_ms;      /* budget of a node's first job */
+    uint32_t job_max_ms;  /* the cap of a node's growing budget (JOBS); below
+                             job_ms: job_ms * MT_JOB_GROW */
+    uint64_t job_nodes;   /* df-pn node limit of a first job (0: none) */
     uint32_t score_nodes; /* alpha-beta nodes of a new node's score (0: the
                              default; benchmarks that build big trees cut
                              it; not kept: a resumed tree uses the default) */
-    int h0, h_step;     /* threshold start and step (hundredths of a man) */
-    const char *seed;   /* seed line as move text ("12-16 24-19"), may be NULL */
-    const char *db_dir; /* the databases' folder, absolute (kept: a resume needs
-                           only the state directory); may be NULL */
+    int h0, h_step;       /* threshold start and step (hundredths of a man) */
+    const char *seed;     /* seed line as move text ("12-16 24-19"), may be NULL */
+    const char *db_dir;   /* the databases' folder, absolute (kept: a resume needs
+                             only the state directory); may be NULL */
 } mt_create;
 
 /* A job picked by mt_pick. */
@@ -245,6 +245,16 @@ int mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *s
 
 void mt_close(mt_tree *t);
 
+/*
+ * mt_store_check - whether store is the proof store of the tree in dir,
+ * whole: the owner label the tree was made with, and at least the records
+ * it saw at its last save (tree.c, STORE AND TREE). Read-only: a store
+ * that is not yet labelled (a tree made before labels) passes.
+ * RETURN 0, MT_ECORRUPT with err naming the store and what is wrong, or
+ * another MT_E* code with err.
+ */
+int mt_store_check(const char *dir, pst_env *store, char *err, size_t errlen);
+
 /* mt_info - the root, goal and database piece count of the proof in dir
  * (<state>/tree), without loading the tree, and without writing (LMDB
  * opened MDB_RDONLY). RETURN 0 or MT_E*. */
@@ -293,8 +303,10 @@ int mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, 
  * says why: the store refused a backed-up record). */
 int mt_release(mt_tree *t, uint64_t id, char *err, size_t errlen);
 
-/* mt_release_all - every job in flight returns to the pool. */
-void mt_release_all(mt_tree *t);
+/* mt_release_all - every job in flight returns to the pool.
+ * RETURN 0, or an MT_E* code with err when the pass over the tree that
+ * follows fails (the run is ending: the caller reports it). */
+int mt_release_all(mt_tree *t, char *err, size_t errlen);
 
 /* mt_child_scores - the scores (search.h's scale, each for its own side
  * to move) of the children of job id's position, in eng_generate (merged)
