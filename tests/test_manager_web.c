@@ -29,6 +29,7 @@
 #include "manager/tree.h"
 #include "manager/web.h"
 #include "manager/web_internal.h"
+#include "prover/admit.h"
 #include "prover/prover.h"
 #include "prover/store.h"
 #include "tests/test_util.h"
@@ -382,22 +383,43 @@ test_proof_pdn_replays(void **state)
     snprintf(tdir, sizeof tdir, "%s/tree", dir);
     pst_env *st;
     assert_int_equal(pst_open(sdir, 0, &st, err, sizeof err), 0);
-    /* a 5-piece win proved by df-pn into the store over the 4-piece
-     * databases (its proof: the store's records) */
+    /* a 5-piece win, proved through the tree as a worker proves it: df-pn
+     * over the 4-piece databases into the worker's store, the proof
+     * gathered (padm_collect) and admitted into the state's store */
     eng_pos root;
     assert_int_equal(eng_parse_fen("W:W30,31,K19:B9,K12", &root, NULL, 0), 0);
-    prv_opts po = {.db = db4, .db_pieces = 4, .store = st, .tt_bytes = (size_t)16 << 20};
-    prv_result r;
-    assert_int_equal(prv_solve(&root, &po, &r, err, sizeof err), 0);
-    assert_int_equal(r.bound, ENG_WW);
     mt_create cr = {.root = root,
                     .goal = MT_GOAL_VALUE,
                     .db_pieces = 4,
                     .job_ms = 1000,
                     .h0 = 200,
-                    .h_step = 200};
+                    .h_step = 200,
+                    .seed = "31-26"};
     mt_tree *t;
     assert_int_equal(mt_open(tdir, &cr, db4, st, &t, err, sizeof err), 0);
+    char wdir[320];
+    snprintf(wdir, sizeof wdir, "%s/worker", dir);
+    pst_env *wst;
+    assert_int_equal(pst_open(wdir, 0, &wst, err, sizeof err), 0);
+    for (int k = 0; k < 20 && !mt_done(t); k++) {
+        mt_job j;
+        assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+        prv_opts po = {.db = db4,
+                       .db_pieces = 4,
+                       .store = wst,
+                       .question = &j.q,
+                       .tt_bytes = (size_t)16 << 20};
+        prv_result r;
+        assert_int_equal(prv_solve(&j.pos, &po, &r, err, sizeof err), 0);
+        padm_items items = {0};
+        if (r.bound != ENG_LW)
+            assert_int_equal(padm_collect(wst, db4, &j.pos, &items, err, sizeof err), 0);
+        assert_int_equal(mt_result(t, j.id, r.bound, r.complete, 0, 0, r.nodes, 1, items.v, items.n,
+                                   0, err, sizeof err),
+                         0);
+        padm_items_free(&items);
+    }
+    pst_close(wst);
     assert_true(mt_done(t));
     mt_close(t);
     pst_close(st);
