@@ -108,7 +108,11 @@ web_url(struct evbuffer *b, const char *s)
 
 /* ---- authentication ---------------------------------------------------------- */
 
-/* Equal strings, in a time that does not depend on where they differ. */
+/* Equal strings, in a time that does not depend on where they differ:
+ * every byte of the offered token is compared (against the secret's,
+ * cycled when it is shorter), and a difference in length counts as one,
+ * so that timing tells an attacker neither a matching prefix nor
+ * (beyond the offered token's own length) the secret's length. */
 static int
 same_secret(const char *a, const char *b)
 {
@@ -120,7 +124,9 @@ same_secret(const char *a, const char *b)
 }
 
 /* The token as the cookie carries it: hex, so that any byte of a token
- * file survives a Cookie header. */
+ * file survives a Cookie header (which cannot hold ';', ',', spaces or
+ * quotes). The hex is as secret as the token: it is compared the same
+ * way. */
 static void
 hex_of(const char *s, char *out, size_t cap)
 {
@@ -154,7 +160,10 @@ cookie_value(const char *hdr, char *out, size_t cap)
     return 0;
 }
 
-/* Does the request carry the token (header or cookie)? */
+/* Does the request carry the token (header or cookie)? The header is
+ * for scripts, the cookie for browsers; a token in the query is taken
+ * only to set the cookie (login_redirect), never as the request's own
+ * credential, so that addresses with it do not spread. */
 static int
 authorized(const web_server *w, struct evkeyvalq *in)
 {
@@ -172,6 +181,11 @@ authorized(const web_server *w, struct evkeyvalq *in)
 
 /* ---- replies ------------------------------------------------------------------- */
 
+/* Every answer: its type, and what keeps the page to itself - a policy
+ * that allows only its own inline script and style and requests to
+ * itself (nothing from elsewhere can run in it, nor can it be framed),
+ * no guessing of types, no referrer (a FEN and a line would leave with
+ * every link), and no caching (a running proof's pages change). */
 static void
 security_headers(struct evhttp_request *req, const char *type)
 {
@@ -253,7 +267,9 @@ static const struct route {
               {"/export/proof.pdn", R_PROOF_PDN, P_FEN_MAX},
               {"/export/subtree.json", R_SUBTREE, P_FEN_DEPTH}};
 
-/* A number parameter in [lo, hi]; def when absent. -1 when bad. */
+/* A number parameter in [lo, hi]; def when absent. -1 when bad (err
+ * names the parameter, what it held and the range): a bad number is
+ * refused, not clamped, so that a typo is seen. */
 static long
 num_param(struct evkeyvalq *q, const char *name, long def, long lo, long hi, char *err,
           size_t errlen)
@@ -271,7 +287,8 @@ num_param(struct evkeyvalq *q, const char *name, long def, long lo, long hi, cha
 }
 
 /* The redirect that follows ?token=: the same page, without the token
- * in its address, with the cookie set. */
+ * in its address, with the cookie set. 303, so that the browser asks
+ * again with GET; the other parameters are written back as they came. */
 static void
 login_redirect(web_server *w, struct evhttp_request *req, const char *path, struct evkeyvalq *q)
 {
@@ -306,6 +323,12 @@ login_redirect(web_server *w, struct evhttp_request *req, const char *path, stru
     evbuffer_free(b);
 }
 
+/*
+ * The position a route is about: ?fen= when given; else, for the routes
+ * that take one, the end of ?line= played from the root; else the root.
+ * Then the route's body; an error anywhere is the plain-text answer of
+ * reply_error with the message that names what was wrong.
+ */
 static void
 serve_route(web_server *w, struct evhttp_request *req, const struct route *r, struct evkeyvalq *q)
 {
@@ -408,6 +431,14 @@ serve_route(web_server *w, struct evhttp_request *req, const struct route *r, st
     evbuffer_free(b);
 }
 
+/*
+ * Every request, in an order that does the least work for the worst
+ * input: the method, the number of headers, the URI's length, the
+ * query's form, then the token (before anything of the proof is read or
+ * told, even which pages exist), then the route and its parameters.
+ * evhttp has already refused what is too long to read
+ * (WEB_MAX_HEADER_BYTES).
+ */
 static void
 on_request(struct evhttp_request *req, void *arg)
 {
@@ -509,6 +540,14 @@ on_request(struct evhttp_request *req, void *arg)
 
 /* ---- the server ---------------------------------------------------------------------- */
 
+/*
+ * The address is parsed before anything is made, so that an address
+ * beyond loopback without a token is refused before a socket exists:
+ * there is no moment at which the pages are open to the network. The
+ * address is an IP address (as --listen takes it for the workers): a
+ * name could resolve to several, some of them not loopback. The limits
+ * are evhttp's (web.h, LIMITS), set before the socket is bound.
+ */
 int
 web_start(struct event_base *base, mt_tree *tree, pst_env *store, const egdb *db, const web_opts *o,
           web_server **out, char *err, size_t errlen)
@@ -662,6 +701,8 @@ web_host(const web_server *w)
     return w->host;
 }
 
+/* The samples live in memory for this run only: the tree's stored
+ * history (tree.h, "hist") has no room for workers or h. */
 void
 web_sample(web_server *w, double run_s)
 {

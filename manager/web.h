@@ -137,9 +137,8 @@ typedef struct web_worker {
 /* A running manager's figures, filled by web_opts.run on each request. */
 typedef struct web_run {
     double run_s;                        /* seconds of this run */
-    double total_s;                      /* manager seconds over all runs */
+    double unsaved_s;                    /* manager seconds not yet added to the stored total */
     double per_minute;                   /* jobs answered in the last minute */
-    uint32_t job_ms;                     /* a first job's budget */
     size_t nworkers;                     /* workers connected (all of them) */
     web_worker workers[WEB_MAX_WORKERS]; /* the first of them */
 } web_run;

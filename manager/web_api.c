@@ -31,7 +31,16 @@
 
 /* ---- types ------------------------------------------------------------ */
 
-/* A set of positions (open addressing), for the searches below. */
+/*
+ * A set of positions (open addressing, linear probing), for the two
+ * searches below that must not visit a position twice: the line up the
+ * parents (a transposition is reached by several paths, a cycle by
+ * endless ones) and the proof export (each position written once). The
+ * tree's own table is not used: those searches also meet positions that
+ * are not in the tree (below its leaves). Kept at most half full, so a
+ * probe ends quickly; a search that would fill it stops instead of
+ * growing it (both have a bound of their own).
+ */
 typedef struct pos_set {
     eng_pos *v;
     int32_t *aux; /* per entry: a number the user keeps (BFS: the next entry) */
@@ -41,6 +50,8 @@ typedef struct pos_set {
 
 /* ---- small helpers ------------------------------------------------------ */
 
+/* A mix of the four masks and the side to move (the exact position:
+ * a position and its colour-flipped twin are different pages). */
 static uint64_t
 pos_hash(const eng_pos *p)
 {
@@ -119,7 +130,11 @@ web_pn_text(uint64_t v, char *buf, size_t cap)
 }
 
 /* +1 when bound b (for p's side to move) answers question q yes, -1 no,
- * 0 open (tree.h, QUESTIONS AND PROOF NUMBERS). */
+ * 0 open (tree.h, QUESTIONS AND PROOF NUMBERS). The tree's own q_status
+ * is private to it and works on its nodes; the page needs the same rule
+ * to tell a pn of 0 from a proof: a node whose pn is 0 while its bound
+ * does not answer the question is only counted proven, through the
+ * threshold h. */
 static int
 answers(const eng_question *q, const eng_pos *p, eng_bound b)
 {
@@ -159,6 +174,16 @@ web_score_text(int score, const char *who, char *buf, size_t cap)
                  score > 0 ? "ahead" : "behind", (score > 0 ? score : -score) / 100.0, score);
 }
 
+/*
+ * Where a value comes from, in the order the tree itself takes them
+ * (tree.c, node_own): no move, then the databases (within the proof's
+ * piece count: beyond it the checker takes no database value either),
+ * then the proof store. A node of the tree brings its own bound, which
+ * also holds what it backed up from its children. The store's record is
+ * read for every position that is not a leaf of the rules or the
+ * databases: it is what "checked" is judged on (web.h, STATUS) and where
+ * the proving move comes from.
+ */
 void
 web_status_of(web_server *w, const eng_pos *p, web_status *s)
 {
@@ -223,7 +248,9 @@ web_status_of(web_server *w, const eng_pos *p, web_status *s)
     else if (s->bound == ENG_LW)
         s->checked = "none";
     else if (s->has_record && eng_bound_meet(s->rec.bound, s->bound) == s->rec.bound)
-        s->checked = "admitted"; /* the record claims at least the bound shown */
+        /* the record claims at least the bound shown: what the page
+         * shows rests on an admitted record */
+        s->checked = "admitted";
     else
         s->checked = "not written";
     if (s->in_tree) {
@@ -268,6 +295,14 @@ status_json(struct evbuffer *b, const web_status *s)
                         v->parents);
 }
 
+/*
+ * The record's move is the one the checker follows (check.h): the win
+ * move for a win, else the draw move (a win record may keep only its
+ * win move, which then serves the weaker goal too, as the checker
+ * takes it). Only a position without a record (a database position, or a
+ * backup not yet written) falls back to the first move whose child's
+ * bound gives the position's lower bound.
+ */
 int
 web_proving_move(web_server *w, const web_status *s, eng_move *m)
 {
@@ -317,6 +352,10 @@ move_between(const eng_pos *a, const eng_pos *b, char *out, size_t cap)
     return 0;
 }
 
+/* Upwards, because a node has few parents (one, unless a transposition
+ * joins lines) and many children: the search visits about as many
+ * positions as the line is long, where a search down from the root
+ * would visit the tree. */
 /* The shortest line from the root to p through the parents (a breadth-
  * first search upwards, at most BFS_MAX positions). */
 static void
@@ -370,6 +409,13 @@ line_by_parents(web_server *w, const eng_pos *root, const eng_pos *p, web_line *
     set_free(&seen);
 }
 
+/*
+ * A line given in the address is the one the reader clicked, and it may
+ * leave the tree (below a leaf, into a worker's proof): it is kept when
+ * it leads to the position. Every move is parsed against the position
+ * it is played from, so a bad one is named with its number; a line that
+ * leads elsewhere (an edited address) gives way to the tree's own.
+ */
 int
 web_line_get(web_server *w, const eng_pos *p, const char *text, web_line *line, char *err,
              size_t errlen)
@@ -450,6 +496,13 @@ proof_json(web_server *w, struct evbuffer *b, const mt_stats *st)
     evbuffer_add_printf(b, "}");
 }
 
+/*
+ * One position and every legal move with its child's status: all a click
+ * needs, and nothing of the rest of the tree. A position is answered when
+ * the proof says anything of it (in the tree, a record, within the
+ * databases' piece count, or no move at all); any other is a 404, so a
+ * mistyped FEN is told apart from an open position.
+ */
 int
 web_api_node(web_server *w, const eng_pos *p, const char *line_text, struct evbuffer *b, char *err,
              size_t errlen)
@@ -583,6 +636,9 @@ typedef struct leaves_arg {
     size_t nfly, kfly;
 } leaves_arg;
 
+/* Every open leaf has pn = dn = 1 (tree.h, THRESHOLD ITERATION), so pn
+ * cannot tell the hard ones: the work they resisted can (job time, then
+ * jobs); pn only breaks the last ties. */
 static int
 harder(const mt_view *a, const mt_view *b)
 {
@@ -593,6 +649,9 @@ harder(const mt_view *a, const mt_view *b)
     return a->pn > b->pn;
 }
 
+/* One pass over the nodes: those in flight, and the k hardest open
+ * leaves by insertion into a sorted array of k (k is 20: a heap would
+ * not pay). */
 static int
 leaves_visit(const mt_view *v, void *arg)
 {
@@ -625,6 +684,8 @@ web_leaves(web_server *w, mt_view *hard, size_t khard, size_t *nhard, mt_view *f
     return a.nfly;
 }
 
+/* The stored history grows by a row every 10 s of a run (a week: 60,000
+ * rows); the JSON keeps at most HISTORY_ROWS, every k-th, counted first. */
 typedef struct hist_arg {
     struct evbuffer *b;
     size_t n, every, i;
@@ -726,7 +787,7 @@ web_api_status(web_server *w, struct evbuffer *b)
                         st.db_pieces, w->run ? "true" : "false", w->root_checked);
     web_json_str(b, w->check_text);
     evbuffer_add_printf(b, ",\"seconds\":{\"run\":%.1f,\"total\":%.1f},\"workers\":[",
-                        w->run ? r->run_s : 0.0, w->run ? r->total_s : st.seconds);
+                        w->run ? r->run_s : 0.0, st.seconds + (w->run ? r->unsaved_s : 0.0));
     for (size_t i = 0; w->run && i < r->nworkers && i < WEB_MAX_WORKERS; i++) {
         const web_worker *k = &r->workers[i];
         evbuffer_add_printf(b, "%s{\"id\":%u,\"name\":", i ? "," : "", k->id);
@@ -774,6 +835,10 @@ web_api_status(web_server *w, struct evbuffer *b)
 
 /* ---- /api/check ----------------------------------------------------------------------- */
 
+/* The independent checker from p, over the store and the databases,
+ * trusting nothing: what `checkers proof check` runs. It takes as long
+ * as the proof below p is large, in the event loop: a served state only
+ * (web.c refuses it on a running manager). */
 int
 web_api_check(web_server *w, const eng_pos *p, struct evbuffer *b, char *err, size_t errlen)
 {
@@ -820,7 +885,11 @@ pdn_tags(struct evbuffer *b, const char *event, const char *fen)
     evbuffer_add_printf(b, "[SetUp \"1\"]\n[FEN \"%s\"]\n", fen);
 }
 
-/* "1. " before Black's move, "1... " before White's where one is needed. */
+/* "1. " before Black's move, "1... " before White's where one is needed:
+ * at the start of a line from a White-to-move position, at the start of
+ * a variation, and where the main line goes on after variations (PDN
+ * 3.0 as PGN writes it). ply counts from the exported position;
+ * root_white shifts the numbering when White moves first there. */
 static void
 pdn_number(struct evbuffer *b, int ply, int root_white, int need)
 {
@@ -870,7 +939,16 @@ web_export_line(web_server *w, const eng_pos *p, const char *line_text, struct e
     return 200;
 }
 
-/* The proof walk of /export/proof.pdn. */
+/*
+ * The proof walk of /export/proof.pdn, which is the checker's walk
+ * (check.h) written out: for the claim "x wins" (or "x at least
+ * draws"), where x moves, the one move its record keeps; where the
+ * other side moves, every reply. It stops where the checker stops: a
+ * database position, a position without a move, a position already on
+ * the line (a repetition: fine for a draw, impossible in a checked win),
+ * and, to keep the file finite, a position already written (a
+ * transposition). Depth first, one game per claim.
+ */
 typedef struct proof_ctx {
     web_server *w;
     struct evbuffer *b;
@@ -942,6 +1020,10 @@ proof_move(proof_ctx *c, const eng_move *m, int ply, int need)
     c->budget--;
 }
 
+/* The continuation from p (ply plies in): its first move, then each
+ * other move as a variation with all that follows it, then what follows
+ * the first move. need: a number before the first move even for White
+ * (the line starts here, or variations came just before). */
 static void
 proof_line(proof_ctx *c, const eng_pos *p, int ply, int need)
 {
@@ -1055,6 +1137,11 @@ typedef struct sub_ctx {
     eng_pos path[64];
 } sub_ctx;
 
+/* A node and, while depth lasts and it is expanded, its children in
+ * move order; a position already on the path is written as a repetition
+ * and not entered (the tree may hold cycles). Transpositions are
+ * written again under each parent: the export is a tree, as its reader
+ * expects, bounded by depth and by SUBTREE_MAX nodes. */
 static void
 sub_node(sub_ctx *c, const eng_pos *p, const char *move, int depth, int ply)
 {

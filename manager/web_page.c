@@ -80,6 +80,17 @@ nice_step(double span, int n)
 
 /* ---- charts --------------------------------------------------------------- */
 
+/*
+ * One chart: title above, plot in [CH_L, CH_R] x [CH_T, CH_B], y ticks
+ * and numbers left of it with the y title turned along the axis, x
+ * ticks and numbers below with the x title, the legend right of the plot
+ * (a legend inside it hid the lines it named). Time is shown in the unit
+ * that keeps its numbers small (seconds up to 3 minutes, then minutes,
+ * hours, days), ticked at 1-2-5 steps. A linear y axis starts at 0 (a
+ * count or a rate), so its lines compare by height; the log axis is
+ * described at the top of this file. A series with no point at all
+ * leaves the axes with a note in the plot saying why it is empty.
+ */
 static void
 chart(struct evbuffer *b, const char *title, const char *ytitle, int ylog, double xmax,
       const series *s, size_t ns, const char *empty)
@@ -248,6 +259,10 @@ pn_value(uint64_t v)
     return v >= MT_INF ? INFINITY : (double)v;
 }
 
+/* A row of the stored history: every `every`-th is kept (and the last,
+ * so that the chart ends where the proof stands). A rate is the change
+ * from the row kept before, per minute of proving; across a restart the
+ * time axis goes on (offset), and the counters, which are stored, too. */
 static void
 hist_take(double s, uint64_t pn, uint64_t dn, uint64_t nodes, uint64_t jobs, uint64_t proved,
           int bound, void *arg)
@@ -277,6 +292,8 @@ hist_take(double s, uint64_t pn, uint64_t dn, uint64_t nodes, uint64_t jobs, uin
     }
 }
 
+/* The overview's charts: three from the stored history (every run of
+ * the proof), two from this run's samples on a running manager. */
 static void
 charts(web_server *w, struct evbuffer *b)
 {
@@ -379,6 +396,9 @@ value_cell(struct evbuffer *b, const web_status *s, const char *word, int h)
         evbuffer_add_printf(b, "open");
 }
 
+/* The root's moves as the browser shows them (web_api.c computes the
+ * same statuses), in move order, values and scores from the mover's
+ * side: a child's value is for its own side to move, negated here. */
 static void
 root_moves(web_server *w, struct evbuffer *b)
 {
@@ -432,6 +452,9 @@ root_moves(web_server *w, struct evbuffer *b)
                            "±29488 are proven wins and losses. ★ the move the proof takes.</p>\n");
 }
 
+/* The leaves in flight come from the workers (a running manager knows
+ * each one's job, its time and budget); without a manager, from the
+ * tree's flags (none once a manager stopped: flags are not stored). */
 static void
 leaves_tables(web_server *w, struct evbuffer *b)
 {
@@ -562,7 +585,7 @@ web_page_overview(web_server *w, struct evbuffer *b)
     if (w->run)
         evbuffer_add_printf(b, "this run %.0f s, ", r->run_s);
     evbuffer_add_printf(b, "%.0f s of manager time over all runs</dd>\n",
-                        w->run ? r->total_s : s->seconds);
+                        s->seconds + (w->run ? r->unsaved_s : 0.0));
     evbuffer_add_printf(b, "<dt>databases</dt><dd>%d pieces</dd>\n<dt>state</dt><dd><code>",
                         s->db_pieces);
     web_html(b, w->state);
@@ -599,6 +622,19 @@ web_page_overview(web_server *w, struct evbuffer *b)
 
 /* ---- the browser --------------------------------------------------------------------- */
 
+/*
+ * The browser. The script keeps the answer of /api/node for the shown
+ * position (d) and redraws everything from it: the summary, the line
+ * (each move a link to its prefix), the board (an SVG drawn from the
+ * masks, the chosen or hovered move's squares outlined and its captures
+ * crossed, square numbers when asked), the position's panel and the
+ * table of moves (the proving one marked). go() fetches another
+ * position and pushes its address (fen and line) on the history, so
+ * that back and forward (popstate) and shared addresses work; the keys
+ * call the same functions. On a running proof it fetches the shown
+ * position again every 10 s while the tab is visible. Text from the
+ * answer is always escaped before it goes into the page.
+ */
 /* The page: its own style and script, the first position's JSON inline
  * (so that the page shows it at once, without a second request), and
  * then each position's moves on demand from /api/node. */
@@ -612,7 +648,8 @@ static const char tree_head[] =
     "#line a{padding:1px 4px;border-radius:3px;text-decoration:none;color:#1f5fa8}"
     "#line a.here{background:#1f5fa8;color:#fff}#line .num{color:#888;margin-left:.3em}"
     "#main{display:flex;flex-wrap:wrap;gap:1.5em;align-items:flex-start}"
-    "#pos{flex:1 1 22em;max-width:42em}#pos dl{display:grid;grid-template-columns:max-content auto;gap:.2em .9em;margin:0}"
+    "#pos{flex:1 1 22em;max-width:42em}#pos dl{display:grid;grid-template-columns:max-content "
+    "auto;gap:.2em .9em;margin:0}"
     "#pos dt{color:#555}#pos dd{margin:0}"
     "table{border-collapse:collapse}td,th{padding:3px 8px;text-align:right;"
     "border-bottom:1px solid #eee}th{background:#f2f2f2;position:sticky;top:0}"
