@@ -1,7 +1,7 @@
 #!/bin/bash
 # End-to-end checks of the proof browser (manager/web.h): `checkers serve`
-# on a small proved state, and `checkers prove --status-port` on a running
-# proof. The JSON API against `checkers tree`, value for value; the page
+# on a small proved state, and `checkers prove --status-port` (and
+# `serve` beside it) on a running proof. The JSON API against `checkers tree`, value for value; the page
 # in headless Chromium (its DOM holds the board, the moves and the
 # values; a screenshot is kept in the test's folder); the exports; bad
 # requests (an unknown FEN, malformed queries, a huge URL, a header line
@@ -260,6 +260,15 @@ check "running: no 'null' in the tables" 0 "$(grep -c '>null<' "$T/run.html")"
 check "running: the browser's page" 200 "$(code "$U3/tree?fen=$JF")"
 check "running: /api/check is refused (it would stop the manager's loop)" 403 \
     "$(code "$U3/api/check?fen=$HARD")"
+#    `serve` on the running proof's state: a reader beside the manager,
+#    which it names; it shows the last commit.
+serve_bg "$T/serve3.log" --state "$R" --port 0
+check "serve on a running proof: names its manager" 1 \
+    "$(grep -c "a manager is running on $R (pid $mp)" "$T/serve3.log")"
+check "serve on a running proof: its root" "$HARD" \
+    "$(get "$(url_of "$T/serve3.log")/api/node" | jq -r '.fen')"
+kill -TERM $sp
+wait $sp
 kill -TERM $mp
 wait $mp
 check "running: the manager stops cleanly" 1 $?
