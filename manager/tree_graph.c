@@ -643,6 +643,45 @@ mtg_free(mt_tree *t)
     free(t);
 }
 
+int
+mtg_open_mem(const mt_create *create, mt_tree **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    mt_tree *t = calloc(1, sizeof *t);
+    if (!t)
+        return MT_ENOMEM;
+    mtg_params(t, create);
+    t->first_job = t->next_job = 1;
+    int rc = mtg_root(t, err, errlen);
+    if (!rc)
+        rc = mtg_pass(t, err, errlen);
+    if (rc) {
+        mtg_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+int
+mtg_set_kids(mt_tree *t, uint32_t i, const uint32_t *kid, uint16_t n)
+{
+    uint32_t *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return MT_ENOMEM;
+    for (uint16_t k = 0; k < n; k++) {
+        v[k] = kid[k];
+        if (par_add(t, kid[k], i)) {
+            free(v);
+            return MT_ENOMEM;
+        }
+    }
+    free(t->n[i].kid);
+    t->n[i].kid = v;
+    t->n[i].nkid = n;
+    return 0;
+}
+
 /* ---- picking jobs ------------------------------------------------------------- */
 
 int

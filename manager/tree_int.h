@@ -42,6 +42,16 @@
  *   batch, the tree's backups, `proof check`), is prover/admit.c and
  *   prover/check.c already.
  *
+ * THE IN-MEMORY TREE (tests)
+ *   mtg_open_mem makes a tree with no LMDB environment, no proof store
+ *   and no databases: the mts_* writes keep nothing, a node's own bound
+ *   comes only from having no move (a loss), and backed-up records are
+ *   taken as recorded without admission (there is no store to write them
+ *   to). Everything else is the code a real tree runs. The graph's unit
+ *   tests (tests/test_manager_graph.c) build graphs on it by hand
+ *   (mtg_add, mtg_set_kids, the node fields) and drive them with mt_pick
+ *   and mtg_result (mt_result admits records: it needs a store).
+ *
  * THREADS
  *   None: a tree is used by one thread (the manager's event loop).
  */
@@ -233,6 +243,19 @@ int mtg_result(mt_tree *t, mt_jobrec *j, eng_bound bound, int settled, int score
 
 /* Frees the graph and t (not the environment: mt_close). */
 void mtg_free(mt_tree *t);
+
+/*
+ * mtg_open_mem - for tests: the tree of create (root, goal, budgets, h)
+ * in memory only (THE IN-MEMORY TREE): its root added and evaluated,
+ * nothing written anywhere. Closed with mt_close.
+ * RETURN 0, or MT_E* with err.
+ */
+int mtg_open_mem(const mt_create *create, mt_tree **out, char *err, size_t errlen);
+
+/* mtg_set_kids - for tests: node i's children are the n nodes kid (copied),
+ * in that order, and i becomes a parent of each; the caller marks i
+ * expanded. RETURN 0 or MT_ENOMEM. */
+int mtg_set_kids(mt_tree *t, uint32_t i, const uint32_t *kid, uint16_t n);
 
 /* ---- persistence (tree_lmdb.c) ---------------------------------------- */
 
