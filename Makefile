@@ -199,16 +199,20 @@ test-bins: $(TEST_BINS) $(TOOL_BINS)
 # The slowest first, so that the two lanes end together.
 test-runs: $(SAN_RUNS) $(E2E_RUNS) $(SAN_E2E_RUNS) $(UNIT_RUNS)
 
+# Each suite ends with a line giving its wall time (TIMED).
+TIMED = t0=$$(date +%s%N); $(1); rc=$$?; \
+	echo "-- $(2): $$(( ($$(date +%s%N) - t0) / 1000000 )) ms, exit $$rc"; exit $$rc
 $(UNIT_RUNS): run-unit-%:
-	@echo "== build/tests/$*"; ./build/tests/$*
+	@echo "== build/tests/$*"; $(call TIMED,./build/tests/$*,build/tests/$*)
 $(SAN_RUNS): run-san-%:
-	@echo "== build-san/tests/$* (sanitized)"; CHECKERS_SANITIZED=1 ./build-san/tests/$*
+	@echo "== build-san/tests/$* (sanitized)"; \
+	    $(call TIMED,CHECKERS_SANITIZED=1 ./build-san/tests/$*,build-san/tests/$*)
 $(SAN_E2E_RUNS): run-san-e2e-%:
-	@echo "== tests/$*.sh (sanitized checkers)"; CHECKERS=$(CURDIR)/build-san/checkers \
-	    CHECKERS_SANITIZED=1 TOOLS=$(CURDIR)/build/tests bash tests/$*.sh
+	@echo "== tests/$*.sh (sanitized checkers)"; \
+	    $(call TIMED,CHECKERS=$(CURDIR)/build-san/checkers CHECKERS_SANITIZED=1 TOOLS=$(CURDIR)/build/tests bash tests/$*.sh,tests/$*.sh (sanitized))
 $(E2E_RUNS): run-e2e-%:
-	@echo "== tests/$*.sh"; CHECKERS=$(CURDIR)/$(BIN)/checkers TOOLS=$(CURDIR)/build/tests \
-	    bash tests/$*.sh
+	@echo "== tests/$*.sh"; \
+	    $(call TIMED,CHECKERS=$(CURDIR)/$(BIN)/checkers TOOLS=$(CURDIR)/build/tests bash tests/$*.sh,tests/$*.sh)
 
 # The 1-5 piece databases the solver suites share (built once, about 30 s,
 # by the release binary whatever SANITIZE says; a finished build is a no-op).

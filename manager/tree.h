@@ -222,6 +222,11 @@ typedef struct mt_view {
     int score, in_flight, flagged;
     uint64_t pn, dn;
     uint32_t jobs;
+    int expanded;       /* its children are in the tree */
+    uint32_t children;  /* how many (its legal moves, once expanded) */
+    uint32_t parents;   /* nodes that have it as a child (transpositions: > 1) */
+    uint32_t job_ms;    /* milliseconds of jobs spent on it, over all runs */
+    uint64_t job_nodes; /* df-pn positions of those jobs */
 } mt_view;
 
 /* ---- functions ------------------------------------------------------ */
@@ -252,7 +257,8 @@ void mt_close(mt_tree *t);
 int mt_store_check(const char *dir, pst_env *store, char *err, size_t errlen);
 
 /* mt_info - the root, goal and database piece count of the proof in dir
- * (<state>/tree), without loading the tree. RETURN 0 or MT_E*. */
+ * (<state>/tree), without loading the tree, and without writing (LMDB
+ * opened MDB_RDONLY). RETURN 0 or MT_E*. */
 int mt_info(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *err, size_t errlen);
 
 /* mt_info_db - mt_info, and the databases' folder the proof was started
@@ -364,6 +370,37 @@ int mt_add_seconds(mt_tree *t, double s);
  * on the line is shown as a leaf (a repetition).
  */
 void mt_walk(const mt_tree *t, int max_depth, int (*fn)(const mt_view *v, void *arg), void *arg);
+
+/*
+ * READ-ONLY ACCESS (the proof browser: manager/web.h, `checkers serve`)
+ *
+ * mt_open_ro - opens the tree in dir for reading only: LMDB is opened
+ * MDB_RDONLY, and nothing is ever written, to the tree or to the store
+ * (open store with PST_RDONLY). The tree is loaded and its numbers
+ * computed as mt_open does, so every node shows what `checkers tree`
+ * shows; a backed-up bound stronger than its record (a stop between a
+ * result and its backup) is shown but not written. A manager may run on
+ * the same state (LMDB readers never block it): the tree is a snapshot
+ * of its last commit. Only the reading functions may be called on it
+ * (not mt_pick, mt_result, mt_release*, mt_sample, mt_add_seconds).
+ * RETURN 0; MT_E* with err naming the file and the problem (MT_EOLD for
+ * a schema 1 tree).
+ */
+int mt_open_ro(const char *dir, const egdb *db, pst_env *store, mt_tree **out, char *err,
+               size_t errlen);
+
+/* mt_lookup - the node of position p (exact, side to move included)
+ * into *out (depth 0, no move). RETURN 0, or MT_EINVAL when p is not in
+ * the tree. O(1). */
+int mt_lookup(const mt_tree *t, const eng_pos *p, mt_view *out);
+
+/* mt_parents - the positions of p's parents, at most cap of them into
+ * out. RETURN how many parents p has (0: the root, or not in the tree). */
+size_t mt_parents(const mt_tree *t, const eng_pos *p, eng_pos *out, size_t cap);
+
+/* mt_each - every node, in creation order (the root first); fn returns
+ * nonzero to stop. O(nodes). */
+void mt_each(const mt_tree *t, int (*fn)(const mt_view *v, void *arg), void *arg);
 
 /* Names of goals: "value", "win", "draw", ">=draw", "<=draw"; parse
  * returns -1 for an unknown name. */

@@ -1021,25 +1021,40 @@ mt_max_depth(const mt_tree *t)
     return deepest;
 }
 
+/* What mt_walk, mt_lookup and mt_each show of node i (depth 0, no move,
+ * a leaf unless expanded). */
+static void
+view_fill(const mt_tree *t, uint32_t i, mt_view *v)
+{
+    const mt_node *n = &t->n[i];
+    memset(v, 0, sizeof *v);
+    v->pos = n->pos;
+    v->bound = n->bound;
+    v->leaf = !n->expanded;
+    v->source = n->src;
+    v->score = n->score;
+    v->in_flight = n->inflight;
+    v->flagged = n->flagged;
+    v->pn = n->pn;
+    v->dn = n->dn;
+    v->jobs = n->jobs;
+    v->expanded = n->expanded;
+    v->children = n->nkid;
+    v->parents = n->npar;
+    v->job_ms = n->job_ms;
+    v->job_nodes = n->job_nodes;
+}
+
 static int
 walk_node(const mt_tree *t, uint32_t i, int depth, int max_depth, const char *move, uint8_t *on,
           int (*fn)(const mt_view *v, void *arg), void *arg)
 {
     const mt_node *n = &t->n[i];
     mt_view v;
-    memset(&v, 0, sizeof v);
-    v.pos = n->pos;
+    view_fill(t, i, &v);
     v.depth = depth;
     snprintf(v.move, sizeof v.move, "%s", move);
-    v.bound = n->bound;
     v.leaf = !n->expanded || on[i] || depth >= max_depth;
-    v.source = n->src;
-    v.score = n->score;
-    v.in_flight = n->inflight;
-    v.flagged = n->flagged;
-    v.pn = n->pn;
-    v.dn = n->dn;
-    v.jobs = n->jobs;
     if (fn(&v, arg))
         return 1;
     if (v.leaf)
@@ -1081,6 +1096,41 @@ mt_walk(const mt_tree *t, int max_depth, int (*fn)(const mt_view *v, void *arg),
         return;
     walk_node(t, 0, 0, max_depth, "", on, fn, arg);
     free(on);
+}
+
+/* ---- read-only access (the proof browser, manager/web.h) ------------------------ */
+
+int
+mt_lookup(const mt_tree *t, const eng_pos *p, mt_view *out)
+{
+    long i = mtg_find(t, p);
+    if (i < 0)
+        return MT_EINVAL;
+    view_fill(t, (uint32_t)i, out);
+    return 0;
+}
+
+size_t
+mt_parents(const mt_tree *t, const eng_pos *p, eng_pos *out, size_t cap)
+{
+    long i = mtg_find(t, p);
+    if (i < 0)
+        return 0;
+    const mt_node *n = &t->n[i];
+    for (uint32_t j = 0; j < n->npar && j < cap; j++)
+        out[j] = t->n[n->par[j]].pos;
+    return n->npar;
+}
+
+void
+mt_each(const mt_tree *t, int (*fn)(const mt_view *v, void *arg), void *arg)
+{
+    mt_view v;
+    for (uint32_t i = 0; i < t->count; i++) {
+        view_fill(t, i, &v);
+        if (fn(&v, arg))
+            return;
+    }
 }
 
 const char *

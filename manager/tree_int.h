@@ -10,16 +10,17 @@
  *                 parents), the manager's heuristic scores, node
  *                 evaluation (bounds, proof and disproof numbers, flags),
  *                 the pass and the incremental update, the numbers check,
- *                 picking jobs, what a result does to the graph, stats and
- *                 walks. It includes no LMDB and reads no store: what it
- *                 must keep it hands to the persistence part (mts_*), what
- *                 rests on a proof it asks of the proof part (mtp_*).
+ *                 picking jobs, what a result does to the graph, stats,
+ *                 walks and lookups. It includes no LMDB and reads no
+ *                 store: what it must keep it hands to the persistence
+ *                 part (mts_*), what rests on a proof it asks of the
+ *                 proof part (mtp_*).
  *   tree_lmdb.c   persistence: the tree's own LMDB environment
  *                 (<state>/tree): meta, the node and job encodings, write
- *                 transactions, open, create and load (with the guard
- *                 against damaged files), the tie between the tree and its
- *                 proof store (STORE AND TREE), the history samples,
- *                 mt_info*, mt_store_check.
+ *                 transactions, open, create and load (mt_open_ro too,
+ *                 and the guard against damaged files), the tie between
+ *                 the tree and its proof store (STORE AND TREE), the
+ *                 history samples, mt_info*, mt_store_check.
  *   tree_proof.c  where the tree meets the proof store: a node's own bound
  *                 (no move, databases, store), the records the tree backs
  *                 up and their admission, the admission of a worker's
@@ -147,6 +148,7 @@ struct mt_tree {
     char owner[PST_OWNER_MAX]; /* the proof's id, also the store's owner label */
     uint64_t records;          /* the store's records when the tree was last saved */
     char db_dir[480];          /* the databases' folder at creation (absolute; "" none) */
+    int rdonly;                /* opened by mt_open_ro: nothing is ever written */
 };
 
 /* ---- little-endian bytes (the LMDB records, the node table's hash) --- */

@@ -263,7 +263,7 @@ env_open(mt_tree *t, const char *dir, char *err, size_t errlen)
 {
     if (!(t->lm = calloc(1, sizeof *t->lm)))
         return MT_ENOMEM;
-    if (mkdir(dir, 0755) && errno != EEXIST) {
+    if (!t->rdonly && mkdir(dir, 0755) && errno != EEXIST) {
         eng_errf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
         return MT_EIO;
     }
@@ -281,7 +281,7 @@ env_open(mt_tree *t, const char *dir, char *err, size_t errlen)
     if (!rc)
         rc = mdb_env_set_mapsize(t->lm->env, MT_MAP_BYTES);
     if (!rc)
-        rc = mdb_env_open(t->lm->env, dir, MDB_NOTLS, 0644);
+        rc = mdb_env_open(t->lm->env, dir, MDB_NOTLS | (t->rdonly ? MDB_RDONLY : 0), 0644);
     if (rc) {
         eng_errf(err, errlen, "cannot open the tree in %s: %s", dir, lmdb_msg(rc));
         return MT_EIO;
@@ -294,15 +294,18 @@ env_open(mt_tree *t, const char *dir, char *err, size_t errlen)
         return hc == PST_EIO ? MT_EIO : MT_ECORRUPT;
     }
     MDB_txn *txn;
-    rc = mdb_txn_begin(t->lm->env, NULL, 0, &txn);
+    /* read-only: the tables must exist (a read transaction, committed so
+     * that its handles stay open for the later ones) */
+    unsigned create = t->rdonly ? 0 : MDB_CREATE;
+    rc = mdb_txn_begin(t->lm->env, NULL, t->rdonly ? MDB_RDONLY : 0, &txn);
     if (!rc)
-        rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &t->lm->meta);
+        rc = mdb_dbi_open(txn, "meta", create, &t->lm->meta);
     if (!rc)
-        rc = mdb_dbi_open(txn, "nodes", MDB_CREATE, &t->lm->nodes);
+        rc = mdb_dbi_open(txn, "nodes", create, &t->lm->nodes);
     if (!rc)
-        rc = mdb_dbi_open(txn, "jobs", MDB_CREATE | MDB_INTEGERKEY, &t->lm->jobs);
+        rc = mdb_dbi_open(txn, "jobs", create | MDB_INTEGERKEY, &t->lm->jobs);
     if (!rc)
-        rc = mdb_dbi_open(txn, "hist", MDB_CREATE | MDB_INTEGERKEY, &t->lm->hist);
+        rc = mdb_dbi_open(txn, "hist", create | MDB_INTEGERKEY, &t->lm->hist);
     if (!rc)
         rc = mdb_txn_commit(txn);
     else
@@ -310,6 +313,21 @@ env_open(mt_tree *t, const char *dir, char *err, size_t errlen)
     if (rc) {
         eng_errf(err, errlen, "cannot open the tree's tables in %s: %s", dir, lmdb_msg(rc));
         return MT_EIO;
+    }
+    return 0;
+}
+
+/* Whether dir holds a tree (its data.mdb), for the calls that must not
+ * create one. RETURN 0, or MT_EINVAL with err. */
+static int
+tree_present(const char *dir, char *err, size_t errlen)
+{
+    struct stat sb;
+    char dm[4200];
+    snprintf(dm, sizeof dm, "%s/data.mdb", dir);
+    if (stat(dm, &sb)) {
+        eng_errf(err, errlen, "%s holds no proof tree (no %s)", dir, dm);
+        return MT_EINVAL;
     }
     return 0;
 }
@@ -545,7 +563,7 @@ load_nodes(mt_tree *t, char *err, size_t errlen)
             continue;
         uint32_t first_new = t->count;
         int e = mtg_link(t, i, err, errlen);
-        if (!e && t->count > first_new)
+        if (!e && t->count > first_new && !t->rdonly)
             e = mts_expanded(t, i, first_new, err, errlen);
         if (e)
             return e;
@@ -685,18 +703,43 @@ store_check(mt_tree *t, char *err, size_t errlen)
     return had ? 0 : in_txn(t, txn_owner, NULL, err, errlen);
 }
 
+/* The databases a loaded tree rests on must be given (db). RETURN 0, or
+ * MT_EINVAL with err. */
+static int
+db_given(const mt_tree *t, const egdb *db, char *err, size_t errlen)
+{
+    if (db == NULL && t->db_pieces > 0) {
+        eng_errf(err, errlen, "the proof in %s rests on %d-piece databases: give --db", t->dir,
+                 t->db_pieces);
+        return MT_EINVAL;
+    }
+    return 0;
+}
+
+/* A tree for dir with nothing loaded, on the databases db and the proof
+ * store, with the alpha-beta context of the manager's scores (new nodes,
+ * and children missing after a crash). NULL when memory runs out. */
+static mt_tree *
+tree_new(const char *dir, const egdb *db, pst_env *store)
+{
+    mt_tree *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    snprintf(t->dir, sizeof t->dir, "%s", dir);
+    t->db = db;
+    t->store = store;
+    ab_new((size_t)16 << 20, &t->ab);
+    return t;
+}
+
 int
 mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store, mt_tree **out,
         char *err, size_t errlen)
 {
     *out = NULL;
-    mt_tree *t = calloc(1, sizeof *t);
+    mt_tree *t = tree_new(dir, db, store);
     if (!t)
         return MT_ENOMEM;
-    snprintf(t->dir, sizeof t->dir, "%s", dir);
-    t->db = db;
-    t->store = store;
-    ab_new((size_t)16 << 20, &t->ab);
     int rc = env_open(t, dir, err, errlen);
     if (rc)
         goto fail;
@@ -749,14 +792,9 @@ mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store
                      t->dir, MT_SCHEMA_UNADMITTED);
             rc = MT_EOLD;
         }
-        if (rc || (rc = store_check(t, err, errlen)) || (rc = load_nodes(t, err, errlen)))
+        if (rc || (rc = store_check(t, err, errlen)) || (rc = load_nodes(t, err, errlen)) ||
+            (rc = db_given(t, db, err, errlen)))
             goto fail;
-        if (db == NULL && t->db_pieces > 0) {
-            eng_errf(err, errlen, "the proof in %s rests on %d-piece databases: give --db", dir,
-                     t->db_pieces);
-            rc = MT_EINVAL;
-            goto fail;
-        }
     }
     if ((rc = mtg_pass(t, err, errlen)))
         goto fail;
@@ -859,6 +897,7 @@ mt_store_check(const char *dir, pst_env *store, char *err, size_t errlen)
     mt_tree t;
     memset(&t, 0, sizeof t);
     snprintf(t.dir, sizeof t.dir, "%s", dir);
+    t.rdonly = 1; /* it only reads the meta */
     int rc = env_open(&t, dir, err, errlen);
     if (!rc)
         rc = load_meta(&t, err, errlen);
@@ -879,14 +918,11 @@ mt_info_db(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *db_d
     mt_tree t;
     memset(&t, 0, sizeof t);
     snprintf(t.dir, sizeof t.dir, "%s", dir);
-    struct stat sb;
-    char dm[4200];
-    snprintf(dm, sizeof dm, "%s/data.mdb", dir);
-    if (stat(dm, &sb)) {
-        eng_errf(err, errlen, "%s holds no proof tree (no %s)", dir, dm);
-        return MT_EINVAL;
-    }
-    int rc = env_open(&t, dir, err, errlen);
+    t.rdonly = 1; /* it only reads: `serve` asks it before anything is open */
+    int rc = tree_present(dir, err, errlen);
+    if (rc)
+        return rc;
+    rc = env_open(&t, dir, err, errlen);
     if (!rc)
         rc = load_meta(&t, err, errlen);
     env_close(&t);
@@ -897,5 +933,46 @@ mt_info_db(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *db_d
         if (db_dir && cap)
             snprintf(db_dir, cap, "%s", t.db_dir);
     }
+    return rc;
+}
+
+/* ---- read-only access (the proof browser, manager/web.h) ------------------------ */
+
+int
+mt_open_ro(const char *dir, const egdb *db, pst_env *store, mt_tree **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    mt_tree *t = tree_new(dir, db, store);
+    if (!t)
+        return MT_ENOMEM;
+    t->rdonly = 1;
+    int rc;
+    if ((rc = tree_present(dir, err, errlen)) || (rc = env_open(t, dir, err, errlen)) ||
+        (rc = load_meta(t, err, errlen)))
+        goto fail;
+    if (t->unadmitted) {
+        eng_errf(err, errlen,
+                 "tree %s was written before workers' proofs were checked on admission "
+                 "(schema '%s'): `checkers proof check --state` checks what it holds",
+                 t->dir, MT_SCHEMA_UNADMITTED);
+        rc = MT_EOLD;
+        goto fail;
+    }
+    if ((rc = db_given(t, db, err, errlen)))
+        goto fail;
+    /* the store is this tree's, whole (STORE AND TREE); nothing labelled */
+    char label[PST_OWNER_MAX];
+    uint64_t recs;
+    if ((rc = store_owner(t, store, label, &recs, err, errlen)))
+        goto fail;
+    rc = store_verdict(t, label, recs, pst_path(store), err, errlen);
+    if (rc != STORE_OURS && rc != STORE_TO_LABEL)
+        goto fail;
+    if ((rc = load_nodes(t, err, errlen)) || (rc = mtg_pass(t, err, errlen)))
+        goto fail;
+    *out = t;
+    return 0;
+fail:
+    mt_close(t);
     return rc;
 }

@@ -113,7 +113,7 @@ mtp_admit_backups(mt_tree *t, char *err, size_t errlen)
                  t->contra_fen);
         return MT_ESTORE;
     }
-    if (!t->items.n)
+    if (!t->items.n || t->rdonly) /* read-only: shown, never written */
         return 0;
     padm_report rep;
     char aerr[512];

@@ -5,6 +5,7 @@
  * acknowledge.
  */
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <netdb.h>
 #include <pthread.h>
@@ -42,6 +43,7 @@ typedef struct wrk {
     egdb *db;
     int db_max, db_pieces;
     pst_env *st;
+    int st_pieces; /* the piece count of the default store open (-1: --store) */
     ab_ctx *ab;
     dfpn_ctx *dfpn; /* one df-pn solver and table for the worker's life */
     double backoff, last_rx, last_tx;
@@ -335,6 +337,58 @@ reopen_db(wrk *w)
     w->db = e;
 }
 
+/*
+ * THE DEFAULT STORE
+ *   Without --store, a worker's proven-node store lives beside its
+ *   databases, one per host and piece count:
+ *   <db>/worker-store-<host>-<N>p (./worker-store-<host>-<N>p without
+ *   --db, or when the databases' folder cannot be written). So it lasts
+ *   across jobs, worker restarts and manager restarts, and the workers of
+ *   one host share it (LMDB is made for many processes). The host is in
+ *   the name because a databases' folder shared over NFS must not hold
+ *   one LMDB file written by several machines. The piece count is in it
+ *   because a record proved with N-piece databases may rest on database
+ *   leaves that a proof with fewer pieces cannot check: such records
+ *   would make its jobs fail. It is opened, or switched, when a WELCOME
+ *   names the proof's piece count.
+ */
+static int
+open_default_store(wrk *w)
+{
+    if (w->st_pieces < 0 || (w->st && w->st_pieces == w->db_pieces) || w->busy)
+        return 0;
+    char hn[64] = "host", path[PATH_MAX], err[512];
+    gethostname(hn, sizeof hn - 1);
+    for (char *c = hn; *c; c++)
+        if (*c == '/')
+            *c = '_';
+    pst_env *st = NULL;
+    int rc = -1;
+    if (w->o->db_dir) {
+        snprintf(path, sizeof path, "%s/worker-store-%s-%dp", w->o->db_dir, hn, w->db_pieces);
+        rc = pst_open(path, 0, &st, err, sizeof err);
+        if (rc)
+            logf_("store %s: %s; using the current folder", path, err);
+    }
+    if (rc) {
+        snprintf(path, sizeof path, "worker-store-%s-%dp", hn, w->db_pieces);
+        rc = pst_open(path, 0, &st, err, sizeof err);
+    }
+    if (rc) {
+        logf_("store %s: %s", path, err);
+        w->exit_code = rc == PST_ECORRUPT || rc == PST_EVERSION ? 3 : 1;
+        w->stopping = 1;
+        event_base_loopexit(w->base, NULL);
+        return -1;
+    }
+    if (w->st)
+        pst_close(w->st);
+    w->st = st;
+    w->st_pieces = w->db_pieces;
+    logf_("proof store %s", path);
+    return 0;
+}
+
 static void
 handle(wrk *w, const mgp_msg *m)
 {
@@ -346,6 +400,8 @@ handle(wrk *w, const mgp_msg *m)
         w->silence_ms = m->u.welcome.silence_ms ? m->u.welcome.silence_ms : MGR_SILENCE_MS;
         w->db_pieces = m->u.welcome.db_pieces;
         reopen_db(w);
+        if (open_default_store(w))
+            break;
         logf_("connected to %s:%s as worker %u (databases: %d pieces)", w->host, w->port,
               m->u.welcome.worker_id, w->db_pieces);
         send_result(w); /* one the previous manager never acknowledged */
@@ -577,13 +633,22 @@ wrk_run(const wrk_opts *o)
         }
         w.db_max = w.db_pieces = egdb_max_pieces(w.db);
     }
-    int rc = pst_open(o->store, 0, &w.st, err, sizeof err);
-    if (rc) {
-        fprintf(stderr, "checkers worker: store %s: %s\n", o->store, err);
-        egdb_close(w.db);
-        return rc == PST_ECORRUPT || rc == PST_EVERSION ? 3 : 1;
+    /* --store: that store, for every proof; else the default, opened at
+     * WELCOME (THE DEFAULT STORE) */
+    w.st_pieces = 0;
+    if (o->store) {
+        w.st_pieces = -1;
+        int rc = pst_open(o->store, 0, &w.st, err, sizeof err);
+        if (rc) {
+            fprintf(stderr, "checkers worker: store %s: %s\n", o->store, err);
+            egdb_close(w.db);
+            return rc == PST_ECORRUPT || rc == PST_EVERSION ? 3 : 1;
+        }
     }
-    ab_new((size_t)64 << 20, &w.ab);
+    /* the alpha-beta table: a quarter of the df-pn table's size (--tt),
+     * at least 16 MB */
+    size_t ab_bytes = o->tt_bytes / 4 > ((size_t)16 << 20) ? o->tt_bytes / 4 : (size_t)16 << 20;
+    ab_new(ab_bytes, &w.ab);
     if (dfpn_new(o->tt_bytes, &w.dfpn)) {
         fprintf(stderr, "checkers worker: out of memory for a %zu-byte df-pn table\n", o->tt_bytes);
         return 1;
@@ -623,7 +688,8 @@ wrk_run(const wrk_opts *o)
     padm_items_free(&w.items);
     ab_free(w.ab);
     dfpn_free(w.dfpn);
-    pst_close(w.st);
+    if (w.st)
+        pst_close(w.st);
     egdb_close(w.db);
     return w.exit_code;
 }
