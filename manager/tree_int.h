@@ -169,8 +169,8 @@ get32(const uint8_t *b)
 static inline void
 put64(uint8_t *b, uint64_t v)
 {
-    for (int i = 0; i < 8; i++)
-        b[i] = (uint8_t)(v >> (8 * i));
+    put32(b, (uint32_t)v);
+    put32(b + 4, (uint32_t)(v >> 32));
 }
 
 static inline uint64_t

@@ -34,6 +34,15 @@
 
 /* ---- helpers ---------------------------------------------------------- */
 
+/* A call that must succeed: what failed and err are printed if not. */
+static void
+ok(int rc, const char *what, const char *err)
+{
+    if (rc)
+        fprintf(stderr, "%s: %s\n", what, err);
+    assert_int_equal(rc, 0);
+}
+
 /* A distinct position for hand-made node k: a black man on bit k (k < 31)
  * and a white king on bit 31; only its side to move matters to the graph. */
 static eng_pos
@@ -43,25 +52,26 @@ node_pos(int k, int side)
     return p;
 }
 
-/* An in-memory tree for "does Black win" (goal win, Black to move at the
- * root, node 0) with nothing provisional (h at MT_H_INF) and budgets that
- * grow, so that no job makes the graph expand with real moves. */
+/* An in-memory tree for goal win, its root (node 0) fen, or when fen is
+ * NULL hand-made with Black to move; nothing provisional (h at MT_H_INF).
+ * Jobs of 1000 ms whose budget grows to job_max_ms: BIG_BUDGET, and no
+ * job makes the graph expand with real moves; 1000, and every job that
+ * leaves its leaf open expands it. */
 static mt_tree *
-mem_tree(int job_max_ms, int h0, const eng_pos *root)
+mem_tree(int job_max_ms, const char *fen)
 {
-    eng_pos r = root ? *root : node_pos(0, ENG_BLACK);
+    eng_pos r = node_pos(0, ENG_BLACK);
+    char err[256] = "";
+    if (fen)
+        ok(eng_parse_fen(fen, &r, err, sizeof err), fen, err);
     mt_create cr = {.root = r,
                     .goal = MT_GOAL_WIN,
                     .job_ms = 1000,
                     .job_max_ms = (uint32_t)job_max_ms,
-                    .h0 = h0,
+                    .h0 = MT_H_INF,
                     .h_step = 100};
     mt_tree *t;
-    char err[256] = "";
-    int rc = mtg_open_mem(&cr, &t, err, sizeof err);
-    if (rc)
-        fprintf(stderr, "mtg_open_mem: %s\n", err);
-    assert_int_equal(rc, 0);
+    ok(mtg_open_mem(&cr, &t, err, sizeof err), "mtg_open_mem", err);
     assert_null(t->lm);    /* nothing persisted */
     assert_null(t->store); /* no proof store */
     assert_int_equal(t->count, 1);
@@ -71,14 +81,15 @@ mem_tree(int job_max_ms, int h0, const eng_pos *root)
     return t;
 }
 
-/* Adds hand-made node k with side to move side; returns its index. */
-static uint32_t
-add(mt_tree *t, int k, int side)
+/* Adds hand-made nodes 1, 2, ... after the root, one a letter of sides
+ * (the side to move: 'B' or 'W'), so that node k has index k. */
+static void
+add_nodes(mt_tree *t, const char *sides)
 {
-    eng_pos p = node_pos(k, side);
-    long i = mtg_add(t, &p);
-    assert_true(i > 0);
-    return (uint32_t)i;
+    for (int k = 1; sides[k - 1]; k++) {
+        eng_pos p = node_pos(k, sides[k - 1] == 'W' ? ENG_WHITE : ENG_BLACK);
+        assert_int_equal(mtg_add(t, &p), k);
+    }
 }
 
 /* Node i gets the children kid[0..n-1] and is expanded. */
@@ -93,10 +104,7 @@ static void
 pass(mt_tree *t)
 {
     char err[256] = "";
-    int rc = mtg_pass(t, err, sizeof err);
-    if (rc)
-        fprintf(stderr, "mtg_pass: %s\n", err);
-    assert_int_equal(rc, 0);
+    ok(mtg_pass(t, err, sizeof err), "mtg_pass", err);
 }
 
 /* The incremental update left what a whole pass computes. */
@@ -104,10 +112,7 @@ static void
 same_as_pass(mt_tree *t)
 {
     char err[512] = "";
-    int rc = mt_check_numbers(t, err, sizeof err);
-    if (rc)
-        fprintf(stderr, "mt_check_numbers: %s\n", err);
-    assert_int_equal(rc, 0);
+    ok(mt_check_numbers(t, err, sizeof err), "mt_check_numbers", err);
 }
 
 static void
@@ -157,10 +162,8 @@ answer(mt_tree *t, uint64_t id, eng_bound bound, int score, int score_depth)
     char err[256] = "";
     mt_jobrec *j = mtg_job_find(t, id);
     assert_non_null(j);
-    int rc = mtg_result(t, j, bound, bound != ENG_LW, score, score_depth, 10, 5, err, sizeof err);
-    if (rc)
-        fprintf(stderr, "mtg_result: %s\n", err);
-    assert_int_equal(rc, 0);
+    ok(mtg_result(t, j, bound, bound != ENG_LW, score, score_depth, 10, 5, err, sizeof err),
+       "mtg_result", err);
     assert_null(mtg_job_find(t, id)); /* answered: dropped */
 }
 
@@ -183,9 +186,9 @@ static void
 test_transposition(void **state)
 {
     (void)state;
-    mt_tree *t = mem_tree(BIG_BUDGET, MT_H_INF, NULL);
-    uint32_t R = 0, A = add(t, 1, ENG_WHITE), B = add(t, 2, ENG_WHITE);
-    uint32_t C = add(t, 3, ENG_BLACK), D = add(t, 4, ENG_BLACK), E = add(t, 5, ENG_BLACK);
+    enum { R, A, B, C, D, E };
+    mt_tree *t = mem_tree(BIG_BUDGET, NULL);
+    add_nodes(t, "WWBBB");
     kids(t, R, (uint32_t[]){A, B}, 2);
     kids(t, A, (uint32_t[]){C, D}, 2);
     kids(t, B, (uint32_t[]){D, E}, 2);
@@ -275,13 +278,8 @@ test_transposition(void **state)
     assert_int_equal(t->n[R].src, SRC_BACKUP);
     mt_stats s;
     mt_stats_get(t, &s);
-    assert_int_equal(s.root_bound, ENG_WW);
-    assert_int_equal(s.nodes, 6);
-    assert_int_equal(s.expanded, 3);
-    assert_int_equal(s.in_flight, 0);
-    assert_int_equal(s.jobs_done, 3);
-    assert_int_equal(s.jobs_proved, 3);
-    assert_int_equal(s.jobs_issued, 3);
+    assert_true(s.root_bound == ENG_WW && s.nodes == 6 && s.expanded == 3 && s.in_flight == 0);
+    assert_true(s.jobs_done == 3 && s.jobs_proved == 3 && s.jobs_issued == 3);
     assert_int_equal(t->fallbacks, 0); /* every update was incremental */
     mt_close(t);
 }
@@ -305,10 +303,9 @@ static void
 test_shared_and_threshold(void **state)
 {
     (void)state;
-    mt_tree *t = mem_tree(BIG_BUDGET, MT_H_INF, NULL);
-    uint32_t R = 0, X = add(t, 1, ENG_WHITE), Y = add(t, 2, ENG_WHITE);
-    uint32_t L1 = add(t, 3, ENG_BLACK), L2 = add(t, 4, ENG_BLACK), S = add(t, 5, ENG_BLACK);
-    uint32_t L3 = add(t, 6, ENG_BLACK), T1 = add(t, 7, ENG_WHITE), T2 = add(t, 8, ENG_WHITE);
+    enum { R, X, Y, L1, L2, S, L3, T1, T2 };
+    mt_tree *t = mem_tree(BIG_BUDGET, NULL);
+    add_nodes(t, "WWBBBBWW");
     kids(t, R, (uint32_t[]){X, Y}, 2);
     kids(t, X, (uint32_t[]){L1, L2, S}, 3);
     kids(t, Y, (uint32_t[]){S, L3}, 2);
@@ -387,8 +384,9 @@ static void
 test_cycle(void **state)
 {
     (void)state;
-    mt_tree *t = mem_tree(BIG_BUDGET, MT_H_INF, NULL);
-    uint32_t R = 0, P = add(t, 1, ENG_WHITE), Q = add(t, 2, ENG_BLACK), Z = add(t, 3, ENG_BLACK);
+    enum { R, P, Q, Z };
+    mt_tree *t = mem_tree(BIG_BUDGET, NULL);
+    add_nodes(t, "WBB");
     kids(t, R, (uint32_t[]){P}, 1);
     kids(t, P, (uint32_t[]){Q, Z}, 2);
     kids(t, Q, (uint32_t[]){P}, 1);
@@ -471,10 +469,7 @@ static void
 test_real_capture(void **state)
 {
     (void)state;
-    eng_pos p;
-    char err[256];
-    assert_int_equal(eng_parse_fen("W:W22:B18", &p, err, sizeof err), 0);
-    mt_tree *t = mem_tree(1000, MT_H_INF, &p);
+    mt_tree *t = mem_tree(1000, "W:W22:B18");
     assert_int_equal(t->q.attacker, ENG_WHITE);
     uint64_t id = pick(t, 0)->id;
     answer(t, id, ENG_LW, 0, 0);
@@ -500,10 +495,8 @@ static void
 test_growth(void **state)
 {
     (void)state;
-    eng_pos p;
     char err[512];
-    assert_int_equal(eng_parse_fen("B:W21,22,23:B9,10,11", &p, err, sizeof err), 0);
-    mt_tree *t = mem_tree(1000, MT_H_INF, &p);
+    mt_tree *t = mem_tree(1000, "B:W21,22,23:B9,10,11");
     int jobs = test_sanitized() ? 60 : 300;
     uint64_t held[2] = {0, 0}; /* jobs kept in flight a while */
     uint64_t s = 0x9e3779b97f4a7c15u;
