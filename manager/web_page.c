@@ -91,6 +91,21 @@ nice_step(double span, int n)
  * described at the top of this file. A series with no point at all
  * leaves the axes with a note in the plot saying why it is empty.
  */
+
+/* One tick of a chart's y axis at pixel y: its grid line, its mark and
+ * value v. */
+static void
+y_tick(struct evbuffer *b, double v, double y)
+{
+    char t[32];
+    short_num(v, t, sizeof t);
+    evbuffer_add_printf(b,
+                        "<line x1='%d' y1='%.1f' x2='%d' y2='%.1f' stroke='#e4e4e4'/>"
+                        "<line x1='%d' y1='%.1f' x2='%d' y2='%.1f' stroke='#000'/>"
+                        "<text x='%d' y='%.1f' font-size='11' text-anchor='end'>%s</text>\n",
+                        CH_L, y, CH_R, y, CH_L - 5, y, CH_L, y, CH_L - 8, y + 4, t);
+}
+
 static void
 chart(struct evbuffer *b, const char *title, const char *ytitle, int ylog, double xmax,
       const series *s, size_t ns, const char *empty)
@@ -146,15 +161,7 @@ chart(struct evbuffer *b, const char *title, const char *ytitle, int ylog, doubl
     if (ylog) {
         for (int e = -1; e <= (int)lmax; e++) {
             double v = e < 0 ? 0 : pow(10, e);
-            double y = YPIX(v);
-            char t[32];
-            short_num(v, t, sizeof t);
-            evbuffer_add_printf(
-                b,
-                "<line x1='%d' y1='%.1f' x2='%d' y2='%.1f' stroke='#e4e4e4'/>"
-                "<line x1='%d' y1='%.1f' x2='%d' y2='%.1f' stroke='#000'/>"
-                "<text x='%d' y='%.1f' font-size='11' text-anchor='end'>%s</text>\n",
-                CH_L, y, CH_R, y, CH_L - 5, y, CH_L, y, CH_L - 8, y + 4, t);
+            y_tick(b, v, YPIX(v));
         }
         if (has_inf)
             evbuffer_add_printf(b,
@@ -163,15 +170,7 @@ chart(struct evbuffer *b, const char *title, const char *ytitle, int ylog, doubl
                                 CH_L, CH_T, CH_R - CH_L, CH_INF, CH_L - 8, CH_T + CH_INF - 3);
     } else {
         for (double v = 0; v <= ymax + ystep / 2; v += ystep) {
-            double y = YPIX(v);
-            char t[32];
-            short_num(v, t, sizeof t);
-            evbuffer_add_printf(
-                b,
-                "<line x1='%d' y1='%.1f' x2='%d' y2='%.1f' stroke='#e4e4e4'/>"
-                "<line x1='%d' y1='%.1f' x2='%d' y2='%.1f' stroke='#000'/>"
-                "<text x='%d' y='%.1f' font-size='11' text-anchor='end'>%s</text>\n",
-                CH_L, y, CH_R, y, CH_L - 5, y, CH_L, y, CH_L - 8, y + 4, t);
+            y_tick(b, v, YPIX(v));
         }
     }
     /* x ticks */

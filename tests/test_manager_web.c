@@ -79,6 +79,30 @@ keep_view(const mt_view *v, void *arg)
 
 /* ---- a read-only tree is the tree ------------------------------------------- */
 
+/* The start position's tree in tdir (its store in sdir, returned in
+ * *st) after jobs results that leave every leaf open: each expands. */
+static mt_tree *
+start_tree(const char *sdir, const char *tdir, int jobs, pst_env **st)
+{
+    char err[512];
+    assert_int_equal(pst_open(sdir, 0, st, err, sizeof err), 0);
+    mt_create cr = {.goal = MT_GOAL_VALUE,
+                    .job_ms = 1000,
+                    .job_max_ms = 1000,
+                    .h0 = 200,
+                    .h_step = 200,
+                    .score_nodes = 50};
+    eng_start(&cr.root);
+    mt_tree *t;
+    assert_int_equal(mt_open(tdir, &cr, NULL, *st, &t, err, sizeof err), 0);
+    for (int k = 0; k < jobs; k++) {
+        mt_job j;
+        assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+        assert_int_equal(mt_result(t, j.id, ENG_LW, 0, 0, 0, 7, 9, NULL, 0, 0, err, sizeof err), 0);
+    }
+    return t;
+}
+
 static void
 test_open_ro_same_tree(void **state)
 {
@@ -89,22 +113,7 @@ test_open_ro_same_tree(void **state)
     snprintf(tdir, sizeof tdir, "%s/tree", dir);
     snprintf(dm, sizeof dm, "%s/data.mdb", tdir);
     pst_env *st;
-    assert_int_equal(pst_open(sdir, 0, &st, err, sizeof err), 0);
-    /* the start position's tree, every job unresolved: each expands */
-    mt_create cr = {.goal = MT_GOAL_VALUE,
-                    .job_ms = 1000,
-                    .job_max_ms = 1000,
-                    .h0 = 200,
-                    .h_step = 200,
-                    .score_nodes = 50};
-    eng_start(&cr.root);
-    mt_tree *t;
-    assert_int_equal(mt_open(tdir, &cr, NULL, st, &t, err, sizeof err), 0);
-    for (int k = 0; k < 100; k++) {
-        mt_job j;
-        assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
-        assert_int_equal(mt_result(t, j.id, ENG_LW, 0, 0, 0, 7, 9, NULL, 0, 0, err, sizeof err), 0);
-    }
+    mt_tree *t = start_tree(sdir, tdir, 100, &st);
     views rw = {0};
     mt_each(t, keep_view, &rw);
     assert_true(rw.n > 500);
@@ -225,21 +234,9 @@ test_line_is_shortest(void **state)
     snprintf(sdir, sizeof sdir, "%s/proofs", dir);
     snprintf(tdir, sizeof tdir, "%s/tree", dir);
     pst_env *st;
-    assert_int_equal(pst_open(sdir, 0, &st, err, sizeof err), 0);
-    mt_create cr = {.goal = MT_GOAL_VALUE,
-                    .job_ms = 1000,
-                    .job_max_ms = 1000,
-                    .h0 = 200,
-                    .h_step = 200,
-                    .score_nodes = 50};
-    eng_start(&cr.root);
-    mt_tree *t;
-    assert_int_equal(mt_open(tdir, &cr, NULL, st, &t, err, sizeof err), 0);
-    for (int k = 0; k < 60; k++) {
-        mt_job j;
-        assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
-        assert_int_equal(mt_result(t, j.id, ENG_LW, 0, 0, 0, 1, 1, NULL, 0, 0, err, sizeof err), 0);
-    }
+    mt_tree *t = start_tree(sdir, tdir, 60, &st);
+    eng_pos start;
+    eng_start(&start);
     struct event_base *base = event_base_new();
     web_server *w;
     web_opts o = {.port = 0, .name = "test", .root_checked = -1};
@@ -252,9 +249,9 @@ test_line_is_shortest(void **state)
     for (int i = 0; i < pa.n; i++) {
         assert_int_equal(web_line_get(w, &pa.pos[i], NULL, line, err, sizeof err), 0);
         assert_true(line->known);
-        assert_int_equal(line->n, depth_down(t, &cr.root, &pa.pos[i]));
+        assert_int_equal(line->n, depth_down(t, &start, &pa.pos[i]));
         /* the moves replay to it */
-        eng_pos cur = cr.root;
+        eng_pos cur = start;
         for (int k = 0; k < line->n; k++) {
             eng_move m;
             assert_int_equal(eng_parse_move(&cur, line->move[k], &m, NULL, 0), 0);
