@@ -1,6 +1,6 @@
 /*
  * rejobs.c - what a worker gains by keeping its df-pn table across jobs
- * (dfpn.c, THE TABLE ACROSS QUERIES).
+ * (dfpn_table.c, THE TABLE ACROSS QUERIES).
  *
  * The manager gives a leaf a short first job and doubles the budget of
  * each re-job of the same leaf. This benchmark plays that schedule on

@@ -38,7 +38,7 @@
  *   every later query in its own terms); open numbers serve only their own
  *   query, and the same query asked again after its budget ran out (a
  *   re-job) resumes with them. Efforts are halved for each query since an
- *   entry was last used, so old work gives way (dfpn.c, THE TABLE ACROSS
+ *   entry was last used, so old work gives way (dfpn_table.c, THE TABLE ACROSS
  *   QUERIES).
  *
  * THREAD SAFETY

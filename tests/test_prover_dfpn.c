@@ -239,7 +239,7 @@ test_small_table_gc(void **state)
 
 /*
  * One table for many queries, as a worker keeps it (THE TABLE ACROSS
- * QUERIES in dfpn.c): a 1 MB context serves every solve of the sample,
+ * QUERIES in dfpn_table.c): a 1 MB context serves every solve of the sample,
  * with a store, so facts of earlier queries (of other questions, read in
  * this one's terms), aged entries, collections and the wrap of the
  * generation counter (more than 255 queries) all meet. Then re-jobs:

@@ -1,0 +1,315 @@
+/*
+ * dfpn_internal.h - what the three parts of the df-pn solver share. Not a
+ * public header: only prover/dfpn*.c include it; the interface is dfpn.h.
+ *
+ * The solver is split by job:
+ *   dfpn_table.c  the transposition table (facts and open numbers, its
+ *                 replacement and garbage collection, THE TABLE ACROSS
+ *                 QUERIES), the path-dependent table, and the unanswered
+ *                 queries a later query may resume;
+ *   dfpn.c        the search (valuing children, Nagai's MID with TCA and
+ *                 the 1+epsilon trick, depth rounds) and the interface
+ *                 (dfpn_new, dfpn_prove, ...);
+ *   dfpn_walk.c   the proof walk: after an answer, its proof is walked
+ *                 from the root and written into the store (prover.h,
+ *                 WRITING A PROOF).
+ * This header holds the types they share (the context, table entries, the
+ * children of an expanded node), the small helpers, and the functions one
+ * part calls in another. Every function here works on one dfpn_ctx, which
+ * belongs to one thread (dfpn.h, THREAD SAFETY); none allocates unless it
+ * says so.
+ *
+ * Numbers are kept in the attacker's frame throughout: pn is the proof
+ * number of "the attacker reaches the goal", dn its disproof number. A
+ * node with pn == 0 is a success for the attacker, dn == 0 a success for
+ * the defender. One of the two sides is the SAFETY side of the query:
+ * the side whose success a repetition gives (goal WIN: the defender, who
+ * only has to avoid losing; goal DRAW: the attacker, who only has to
+ * avoid losing). The other side is the REACH side: its success is a win,
+ * which no repetition can give.
+ */
+#ifndef PROVER_DFPN_INTERNAL_H
+#define PROVER_DFPN_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "engine/bits.h"
+#include "engine/engine.h"
+#include "prover/dfpn.h"
+#include "prover/store.h"
+
+/* The question's target inside the search (the table's entries and the
+ * proof walk are written in these terms). */
+enum dfpn_goal { DFPN_DRAW = 0, DFPN_WIN = 1 };
+
+/* ---- constants -------------------------------------------------------- */
+
+#define BUCKET 4             /* entries a bucket: 128 bytes, two cache lines */
+#define GC_SAMPLE 16384      /* entries sampled to find the median effort    */
+#define ARENA_CHILDREN 65536 /* children on the current line, all plies     */
+#define PT_MIN 4096          /* path-dependent table entries, at least       */
+#define SAT (DFPN_INF - 1)   /* the largest number a non-final node can have */
+#define DEEP (1u << 22)      /* both numbers of a line cut at DFPN_MAXPLY    */
+
+enum { F_USED = 1, F_WHITE = 2, F_FINAL = 4 };
+#define ROUND_SHIFT 3 /* open entry: flags bits 3-7, its depth round    */
+#define BOUND_SHIFT 3 /* final entry: flags bits 3-5, its eng_bound     */
+#define F_LOOSE 64    /* final entry: found by an optimistic search    */
+#define NSUSP 8       /* unanswered queries whose open entries are kept */
+
+/* ---- types ------------------------------------------------------------ */
+
+/*
+ * A table entry: the full position, so that a hit is confirmed exactly.
+ * An open entry holds the current query's numbers; a final entry holds a
+ * fact about the position (a bound for its side to move), valid for
+ * every query (THE TABLE ACROSS QUERIES).
+ */
+typedef struct tt_entry {
+    uint32_t bm, wm, bk, wk;
+    uint32_t pn, dn; /* open: the numbers; final: pn is the proof length
+                        of a win or loss (dn unused)                   */
+    uint32_t work;   /* positions expanded below, saturating            */
+    uint16_t min_depth;
+    uint8_t flags;
+    uint8_t gen; /* the query that last wrote or used it */
+} tt_entry;
+
+/* An unanswered query whose open entries may serve the same query again
+ * (THE TABLE ACROSS QUERIES). */
+typedef struct susp {
+    eng_pos root;
+    uint8_t used, attacker, goal, loose, gen, round;
+    uint16_t maxply;
+} susp;
+
+/*
+ * The positions above a node that a path-dependent result rests on (the
+ * ancestors whose repetition it used), at most NDEP of them; DEP_OVER when
+ * there were more: such a result is then only handed to its caller (mid's
+ * out-parameter), never stored, so no result is ever keyed by a hash.
+ */
+#define NDEP 3
+#define DEP_OVER 0xFF
+typedef struct deps {
+    uint8_t n;
+    eng_pos p[NDEP];
+} deps;
+
+/*
+ * A path-dependent result. A safety success only gets better with more
+ * positions on the line (each is one more repetition for the safety side
+ * to use), so it holds on every line that has all the positions it rests
+ * on (d) above the node. Both the position and those positions are
+ * compared in full.
+ */
+typedef struct pt_entry {
+    eng_pos pos;
+    deps d;
+    uint8_t used, gen, attacker_won;
+    uint16_t len;
+} pt_entry;
+#define PT_WAYS 4
+
+/* What the search knows of one child while its parent is expanded. */
+typedef struct child {
+    eng_move mv;
+    eng_pos pos;
+    uint64_t key; /* eng_key of pos */
+    uint32_t pn, dn;
+    int16_t rep_up; /* safety success: plies above pos of the repeated
+                       position it rests on (<= 0: path-independent) */
+    deps d;         /* which positions those are (rep_up > 0) */
+    uint16_t len;   /* final: plies of its proof (reach side: the
+                       longest line; safety side: unused) */
+    uint16_t min_depth;
+    uint8_t fixed; /* final, and cannot change on this line */
+    uint8_t irrev; /* the move to it was a man move or a capture */
+    uint8_t leaf;  /* LEAF_*: how it was valued */
+} child;
+
+enum { LEAF_NONE, LEAF_END, LEAF_DB, LEAF_STORE, LEAF_REP, LEAF_TT, LEAF_PT, LEAF_CUT };
+
+/* The set of positions of a proof being written. */
+typedef struct pset_entry {
+    eng_pos pos;
+    uint32_t used;
+    uint32_t state; /* 1 in progress, 2 done */
+    uint32_t item;  /* index of its record in the batch, or UINT32_MAX */
+    uint16_t len;
+} pset_entry;
+
+struct dfpn_ctx {
+    tt_entry *tt;
+    size_t nbuckets; /* a power of two */
+    size_t used;
+    pt_entry *pt;
+    size_t npt;           /* a power of two */
+    uint8_t gen;          /* the current query's generation (never 0) */
+    uint8_t rgen, rround; /* a resumed query: its earlier generation and round */
+    int resumed;          /* this query resumes an earlier one (rgen, rround) */
+    int loose;            /* optimistic (or naive): may use F_LOOSE facts */
+    susp susp[NSUSP];
+    uint64_t pt_puts; /* path-dependent results stored in this query: none
+                         (always so in optimistic mode) skips the lookups */
+
+    /* the query */
+    const dfpn_opts *o;
+    int attacker, goal, safety; /* colours: safety = side a repetition helps */
+    double eps;
+    double t0, deadline, next_progress;
+    uint64_t node_limit;
+    uint64_t nodes, expanded, probes, store_hits, gc_runs;
+    int abort; /* budget or stop: unwind */
+    int error; /* a DFPN_E* code that ends the query */
+    char emsg[400];
+    uint32_t root_pn, root_dn;
+    int maxply; /* the current depth limit (dfpn.c, DEPTH LIMIT) */
+    int round;  /* depth rounds so far (< 32 by the growth of maxply) */
+
+    /* the current line */
+    eng_pos path[DFPN_MAXPLY + 2];
+    int seg[DFPN_MAXPLY + 2]; /* first ply of the reversible segment */
+    child *arena;
+    size_t top;
+    eng_movelist ml;
+
+    /* writing a proof */
+    pset_entry *set;
+    size_t nset, set_cap;
+    pst_item *items;
+    size_t nitems, items_cap;
+    int w_side, w_reach; /* the proof being written: its side, reach or not */
+    uint64_t researched;
+    eng_pos *log; /* positions taken, in order (for rollback) */
+    size_t nlog, log_cap;
+    char stuck[300]; /* where the last candidate could not be closed */
+    int strict;      /* walking: a repetition counts before the table */
+};
+
+/* What the table knows of a position for this query. */
+typedef struct look {
+    tt_entry *fin;  /* a fact that answers the query, or NULL */
+    int att_won;    /* with fin: the attacker succeeds */
+    uint16_t len;   /* with fin: its proof length */
+    tt_entry *open; /* the live open entry, or NULL */
+} look;
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static inline double
+now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static inline int
+same_pos(const eng_pos *a, const eng_pos *b)
+{
+    return a->bm == b->bm && a->wm == b->wm && a->bk == b->bk && a->wk == b->wk && a->stm == b->stm;
+}
+
+static inline int
+npieces(const eng_pos *p)
+{
+    return bits_popcount(p->bm | p->wm | p->bk | p->wk);
+}
+
+/* Nonzero when a final child is the attacker's success. */
+static inline int
+attacker_won(const child *ch)
+{
+    return ch->pn == 0;
+}
+
+static inline int
+is_final(uint32_t pn, uint32_t dn)
+{
+    return pn == 0 || dn == 0;
+}
+
+/* ---- the table (dfpn_table.c) ----------------------------------------- */
+
+/*
+ * dfpn_tt_find - what the table knows of p (key: eng_key(p)) for the
+ * current query: a fact that answers it (its answer in the attacker's
+ * frame and its proof length; the fact counts as used again), and the
+ * live open entry. Loose facts of other queries say nothing.
+ */
+void dfpn_tt_find(dfpn_ctx *c, const eng_pos *p, uint64_t key, look *l);
+
+/*
+ * dfpn_tt_put - writes what is known of p: open numbers, or (pn or dn 0)
+ * a final result with the length of its proof, kept as a fact (loose:
+ * from an optimistic search, on the safety side). work is added to the
+ * entry's effort; depth is the ply it was seen at (for TCA). May run the
+ * garbage collector.
+ */
+void dfpn_tt_put(dfpn_ctx *c, const eng_pos *p, uint64_t key, uint32_t pn, uint32_t dn,
+                 uint16_t len, uint64_t work, int depth, int loose);
+
+/* dfpn_new_generation - starts a query's generation (THE TABLE ACROSS
+ * QUERIES); sweeps open entries and the path-dependent table when the
+ * 8-bit counter wraps. */
+void dfpn_new_generation(dfpn_ctx *c);
+
+/*
+ * dfpn_pt_get - a path-dependent result for p at ply that holds on the
+ * current line (c->path), whose reversible segment starts at seg; *rep_up
+ * is recomputed for this line. RETURN the entry, or NULL.
+ */
+const pt_entry *dfpn_pt_get(dfpn_ctx *c, const eng_pos *p, uint64_t key, int seg, int ply,
+                            int *rep_up);
+
+/* dfpn_pt_put - keeps a path-dependent result of p: it holds on every line
+ * that has the positions of d above it. */
+void dfpn_pt_put(dfpn_ctx *c, const eng_pos *p, uint64_t key, int att_won, const deps *d, int len);
+
+/* dfpn_resume - if this query (c->attacker, goal, loose) on root stopped
+ * unanswered before, goes on at its round, its open entries live again. */
+void dfpn_resume(dfpn_ctx *c, const eng_pos *root);
+
+/* dfpn_suspend - remembers this unanswered query in place of the oldest. */
+void dfpn_suspend(dfpn_ctx *c, const eng_pos *root);
+
+/* ---- the search (dfpn.c) ---------------------------------------------- */
+
+/* dfpn_set_error - ends the query with a DFPN_E* code and a message (the
+ * first error stands). */
+void dfpn_set_error(dfpn_ctx *c, int code, const char *msg);
+
+/*
+ * dfpn_expand - generates the children of path[ply] into the arena
+ * (c->top grows; the caller restores it) and values them.
+ * RETURN the number of children, or -1 when the line is too deep.
+ */
+int dfpn_expand(dfpn_ctx *c, int ply, child **out);
+
+/* dfpn_descend - the child x of path[ply] becomes path[ply+1]. */
+void dfpn_descend(dfpn_ctx *c, int ply, const child *x);
+
+/*
+ * dfpn_mid - Nagai's multiple iterative deepening at path[ply] until its
+ * proof number reaches thpn or its disproof number thdn, or it is solved,
+ * or the budget runs out; *self gets its numbers and, when solved, what
+ * it rests on. inc: TCA's threshold increase is on.
+ * PRECONDITION: path[ply] is not a leaf.
+ */
+void dfpn_mid(dfpn_ctx *c, int ply, uint32_t thpn, uint32_t thdn, int inc, child *self);
+
+/* ---- the proof walk (dfpn_walk.c) ------------------------------------- */
+
+/*
+ * dfpn_write_proof - walks the proof of the answer just found from
+ * path[0] (attacker_won_root: which side it proves) and, with put and a
+ * store, writes it in one transaction; fills out's proof fields.
+ * RETURN 0, DFPN_EPROOF (the proof could not be closed: c->emsg says
+ * where), DFPN_ENOMEM, DFPN_EDB or DFPN_ESTORE.
+ */
+int dfpn_write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out);
+
+#endif /* PROVER_DFPN_INTERNAL_H */
