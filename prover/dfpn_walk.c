@@ -10,6 +10,9 @@
 #include "engine/value.h"
 #include "prover/dfpn_internal.h"
 
+/* The least node budget of a walk's searches when the query had one. */
+#define DFPN_WALK_MIN_NODES 1000000u
+
 /* ---- writing a proof --------------------------------------------------- */
 
 /*
@@ -416,7 +419,13 @@ dfpn_write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
      * query's time (at least 5 s), or a minute without a time limit. */
     double tl = c->o->time_limit;
     c->deadline = now() + (tl > 0 ? (tl / 2 > 5 ? tl / 2 : 5) : 60);
-    c->node_limit = 0;
+    /* with a node budget, the walk's searches get half of it more, and at
+     * least DFPN_WALK_MIN_NODES (a small job's proof must still be
+     * written): without a limit they ran on for their minute (87 million
+     * nodes for a 10-million-node solve of an 8-piece position) */
+    uint64_t wl = c->o->node_limit / 2;
+    c->node_limit =
+        c->o->node_limit ? c->nodes + (wl > DFPN_WALK_MIN_NODES ? wl : DFPN_WALK_MIN_NODES) : 0;
     c->abort = 0;
     /* new searches on the walk's lines may go to the full depth; the open
      * numbers of the last round saw its cut, so they are forgotten */
