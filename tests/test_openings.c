@@ -20,6 +20,14 @@
  *   - the level ladder loader: good rows, then a row that is not level, a
  *     row with an earlier level position on its line, a rung outside
  *     10-16;
+ *   - the shipped openings/level.tsv, replayed move by move with the
+ *     rules engine and checked here without the openings module's own
+ *     predicates: each row reaches its FEN, has its piece count, as many
+ *     men and kings on each side, no capture for the side to move (no
+ *     legal move is a capture), is the FIRST such position of its line
+ *     with at most rung pieces, and every rung missing from an opening is
+ *     said missing in a comment of the file. No search is run: the ladder
+ *     is data.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -408,6 +416,103 @@ test_level_load(void **state)
     rmdir(dir);
 }
 
+/* Men and kings of each side, counted here from the masks. */
+static int
+level_here(const eng_pos *p)
+{
+    if (__builtin_popcount(p->bm) != __builtin_popcount(p->wm) ||
+        __builtin_popcount(p->bk) != __builtin_popcount(p->wk))
+        return 0;
+    /* quiet: no legal move takes a piece */
+    eng_movelist ml;
+    int nm = eng_generate(p, &ml, ENG_DUPS_KEEP);
+    for (int i = 0; i < nm; i++)
+        if (ml.m[i].captured)
+            return 0;
+    return 1;
+}
+
+static void
+test_shipped_level(void **state)
+{
+    (void)state;
+    char err[1200];
+    ops_rung *r;
+    int n;
+    if (ops_ladder_load_kind("openings", OPS_LADDER_LEVEL, &r, &n, err, sizeof err))
+        fail_msg("%s", err);
+    static ops_book b;
+    assert_int_equal(ops_load("openings", &b, err, sizeof err), 0);
+    FILE *f = fopen("openings/level.tsv", "r");
+    assert_non_null(f);
+    char *line = NULL;
+    size_t cap = 0;
+    int rows = 0, header = 0;
+    /* rungs present (bit rung) and said missing in a comment, by opening */
+    unsigned have[OPS_PUBLISHED + 1] = {0}, missing[OPS_PUBLISHED + 1] = {0};
+    while (getline(&line, &cap, f) >= 0) {
+        line[strcspn(line, "\n")] = 0;
+        int cno, crung;
+        if (sscanf(line, "# opening %d: no level position with at most %d pieces", &cno, &crung) ==
+            2) {
+            assert_true(cno >= 1 && cno <= OPS_PUBLISHED);
+            missing[cno] |= 1u << crung;
+            continue;
+        }
+        if (line[0] == '#' || !header++)
+            continue;
+        char *fld[7], *save = NULL, *s = line;
+        int k = 0;
+        for (char *t; k < 7 && (t = strtok_r(s, "\t", &save)); s = NULL)
+            fld[k++] = t;
+        assert_true(k >= 6);
+        int no = atoi(fld[0]), rung = atoi(fld[2]), pieces = atoi(fld[3]), ply = atoi(fld[4]);
+        assert_true(no >= 1 && no <= OPS_PUBLISHED);
+        assert_true(rung == 10 || rung == 12 || rung == 14 || rung == 16);
+        assert_false(have[no] & (1u << rung));
+        have[no] |= 1u << rung;
+        eng_pos p = b.pub[no - 1].pos;
+        char *copy = strdup(k == 7 ? fld[6] : ""), *save2 = NULL;
+        int done = 0;
+        for (char *mv = strtok_r(copy, " ", &save2); mv; mv = strtok_r(NULL, " ", &save2)) {
+            /* no earlier position of the line is a level one of the rung */
+            if (eng_pieces(&p) <= rung && level_here(&p))
+                fail_msg("opening %d, rung %d: ply %d is level already", no, rung, done);
+            eng_move m;
+            if (eng_parse_move(&p, mv, &m, err, sizeof err))
+                fail_msg("opening %d, rung %d, ply %d '%s': %s", no, rung, done, mv, err);
+            eng_pos nx;
+            eng_make(&p, &m, &nx);
+            p = nx;
+            done++;
+        }
+        free(copy);
+        assert_int_equal(done, ply);
+        char fen[ENG_FEN_MAX];
+        eng_format_fen(&p, fen, sizeof fen);
+        assert_string_equal(fen, fld[5]);
+        assert_int_equal(eng_pieces(&p), pieces);
+        assert_true(pieces <= rung);
+        assert_int_equal(pieces % 2, 0);
+        if (!level_here(&p))
+            fail_msg("opening %d, rung %d: %s is not level", no, rung, fen);
+        assert_true(eng_equal(&p, &r[rows].pos));
+        rows++;
+    }
+    free(line);
+    fclose(f);
+    assert_int_equal(rows, n);
+    /* every rung of every opening: a row, or a comment saying why not */
+    for (int no = 1; no <= OPS_PUBLISHED; no++)
+        for (int rung = 10; rung <= 16; rung += 2) {
+            int h = (have[no] >> rung) & 1, m = (missing[no] >> rung) & 1;
+            if (h + m != 1)
+                fail_msg("opening %d, rung %d: %s", no, rung,
+                         h ? "a row and a comment" : "neither a row nor a comment");
+        }
+    free(r);
+}
+
 int
 main(void)
 {
@@ -415,7 +520,7 @@ main(void)
         cmocka_unit_test(test_published_bound), cmocka_unit_test(test_verdict),
         cmocka_unit_test(test_play_from),       cmocka_unit_test(test_ladder_load),
         cmocka_unit_test(test_shipped_ladder),  cmocka_unit_test(test_level_predicates),
-        cmocka_unit_test(test_level_load),
+        cmocka_unit_test(test_level_load),      cmocka_unit_test(test_shipped_level),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
