@@ -112,7 +112,8 @@ egdb: all
 
 # The comparison with the 2007 table: each of the 19 published openings
 # proved (or resumed) for BUDGET with the goal the table claims, then
-# results/compare-19.md, .csv and .svg (checkers compare).
+# results/compare-19.md, .csv and .svg (checkers compare). OPENINGS=1,4-6
+# proves and compares only those openings.
 BUDGET ?= 60s
 compare: all
 	@./scripts/ensure-egdb.sh $(EGDB) $(PIECES) ./$(BIN)/checkers
@@ -191,27 +192,37 @@ TEST_JOBS ?= 2
 UNIT_RUNS := $(patsubst tests/%.c,run-unit-%,$(TEST_SRCS))
 SAN_RUNS  := $(patsubst tests/%.c,run-san-%,$(TEST_SRCS))
 E2E_RUNS  := $(patsubst tests/%.sh,run-e2e-%,$(wildcard tests/e2e_*.sh))
-.PHONY: test-bins test-runs $(UNIT_RUNS) $(SAN_RUNS) $(E2E_RUNS)
+# end-to-end scripts also run with the sanitized program: the damaged
+# states (LMDB's faults on damaged pages are caught by the program's guard)
+SAN_E2E_RUNS := run-san-e2e-e2e_damaged_state
+.PHONY: test-bins test-runs $(UNIT_RUNS) $(SAN_RUNS) $(E2E_RUNS) $(SAN_E2E_RUNS)
 
 test: deps
 	$(MAKE) --no-print-directory -j$(TEST_JOBS) all test-bins
 	$(MAKE) --no-print-directory testdata
-	$(MAKE) --no-print-directory -j$(TEST_JOBS) SANITIZE=address,undefined test-bins
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) SANITIZE=address,undefined test-bins build-san/checkers
 	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target test-runs
 
 # The suites and tools of this build (build/ or, with SANITIZE, build-san/).
 test-bins: $(TEST_BINS) $(TOOL_BINS)
 
 # The slowest first, so that the two lanes end together.
-test-runs: $(SAN_RUNS) $(E2E_RUNS) $(UNIT_RUNS)
+test-runs: $(SAN_RUNS) $(E2E_RUNS) $(SAN_E2E_RUNS) $(UNIT_RUNS)
 
+# Each suite ends with a line giving its wall time (TIMED).
+TIMED = t0=$$(date +%s%N); $(1); rc=$$?; \
+	echo "-- $(2): $$(( ($$(date +%s%N) - t0) / 1000000 )) ms, exit $$rc"; exit $$rc
 $(UNIT_RUNS): run-unit-%:
-	@echo "== build/tests/$*"; ./build/tests/$*
+	@echo "== build/tests/$*"; $(call TIMED,./build/tests/$*,build/tests/$*)
 $(SAN_RUNS): run-san-%:
-	@echo "== build-san/tests/$* (sanitized)"; CHECKERS_SANITIZED=1 ./build-san/tests/$*
+	@echo "== build-san/tests/$* (sanitized)"; \
+	    $(call TIMED,CHECKERS_SANITIZED=1 ./build-san/tests/$*,build-san/tests/$*)
+$(SAN_E2E_RUNS): run-san-e2e-%:
+	@echo "== tests/$*.sh (sanitized checkers)"; \
+	    $(call TIMED,CHECKERS=$(CURDIR)/build-san/checkers CHECKERS_SANITIZED=1 TOOLS=$(CURDIR)/build/tests bash tests/$*.sh,tests/$*.sh (sanitized))
 $(E2E_RUNS): run-e2e-%:
-	@echo "== tests/$*.sh"; CHECKERS=$(CURDIR)/$(BIN)/checkers TOOLS=$(CURDIR)/build/tests \
-	    bash tests/$*.sh
+	@echo "== tests/$*.sh"; \
+	    $(call TIMED,CHECKERS=$(CURDIR)/$(BIN)/checkers TOOLS=$(CURDIR)/build/tests bash tests/$*.sh,tests/$*.sh)
 
 # The 1-5 piece databases the solver suites share (built once, about 30 s,
 # by the release binary whatever SANITIZE says; a finished build is a no-op).

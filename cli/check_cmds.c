@@ -196,8 +196,19 @@ proof_check_cmd(int argc, char **argv)
     rc = pst_open(store, PST_RDONLY, &st, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "checkers proof check: %s (%s)\n", err, pst_strerror(rc));
-        status = store_exit(rc);
+        status = state ? CLI_EXIT_DAMAGED : store_exit(rc);
         goto cleanup;
+    }
+    if (state) {
+        /* the state's store, whole: not missing, emptied or swapped */
+        char tdir[4200];
+        snprintf(tdir, sizeof tdir, "%s/tree", state);
+        if ((rc = mt_store_check(tdir, st, err, sizeof err)) != 0) {
+            fprintf(stderr, "checkers proof check: %s\n", err);
+            status = rc == MT_ECORRUPT || rc == MT_EIO || rc == MT_ESTORE ? CLI_EXIT_DAMAGED
+                                                                          : CLI_EXIT_USAGE;
+            goto cleanup;
+        }
     }
 
     pchk_result res;

@@ -106,9 +106,14 @@ static const char worker_help[] =
     "  --connect H:P   the manager's address (its --listen)\n"
     "  --token-file F  the shared secret, when the manager asks for one\n"
     "  --db DIR        endgame databases (at least the pieces the proof uses)\n"
-    "  --store PATH    this worker's own proof store (default\n"
-    "                  ./worker-store-<host>-<pid>)\n"
-    "  --cache MB      database cache (default 512)   --tt MB  df-pn table (256)\n"
+    "  --store PATH    this worker's proof store, for every proof (default: one\n"
+    "                  per host and piece count, kept beside the databases:\n"
+    "                  DIR/worker-store-<host>-<N>p, or ./ when DIR is not\n"
+    "                  writable; it lasts across jobs and restarts, and the\n"
+    "                  workers of one host share it)\n"
+    "  --cache MB      database cache (default 512)\n"
+    "  --tt MB         df-pn table (default 256); the alpha-beta table gets a\n"
+    "                  quarter of it (at least 16 MB)\n"
     "\n"
     "Examples (see the README, \"Workers on other machines\"):\n"
     "  checkers worker --connect 10.0.0.5:7000 --token-file ~/.checkers-token --db egdb-data\n"
@@ -423,13 +428,6 @@ cli_worker(int argc, char **argv)
     if (!connect) {
         fprintf(stderr, "checkers worker: needs --connect HOST:PORT ('checkers worker --help')\n");
         return CLI_EXIT_USAGE;
-    }
-    char defstore[PATH_MAX];
-    if (!store) {
-        char hn[64] = "host";
-        gethostname(hn, sizeof hn - 1);
-        snprintf(defstore, sizeof defstore, "worker-store-%s-%d", hn, (int)getpid());
-        store = defstore;
     }
     wrk_opts wo = {.connect = connect,
                    .token_file = token,

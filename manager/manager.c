@@ -1000,7 +1000,15 @@ mgr_run(const mgr_opts *o)
             cm.u.id = c->job.id;
             send_msg(c, &cm);
         }
-    mt_release_all(m.tree);
+    char rerr[512];
+    int rr = mt_release_all(m.tree, rerr, sizeof rerr);
+    if (rr) {
+        mlog(&m, "the tree failed returning its jobs to the pool: %s", rerr);
+        if (code == MGR_PROVED || code == MGR_STOPPED) {
+            code = rr == MT_ENOSPC ? MGR_STOPPED : MGR_DAMAGED;
+            snprintf(m.stop_reason, sizeof m.stop_reason, "%s", rerr);
+        }
+    }
     for (int k = 0; k < m.nlocal; k++)
         if (m.local[k] > 0)
             kill(m.local[k], SIGTERM);

@@ -126,8 +126,11 @@ typedef struct wrk_opts {
     const char *connect;    /* HOST:PORT */
     const char *token_file; /* may be NULL */
     const char *db_dir;     /* may be NULL (only terminal leaves) */
-    const char *store;      /* the worker's store directory */
-    size_t cache_bytes, tt_bytes;
+    const char *store;      /* the worker's store directory; NULL: one per host and
+                             * piece count beside the databases (worker.c,
+                             * THE DEFAULT STORE) */
+    size_t cache_bytes, tt_bytes; /* tt_bytes: the df-pn table; the alpha-beta table
+                                   * gets a quarter (at least 16 MB) */
     int die_with_parent; /* local worker: exit when the manager dies */
     int once;            /* exit after the first disconnection (tests) */
 } wrk_opts;

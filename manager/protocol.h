@@ -86,8 +86,10 @@
  *   HEARTBEAT (either way)
  *     u64 sender's monotonic milliseconds (informational).
  *   CANCEL (manager -> worker)
- *     u64 job id: the job is no longer needed (its node was proven by
- *     other work); the worker stops it and sends nothing for it.
+ *     u64 job id: the job is no longer the worker's (its lease ran out
+ *     and it went back to the pool, or the manager is stopping); the
+ *     worker stops it and sends nothing for it (tests/e2e_admission.sh
+ *     checks both ends).
  *
  * VERSIONING
  *   MGP_VERSION changes with any change to a layout above. A manager

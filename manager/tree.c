@@ -27,8 +27,8 @@
 #define MT_MAP_BYTES ((size_t)1 << 36) /* address space, not disk */
 #define MT_KEY 17
 #define MT_VAL 32
-#define MT_MAXDEPTH 4000    /* deeper than any line: a pass stops there */
-#define MT_SEED_PLIES 16    /* the engine's line used as seed, at most */
+#define MT_MAXDEPTH 4000 /* deeper than any line: a pass stops there */
+#define MT_SEED_PLIES 16 /* the engine's line used as seed, at most */
 
 enum { SRC_NONE = '-', SRC_DB = 'd', SRC_END = 't', SRC_STORE = 's', SRC_BACKUP = 'b' };
 
@@ -99,10 +99,13 @@ struct mt_tree {
     int cycles;     /* a pass met a node on its stack */
     int contradict; /* a pass found own and backup disjoint */
     char contra_fen[ENG_FEN_MAX];
-    padm_items items;  /* backed-up records of a pass */
-    uint64_t admitted; /* workers' records admitted since the tree was opened */
-    int unadmitted;    /* a schema 1 tree (MT_SCHEMA_UNADMITTED): not resumed */
-    char db_dir[480];  /* the databases' folder at creation (absolute; "" none) */
+    padm_items items;          /* backed-up records of a pass */
+    uint64_t admitted;         /* workers' records admitted since the tree was opened */
+    int unadmitted;            /* a schema 1 tree (MT_SCHEMA_UNADMITTED): not resumed */
+    char owner[PST_OWNER_MAX]; /* the proof's id, also the store's owner label */
+    uint64_t records;          /* the store's records when the tree was last saved */
+    char db_dir[480];          /* the databases' folder at creation (absolute; "" none) */
+    int rdonly;                /* opened by mt_open_ro: nothing is ever written */
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -464,6 +467,14 @@ meta_state(mt_tree *t, MDB_txn *txn)
         rc = meta_put(t, txn, "seconds", "%.3f", t->seconds);
     if (!rc)
         rc = meta_put(t, txn, "hist_n", "%" PRIu64, t->hist_n);
+    /* the store's record count, which only grows: every store write this
+     * tree rests on was committed before (STORE AND TREE) */
+    uint64_t recs;
+    char label[PST_OWNER_MAX];
+    if (!rc && pst_owner(t->store, label, sizeof label, &recs, NULL, 0) == 0 && recs > t->records)
+        t->records = recs;
+    if (!rc)
+        rc = meta_put(t, txn, "records", "%" PRIu64, t->records);
     return rc;
 }
 
@@ -502,6 +513,13 @@ txn_state(mt_tree *t, MDB_txn *txn, void *arg)
 {
     (void)arg;
     return meta_state(t, txn);
+}
+
+static int
+txn_owner(mt_tree *t, MDB_txn *txn, void *arg)
+{
+    (void)arg;
+    return meta_put(t, txn, "owner", "%s", t->owner);
 }
 
 /* ---- expansion -------------------------------------------------------------- */
@@ -756,12 +774,12 @@ admit_backups(mt_tree *t, char *err, size_t errlen)
                  t->contra_fen);
         return MT_ESTORE;
     }
-    if (!t->items.n)
+    if (!t->items.n || t->rdonly) /* read-only: shown, never written */
         return 0;
     padm_report rep;
     char aerr[512];
-    int rc = padm_admit(t->store, t->db, t->items.v, t->items.n, NULL, 0, 0, 0, &rep, aerr,
-                        sizeof aerr);
+    int rc =
+        padm_admit(t->store, t->db, t->items.v, t->items.n, NULL, 0, 0, 0, &rep, aerr, sizeof aerr);
     if (rc == PST_ENOSPC) {
         eng_errf(err, errlen, "%s", aerr);
         return MT_ENOSPC;
@@ -926,7 +944,7 @@ mt_check_numbers(mt_tree *t, char *err, size_t errlen)
 static int
 env_open(mt_tree *t, const char *dir, char *err, size_t errlen)
 {
-    if (mkdir(dir, 0755) && errno != EEXIST) {
+    if (!t->rdonly && mkdir(dir, 0755) && errno != EEXIST) {
         eng_errf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
         return MT_EIO;
     }
@@ -944,21 +962,31 @@ env_open(mt_tree *t, const char *dir, char *err, size_t errlen)
     if (!rc)
         rc = mdb_env_set_mapsize(t->env, MT_MAP_BYTES);
     if (!rc)
-        rc = mdb_env_open(t->env, dir, MDB_NOTLS, 0644);
+        rc = mdb_env_open(t->env, dir, MDB_NOTLS | (t->rdonly ? MDB_RDONLY : 0), 0644);
     if (rc) {
         eng_errf(err, errlen, "cannot open the tree in %s: %s", dir, lmdb_msg(rc));
         return MT_EIO;
     }
+    /* every page read once, guarded, before anything else reads one: a
+     * damaged page is an error here, not a fault in load_nodes */
+    hc = pst_lmdb_walk(t->env, dir, why, sizeof why);
+    if (hc) {
+        eng_errf(err, errlen, "the tree is damaged: %s", why);
+        return hc == PST_EIO ? MT_EIO : MT_ECORRUPT;
+    }
     MDB_txn *txn;
-    rc = mdb_txn_begin(t->env, NULL, 0, &txn);
+    /* read-only: the tables must exist (a read transaction, committed so
+     * that its handles stay open for the later ones) */
+    unsigned create = t->rdonly ? 0 : MDB_CREATE;
+    rc = mdb_txn_begin(t->env, NULL, t->rdonly ? MDB_RDONLY : 0, &txn);
     if (!rc)
-        rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &t->meta);
+        rc = mdb_dbi_open(txn, "meta", create, &t->meta);
     if (!rc)
-        rc = mdb_dbi_open(txn, "nodes", MDB_CREATE, &t->nodes);
+        rc = mdb_dbi_open(txn, "nodes", create, &t->nodes);
     if (!rc)
-        rc = mdb_dbi_open(txn, "jobs", MDB_CREATE | MDB_INTEGERKEY, &t->jobs);
+        rc = mdb_dbi_open(txn, "jobs", create | MDB_INTEGERKEY, &t->jobs);
     if (!rc)
-        rc = mdb_dbi_open(txn, "hist", MDB_CREATE | MDB_INTEGERKEY, &t->hist);
+        rc = mdb_dbi_open(txn, "hist", create | MDB_INTEGERKEY, &t->hist);
     if (!rc)
         rc = mdb_txn_commit(txn);
     else
@@ -992,6 +1020,8 @@ txn_create(mt_tree *t, MDB_txn *txn, void *arg)
         rc = meta_put(t, txn, "seed", "%s", t->seed);
     if (!rc && t->db_dir[0])
         rc = meta_put(t, txn, "db_dir", "%s", t->db_dir);
+    if (!rc)
+        rc = meta_put(t, txn, "owner", "%s", t->owner);
     if (!rc)
         rc = meta_state(t, txn);
     if (!rc)
@@ -1128,6 +1158,12 @@ load_meta(mt_tree *t, char *err, size_t errlen)
         t->seed[0] = 0;
     if (!bad && meta_get(t, txn, "db_dir", t->db_dir, sizeof t->db_dir))
         t->db_dir[0] = 0;
+    /* a tree made before owner labels has neither (store_check) */
+    if (!bad && meta_get(t, txn, "owner", t->owner, sizeof t->owner))
+        t->owner[0] = 0;
+    if (!bad &&
+        (meta_get(t, txn, "records", buf, sizeof buf) || sscanf(buf, "%" SCNu64, &t->records) != 1))
+        t->records = 0;
     mdb_txn_abort(txn);
     if (bad) {
         static const char *const what[] = {"",        "root",     "goal",     "params",
@@ -1246,12 +1282,144 @@ load_nodes(mt_tree *t, char *err, size_t errlen)
             continue;
         expand_arg a = {i, t->count};
         int e = link_children(t, i, err, errlen);
-        if (!e && t->count > a.first_new)
+        if (!e && t->count > a.first_new && !t->rdonly)
             e = in_txn(t, txn_expand, &a, err, errlen);
         if (e)
             return e;
     }
     return 0;
+}
+
+/*
+ * STORE AND TREE
+ *   The tree's bounds rest on <state>/proofs, which lives in another
+ *   LMDB environment, so nothing in LMDB ties the two together: a proofs
+ *   folder that is missing, emptied, swapped for another proof's, or
+ *   rolled back by LMDB to an older meta page would make the tree start
+ *   over, or adopt records it never admitted, without a word. Two facts
+ *   tie them:
+ *   - the owner label: a random id made with the tree, kept in its meta
+ *     ("owner") and in the store's (pst_owner_set);
+ *   - the record count: every tree save writes the store's count
+ *     ("records"); store writes are committed before the tree saves that
+ *     rests on them, and records are merged, never deleted, so the count
+ *     a store holds is never below the one its tree saw.
+ *   At open, a store whose label or count disagrees is damage (exit 3).
+ *   A tree made before labels adopts its store as it finds it.
+ */
+static void
+owner_make(mt_tree *t)
+{
+    uint64_t r = 0;
+    if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+        r = (uint64_t)time(NULL) << 20 ^ (uint64_t)getpid();
+    snprintf(t->owner, sizeof t->owner, "tree-%016" PRIx64, r);
+}
+
+/* At creation: the store must be new (empty, unlabelled). */
+static int
+store_check_new(mt_tree *t, char *err, size_t errlen)
+{
+    char label[PST_OWNER_MAX], e[512];
+    uint64_t recs;
+    int rc = pst_owner(t->store, label, sizeof label, &recs, e, sizeof e);
+    if (rc) {
+        eng_errf(err, errlen, "the proof store: %s", e);
+        return rc == PST_ECORRUPT ? MT_ECORRUPT : MT_ESTORE;
+    }
+    if (label[0] || recs) {
+        eng_errf(err, errlen,
+                 "the proof store beside %s already holds %" PRIu64 " records%s%s%s: a new proof "
+                 "starts in an empty state directory",
+                 t->dir, recs, label[0] ? " (of proof " : "", label, label[0] ? ")" : "");
+        return MT_EINVAL;
+    }
+    owner_make(t);
+    return 0;
+}
+
+/* What store_verdict finds besides damage. */
+enum { STORE_OURS = 0, STORE_TO_LABEL = 1 };
+
+/*
+ * store_verdict - compares a store's label and record count with what the
+ * tree t (its meta loaded) saw: STORE_OURS, STORE_TO_LABEL (a tree made
+ * before labels, or one stopped between its creation and the label: the
+ * store is labelled now), or MT_ECORRUPT with err (STORE AND TREE).
+ */
+static int
+store_verdict(const mt_tree *t, const char *label, uint64_t recs, const char *sp, char *err,
+              size_t errlen)
+{
+    if (!t->owner[0]) {
+        if (!label[0])
+            return STORE_TO_LABEL;
+        eng_errf(err, errlen,
+                 "the proof store %s belongs to proof %s, but the tree %s carries no "
+                 "label: the store was swapped (the state is damaged)",
+                 sp, label, t->dir);
+        return MT_ECORRUPT;
+    }
+    if (!label[0] && recs == 0 && t->records == 0)
+        return STORE_TO_LABEL;
+    if (!label[0] && recs == 0) {
+        eng_errf(err, errlen,
+                 "the proof store %s is missing or empty, but held %" PRIu64
+                 " records when the tree %s was last saved (the state is damaged)",
+                 sp, t->records, t->dir);
+        return MT_ECORRUPT;
+    }
+    if (strcmp(label, t->owner)) {
+        eng_errf(err, errlen,
+                 "the proof store %s belongs to %s, not to this tree's proof %s: it was "
+                 "swapped (the state is damaged)",
+                 sp, label[0] ? label : "no proof (it has no owner label)", t->owner);
+        return MT_ECORRUPT;
+    }
+    if (recs < t->records) {
+        eng_errf(err, errlen,
+                 "the proof store %s holds %" PRIu64 " records, fewer than the %" PRIu64
+                 " it held when the tree was last saved: records were lost (a damaged file, or "
+                 "LMDB fell back to an older state; the state is damaged)",
+                 sp, recs, t->records);
+        return MT_ECORRUPT;
+    }
+    return STORE_OURS;
+}
+
+/* Reads the store's label and count into label/recs. */
+static int
+store_owner(const mt_tree *t, pst_env *st, char *label, uint64_t *recs, char *err, size_t errlen)
+{
+    char e[512];
+    int rc = pst_owner(st, label, PST_OWNER_MAX, recs, e, sizeof e);
+    if (rc) {
+        eng_errf(err, errlen, "the proof store beside %s: %s", t->dir, e);
+        return rc == PST_ECORRUPT ? MT_ECORRUPT : MT_ESTORE;
+    }
+    return 0;
+}
+
+/* At open: the store is this tree's, whole; labels it when it may. */
+static int
+store_check(mt_tree *t, char *err, size_t errlen)
+{
+    char label[PST_OWNER_MAX], e[512];
+    uint64_t recs;
+    int rc = store_owner(t, t->store, label, &recs, err, errlen);
+    if (rc)
+        return rc;
+    rc = store_verdict(t, label, recs, pst_path(t->store), err, errlen);
+    if (rc != STORE_TO_LABEL)
+        return rc;
+    int had = t->owner[0] != 0;
+    if (!had)
+        owner_make(t);
+    if ((rc = pst_owner_set(t->store, t->owner, e, sizeof e))) {
+        eng_errf(err, errlen, "the proof store: %s", e);
+        return MT_ESTORE;
+    }
+    return had ? 0 : in_txn(t, txn_owner, NULL, err, errlen);
 }
 
 int
@@ -1304,6 +1472,8 @@ mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store
         t->first_job = t->next_job = ((uint64_t)(r32 & 0x7fffffffu) << 32) | 1;
         snprintf(t->seed, sizeof t->seed, "%s", create->seed ? create->seed : "");
         snprintf(t->db_dir, sizeof t->db_dir, "%s", create->db_dir ? create->db_dir : "");
+        if ((rc = store_check_new(t, err, errlen)))
+            goto fail;
         long r = node_add(t, &t->root);
         if (r < 0) {
             rc = (int)r;
@@ -1315,6 +1485,12 @@ mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store
         t->q = next_question(t->goal, &t->root, t->n[0].bound, prv_hint(t->n[0].score));
         if ((rc = in_txn(t, txn_create, NULL, err, errlen)))
             goto fail;
+        char e[512];
+        if ((rc = pst_owner_set(t->store, t->owner, e, sizeof e))) {
+            eng_errf(err, errlen, "the proof store: %s", e);
+            rc = MT_ESTORE;
+            goto fail;
+        }
         if ((rc = seed_line(t, create->seed, err, errlen)))
             goto fail;
         if ((rc = in_txn(t, txn_create, NULL, err, errlen)))
@@ -1330,7 +1506,7 @@ mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store
                      t->dir, MT_SCHEMA_UNADMITTED);
             rc = MT_EOLD;
         }
-        if (rc || (rc = load_nodes(t, err, errlen)))
+        if (rc || (rc = store_check(t, err, errlen)) || (rc = load_nodes(t, err, errlen)))
             goto fail;
         if (db == NULL && t->db_pieces > 0) {
             eng_errf(err, errlen, "the proof in %s rests on %d-piece databases: give --db", dir,
@@ -1600,15 +1776,14 @@ mt_release(mt_tree *t, uint64_t id, char *err, size_t errlen)
     return update_from(t, j->node, err, errlen); /* its flags change above it */
 }
 
-void
-mt_release_all(mt_tree *t)
+int
+mt_release_all(mt_tree *t, char *err, size_t errlen)
 {
     for (size_t j = 0; j < t->njob; j++) {
         t->job[j].live = 0;
         t->n[t->job[j].node].inflight = 0;
     }
-    char err[256];
-    pass(t, err, sizeof err);
+    return pass(t, err, errlen);
 }
 
 /* ---- results -------------------------------------------------------------------- */
@@ -1924,25 +2099,40 @@ mt_history(mt_tree *t,
     return 0;
 }
 
+/* What mt_walk, mt_lookup and mt_each show of node i (depth 0, no move,
+ * a leaf unless expanded). */
+static void
+view_fill(const mt_tree *t, uint32_t i, mt_view *v)
+{
+    const mt_node *n = &t->n[i];
+    memset(v, 0, sizeof *v);
+    v->pos = n->pos;
+    v->bound = n->bound;
+    v->leaf = !n->expanded;
+    v->source = n->src;
+    v->score = n->score;
+    v->in_flight = n->inflight;
+    v->flagged = n->flagged;
+    v->pn = n->pn;
+    v->dn = n->dn;
+    v->jobs = n->jobs;
+    v->expanded = n->expanded;
+    v->children = n->nkid;
+    v->parents = n->npar;
+    v->job_ms = n->job_ms;
+    v->job_nodes = n->job_nodes;
+}
+
 static int
 walk_node(const mt_tree *t, uint32_t i, int depth, int max_depth, const char *move, uint8_t *on,
           int (*fn)(const mt_view *v, void *arg), void *arg)
 {
     const mt_node *n = &t->n[i];
     mt_view v;
-    memset(&v, 0, sizeof v);
-    v.pos = n->pos;
+    view_fill(t, i, &v);
     v.depth = depth;
     snprintf(v.move, sizeof v.move, "%s", move);
-    v.bound = n->bound;
     v.leaf = !n->expanded || on[i] || depth >= max_depth;
-    v.source = n->src;
-    v.score = n->score;
-    v.in_flight = n->inflight;
-    v.flagged = n->flagged;
-    v.pn = n->pn;
-    v.dn = n->dn;
-    v.jobs = n->jobs;
     if (fn(&v, arg))
         return 1;
     if (v.leaf)
@@ -2022,12 +2212,34 @@ mt_info(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *err, si
 }
 
 int
+mt_store_check(const char *dir, pst_env *store, char *err, size_t errlen)
+{
+    mt_tree t;
+    memset(&t, 0, sizeof t);
+    snprintf(t.dir, sizeof t.dir, "%s", dir);
+    t.rdonly = 1; /* it only reads the meta */
+    int rc = env_open(&t, dir, err, errlen);
+    if (!rc)
+        rc = load_meta(&t, err, errlen);
+    if (t.env)
+        mdb_env_close(t.env);
+    char label[PST_OWNER_MAX];
+    uint64_t recs;
+    if (!rc)
+        rc = store_owner(&t, store, label, &recs, err, errlen);
+    if (!rc)
+        rc = store_verdict(&t, label, recs, pst_path(store), err, errlen);
+    return rc == STORE_TO_LABEL ? 0 : rc;
+}
+
+int
 mt_info_db(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *db_dir, size_t cap,
            char *err, size_t errlen)
 {
     mt_tree t;
     memset(&t, 0, sizeof t);
     snprintf(t.dir, sizeof t.dir, "%s", dir);
+    t.rdonly = 1; /* it only reads: `serve` asks it before anything is open */
     struct stat sb;
     char dm[4200];
     snprintf(dm, sizeof dm, "%s/data.mdb", dir);
@@ -2048,4 +2260,93 @@ mt_info_db(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *db_d
             snprintf(db_dir, cap, "%s", t.db_dir);
     }
     return rc;
+}
+
+/* ---- read-only access (the proof browser, manager/web.h) ------------------------ */
+
+int
+mt_open_ro(const char *dir, const egdb *db, pst_env *store, mt_tree **out, char *err,
+           size_t errlen)
+{
+    *out = NULL;
+    mt_tree *t = calloc(1, sizeof *t);
+    if (!t)
+        return MT_ENOMEM;
+    snprintf(t->dir, sizeof t->dir, "%s", dir);
+    t->db = db;
+    t->store = store;
+    t->rdonly = 1;
+    ab_new((size_t)16 << 20, &t->ab); /* scores of children missing after a crash */
+    struct stat sb;
+    char dm[4200];
+    snprintf(dm, sizeof dm, "%s/data.mdb", dir);
+    int rc = MT_EINVAL;
+    if (stat(dm, &sb)) {
+        eng_errf(err, errlen, "%s holds no proof tree (no %s)", dir, dm);
+        goto fail;
+    }
+    if ((rc = env_open(t, dir, err, errlen)) || (rc = load_meta(t, err, errlen)))
+        goto fail;
+    if (t->unadmitted) {
+        eng_errf(err, errlen,
+                 "tree %s was written before workers' proofs were checked on admission "
+                 "(schema '%s'): `checkers proof check --state` checks what it holds",
+                 t->dir, MT_SCHEMA_UNADMITTED);
+        rc = MT_EOLD;
+        goto fail;
+    }
+    if (db == NULL && t->db_pieces > 0) {
+        eng_errf(err, errlen, "the proof in %s rests on %d-piece databases: give --db", dir,
+                 t->db_pieces);
+        rc = MT_EINVAL;
+        goto fail;
+    }
+    /* the store is this tree's, whole (STORE AND TREE); nothing labelled */
+    char label[PST_OWNER_MAX];
+    uint64_t recs;
+    if ((rc = store_owner(t, store, label, &recs, err, errlen)))
+        goto fail;
+    rc = store_verdict(t, label, recs, pst_path(store), err, errlen);
+    if (rc != STORE_OURS && rc != STORE_TO_LABEL)
+        goto fail;
+    if ((rc = load_nodes(t, err, errlen)) || (rc = pass(t, err, errlen)))
+        goto fail;
+    *out = t;
+    return 0;
+fail:
+    mt_close(t);
+    return rc;
+}
+
+int
+mt_lookup(const mt_tree *t, const eng_pos *p, mt_view *out)
+{
+    long i = node_find(t, p);
+    if (i < 0)
+        return MT_EINVAL;
+    view_fill(t, (uint32_t)i, out);
+    return 0;
+}
+
+size_t
+mt_parents(const mt_tree *t, const eng_pos *p, eng_pos *out, size_t cap)
+{
+    long i = node_find(t, p);
+    if (i < 0)
+        return 0;
+    const mt_node *n = &t->n[i];
+    for (uint32_t j = 0; j < n->npar && j < cap; j++)
+        out[j] = t->n[n->par[j]].pos;
+    return n->npar;
+}
+
+void
+mt_each(const mt_tree *t, int (*fn)(const mt_view *v, void *arg), void *arg)
+{
+    mt_view v;
+    for (uint32_t i = 0; i < t->count; i++) {
+        view_fill(t, i, &v);
+        if (fn(&v, arg))
+            return;
+    }
 }

@@ -167,19 +167,19 @@ typedef struct mt_tree mt_tree;
 /* What a new proof starts from (mt_open with create != NULL). */
 typedef struct mt_create {
     eng_pos root;
-    int goal;           /* MT_GOAL_* */
-    int db_pieces;      /* the piece count the databases cover */
-    uint32_t job_ms;     /* budget of a node's first job */
-    uint32_t job_max_ms; /* the cap of a node's growing budget (JOBS); below
-                            job_ms: job_ms * MT_JOB_GROW */
-    uint64_t job_nodes;  /* df-pn node limit of a first job (0: none) */
+    int goal;             /* MT_GOAL_* */
+    int db_pieces;        /* the piece count the databases cover */
+    uint32_t job_ms;      /* budget of a node's first job */
+    uint32_t job_max_ms;  /* the cap of a node's growing budget (JOBS); below
+                             job_ms: job_ms * MT_JOB_GROW */
+    uint64_t job_nodes;   /* df-pn node limit of a first job (0: none) */
     uint32_t score_nodes; /* alpha-beta nodes of a new node's score (0: the
                              default; benchmarks that build big trees cut
                              it; not kept: a resumed tree uses the default) */
-    int h0, h_step;     /* threshold start and step (hundredths of a man) */
-    const char *seed;   /* seed line as move text ("12-16 24-19"), may be NULL */
-    const char *db_dir; /* the databases' folder, absolute (kept: a resume needs
-                           only the state directory); may be NULL */
+    int h0, h_step;       /* threshold start and step (hundredths of a man) */
+    const char *seed;     /* seed line as move text ("12-16 24-19"), may be NULL */
+    const char *db_dir;   /* the databases' folder, absolute (kept: a resume needs
+                             only the state directory); may be NULL */
 } mt_create;
 
 /* A job picked by mt_pick. */
@@ -221,6 +221,11 @@ typedef struct mt_view {
     int score, in_flight, flagged;
     uint64_t pn, dn;
     uint32_t jobs;
+    int expanded;       /* its children are in the tree */
+    uint32_t children;  /* how many (its legal moves, once expanded) */
+    uint32_t parents;   /* nodes that have it as a child (transpositions: > 1) */
+    uint32_t job_ms;    /* milliseconds of jobs spent on it, over all runs */
+    uint64_t job_nodes; /* df-pn positions of those jobs */
 } mt_view;
 
 /* ---- functions ------------------------------------------------------ */
@@ -240,8 +245,19 @@ int mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *s
 
 void mt_close(mt_tree *t);
 
+/*
+ * mt_store_check - whether store is the proof store of the tree in dir,
+ * whole: the owner label the tree was made with, and at least the records
+ * it saw at its last save (tree.c, STORE AND TREE). Read-only: a store
+ * that is not yet labelled (a tree made before labels) passes.
+ * RETURN 0, MT_ECORRUPT with err naming the store and what is wrong, or
+ * another MT_E* code with err.
+ */
+int mt_store_check(const char *dir, pst_env *store, char *err, size_t errlen);
+
 /* mt_info - the root, goal and database piece count of the proof in dir
- * (<state>/tree), without loading the tree. RETURN 0 or MT_E*. */
+ * (<state>/tree), without loading the tree, and without writing (LMDB
+ * opened MDB_RDONLY). RETURN 0 or MT_E*. */
 int mt_info(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *err, size_t errlen);
 
 /* mt_info_db - mt_info, and the databases' folder the proof was started
@@ -287,8 +303,10 @@ int mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, 
  * says why: the store refused a backed-up record). */
 int mt_release(mt_tree *t, uint64_t id, char *err, size_t errlen);
 
-/* mt_release_all - every job in flight returns to the pool. */
-void mt_release_all(mt_tree *t);
+/* mt_release_all - every job in flight returns to the pool.
+ * RETURN 0, or an MT_E* code with err when the pass over the tree that
+ * follows fails (the run is ending: the caller reports it). */
+int mt_release_all(mt_tree *t, char *err, size_t errlen);
 
 /* mt_child_scores - the scores (search.h's scale, each for its own side
  * to move) of the children of job id's position, in eng_generate (merged)
@@ -351,6 +369,37 @@ int mt_add_seconds(mt_tree *t, double s);
  * on the line is shown as a leaf (a repetition).
  */
 void mt_walk(const mt_tree *t, int max_depth, int (*fn)(const mt_view *v, void *arg), void *arg);
+
+/*
+ * READ-ONLY ACCESS (the proof browser: manager/web.h, `checkers serve`)
+ *
+ * mt_open_ro - opens the tree in dir for reading only: LMDB is opened
+ * MDB_RDONLY, and nothing is ever written, to the tree or to the store
+ * (open store with PST_RDONLY). The tree is loaded and its numbers
+ * computed as mt_open does, so every node shows what `checkers tree`
+ * shows; a backed-up bound stronger than its record (a stop between a
+ * result and its backup) is shown but not written. A manager may run on
+ * the same state (LMDB readers never block it): the tree is a snapshot
+ * of its last commit. Only the reading functions may be called on it
+ * (not mt_pick, mt_result, mt_release*, mt_sample, mt_add_seconds).
+ * RETURN 0; MT_E* with err naming the file and the problem (MT_EOLD for
+ * a schema 1 tree).
+ */
+int mt_open_ro(const char *dir, const egdb *db, pst_env *store, mt_tree **out, char *err,
+               size_t errlen);
+
+/* mt_lookup - the node of position p (exact, side to move included)
+ * into *out (depth 0, no move). RETURN 0, or MT_EINVAL when p is not in
+ * the tree. O(1). */
+int mt_lookup(const mt_tree *t, const eng_pos *p, mt_view *out);
+
+/* mt_parents - the positions of p's parents, at most cap of them into
+ * out. RETURN how many parents p has (0: the root, or not in the tree). */
+size_t mt_parents(const mt_tree *t, const eng_pos *p, eng_pos *out, size_t cap);
+
+/* mt_each - every node, in creation order (the root first); fn returns
+ * nonzero to stop. O(nodes). */
+void mt_each(const mt_tree *t, int (*fn)(const mt_view *v, void *arg), void *arg);
 
 /* Names of goals: "value", "win", "draw", ">=draw", "<=draw"; parse
  * returns -1 for an unknown name. */

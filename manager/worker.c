@@ -5,6 +5,7 @@
  * acknowledge.
  */
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <netdb.h>
 #include <pthread.h>
@@ -42,6 +43,7 @@ typedef struct wrk {
     egdb *db;
     int db_max, db_pieces;
     pst_env *st;
+    int st_pieces; /* the piece count of the default store open (-1: --store) */
     ab_ctx *ab;
     dfpn_ctx *dfpn; /* one df-pn solver and table for the worker's life */
     double backoff, last_rx, last_tx;
@@ -51,6 +53,7 @@ typedef struct wrk {
     /* the solver thread */
     pthread_t th;
     int busy, have_pending;
+    int cancelled; /* the manager cancelled the running job: nothing is sent for it */
     mgp_job job, pending;
     volatile int stop;
     /* its result, owned by the main thread once notified */
@@ -237,6 +240,7 @@ start_job(wrk *w, const mgp_job *j)
     }
     w->job = *j;
     w->stop = 0;
+    w->cancelled = 0;
     w->busy = 1;
     char fen[ENG_FEN_MAX];
     eng_format_fen(&j->pos, fen, sizeof fen);
@@ -267,11 +271,17 @@ on_notify(evutil_socket_t fd, short what, void *arg)
           : w->res.status == MGP_BUDGET ? "budget"
                                         : "failed",
           w->res.nodes, w->res.ms, w->res.records, w->res.message[0] ? ": " : "", w->res.message);
-    int cancelled = w->stop && w->have_pending;
-    if (!cancelled)
-        send_result(w);
-    else
+    /* a job the manager cancelled, or moved on from, is answered with
+     * nothing (protocol.h, CANCEL): its lease is over and its records
+     * would be dropped */
+    if (w->cancelled || (w->stop && w->have_pending)) {
+        if (w->cancelled)
+            logf_("job %" PRIu64 ": cancelled by the manager, nothing sent", w->res.id);
         w->have_result = 0;
+        w->items.n = 0;
+    } else {
+        send_result(w);
+    }
     if (w->have_pending) {
         w->have_pending = 0;
         start_job(w, &w->pending);
@@ -327,6 +337,58 @@ reopen_db(wrk *w)
     w->db = e;
 }
 
+/*
+ * THE DEFAULT STORE
+ *   Without --store, a worker's proven-node store lives beside its
+ *   databases, one per host and piece count:
+ *   <db>/worker-store-<host>-<N>p (./worker-store-<host>-<N>p without
+ *   --db, or when the databases' folder cannot be written). So it lasts
+ *   across jobs, worker restarts and manager restarts, and the workers of
+ *   one host share it (LMDB is made for many processes). The host is in
+ *   the name because a databases' folder shared over NFS must not hold
+ *   one LMDB file written by several machines. The piece count is in it
+ *   because a record proved with N-piece databases may rest on database
+ *   leaves that a proof with fewer pieces cannot check: such records
+ *   would make its jobs fail. It is opened, or switched, when a WELCOME
+ *   names the proof's piece count.
+ */
+static int
+open_default_store(wrk *w)
+{
+    if (w->st_pieces < 0 || (w->st && w->st_pieces == w->db_pieces) || w->busy)
+        return 0;
+    char hn[64] = "host", path[PATH_MAX], err[512];
+    gethostname(hn, sizeof hn - 1);
+    for (char *c = hn; *c; c++)
+        if (*c == '/')
+            *c = '_';
+    pst_env *st = NULL;
+    int rc = -1;
+    if (w->o->db_dir) {
+        snprintf(path, sizeof path, "%s/worker-store-%s-%dp", w->o->db_dir, hn, w->db_pieces);
+        rc = pst_open(path, 0, &st, err, sizeof err);
+        if (rc)
+            logf_("store %s: %s; using the current folder", path, err);
+    }
+    if (rc) {
+        snprintf(path, sizeof path, "worker-store-%s-%dp", hn, w->db_pieces);
+        rc = pst_open(path, 0, &st, err, sizeof err);
+    }
+    if (rc) {
+        logf_("store %s: %s", path, err);
+        w->exit_code = rc == PST_ECORRUPT || rc == PST_EVERSION ? 3 : 1;
+        w->stopping = 1;
+        event_base_loopexit(w->base, NULL);
+        return -1;
+    }
+    if (w->st)
+        pst_close(w->st);
+    w->st = st;
+    w->st_pieces = w->db_pieces;
+    logf_("proof store %s", path);
+    return 0;
+}
+
 static void
 handle(wrk *w, const mgp_msg *m)
 {
@@ -338,6 +400,8 @@ handle(wrk *w, const mgp_msg *m)
         w->silence_ms = m->u.welcome.silence_ms ? m->u.welcome.silence_ms : MGR_SILENCE_MS;
         w->db_pieces = m->u.welcome.db_pieces;
         reopen_db(w);
+        if (open_default_store(w))
+            break;
         logf_("connected to %s:%s as worker %u (databases: %d pieces)", w->host, w->port,
               m->u.welcome.worker_id, w->db_pieces);
         send_result(w); /* one the previous manager never acknowledged */
@@ -367,8 +431,13 @@ handle(wrk *w, const mgp_msg *m)
         }
         break;
     case MGP_CANCEL:
-        if (w->busy && w->job.id == m->u.id)
+        if (w->busy && w->job.id == m->u.id) {
+            w->cancelled = 1;
             w->stop = 1;
+        } else if (w->have_result && w->res.id == m->u.id) {
+            w->have_result = 0; /* answered, not yet acknowledged: not resent */
+            w->items.n = 0;
+        }
         break;
     case MGP_HEARTBEAT:
         break;
@@ -564,13 +633,22 @@ wrk_run(const wrk_opts *o)
         }
         w.db_max = w.db_pieces = egdb_max_pieces(w.db);
     }
-    int rc = pst_open(o->store, 0, &w.st, err, sizeof err);
-    if (rc) {
-        fprintf(stderr, "checkers worker: store %s: %s\n", o->store, err);
-        egdb_close(w.db);
-        return rc == PST_ECORRUPT || rc == PST_EVERSION ? 3 : 1;
+    /* --store: that store, for every proof; else the default, opened at
+     * WELCOME (THE DEFAULT STORE) */
+    w.st_pieces = 0;
+    if (o->store) {
+        w.st_pieces = -1;
+        int rc = pst_open(o->store, 0, &w.st, err, sizeof err);
+        if (rc) {
+            fprintf(stderr, "checkers worker: store %s: %s\n", o->store, err);
+            egdb_close(w.db);
+            return rc == PST_ECORRUPT || rc == PST_EVERSION ? 3 : 1;
+        }
     }
-    ab_new((size_t)64 << 20, &w.ab);
+    /* the alpha-beta table: a quarter of the df-pn table's size (--tt),
+     * at least 16 MB */
+    size_t ab_bytes = o->tt_bytes / 4 > ((size_t)16 << 20) ? o->tt_bytes / 4 : (size_t)16 << 20;
+    ab_new(ab_bytes, &w.ab);
     if (dfpn_new(o->tt_bytes, &w.dfpn)) {
         fprintf(stderr, "checkers worker: out of memory for a %zu-byte df-pn table\n", o->tt_bytes);
         return 1;
@@ -610,7 +688,8 @@ wrk_run(const wrk_opts *o)
     padm_items_free(&w.items);
     ab_free(w.ab);
     dfpn_free(w.dfpn);
-    pst_close(w.st);
+    if (w.st)
+        pst_close(w.st);
     egdb_close(w.db);
     return w.exit_code;
 }

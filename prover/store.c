@@ -1242,12 +1242,223 @@ pst_stats_get(pst_env *s, pst_stats *out, char *err, size_t errlen)
     return 0;
 }
 
+/* ---- the owner --------------------------------------------------------- */
+
+/* pst_owner's reads, under pst_guarded. */
+typedef struct pst_owner_op {
+    pst_env *s;
+    MDB_txn *txn;
+    char label[PST_OWNER_MAX];
+    int has;
+    uint64_t records;
+} pst_owner_op;
+
+static const MDB_val pst_owner_key = {5, (void *)"owner"};
+
+static int
+pst_owner_run(void *arg)
+{
+    pst_owner_op *op = arg;
+    MDB_val k = pst_owner_key, v;
+    int rc = mdb_get(op->txn, op->s->meta, &k, &v);
+    if (rc == 0) {
+        if (v.mv_size == 0 || v.mv_size >= sizeof op->label)
+            return MDB_CORRUPTED;
+        memcpy(op->label, v.mv_data, v.mv_size);
+        op->label[v.mv_size] = 0;
+        op->has = 1;
+    } else if (rc != MDB_NOTFOUND) {
+        return rc;
+    }
+    MDB_stat st;
+    if ((rc = mdb_stat(op->txn, op->s->nodes, &st)) != 0)
+        return rc;
+    op->records = st.ms_entries;
+    return 0;
+}
+
+int
+pst_owner(pst_env *s, char *owner, size_t cap, uint64_t *records, char *err, size_t errlen)
+{
+    if (atomic_load_explicit(&s->broken, memory_order_relaxed))
+        return pst_broken_fail(s, err, errlen);
+    pst_owner_op op = {.s = s};
+    int rc = pst_read_begin(s, &op.txn);
+    if (rc != 0)
+        return pst_lmdb_fail(s, rc, "beginning a read transaction", err, errlen);
+    char amsg[256];
+    rc = pst_guarded(pst_owner_run, &op, amsg, sizeof amsg);
+    if (rc == PST_ASSERTED) {
+        pst_read_fail(s, op.txn);
+        return pst_damaged_fail(s, "reading the owner label", amsg, err, errlen);
+    }
+    pst_read_end(s, op.txn);
+    if (rc == MDB_CORRUPTED) {
+        eng_errf(err, errlen, "%s: damaged store: the owner label is malformed", s->path);
+        return PST_ECORRUPT;
+    }
+    if (rc != 0)
+        return pst_lmdb_fail(s, rc, "reading the owner label", err, errlen);
+    snprintf(owner, cap, "%s", op.has ? op.label : "");
+    *records = op.records;
+    return 0;
+}
+
+static int
+pst_owner_put(pst_env *s, MDB_txn *txn, void *arg, char *err, size_t errlen)
+{
+    const char *label = arg;
+    MDB_val k = pst_owner_key, v;
+    int rc = mdb_get(txn, s->meta, &k, &v);
+    if (rc == 0) {
+        if (v.mv_size == strlen(label) && !memcmp(v.mv_data, label, v.mv_size))
+            return 0;
+        char had[PST_OWNER_MAX];
+        size_t n = v.mv_size < sizeof had - 1 ? v.mv_size : sizeof had - 1;
+        memcpy(had, v.mv_data, n);
+        had[n] = 0;
+        eng_errf(err, errlen, "%s belongs to proof '%s', not to '%s'", s->path, had, label);
+        return PST_ECONTRADICT;
+    }
+    if (rc != MDB_NOTFOUND)
+        return rc;
+    v.mv_size = strlen(label);
+    v.mv_data = (void *)label;
+    return mdb_put(txn, s->meta, &k, &v, 0);
+}
+
+int
+pst_owner_set(pst_env *s, const char *owner, char *err, size_t errlen)
+{
+    size_t n = strlen(owner);
+    if (n == 0 || n >= PST_OWNER_MAX) {
+        eng_errf(err, errlen, "an owner label has 1 to %d bytes", PST_OWNER_MAX - 1);
+        return PST_EINVAL;
+    }
+    if (s->rdonly) {
+        eng_errf(err, errlen, "%s is open read-only", s->path);
+        return PST_EREADONLY;
+    }
+    return pst_write(s, pst_owner_put, (void *)owner, err, errlen);
+}
+
+const char *
+pst_path(const pst_env *s)
+{
+    return s->path;
+}
+
 int
 pst_lmdb_check(const char *dir, char *err, size_t errlen)
 {
     char file[4200];
     snprintf(file, sizeof file, "%s/data.mdb", dir);
     return pst_check_header(dir, file, err, errlen);
+}
+
+/* pst_lmdb_walk's state: in memory the guard keeps across a jump, so that
+ * the transaction can be aborted after one (pst_guarded). */
+typedef struct lmdb_walk {
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_cursor *cur;
+    MDB_cursor *outer; /* the main table's cursor while a named table is read */
+    char table[160];   /* the table being read, for the message */
+    int lmdb_rc;       /* an LMDB error met on the way */
+    uint64_t sum;      /* every byte read, so that none is skipped */
+} lmdb_walk;
+
+/* Reads every record of table dbi (one cursor pass over its pages). */
+static int
+walk_table(lmdb_walk *w, MDB_dbi dbi)
+{
+    int rc = mdb_cursor_open(w->txn, dbi, &w->cur);
+    if (rc)
+        return w->lmdb_rc = rc;
+    MDB_val k, v;
+    for (rc = mdb_cursor_get(w->cur, &k, &v, MDB_FIRST); !rc;
+         rc = mdb_cursor_get(w->cur, &k, &v, MDB_NEXT))
+        w->sum += XXH3_64bits(k.mv_data, k.mv_size) ^ XXH3_64bits(v.mv_data, v.mv_size);
+    mdb_cursor_close(w->cur);
+    w->cur = NULL;
+    return rc == MDB_NOTFOUND ? 0 : (w->lmdb_rc = rc);
+}
+
+static int
+walk_all(void *arg)
+{
+    lmdb_walk *w = arg;
+    int rc = mdb_txn_begin(w->env, NULL, MDB_RDONLY, &w->txn);
+    if (rc) {
+        w->txn = NULL;
+        return w->lmdb_rc = rc;
+    }
+    /* the free list (table 0) and the main table (1), which names the others */
+    snprintf(w->table, sizeof w->table, "the free-page list");
+    if ((rc = walk_table(w, 0)))
+        return rc;
+    snprintf(w->table, sizeof w->table, "the table of tables");
+    if ((rc = walk_table(w, 1)))
+        return rc;
+    if ((rc = mdb_cursor_open(w->txn, 1, &w->cur)))
+        return w->lmdb_rc = rc;
+    MDB_val k, v;
+    for (rc = mdb_cursor_get(w->cur, &k, &v, MDB_FIRST); !rc;
+         rc = mdb_cursor_get(w->cur, &k, &v, MDB_NEXT)) {
+        char name[128];
+        if (k.mv_size == 0 || k.mv_size >= sizeof name || memchr(k.mv_data, 0, k.mv_size))
+            continue; /* not a table name this project writes */
+        memcpy(name, k.mv_data, k.mv_size);
+        name[k.mv_size] = 0;
+        MDB_dbi dbi;
+        int o = mdb_dbi_open(w->txn, name, 0, &dbi);
+        if (o == MDB_INCOMPATIBLE || o == MDB_NOTFOUND)
+            continue; /* a plain record of the main table */
+        if (o)
+            return w->lmdb_rc = o;
+        /* the main table's cursor stays open: walk this table with its own */
+        w->outer = w->cur;
+        w->cur = NULL;
+        snprintf(w->table, sizeof w->table, "table '%s'", name);
+        o = walk_table(w, dbi);
+        w->cur = w->outer;
+        w->outer = NULL;
+        if (o)
+            return o;
+    }
+    mdb_cursor_close(w->cur);
+    w->cur = NULL;
+    return rc == MDB_NOTFOUND ? 0 : (w->lmdb_rc = rc);
+}
+
+int
+pst_lmdb_walk(MDB_env *env, const char *dir, char *err, size_t errlen)
+{
+    mdb_env_set_assert(env, pst_on_assert);
+    lmdb_walk w = {.env = env};
+    char msg[256] = "";
+    int rc = pst_guarded(walk_all, &w, msg, sizeof msg);
+    /* cursors of a read transaction are closed by hand, before its end */
+    if (w.cur)
+        mdb_cursor_close(w.cur);
+    if (w.outer)
+        mdb_cursor_close(w.outer);
+    if (w.txn)
+        mdb_txn_abort(w.txn);
+    if (rc == PST_ASSERTED) {
+        eng_errf(err, errlen, "%s/data.mdb: reading %s, %s", dir, w.table, msg);
+        return PST_ECORRUPT;
+    }
+    if (rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND || rc == MDB_INCOMPATIBLE ||
+        rc == MDB_BAD_TXN) {
+        eng_errf(err, errlen, "%s/data.mdb: reading %s, %s", dir, w.table, mdb_strerror(rc));
+        return PST_ECORRUPT;
+    }
+    if (rc) {
+        eng_errf(err, errlen, "%s/data.mdb: cannot read %s: %s", dir, w.table, mdb_strerror(rc));
+        return PST_EIO;
+    }
+    return 0;
 }
 
 void

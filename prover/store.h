@@ -206,6 +206,32 @@ int pst_put_many(pst_env *env, const pst_item *items, size_t n, char *err, size_
 int pst_stats_get(pst_env *env, pst_stats *out, char *err, size_t errlen);
 
 /*
+ * THE OWNER
+ *   A store may carry one owner label: the identity of the proof it
+ *   belongs to (the manager writes its tree's id into <state>/proofs).
+ *   The label lets the owner tell its own store from a missing, emptied
+ *   or swapped one, together with the record count, which only grows:
+ *   records are merged, never deleted.
+ *
+ * pst_owner - the owner label into owner (cap bytes; "" when the store
+ * has none) and the number of records (LMDB's entry count: no scan).
+ * RETURN 0 or a PST_E* code with err.
+ */
+#define PST_OWNER_MAX 64
+int pst_owner(pst_env *env, char *owner, size_t cap, uint64_t *records, char *err, size_t errlen);
+
+/*
+ * pst_owner_set - labels the store with owner (printable, shorter than
+ * PST_OWNER_MAX) unless it carries that label already.
+ * RETURN 0, PST_ECONTRADICT when it carries another one (err names both),
+ * or another PST_E* code with err.
+ */
+int pst_owner_set(pst_env *env, const char *owner, char *err, size_t errlen);
+
+/* pst_path - the store's folder, as given to pst_open. */
+const char *pst_path(const pst_env *env);
+
+/*
  * pst_foreach - calls fn for every record, in key order, with the
  * canonical position (Black to move) and its record; stops early and
  * returns fn's value when fn returns nonzero. A damaged record stops the
@@ -288,6 +314,24 @@ int pst_disk_full(const char *path, uint64_t *free_bytes);
  * what is wrong.
  */
 int pst_lmdb_check(const char *dir, char *err, size_t errlen);
+
+/*
+ * pst_lmdb_walk - reads every page of another LMDB environment of the
+ * project (the manager's tree), open but not yet read: the free list,
+ * the main table, each named table it lists, and every key and value
+ * byte, with LMDB's assertions and faults guarded as the store's own
+ * reads are (DAMAGED FILES). LMDB has no page checksums: a damaged
+ * branch or leaf page is found when a read follows it, and a program
+ * that reads its tree page by page at open would otherwise end there,
+ * by SIGSEGV, SIGBUS or abort, instead of naming the damage. After the
+ * walk passes, every page the tree's data reaches has been read once
+ * without a fault. Sets env's assertion callback to the guards'. dir is
+ * the environment's directory, for the message.
+ * RETURN 0, PST_ECORRUPT with err naming the file, the table and what
+ * LMDB met, or PST_EIO (LMDB could not begin a read).
+ */
+struct MDB_env;
+int pst_lmdb_walk(struct MDB_env *env, const char *dir, char *err, size_t errlen);
 
 /*
  * pst_guard_faults - turns a fault (SIGSEGV, SIGBUS) inside the store's

@@ -299,6 +299,22 @@ pst_check_header_once(const char *path, const char *file, char *err, size_t errl
         uint64_t t0, t1, last, root[2];
         memcpy(&t0, m[0] + 144, sizeof t0);
         memcpy(&t1, m[1] + 144, sizeof t1);
+        /* Commit n writes meta page n % 2, and each commit's id is one
+         * more than the last: the two pages hold ids n - 1 and n with
+         * the even one on page 0 (or 0 and 0, as LMDB creates them). A
+         * damaged id breaks that, and LMDB, which takes the larger id,
+         * would fall back to an older state without a word: the records
+         * committed since would vanish and the store would look whole. */
+        if (!(t0 == 0 && t1 == 0) &&
+            !(t0 % 2 == 0 && t1 % 2 == 1 && (t0 > t1 ? t0 - t1 : t1 - t0) == 1)) {
+            eng_errf(err, errlen,
+                     "%s: %s: the meta pages hold transaction ids %" PRIu64 " and %" PRIu64
+                     ", which no sequence of commits leaves: one is damaged, and LMDB would "
+                     "fall back to an older state",
+                     path, file, t0, t1);
+            rc = PST_ECORRUPT;
+            goto done;
+        }
         const uint8_t *cur = t1 > t0 ? m[1] : m[0];
         memcpy(&last, cur + 136, sizeof last);
         memcpy(&root[0], cur + 80, sizeof root[0]);

@@ -5,15 +5,34 @@
 # White, to move; "Loss" for Black: win for White), state in
 # proofs/<opening>/, then writes results/compare-19.md, .csv and .svg with
 # `checkers compare`. Run again, every proof resumes. Used by `make compare`.
+# OPENINGS (environment; `make compare OPENINGS=1,4-6`) proves and compares
+# only those openings (numbers of the table, ranges allowed).
 set -u
 budget=$1
 db=$2
 c=$3
 shift 3
 states=""
+list=${OPENINGS:-1-19}
+# chosen NO: whether opening NO is in $list
+chosen() {
+    for part in $(echo "$list" | tr ',' ' '); do
+        case $part in
+        *-*) lo=${part%-*} hi=${part#*-} ;;
+        *) lo=$part hi=$part ;;
+        esac
+        case "$lo$hi" in
+        *[!0-9]*|"") echo "prove-19: OPENINGS='$list': '$part' is not a number or a range" >&2; exit 2 ;;
+        esac
+        [ "$1" -ge "$lo" ] && [ "$1" -le "$hi" ] && return 0
+    done
+    return 1
+}
+chosen 1 || true # checks the list
 # no, moves, published value: from the data file
 grep -v '^#' openings/published-19-openings.tsv | tail -n +2 |
     while IFS='	' read -r no moves proof rest; do
+        chosen "$no" || continue
         case $proof in
         Draw) goal=value ;;
         "<=Draw") goal=">=draw" ;;
@@ -35,8 +54,16 @@ grep -v '^#' openings/published-19-openings.tsv | tail -n +2 |
             exit $rc
         fi
     done || exit $?
-for s in $(grep -v '^#' openings/published-19-openings.tsv | tail -n +2 | cut -f2 | tr ' ' _); do
-    states="$states proofs/$s"
+for s in $(grep -v '^#' openings/published-19-openings.tsv | tail -n +2 | cut -f1,2 | tr ' \t' '_ '); do
+    case $s in
+    *_*) ;;
+    *) no=$s; continue ;;
+    esac
+    chosen "$no" && states="$states proofs/$s"
 done
+if [ -z "$states" ]; then
+    echo "prove-19: OPENINGS='$list' names none of the 19 openings" >&2
+    exit 2
+fi
 # shellcheck disable=SC2086
 exec "$c" compare --state $states --db "$db"

@@ -5,10 +5,15 @@
 # crash (exit 128+signal) and never print a value.
 #   - tree/data.mdb cut short at sizes from 8 KiB to one page short of
 #     the whole file (LMDB would read past the end: SIGBUS);
+#   - 256 bytes overwritten in each page of tree/data.mdb (found by the
+#     guarded walk at open, or harmless);
+#   - proofs/ missing, emptied, swapped for another proof's, or with a
+#     damaged meta page that would make LMDB fall back to an older state;
 #   - a store that lost a record inside a worker's proof (e2e_admission.sh
 #     covers it);
 # and a full disk, which is not damage: exit 1, resumable.
-# Run by `make test` with $CHECKERS and $CHECKERS_TEST_DB set.
+# Run by `make test` with $CHECKERS and $CHECKERS_TEST_DB set, twice: with
+# the release program and with the sanitized one (build-san/checkers).
 set -u
 C=${CHECKERS:-bin/checkers}
 DB=${CHECKERS_TEST_DB:-}
@@ -48,6 +53,90 @@ for cut in 8192 16384 $((size / 2)) $((size - 4096)); do
     truncate -s "$cut" "$D/tree/data.mdb"
     opens "tree/data.mdb cut to $cut of $size bytes" "$D"
 done
+
+# Bytes overwritten inside tree/data.mdb: 256 bytes at the start and in
+# the middle of every page after the meta pages. LMDB has no page
+# checksums, so such damage can make it follow a bad pointer (SIGSEGV),
+# read past the end of the file (SIGBUS) or abort; the tree is read page
+# by page, guarded, at open (pst_lmdb_walk). Damage that LMDB reads past
+# unharmed may leave a state that still works (exit 0 with the right
+# value); anything else must be exit 3 with the file named. Never a
+# crash, never a wrong value. The bytes are a fixed pattern per page.
+psize=4096
+pages=$((size / psize))
+crashed=0
+wrong=0
+refused=0
+for ((p = 2; p < pages; p++)); do
+    for at in 0 2048; do
+        D="$T/bytes$p-$at"
+        cp -r "$S" "$D"
+        awk -v s=$((p * 7919 + at)) 'BEGIN { srand(s); for (i = 0; i < 256; i++) printf "%c", 1 + int(rand() * 255) }' \
+            | dd of="$D/tree/data.mdb" bs=1 seek=$((p * psize + at)) conv=notrunc status=none
+        for cmd in tree "proof check" "prove --quiet"; do
+            # shellcheck disable=SC2086
+            timeout 120 $C $cmd --state "$D" >"$T/bo" 2>"$T/be"
+            rc=$?
+            if [ $rc -ge 124 ]; then
+                crashed=$((crashed + 1))
+                echo "     $cmd on page $p + $at: exit $rc"
+            elif [ $rc -eq 0 ] && ! head -n 1 "$T/bo" | grep -q "loss\|valid"; then
+                wrong=$((wrong + 1))
+                echo "     $cmd on page $p + $at: exit 0 with: $(head -n 1 "$T/bo")"
+            elif [ $rc -ne 0 ]; then
+                [ $rc -eq 3 ] && grep -q 'tree/data.mdb\|tree is damaged\|tree .*damaged' "$T/be" &&
+                    ! grep -q 'loss' "$T/bo" && refused=$((refused + 1)) ||
+                    { wrong=$((wrong + 1)); echo "     $cmd on page $p + $at: exit $rc: $(head -c 200 "$T/be")"; }
+            fi
+        done
+        rm -rf "$D"
+    done
+done
+check "bytes overwritten in each of $((pages - 2)) pages of tree/data.mdb: no crash" 0 $crashed
+check "... no wrong or unnamed answer" 0 $wrong
+check "... and some of the damage is found (exit 3, the tree named)" 1 $((refused >= 1))
+
+# The proof store is the other half of the state: missing, emptied, or
+# swapped for another proof's, the tree would start over or adopt what it
+# never admitted. The tree's owner label and record count (manager/tree.c,
+# STORE AND TREE) make each of them damage: exit 3, the store named.
+f2='W:W30,31,K19:B6,K12'
+$C prove --fen "$f2" --state "$T/other" --db "$DB" --pieces 4 --workers 1 --job-nodes 3000 \
+    --quiet >/dev/null 2>&1
+check "another proof, to swap its store in" 0 $?
+store_damage() { # name why-pattern
+    local name=$1 why=$2
+    for cmd in tree "proof check" "prove --quiet"; do
+        # shellcheck disable=SC2086
+        $C $cmd --state "$D" >"$T/so" 2>"$T/se"
+        check "$name: $cmd exits 3, saying why" "3 1 0" \
+            "$? $(grep -c "$why" "$T/se") $(grep -c 'loss' "$T/so")"
+    done
+}
+D="$T/noproofs"
+cp -r "$S" "$D" && rm -rf "$D/proofs"
+store_damage "proofs/ missing" "proofs is missing or empty"
+D="$T/emptied"
+cp -r "$S" "$D" && rm -f "$D/proofs/"*
+store_damage "proofs/ emptied" "proofs is missing or empty"
+D="$T/swapped"
+cp -r "$S" "$D" && rm -rf "$D/proofs" && cp -r "$T/other/proofs" "$D/proofs"
+store_damage "proofs/ swapped for another proof's" "belongs to tree-"
+
+# A damaged transaction id in the newest meta page of proofs/data.mdb:
+# LMDB would take the older page and show the store as it was many
+# commits ago, whole-looking. The two pages' ids must be n - 1 and n.
+D="$T/rollback"
+cp -r "$S" "$D"
+ps=$(od -An -t u4 -j 40 -N 4 "$D/proofs/data.mdb" | tr -d ' ')
+t1=$(od -An -t u8 -j $((ps + 144)) -N 8 "$D/proofs/data.mdb" | tr -d ' ')
+printf "$(printf '\\x%02x' 1 0 0 0 0 0 0 0)" |
+    dd of="$D/proofs/data.mdb" bs=1 seek=$((ps + 144)) conv=notrunc status=none
+check "rollback: the newest meta page had an id past 1" 1 $((t1 > 3))
+store_damage "proofs/data.mdb's newest meta page damaged (LMDB would fall back)" \
+    "which no sequence of commits leaves"
+$C store stats --store "$D/proofs" >"$T/so" 2>"$T/se"
+check "... store stats refuses it too (exit 3)" "3 1" "$? $(grep -c 'no sequence of commits' "$T/se")"
 
 # A full disk is not damage: a run that fills it stops with exit 1 (resumable),
 # naming the full disk; once space is freed the proof resumes and checks.

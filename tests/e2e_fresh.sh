@@ -7,7 +7,9 @@
 # run again, it resumes; `checkers prove --state DIR` alone resumes too
 # (the state keeps its databases' folder). The clone is built with -O1 to
 # keep the suite short: what this checks is the path a new user takes
-# (folders, databases, state), not speed. Run by `make test`.
+# (folders, databases, state), not speed. Then `make compare` and `make
+# frontier` run there too, on two openings and one rung with small budgets.
+# Run by `make test`.
 set -u
 C=${CHECKERS:-bin/checkers}
 fail=0
@@ -55,5 +57,23 @@ check "prove --state DIR alone: stopped at its budget (exit 1)" 1 $?
 check "... no databases asked for" 0 "$(grep -c 'give --db' "$T/err3")"
 j3=$(jobs)
 check "... and it worked on" 1 $((${j3:-0} > ${j2:-0}))
+
+# 4. The comparison with the 2007 table, for two openings with a small
+#    budget: each proved (or resumed), then the table written.
+make compare PIECES=4 OPT=-O1 BUDGET=4s OPENINGS=1,3 PROVE_ARGS="--job-time 1 --job-max 1" \
+    >"$T/cmp" 2>&1
+check "make compare OPENINGS=1,3 on a fresh clone: exit 0" 0 $?
+check "... its table: openings 1 and 3 run, the other 17 not" "0 0 17" \
+    "$(grep '^| 1 |' results/compare-19.md | grep -c 'not run') \
+$(grep '^| 3 |' results/compare-19.md | grep -c 'not run') $(grep -c '^| [0-9]* |.*| not run |' results/compare-19.md)"
+make compare PIECES=4 OPT=-O1 OPENINGS=x >"$T/cmpx" 2>&1
+check "make compare OPENINGS=x: refused, saying why" "1 1" \
+    "$(grep -c 'Error' "$T/cmpx" | awk '{print ($1 >= 1)}') $(grep -c "'x' is not a number" "$T/cmpx")"
+
+# 5. The frontier, one rung of one opening, with a small budget.
+make frontier PIECES=4 OPT=-O1 BUDGET=4s \
+    FRONTIER_ARGS="--openings 1 --rungs 8 --job-time 1 --out $T/fr" >"$T/fr.out" 2>&1
+check "make frontier (opening 1, rung 8) on a fresh clone: exit 0" 0 $?
+check "... its table written" 1 "$([ -s "$T/fr/frontier.tsv" ] && [ -s "$T/fr/frontier.md" ] && echo 1)"
 
 exit $fail

@@ -44,6 +44,17 @@
  *
  * writes TEXT as the schema of a tree (manager/tree.h, "meta"): a state
  * of an older version, made from a new one.
+ *
+ *   forge_worker cancel-manager PORT_FILE HARD_FEN EASY_FEN WORKER_LOG
+ *
+ * plays the manager for one real `checkers worker` (the other way round):
+ * it listens on a loopback port (written to PORT_FILE), welcomes the
+ * worker, gives it a job on HARD_FEN of 60 s, cancels it at once (CANCEL),
+ * and waits for WORKER_LOG to say the job was cancelled. No RESULT may
+ * come for that job (protocol.h, CANCEL: the worker sends nothing). Then
+ * a job on EASY_FEN, whose RESULT must be the first to come. Prints how
+ * long the cancelled job ran; exit 0, 1 when the worker answered the
+ * cancelled job or did not stop it, 2 for anything else.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -51,7 +62,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <lmdb.h>
@@ -299,9 +312,13 @@ static int
 copy_store(const char *src, const char *dst, long skip)
 {
     pst_env *a, *b;
-    char err[512];
+    char err[512], owner[PST_OWNER_MAX];
+    uint64_t n;
     copy_arg ca = {{0}, skip, 0};
+    /* the owner label too: the copy is that proof's store, less a record */
     if (pst_open(src, PST_RDONLY, &a, err, sizeof err) || pst_open(dst, 0, &b, err, sizeof err) ||
+        pst_owner(a, owner, sizeof owner, &n, err, sizeof err) ||
+        (owner[0] && pst_owner_set(b, owner, err, sizeof err)) ||
         pst_foreach(a, copy_one, &ca, err, sizeof err) ||
         pst_put_many(b, ca.items.v, ca.items.n, err, sizeof err)) {
         fprintf(stderr, "forge_worker copy-store: %s\n", err);
@@ -388,9 +405,115 @@ hello(const char *token, const char *mode, mgp_msg *m, uint8_t *buf, size_t cap)
     return 0;
 }
 
+static double
+now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Whether file holds text. */
+static int
+file_has(const char *file, const char *text)
+{
+    FILE *f = fopen(file, "r");
+    if (!f)
+        return 0;
+    char line[1024];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f))
+        found = strstr(line, text) != NULL;
+    fclose(f);
+    return found;
+}
+
+static int
+job_msg(uint64_t id, const char *fen, uint32_t ms)
+{
+    mgp_msg j = {.type = MGP_JOB};
+    char err[160];
+    if (eng_parse_fen(fen, &j.u.job.pos, err, sizeof err)) {
+        fprintf(stderr, "forge_worker: %s: %s\n", fen, err);
+        return -1;
+    }
+    j.u.job.id = id;
+    j.u.job.q = (eng_question){j.u.job.pos.stm, ENG_WIN};
+    j.u.job.time_ms = ms;
+    return send_msg(&j);
+}
+
+/* cancel-manager (the header): the worker's side of CANCEL. */
+static int
+cancel_manager(const char *port_file, const char *hard, const char *easy, const char *log)
+{
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof a;
+    FILE *pf;
+    if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof a) || listen(ls, 1) ||
+        getsockname(ls, (struct sockaddr *)&a, &al) || !(pf = fopen(port_file, "w"))) {
+        fprintf(stderr, "forge_worker: cannot listen: %s\n", strerror(errno));
+        return 2;
+    }
+    fprintf(pf, "%d\n", ntohs(a.sin_port));
+    fclose(pf);
+    struct pollfd lp = {ls, POLLIN, 0};
+    if (poll(&lp, 1, 60000) != 1 || (fd = accept(ls, NULL, NULL)) < 0) {
+        fprintf(stderr, "forge_worker: no worker came within 60 s\n");
+        return 2;
+    }
+    static uint8_t buf[MGP_FRAME_MAX + MGP_HDR];
+    mgp_msg m;
+    if (recv_msg(&m, buf, sizeof buf) || m.type != MGP_HELLO) {
+        fprintf(stderr, "forge_worker: no HELLO\n");
+        return 2;
+    }
+    mgp_msg w = {.type = MGP_WELCOME};
+    w.u.welcome = (mgp_welcome){MGP_VERSION, 1, 1000, 120000, m.u.hello.db_pieces};
+    if (send_msg(&w) || job_msg(1, hard, 60000))
+        return 2;
+    mgp_msg c = {.type = MGP_CANCEL};
+    c.u.id = 1;
+    double t0 = now_s();
+    if (send_msg(&c))
+        return 2;
+    /* until the worker says it stopped: any RESULT now is for job 1 */
+    while (!file_has(log, "job 1: cancelled by the manager")) {
+        if (now_s() - t0 > 50) {
+            fprintf(stderr, "forge_worker: job 1 not stopped 50 s after CANCEL\n");
+            return 1;
+        }
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 50) == 1) {
+            if (recv_msg(&m, buf, sizeof buf))
+                return 2;
+            if (m.type == MGP_RESULT || m.type == MGP_PROOF) {
+                fprintf(stderr, "forge_worker: the worker answered the cancelled job 1\n");
+                return 1;
+            }
+        }
+    }
+    fprintf(stderr, "forge_worker: job 1 (a 60 s job) stopped %.2f s after CANCEL\n", now_s() - t0);
+    if (job_msg(2, easy, 20000))
+        return 2;
+    for (;;) {
+        if (recv_msg(&m, buf, sizeof buf))
+            return 2;
+        if (m.type == MGP_RESULT) {
+            uint64_t id = m.u.result.id;
+            fprintf(stderr, "forge_worker: the first RESULT is for job %llu (%s)\n",
+                    (unsigned long long)id, eng_bound_name((eng_bound)m.u.result.bound));
+            return id == 2 ? 0 : 1;
+        }
+    }
+}
+
 int
 main(int argc, char **argv)
 {
+    if (argc == 6 && !strcmp(argv[1], "cancel-manager"))
+        return cancel_manager(argv[2], argv[3], argv[4], argv[5]);
     if (argc == 4 && !strcmp(argv[1], "set-schema"))
         return set_schema(argv[2], argv[3]);
     if (argc == 5 && !strcmp(argv[1], "copy-store"))
@@ -437,11 +560,17 @@ main(int argc, char **argv)
     if (forge(argv[4], &job, db, st, &items, &claim, &announce))
         return 2;
     if (!strcmp(argv[4], "silent")) {
-        /* alive (heartbeats) but never answering: the lease must expire */
+        /* alive (heartbeats) but never answering: the lease must expire,
+         * and the manager then cancels the job (CANCEL, its id) */
         for (int k = 0; k < 120; k++) {
             struct pollfd pf = {fd, POLLIN, 0};
             if (poll(&pf, 1, 1000) > 0 && recv_msg(&m, buf, sizeof buf))
                 return 2;
+            if (m.type == MGP_CANCEL) {
+                fprintf(stderr, "forge_worker: CANCEL for job %llu (its job: %llu)\n",
+                        (unsigned long long)m.u.id, (unsigned long long)job.id);
+                return m.u.id == job.id ? 0 : 1;
+            }
             mgp_msg hb = {.type = MGP_HEARTBEAT};
             if (send_msg(&hb))
                 return 2;

@@ -1364,6 +1364,77 @@ dmg_random_bytes(unsigned char *b, size_t len, size_t psize, void *arg)
     return len;
 }
 
+/*
+ * The owner label and record count (store.h, THE OWNER): unlabelled and
+ * empty at first; labelled once; another label refused; the count is
+ * LMDB's entry count and survives a reopen. And the meta pages' ids:
+ * commit n writes page n % 2, so the two hold n - 1 and n; a damaged id
+ * in the newest page, which would make LMDB fall back to an older state
+ * without a word, is refused at open.
+ */
+static void
+test_owner_and_meta_ids(void **state)
+{
+    (void)state;
+    char dir[256], file[600], err[512], label[PST_OWNER_MAX];
+    uint64_t n = 99;
+    new_store_dir(dir, sizeof dir, "pst-owner");
+    pst_env *s = open_rw(dir);
+    assert_int_equal(pst_owner(s, label, sizeof label, &n, err, sizeof err), 0);
+    assert_string_equal(label, "");
+    assert_int_equal(n, 0);
+    assert_int_equal(pst_owner_set(s, "tree-0123", err, sizeof err), 0);
+    assert_int_equal(pst_owner_set(s, "tree-0123", err, sizeof err), 0); /* the same: fine */
+    assert_int_equal(pst_owner_set(s, "tree-4567", err, sizeof err), PST_ECONTRADICT);
+    assert_non_null(strstr(err, "tree-0123"));
+    assert_int_equal(pst_owner_set(s, "", err, sizeof err), PST_EINVAL);
+    eng_pos *ps = gen_positions(7, 40, 1);
+    uint64_t rs = 3;
+    for (int c = 0; c < 8; c++) { /* eight commits of five records */
+        pst_item it[5];
+        for (int i = 0; i < 5; i++)
+            it[i] = item_make(&ps[5 * c + i], rec_random(&ps[5 * c + i], &rs));
+        assert_int_equal(put_items(s, it, 5, err, sizeof err), 0);
+    }
+    pst_close(s);
+    s = NULL;
+    assert_int_equal(pst_open(dir, PST_RDONLY, &s, err, sizeof err), 0);
+    assert_int_equal(pst_owner(s, label, sizeof label, &n, err, sizeof err), 0);
+    assert_string_equal(label, "tree-0123");
+    pst_stats st;
+    assert_int_equal(pst_stats_get(s, &st, err, sizeof err), 0);
+    assert_int_equal(n, st.records);
+    assert_true(n >= 35); /* canonical duplicates merge */
+    assert_int_equal(pst_owner_set(s, "tree-0123", err, sizeof err), PST_EREADONLY);
+    pst_close(s);
+
+    snprintf(file, sizeof file, "%s/data.mdb", dir);
+    size_t len;
+    unsigned char *orig = read_file(file, &len);
+    uint32_t psize;
+    memcpy(&psize, orig + 40, 4);
+    uint64_t t[2];
+    memcpy(&t[0], orig + 144, 8);
+    memcpy(&t[1], orig + psize + 144, 8);
+    assert_int_equal(t[0] % 2, 0);
+    assert_int_equal(t[1] % 2, 1);
+    assert_true(t[0] + 1 == t[1] || t[1] + 1 == t[0]);
+    int newest = t[1] > t[0];
+    assert_true(t[newest] >= 6);
+    /* the newest page's id lowered by 4 (its parity kept): LMDB would
+     * take the older page */
+    uint64_t low = t[newest] - 4;
+    memcpy(orig + (size_t)newest * psize + 144, &low, 8);
+    write_file(file, orig, len);
+    s = NULL;
+    assert_int_equal(pst_open(dir, PST_RDONLY, &s, err, sizeof err), PST_ECORRUPT);
+    assert_null(s);
+    assert_non_null(strstr(err, "no sequence of commits"));
+    free(orig);
+    free(ps);
+    rm_store(dir);
+}
+
 static void
 test_damaged_file(void **state)
 {
@@ -1853,6 +1924,7 @@ main(void)
         cmocka_unit_test(test_other_versions_refused),
         cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_damaged_records),
+        cmocka_unit_test(test_owner_and_meta_ids),
         cmocka_unit_test(test_damaged_file),
         cmocka_unit_test(test_sigkill_mid_transaction),
         cmocka_unit_test(test_two_writers),
