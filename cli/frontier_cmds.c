@@ -287,6 +287,7 @@ ladder_line(FILE *f, int kind, const ops_published *op, egdb *db, int db_pieces,
         if (used + strlen(mv) + 2 > cap) {
             char *bigger = realloc(line, 2 * cap);
             if (!bigger) {
+                fprintf(stderr, "checkers frontier ladder: out of memory\n");
                 rc = CLI_EXIT_FAIL;
                 break;
             }
@@ -607,6 +608,7 @@ typedef struct fr_level {
     int rungs, tried, proved;            /* proved: exact value, checked */
     int wins, draws, losses;             /* of the proved */
     int ge, le;                          /* a checked >=draw or <=draw bound only */
+    int failed, refused;                 /* prove did not end well; the checker refused */
     uint64_t jobs;                       /* over the tried rows */
     double secs;                         /* the same */
     double med_jobs, med_secs, max_secs; /* of the proved */
@@ -653,6 +655,8 @@ tally(fr_level *l, const fr_row *r, double *jobs, double *secs, int *n)
     l->tried++;
     l->jobs += r->jobs;
     l->secs += r->seconds;
+    l->failed += !strcmp(r->status, "failed");
+    l->refused += !strcmp(r->status, "refused");
     if (strcmp(r->status, "proved")) {
         /* open with a checked bound: proved one side only */
         l->ge += !strcmp(r->result, ">=draw");
@@ -795,9 +799,10 @@ write_svg(const char *path, const fr_table *t, const fr_level *lv, int ng)
 static void
 level_line(FILE *f, const fr_level *l)
 {
-    fprintf(f, "| %d | %d | %d | %d | %.0f%% | %d / %d / %d | %d / %d | %d | ", l->pieces, l->rungs,
-            l->tried, l->proved, l->rungs ? 100.0 * l->proved / l->rungs : 0.0, l->wins, l->draws,
-            l->losses, l->ge, l->le, l->tried - l->proved - l->ge - l->le);
+    fprintf(f, "| %d | %d | %d | %d | %.0f%% | %d / %d / %d | %d / %d | %d | %d / %d | ", l->pieces,
+            l->rungs, l->tried, l->proved, l->rungs ? 100.0 * l->proved / l->rungs : 0.0, l->wins,
+            l->draws, l->losses, l->ge, l->le,
+            l->tried - l->proved - l->ge - l->le - l->failed - l->refused, l->failed, l->refused);
     if (l->proved)
         fprintf(f, "%.0f | %.1f | %.1f | ", l->med_jobs, l->med_secs, l->max_secs);
     else
@@ -806,10 +811,10 @@ level_line(FILE *f, const fr_level *l)
 }
 
 static const char level_head[] =
-    "| exact | fraction | win / draw / loss | >=draw / <=draw only | nothing | median jobs | "
-    "median time (s) | longest (s) | jobs | time (s) |\n"
-    "| ---: | ---: | ---: | ---: | ---: | :---: | :---: | ---: | ---: | ---: | ---: | ---: | "
-    "---: |\n";
+    "| exact | fraction | win / draw / loss | >=draw / <=draw only | nothing | failed / refused | "
+    "median jobs | median time (s) | longest (s) | jobs | time (s) |\n"
+    "| ---: | ---: | ---: | ---: | ---: | :---: | :---: | ---: | :---: | ---: | ---: | ---: | "
+    "---: | ---: |\n";
 
 /* Writes OUT/frontier.md and OUT/frontier.svg from the table. */
 static int
@@ -894,19 +899,20 @@ write_report(const char *out, const fr_table *t)
     fprintf(f,
             "\n*Exact*: the checked proof settles the value. *>=draw / <=draw only*: the checker "
             "accepted a\nproof of one bound, and the other was not proved in time. *Nothing*: "
-            "tried, and no bound\nproved. *Tried*: proved, or run out of budget; the others were "
-            "skipped (a lower rung of their\nopening was not proved) and count as not proved, so "
-            "where tried < rungs the fraction is a\nlower bound. Times are the manager's "
-            "wall-clock time over all runs of the rung (the workers\nrun in parallel with it); "
-            "*jobs* and *time* are totals over the tried ones, the medians are over\nthe exact "
-            "ones only.%s\n\n"
+            "tried, and no bound\nproved. *Failed*: `prove` did not end normally (its log is "
+            "beside the rung's state);\n*refused*: the checker refused the proof (always a bug). "
+            "*Tried*: run, whatever came of it; the\nothers were skipped (a lower rung of their "
+            "opening was not proved) and count as not proved,\nso where tried < rungs the "
+            "fraction is a lower bound. Times are the manager's wall-clock time\nover all runs "
+            "of the rung (the workers run in parallel with it); *jobs* and *time* are totals "
+            "over\nthe tried ones, the medians are over the exact ones only.%s\n\n"
             "## Every rung\n\n"
             "| opening | rung | pieces | position | status | result (side to move) | checked | "
             "jobs | time (s) | budget (s) | root pn / dn | tree | depth |\n"
             "| ---: | ---: | ---: | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: "
             "| ---: |\n",
-            level ? " In the table by rung a position that is the rung of several rows counts "
-                    "in each;\nin the table by pieces, once."
+            level ? "\nIn the table by rung a position that is the rung of several rows counts "
+                    "in each; in the table by\npieces, once."
                   : "");
     for (int i = 0; i < t->n; i++) {
         const fr_row *r = &t->row[i];
