@@ -21,6 +21,7 @@ int cli_proof(int argc, char **argv);
 int cli_prove(int argc, char **argv);
 int cli_worker(int argc, char **argv);
 int cli_tree(int argc, char **argv);
+int cli_serve(int argc, char **argv);
 int cli_openings(int argc, char **argv);
 int cli_frontier(int argc, char **argv);
 int cli_compare(int argc, char **argv);

@@ -40,6 +40,7 @@ static const command commands[] = {
     {"compare", cli_compare, "our proofs of the 19 published openings beside the 2007 table"},
     {"frontier", cli_frontier, "how far from the endgame this machine proves (ladder of rungs)"},
     {"tree", cli_tree, "show a proof's tree (`prove --state DIR`), or its lines as PDN"},
+    {"serve", cli_serve, "a proof as web pages: browse its tree, follow its progress (read-only)"},
 };
 
 /* ---- functions -------------------------------------------------------- */

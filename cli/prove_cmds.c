@@ -27,7 +27,8 @@ static const char prove_help[] =
     "usage: checkers prove (--opening \"MOVES\" | --acf N | --fen FEN) --state DIR --db DIR\n"
     "                      [--goal value|win|draw|<=draw|>=draw] [--workers N]\n"
     "                      [--listen HOST:PORT] [--token-file F] [--budget TIME]\n"
-    "                      [--status-port P] [--seed-line \"MOVES\"] [--pieces N]\n"
+    "                      [--status-port [HOST:]P [--status-token-file F]]\n"
+    "                      [--seed-line \"MOVES\"] [--pieces N]\n"
     "                      [--job-time S] [--job-max S] [--job-nodes N] [--threshold H]\n"
     "                      [--step D]\n"
     "                      [--max-proof-records N] [--max-connections N]\n"
@@ -60,7 +61,11 @@ static const char prove_help[] =
     "  --max-connections N  connections at once (default 4096); more are\n"
     "                   refused, and logged\n"
     "  --budget TIME    stop after TIME (90, 90s, 15m, 2h, 1d); resumable\n"
-    "  --status-port P  serve a status page (HTML and /status.json) on port P\n"
+    "  --status-port P  serve the proof's pages while it runs (`checkers serve`'s\n"
+    "                   pages, with the workers and this run's charts) on\n"
+    "                   127.0.0.1:P; HOST:P elsewhere, which needs\n"
+    "  --status-token-file F  the secret (first line of F) the pages then ask\n"
+    "                   for (not the workers' token)\n"
     "  --seed-line M    expand this line first (default: the engine's line)\n"
     "  --job-time S     seconds of a leaf's first job (default 30); each job\n"
     "                   after it gets double, up to --job-max, and then the\n"
@@ -174,7 +179,7 @@ int
 cli_prove(int argc, char **argv)
 {
     const char *opening = NULL, *fen = NULL, *state = NULL, *db = NULL, *listen = NULL;
-    const char *token = NULL, *seed = NULL;
+    const char *token = NULL, *seed = NULL, *status_listen = NULL, *status_token = NULL;
     long acf = 0, workers = -1, status_port = 0, pieces = 0, cache_mb = 512, thr = 200, step = 200,
          job_s = 30, job_max_s = 0;
     long long job_nodes = 0, max_proof = 0, max_conns = 0;
@@ -220,8 +225,13 @@ cli_prove(int argc, char **argv)
                 return CLI_EXIT_USAGE;
             }
         } else if (!strcmp(o, "--status-port") && more) {
-            if ((status_port = cli_parse_uint("prove", "--status-port", argv[++i], 1, 65535)) < 0)
+            if (strchr(argv[i + 1], ':'))
+                status_listen = argv[++i]; /* HOST:PORT, checked when bound */
+            else if ((status_port =
+                          cli_parse_uint("prove", "--status-port", argv[++i], 1, 65535)) < 0)
                 return CLI_EXIT_USAGE;
+        } else if (!strcmp(o, "--status-token-file") && more) {
+            status_token = argv[++i];
         } else if (!strcmp(o, "--seed-line") && more) {
             seed = argv[++i];
         } else if (!strcmp(o, "--pieces") && more) {
@@ -381,6 +391,8 @@ cli_prove(int argc, char **argv)
                    .token_file = token,
                    .budget = budget,
                    .status_port = (int)status_port,
+                   .status_listen = status_listen,
+                   .status_token_file = status_token,
                    .exe = exe,
                    .cache_bytes = (size_t)cache_mb << 20,
                    .quiet = quiet,

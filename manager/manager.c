@@ -27,11 +27,11 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/http.h>
 #include <event2/listener.h>
 #include <event2/util.h>
 
 #include "manager/mgr_internal.h"
+#include "manager/web.h"
 #include "prover/prover.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -658,6 +658,7 @@ on_tick(evutil_socket_t fd, short what, void *arg)
         mt_add_seconds(m->tree, t - m->last_save);
         m->last_save = t;
         mt_sample(m->tree, t - m->start, err, sizeof err);
+        web_sample(m->web, t - m->start);
         m->last_sample = t;
     }
     if (m->o->budget > 0 && t - m->start >= m->o->budget)
@@ -973,7 +974,7 @@ mgr_run(const mgr_opts *o)
     }
     mlog(&m, "listening on port %d (token in %s); root %s, goal %s", m.port, m.token_path,
          s.root_fen, mt_goal_name(s.goal));
-    if (o->status_port > 0 && mgr_status_start(&m)) {
+    if ((o->status_port > 0 || o->status_listen) && mgr_status_start(&m)) {
         code = MGR_USAGE;
         goto out_base;
     }
@@ -1025,8 +1026,7 @@ mgr_run(const mgr_opts *o)
     while (m.conns)
         conn_close(m.conns, NULL);
 out_base:
-    if (m.http)
-        evhttp_free(m.http);
+    web_free(m.web);
     if (m.listener)
         evconnlistener_free(m.listener);
     if (m.tick)

@@ -9,8 +9,10 @@
  *   protocol.h  the wire protocol, message by message.
  *   manager.c   mgr_run: the event loop (libevent) that listens for
  *               workers, hands out jobs, takes results, keeps leases and
- *               heartbeats, shows progress and serves the status page
- *               (status.c).
+ *               heartbeats, shows progress and serves the proof's pages
+ *               (status.c: web.h's pages, with the run's workers).
+ *   web.h       the proof browser: pages and a JSON API over HTTP, for
+ *               `checkers serve` (read-only) and --status-port.
  *   worker.c    wrk_run: one solver process. It connects, says HELLO,
  *               and answers jobs: alpha-beta first (a heuristic score for
  *               the tree, and often the answer's direction), then df-pn
@@ -107,7 +109,10 @@ typedef struct mgr_opts {
     const char *listen;      /* HOST:PORT, NULL: 127.0.0.1 on any free port */
     const char *token_file;  /* NULL: <state>/token, made at the first start */
     double budget;           /* seconds for this run, 0: none */
-    int status_port;         /* 0: no status page */
+    int status_port;         /* 0: no status page (unless status_listen) */
+    const char *status_listen;     /* the status pages at HOST:PORT instead of
+                                      127.0.0.1:status_port (manager/web.h) */
+    const char *status_token_file; /* their token (needed beyond loopback) */
     const char *exe;         /* this program, for local workers */
     size_t cache_bytes;      /* database cache */
     int quiet;               /* no progress line */

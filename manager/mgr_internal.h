@@ -43,7 +43,7 @@ typedef struct mgr {
     const mgr_opts *o;
     struct event_base *base;
     struct evconnlistener *listener;
-    struct evhttp *http;
+    struct web_server *web; /* the status pages (status.c, web.h), or NULL */
     struct event *tick, *sigint, *sigterm, *sigchld;
     mt_tree *tree;
     pst_env *store;
@@ -72,7 +72,7 @@ typedef struct mgr {
 /* Jobs answered in the last minute. */
 double mgr_jobs_per_minute(const mgr *m, double now);
 
-/* Starts the status page on o->status_port (status.c). RETURN 0 or -1
+/* Starts the status pages on o->status_port (status.c). RETURN 0 or -1
  * with a message on stderr. */
 int mgr_status_start(mgr *m);
 

@@ -2,7 +2,8 @@
  * tree.h - the proof tree of the manager: best-first PN-search over the
  * positions below a root, kept in LMDB so that a proof survives any stop.
  * manager.h tells how the pieces fit; this header says what the tree
- * holds and why its answers can be trusted.
+ * holds and why its answers can be trusted; tree_int.h says how its code
+ * is split (the PN graph, its persistence, its side of admission).
  *
  * NODES AND TRANSPOSITIONS
  *   A node is a position (the exact position, side to move included). A
@@ -248,7 +249,7 @@ void mt_close(mt_tree *t);
 /*
  * mt_store_check - whether store is the proof store of the tree in dir,
  * whole: the owner label the tree was made with, and at least the records
- * it saw at its last save (tree.c, STORE AND TREE). Read-only: a store
+ * it saw at its last save (tree_lmdb.c, STORE AND TREE). Read-only: a store
  * that is not yet labelled (a tree made before labels) passes.
  * RETURN 0, MT_ECORRUPT with err naming the store and what is wrong, or
  * another MT_E* code with err.

@@ -78,7 +78,7 @@ for round in 1 2; do
 done
 
 # 2. A settled state whose store lost one record. The tree keeps the
-#    store's record count at every save (tree.c, STORE AND TREE), so a
+#    store's record count at every save (tree_lmdb.c, STORE AND TREE), so a
 #    store with fewer records is damage at open: every command refuses it
 #    (exit 3, "records were lost"), none prints a value. A record lost
 #    after the tree's last save (a record the final pass backed up) is

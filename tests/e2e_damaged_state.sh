@@ -98,7 +98,7 @@ check "... and some of the damage is found (exit 3, the tree named)" 1 $((refuse
 
 # The proof store is the other half of the state: missing, emptied, or
 # swapped for another proof's, the tree would start over or adopt what it
-# never admitted. The tree's owner label and record count (manager/tree.c,
+# never admitted. The tree's owner label and record count (manager/tree_lmdb.c,
 # STORE AND TREE) make each of them damage: exit 3, the store named.
 f2='W:W30,31,K19:B6,K12'
 $C prove --fen "$f2" --state "$T/other" --db "$DB" --pieces 4 --workers 1 --job-nodes 3000 \

@@ -46,30 +46,29 @@ check "its store is beside the databases, named for the host and 4 pieces" 1 \
 n1=$(records "$store4")
 check "... and holds the proof's records" 1 $((${n1:-0} > 0))
 
-# 2. A new manager, a new state, the same port and token: the worker
-#    comes back by itself, to the same store.
-mkdir -p "$T/s2"
-cp "$T/s1/token" "$T/s2/token"
-chmod 600 "$T/s2/token"
-manager_bg "$T/log2" --fen "$f" --state "$T/s2" --db "$DB" --pieces 4 --workers 0 \
-    --listen 127.0.0.1:$P --job-nodes 3000 --budget 120 --quiet
-wait $mp
-check "proof 2, the worker reconnected: the database's value" "0 $want" \
-    "$? $(head -n 1 "$T/out")"
+# proof K PIECES: a new manager on state sK with the first one's port and
+# token, proving f with the PIECES-piece databases to the end
+proof() {
+    mkdir -p "$T/s$1"
+    cp "$T/s1/token" "$T/s$1/token"
+    chmod 600 "$T/s$1/token"
+    manager_bg "$T/log$1" --fen "$f" --state "$T/s$1" --db "$DB" --pieces "$2" --workers 0 \
+        --listen 127.0.0.1:$P --job-nodes 3000 --budget 120 --quiet
+    wait $mp
+    check "proof $1 with the $2-piece databases, the worker reconnected: the database's value" \
+        "0 $want" "$? $(head -n 1 "$T/out")"
+}
+
+# 2. A new manager, a new state: the worker comes back by itself, to the
+#    same store.
+proof 2 4
 check "... with the same store, opened once (kept across the restart)" 1 \
     "$(grep -c "proof store $store4\$" "$T/w.log")"
 n2=$(records "$store4")
 check "... whose records were kept" 1 $((${n2:-0} >= ${n1:-1}))
 
 # 3. The same root proved with the 3-piece databases: another store.
-mkdir -p "$T/s3"
-cp "$T/s1/token" "$T/s3/token"
-chmod 600 "$T/s3/token"
-manager_bg "$T/log3" --fen "$f" --state "$T/s3" --db "$DB" --pieces 3 --workers 0 \
-    --listen 127.0.0.1:$P --job-nodes 3000 --budget 120 --quiet
-wait $mp
-check "proof 3, with the 3-piece databases: the database's value" "0 $want" \
-    "$? $(head -n 1 "$T/out")"
+proof 3 3
 check "... the worker switched to the 3-piece store" 1 \
     "$(grep -c 'proof store .*/worker-store-.*-3p$' "$T/w.log")"
 kill $w 2>/dev/null

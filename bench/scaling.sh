@@ -1,0 +1,56 @@
+#!/bin/bash
+# bench/scaling.sh - the time to prove a fixed set of roots, each of which
+# needs many jobs, with 1 and then 2 local workers (by hand:
+# bash bench/scaling.sh). The baseline is the 1-worker pass, measured in
+# the same run; the ratio is its time over the 2-worker pass's.
+#
+# The roots are ladder rungs of 8-12 pieces that `frontier run` proved
+# with the 1-6 databases and two workers in 20-120 s, each with 17 to 94
+# jobs of 5 s (results/frontier.tsv): positions where the tree, not one
+# long job, does the work. Every proof is checked by `proof check --state`
+# (its verdict printed beside it). Needs the 1-6 piece databases in
+# egdb-data (EGDB=DIR to use others). A pass takes several minutes; by
+# hand, not in make bench (BENCH_BY_HAND).
+set -u
+C=${CHECKERS:-bin/checkers}
+DB=${EGDB:-egdb-data}
+T=$(mktemp -d "${TMPDIR:-/tmp}/bench_scaling.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+ROOTS=(${SCALING_ROOTS:-})
+if [ ${#ROOTS[@]} -eq 0 ]; then
+    ROOTS=(
+        'B:W6,25,28,29,30:B1,2,3,13'
+        'B:W8,21,22,32,K4,K24:B13,23,28,K31'
+        'W:W11,21,22,26,29,K2:B4,13,20,K9'
+        'B:W11,21,22,23,26,29,K2,K14:B4,13,20,K27'
+        'W:W12,K2,K6,K8:B5,10,K17,K23'
+    )
+fi
+now() { date +%s.%N; }
+pass() { # workers
+    local w=$1 total=0 jobs=0 ok=0
+    for r in "${ROOTS[@]}"; do
+        S="$T/w$w-$(echo "$r" | tr ':,' '__')"
+        t0=$(now)
+        out=$($C prove --fen "$r" --state "$S" --db "$DB" --pieces 6 --workers "$w" \
+            --job-time 5 --budget 600 --quiet 2>/dev/null)
+        rc=$?
+        t1=$(now)
+        j=$(echo "$out" | sed -n 's/.*jobs: \([0-9]*\) answered.*/\1/p')
+        res=$(echo "$out" | head -n 1 | cut -f 2)
+        chk=-
+        [ $rc -eq 0 ] && chk=$($C proof check --state "$S" --db "$DB" 2>/dev/null | head -n 1 | cut -f 2)
+        [ "$chk" = valid ] && ok=$((ok + 1))
+        printf "%-34s %7d %8.2f %5d  %s (%s)\n" "$r" "$w" "$(echo "$t1 - $t0" | bc)" "${j:-0}" "$res" "$chk"
+        total=$(echo "$total + $t1 - $t0" | bc)
+        jobs=$((jobs + ${j:-0}))
+    done
+    printf "%-34s %7d %8.2f %5d  %d of %d proved and checked\n" "all" "$w" "$total" "$jobs" "$ok" "${#ROOTS[@]}"
+}
+printf "%-34s %7s %8s %5s  %s\n" root workers wall_s jobs result
+{
+    pass 1
+    pass 2
+} | tee "$T/table"
+awk '$1 == "all" { t[$2] = $3 }
+     END { printf "scaling: %d roots, 1 worker %.1f s, 2 workers %.1f s: x%.2f\n", '"${#ROOTS[@]}"', t[1], t[2], t[1] / t[2] }' "$T/table"

@@ -1,0 +1,1163 @@
+/*
+ * tree_graph.c - the proof tree's PN graph (tree.h is the manual,
+ * tree_int.h says how the tree is split): the node table, expansion,
+ * evaluation, the pass and the incremental update, picking jobs, what a
+ * result does to the graph, stats and walks. No I/O here: what must be
+ * kept goes to tree_lmdb.c (mts_*), what rests on a proof to
+ * tree_proof.c (mtp_*).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xxhash.h>
+
+#include "manager/tree_int.h"
+#include "prover/posmap.h"
+#include "prover/prover.h"
+
+/* ---- constants -------------------------------------------------------- */
+
+#define MT_MAXDEPTH 4000 /* deeper than any line: a pass stops there */
+#define MT_SEED_PLIES 16 /* the engine's line used as seed, at most */
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static uint64_t
+sat_add(uint64_t a, uint64_t b)
+{
+    return a + b >= MT_INF ? MT_INF : a + b;
+}
+
+uint32_t
+mtg_job_max_default(uint32_t job_ms)
+{
+    uint64_t m = (uint64_t)job_ms * MT_JOB_GROW;
+    return m > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)m;
+}
+
+/* The multiple of the first job's budget that a node's next job gets
+ * after `jobs` jobs: doubled each time, up to the cap. */
+static uint32_t
+job_mult(const mt_tree *t, uint32_t jobs)
+{
+    uint32_t m = 1;
+    while (jobs-- > 0 && (uint64_t)t->job_ms * m * 2 <= t->job_max_ms)
+        m *= 2;
+    return m;
+}
+
+/* ---- goals and questions ------------------------------------------------ */
+
+static const char *const goal_names[] = {"value", "win", "draw", ">=draw", "<=draw"};
+
+const char *
+mt_goal_name(int goal)
+{
+    return goal >= 0 && goal <= MT_GOAL_LE_DRAW ? goal_names[goal] : "?";
+}
+
+int
+mt_goal_parse(const char *s)
+{
+    for (int g = 0; g <= MT_GOAL_LE_DRAW; g++)
+        if (!strcmp(s, goal_names[g]))
+            return g;
+    return -1;
+}
+
+int
+mt_goal_settled(int goal, eng_bound b)
+{
+    int lo = eng_bound_lo(b), hi = eng_bound_hi(b);
+    switch (goal) {
+    case MT_GOAL_VALUE:
+        return lo == hi;
+    case MT_GOAL_WIN:
+        return lo == ENG_WIN || hi <= ENG_DRAW;
+    case MT_GOAL_DRAW:
+        return lo == hi || lo == ENG_WIN || hi == ENG_LOSS;
+    case MT_GOAL_GE_DRAW:
+        return lo >= ENG_DRAW || hi == ENG_LOSS;
+    case MT_GOAL_LE_DRAW:
+        return hi <= ENG_DRAW || lo == ENG_WIN;
+    default:
+        return 1;
+    }
+}
+
+/* The next question for the goal, given the root's bound (see tree.h and
+ * prover.h, VALUES AND QUERIES): a draw is always two questions. */
+static eng_question
+next_question(int goal, const eng_pos *root, eng_bound b, int hint)
+{
+    int s = root->stm, o = !root->stm;
+    int lo = eng_bound_lo(b), hi = eng_bound_hi(b);
+    eng_question q = {s, ENG_DRAW};
+    switch (goal) {
+    case MT_GOAL_WIN:
+        q.target = ENG_WIN;
+        break;
+    case MT_GOAL_LE_DRAW:
+        q.attacker = o;
+        break;
+    case MT_GOAL_GE_DRAW:
+        break;
+    default: /* value, draw */
+        if (lo >= ENG_DRAW)
+            q.attacker = o; /* stm at least draws: does it win? */
+        else if (hi <= ENG_DRAW)
+            q.attacker = s; /* stm at most draws: does it draw? */
+        else if (hint > 0 && goal == MT_GOAL_VALUE)
+            q.target = ENG_WIN;
+        else if (hint < 0 && goal == MT_GOAL_VALUE)
+            q.attacker = o, q.target = ENG_WIN;
+        break;
+    }
+    return q;
+}
+
+/* +1 the node's bound answers the question yes, -1 no, 0 open. */
+static int
+q_status(const eng_question *q, const mt_node *n)
+{
+    eng_bound b = n->pos.stm == q->attacker ? n->bound : eng_bound_neg(n->bound);
+    int lo = eng_bound_lo(b), hi = eng_bound_hi(b);
+    if (q->target == ENG_WIN)
+        return lo == ENG_WIN ? 1 : hi <= ENG_DRAW ? -1 : 0;
+    return lo >= ENG_DRAW ? 1 : hi == ENG_LOSS ? -1 : 0;
+}
+
+/* ---- the node table ------------------------------------------------------ */
+
+static uint32_t
+pos_hash(const eng_pos *p)
+{
+    uint8_t k[MT_KEY];
+    pos_key(p, k);
+    return XXH32(k, sizeof k, 0x9e3779b9u);
+}
+
+static int
+table_grow(mt_tree *t)
+{
+    uint32_t ns = t->nslot ? t->nslot * 2 : 1024;
+    uint32_t *s = calloc(ns, sizeof *s);
+    if (!s)
+        return MT_ENOMEM;
+    for (uint32_t i = 0; i < t->count; i++) {
+        uint32_t h = pos_hash(&t->n[i].pos) & (ns - 1);
+        while (s[h])
+            h = (h + 1) & (ns - 1);
+        s[h] = i + 1;
+    }
+    free(t->slot);
+    t->slot = s;
+    t->nslot = ns;
+    return 0;
+}
+
+long
+mtg_find(const mt_tree *t, const eng_pos *p)
+{
+    if (!t->nslot)
+        return -1;
+    uint32_t h = pos_hash(p) & (t->nslot - 1);
+    while (t->slot[h]) {
+        const mt_node *n = &t->n[t->slot[h] - 1];
+        if (eng_equal(&n->pos, p)) /* side to move included */
+            return (long)(t->slot[h] - 1);
+        h = (h + 1) & (t->nslot - 1);
+    }
+    return -1;
+}
+
+long
+mtg_add(mt_tree *t, const eng_pos *p)
+{
+    if ((uint64_t)(t->count + 1) * 2 > t->nslot && table_grow(t))
+        return MT_ENOMEM;
+    if (t->count == t->cap) {
+        uint32_t nc = t->cap ? t->cap * 2 : 1024;
+        mt_node *nn = realloc(t->n, (size_t)nc * sizeof *nn);
+        if (!nn)
+            return MT_ENOMEM;
+        t->n = nn;
+        t->cap = nc;
+    }
+    mt_node *n = &t->n[t->count];
+    memset(n, 0, sizeof *n);
+    n->pos = *p;
+    n->own = n->bound = n->recorded = ENG_LW;
+    n->src = SRC_NONE;
+    n->pn = n->dn = 1;
+    n->seq = t->count;
+    uint32_t h = pos_hash(p) & (t->nslot - 1);
+    while (t->slot[h])
+        h = (h + 1) & (t->nslot - 1);
+    t->slot[h] = t->count + 1;
+    return (long)t->count++;
+}
+
+/* The manager's own heuristic: a short alpha-beta search. */
+static void
+node_score(mt_tree *t, mt_node *n)
+{
+    if (n->src == SRC_DB || n->src == SRC_END)
+        return;
+    ab_opts o = {.db = t->db,
+                 .db_pieces = t->db_pieces,
+                 .max_depth = MT_SCORE_DEPTH,
+                 .node_limit = t->score_nodes ? t->score_nodes : MT_SCORE_NODES};
+    ab_result r;
+    if (t->ab && ab_search(t->ab, &n->pos, &o, &r) == 0) {
+        n->score = (int16_t)(r.score > 32000 ? 32000 : r.score < -32000 ? -32000 : r.score);
+        n->depth = (uint16_t)r.depth;
+    } else {
+        n->score = (int16_t)ab_eval(&n->pos);
+    }
+}
+
+/* ---- expansion -------------------------------------------------------------- */
+
+/* Adds p to node k's parents (once). */
+static int
+par_add(mt_tree *t, uint32_t k, uint32_t p)
+{
+    mt_node *n = &t->n[k];
+    for (uint32_t j = 0; j < n->npar; j++)
+        if (n->par[j] == p)
+            return 0;
+    if (n->npar == n->cappar) {
+        uint32_t nc = n->cappar ? n->cappar * 2 : 2;
+        uint32_t *np = realloc(n->par, nc * sizeof *np);
+        if (!np)
+            return MT_ENOMEM;
+        n->par = np;
+        n->cappar = nc;
+    }
+    n->par[n->npar++] = p;
+    return 0;
+}
+
+int
+mtg_link(mt_tree *t, uint32_t i, char *err, size_t errlen)
+{
+    eng_movelist ml;
+    eng_pos p = t->n[i].pos;
+    eng_generate(&p, &ml, ENG_DUPS_MERGE);
+    uint32_t *kid = malloc((ml.n ? ml.n : 1) * sizeof *kid);
+    if (!kid)
+        return MT_ENOMEM;
+    for (int m = 0; m < ml.n; m++) {
+        eng_pos c;
+        eng_make(&p, &ml.m[m], &c);
+        long k = mtg_find(t, &c);
+        if (k < 0) {
+            k = mtg_add(t, &c);
+            if (k < 0) {
+                free(kid);
+                return (int)k;
+            }
+            int rc = mtp_own(t, &t->n[k], err, errlen);
+            if (rc) {
+                free(kid);
+                return rc;
+            }
+            if (t->nkid_scores == (uint32_t)ml.n) /* a worker's, for these moves */
+                t->n[k].score = t->kid_scores[m];
+            else
+                node_score(t, &t->n[k]);
+        }
+        kid[m] = (uint32_t)k;
+        if (par_add(t, (uint32_t)k, i)) {
+            free(kid);
+            return MT_ENOMEM;
+        }
+    }
+    free(t->n[i].kid);
+    t->n[i].kid = kid;
+    t->n[i].nkid = (uint16_t)ml.n;
+    return 0;
+}
+
+static int
+expand(mt_tree *t, uint32_t i, char *err, size_t errlen)
+{
+    if (t->n[i].expanded)
+        return 0;
+    uint32_t first_new = t->count; /* nodes from here on are new */
+    int rc = mtg_link(t, i, err, errlen);
+    if (rc)
+        return rc;
+    t->n[i].expanded = 1;
+    return mts_expanded(t, i, first_new, err, errlen);
+}
+
+/* ---- the pass: bounds, numbers ------------------------------------------------ */
+
+/*
+ * Node i's bound (its own met with the negamax of its children's), its
+ * numbers and its flag, from its children as they stand.
+ * RETURN nonzero when any of them changed.
+ */
+static int
+node_eval(mt_tree *t, uint32_t i)
+{
+    mt_node *n = &t->n[i];
+    eng_bound ob = n->bound;
+    uint64_t opn = n->pn, odn = n->dn;
+    uint8_t ofl = n->flagged;
+    /* bound */
+    eng_bound b = n->own;
+    if (n->expanded && n->nkid > 0) {
+        eng_bound up = eng_bound_neg(t->n[n->kid[0]].bound);
+        for (uint16_t k = 1; k < n->nkid; k++)
+            up = eng_bound_max(up, eng_bound_neg(t->n[n->kid[k]].bound));
+        eng_bound m = eng_bound_meet(b, up);
+        if (m == ENG_BOUND_INVALID) {
+            if (!t->contradict)
+                eng_format_fen(&n->pos, t->contra_fen, sizeof t->contra_fen);
+            t->contradict = 1;
+        } else {
+            b = m;
+        }
+    }
+    if ((b == ENG_WW || b == ENG_LL) && b != ob)
+        n->won_at = ++t->stamp;
+    n->bound = b;
+    /* numbers */
+    int qs = q_status(&t->q, n);
+    n->flagged = 0;
+    if (qs > 0) {
+        n->pn = 0;
+        n->dn = MT_INF;
+    } else if (qs < 0) {
+        n->pn = MT_INF;
+        n->dn = 0;
+    } else if (!n->expanded || n->nkid == 0) {
+        n->pn = n->dn = 1;
+        if (n->inflight) {
+            n->flagged = 1;
+        } else if (t->h < MT_H_INF) {
+            int sx = n->pos.stm == t->q.attacker ? n->score : -n->score;
+            if (sx > t->h)
+                n->pn = 0, n->dn = MT_INF;
+            else if (sx < -t->h)
+                n->pn = MT_INF, n->dn = 0;
+        }
+    } else {
+        int or_node = n->pos.stm == t->q.attacker;
+        uint64_t pn = or_node ? MT_INF : 0, dn = or_node ? 0 : MT_INF;
+        int open = 0, open_unflagged = 0;
+        for (uint16_t k = 0; k < n->nkid; k++) {
+            const mt_node *c = &t->n[n->kid[k]];
+            if (or_node) {
+                pn = c->pn < pn ? c->pn : pn;
+                dn = sat_add(dn, c->dn);
+            } else {
+                pn = sat_add(pn, c->pn);
+                dn = c->dn < dn ? c->dn : dn;
+            }
+            if (c->pn && c->dn) {
+                open++;
+                open_unflagged += !c->flagged;
+            }
+        }
+        n->pn = pn;
+        n->dn = dn;
+        n->flagged = n->inflight || (open > 0 && open_unflagged == 0);
+    }
+    return n->bound != ob || n->pn != opn || n->dn != odn || n->flagged != ofl;
+}
+
+static void
+pass_node(mt_tree *t, uint32_t i, int depth)
+{
+    mt_node *n = &t->n[i];
+    n->epoch = t->epoch;
+    n->onstack = 1;
+    if (n->expanded && depth < MT_MAXDEPTH) {
+        for (uint16_t k = 0; k < n->nkid; k++) {
+            mt_node *c = &t->n[n->kid[k]];
+            if (c->epoch != t->epoch)
+                pass_node(t, n->kid[k], depth + 1);
+            else if (c->onstack)
+                t->cycles = 1;
+        }
+    }
+    node_eval(t, i);
+    mtp_backup_push(t, &t->n[i]);
+    t->n[i].onstack = 0;
+}
+
+/* One pass over the graph from the root; writes the backed-up records.
+ * Repeated (at most 4 times) while a cycle may have left a stale bound. */
+int
+mtg_pass(mt_tree *t, char *err, size_t errlen)
+{
+    for (int round = 0; round < 4; round++) {
+        t->epoch++;
+        t->cycles = 0;
+        t->items.n = 0;
+        pass_node(t, 0, 0);
+        int rc = mtp_admit_backups(t, err, errlen);
+        if (rc)
+            return rc;
+        if (!t->cycles || !t->items.n)
+            break;
+    }
+    return 0;
+}
+
+/*
+ * UPDATES (tree.h, NUMBERS AFTER A RESULT)
+ * After a change at node i (a result, an expansion, a job released),
+ * only i and the nodes above it can change: i is evaluated again (and
+ * first its children when it was just expanded), and every node whose
+ * bound, numbers or flag changed queues its parents (all of them: a
+ * transposition has several). Cycles can make numbers climb round and
+ * round; past a budget of evaluations the update gives up and one whole
+ * pass settles everything, as before.
+ */
+static int
+update_from(mt_tree *t, uint32_t i, char *err, size_t errlen)
+{
+    size_t budget = 4096 + t->count / 8;
+    t->updates++;
+    t->epoch++; /* marks the touched nodes */
+    t->nwq = t->ntouched = 0;
+    mt_node *s = &t->n[i];
+    if (s->expanded)
+        for (uint16_t k = 0; k < s->nkid; k++) {
+            uint32_t c = s->kid[k];
+            if (t->n[c].epoch == t->epoch)
+                continue;
+            if (pmap_room((void **)&t->touched, &t->captouched, t->ntouched, sizeof *t->touched))
+                return mtg_pass(t, err, errlen);
+            t->n[c].epoch = t->epoch;
+            t->touched[t->ntouched++] = c;
+            node_eval(t, c);
+        }
+    if (pmap_room((void **)&t->wq, &t->capwq, 0, sizeof *t->wq))
+        return mtg_pass(t, err, errlen);
+    t->wq[t->nwq++] = i;
+    s->queued = 1;
+    size_t evals = 0;
+    int fallback = 0;
+    while (t->nwq) {
+        uint32_t x = t->wq[--t->nwq];
+        mt_node *n = &t->n[x];
+        n->queued = 0;
+        if (++evals > budget) {
+            fallback = 1;
+            break;
+        }
+        int changed = node_eval(t, x) || x == i;
+        if (n->epoch != t->epoch) {
+            if (pmap_room((void **)&t->touched, &t->captouched, t->ntouched, sizeof *t->touched)) {
+                fallback = 1;
+                break;
+            }
+            n->epoch = t->epoch;
+            t->touched[t->ntouched++] = x;
+        }
+        if (!changed)
+            continue;
+        if (pmap_room((void **)&t->wq, &t->capwq, t->nwq + t->n[x].npar, sizeof *t->wq)) {
+            fallback = 1;
+            break;
+        }
+        for (uint32_t j = 0; j < t->n[x].npar; j++) {
+            mt_node *p = &t->n[t->n[x].par[j]];
+            if (!p->queued) {
+                p->queued = 1;
+                t->wq[t->nwq++] = t->n[x].par[j];
+            }
+        }
+    }
+    if (fallback) {
+        while (t->nwq)
+            t->n[t->wq[--t->nwq]].queued = 0;
+        t->fallbacks++;
+        return mtg_pass(t, err, errlen);
+    }
+    t->items.n = 0;
+    for (size_t k = 0; k < t->ntouched; k++)
+        mtp_backup_push(t, &t->n[t->touched[k]]);
+    return mtp_admit_backups(t, err, errlen);
+}
+
+int
+mt_check_numbers(mt_tree *t, char *err, size_t errlen)
+{
+    size_t n = t->count;
+    uint64_t *keep = malloc(n * 3 * sizeof *keep);
+    if (!keep)
+        return MT_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        keep[3 * i] = t->n[i].pn;
+        keep[3 * i + 1] = t->n[i].dn;
+        keep[3 * i + 2] = (uint64_t)t->n[i].bound | (uint64_t)t->n[i].flagged << 8;
+    }
+    int rc = mtg_pass(t, err, errlen);
+    /* with a cycle, numbers have no one right value (the pass takes a
+     * node met again on its stack at its previous numbers, the update
+     * goes round until nothing changes): only bounds are compared */
+    int bounds_only = t->cycles;
+    long diff = 0, first = -1;
+    for (size_t i = 0; !rc && i < n; i++)
+        if (bounds_only ? (keep[3 * i + 2] & 0xff) != t->n[i].bound
+                        : keep[3 * i] != t->n[i].pn || keep[3 * i + 1] != t->n[i].dn ||
+                              keep[3 * i + 2] !=
+                                  ((uint64_t)t->n[i].bound | (uint64_t)t->n[i].flagged << 8)) {
+            diff++;
+            if (first < 0)
+                first = (long)i;
+        }
+    if (!rc && diff) {
+        char fen[ENG_FEN_MAX];
+        const mt_node *x = &t->n[first];
+        eng_format_fen(&x->pos, fen, sizeof fen);
+        eng_errf(err, errlen,
+                 "%ld of %zu nodes differ from a whole pass, first %s: bound %s pn %" PRIu64
+                 " dn %" PRIu64 " flag %d, the pass says %s pn %" PRIu64 " dn %" PRIu64 " flag %d",
+                 diff, n, fen, eng_bound_name((eng_bound)(keep[3 * first + 2] & 0xff)),
+                 keep[3 * first], keep[3 * first + 1], (int)(keep[3 * first + 2] >> 8),
+                 eng_bound_name(x->bound), x->pn, x->dn, x->flagged);
+        rc = MT_ECORRUPT;
+    }
+    free(keep);
+    return rc;
+}
+
+/* ---- creating ------------------------------------------------------------------ */
+
+void
+mtg_params(mt_tree *t, const mt_create *create)
+{
+    t->root = create->root;
+    t->goal = create->goal;
+    t->db_pieces = create->db_pieces;
+    t->job_ms = create->job_ms;
+    t->job_max_ms =
+        create->job_max_ms >= t->job_ms ? create->job_max_ms : mtg_job_max_default(t->job_ms);
+    t->job_nodes = create->job_nodes;
+    t->score_nodes = create->score_nodes;
+    t->h0 = t->h = create->h0;
+    t->h_step = create->h_step > 0 ? create->h_step : 100;
+    snprintf(t->seed, sizeof t->seed, "%s", create->seed ? create->seed : "");
+    snprintf(t->db_dir, sizeof t->db_dir, "%s", create->db_dir ? create->db_dir : "");
+}
+
+int
+mtg_root(mt_tree *t, char *err, size_t errlen)
+{
+    long r = mtg_add(t, &t->root);
+    if (r < 0)
+        return (int)r;
+    int rc = mtp_own(t, &t->n[0], err, errlen);
+    if (rc)
+        return rc;
+    node_score(t, &t->n[0]);
+    t->q = next_question(t->goal, &t->root, t->n[0].bound, prv_hint(t->n[0].score));
+    return 0;
+}
+
+int
+mtg_seed(mt_tree *t, const char *seed, char *err, size_t errlen)
+{
+    uint32_t cur = 0;
+    if (seed && *seed) {
+        char buf[256], *save = NULL;
+        snprintf(buf, sizeof buf, "%s", seed);
+        int ply = 0;
+        for (char *tok = strtok_r(buf, " \t,", &save); tok; tok = strtok_r(NULL, " \t,", &save)) {
+            /* skip move numbers like "1." */
+            if (strchr(tok, '.') && !strchr(tok, '-') && !strchr(tok, 'x'))
+                continue;
+            eng_move m;
+            char perr[160];
+            if (eng_parse_move(&t->n[cur].pos, tok, &m, perr, sizeof perr)) {
+                eng_errf(err, errlen, "seed line, move %d '%s': %s", ply + 1, tok, perr);
+                return MT_EINVAL;
+            }
+            int rc = expand(t, cur, err, errlen);
+            if (rc)
+                return rc;
+            eng_pos c;
+            eng_make(&t->n[cur].pos, &m, &c);
+            long k = mtg_find(t, &c);
+            if (k < 0) {
+                eng_errf(err, errlen, "seed line, move %d '%s': child not found", ply + 1, tok);
+                return MT_EINVAL;
+            }
+            cur = (uint32_t)k;
+            ply++;
+        }
+        return expand(t, cur, err, errlen);
+    }
+    /* The engine's principal variation, searched for a second. */
+    ab_opts o = {.db = t->db, .db_pieces = t->db_pieces, .max_depth = 40, .time_limit = 1.0};
+    ab_result r;
+    if (!t->ab || ab_search(t->ab, &t->root, &o, &r) != 0)
+        return expand(t, 0, err, errlen);
+    char line[240] = "";
+    size_t used = 0;
+    for (int i = 0; i < r.pvlen && i < MT_SEED_PLIES; i++) {
+        if (t->n[cur].src == SRC_DB || t->n[cur].src == SRC_END)
+            break;
+        int rc = expand(t, cur, err, errlen);
+        if (rc)
+            return rc;
+        char mv[64];
+        eng_format_move(&r.pv[i], mv, sizeof mv);
+        used += (size_t)snprintf(line + used, used < sizeof line ? sizeof line - used : 0, "%s%s",
+                                 i ? " " : "", mv);
+        eng_pos c;
+        eng_make(&t->n[cur].pos, &r.pv[i], &c);
+        long k = mtg_find(t, &c);
+        if (k < 0)
+            break;
+        cur = (uint32_t)k;
+    }
+    snprintf(t->seed, sizeof t->seed, "engine: %s", line);
+    return 0;
+}
+
+void
+mtg_free(mt_tree *t)
+{
+    for (uint32_t i = 0; i < t->count; i++) {
+        free(t->n[i].kid);
+        free(t->n[i].par);
+    }
+    free(t->wq);
+    free(t->touched);
+    free(t->n);
+    free(t->slot);
+    free(t->job);
+    padm_items_free(&t->items);
+    ab_free(t->ab);
+    free(t);
+}
+
+int
+mtg_open_mem(const mt_create *create, mt_tree **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    mt_tree *t = calloc(1, sizeof *t);
+    if (!t)
+        return MT_ENOMEM;
+    mtg_params(t, create);
+    t->first_job = t->next_job = 1;
+    int rc = mtg_root(t, err, errlen);
+    if (!rc)
+        rc = mtg_pass(t, err, errlen);
+    if (rc) {
+        mtg_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+int
+mtg_set_kids(mt_tree *t, uint32_t i, const uint32_t *kid, uint16_t n)
+{
+    uint32_t *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return MT_ENOMEM;
+    for (uint16_t k = 0; k < n; k++) {
+        v[k] = kid[k];
+        if (par_add(t, kid[k], i)) {
+            free(v);
+            return MT_ENOMEM;
+        }
+    }
+    free(t->n[i].kid);
+    t->n[i].kid = v;
+    t->n[i].nkid = n;
+    return 0;
+}
+
+/* ---- picking jobs ------------------------------------------------------------- */
+
+int
+mt_done(const mt_tree *t)
+{
+    return mt_goal_settled(t->goal, t->n[0].bound);
+}
+
+mt_jobrec *
+mtg_job_find(mt_tree *t, uint64_t id)
+{
+    for (size_t j = 0; j < t->njob; j++)
+        if (t->job[j].id == id)
+            return &t->job[j];
+    return NULL;
+}
+
+static void
+job_drop(mt_tree *t, uint64_t id)
+{
+    for (size_t j = 0; j < t->njob; j++)
+        if (t->job[j].id == id) {
+            t->job[j] = t->job[--t->njob];
+            return;
+        }
+}
+
+mt_jobrec *
+mtg_job_add(mt_tree *t, uint64_t id, uint32_t node, eng_question q, int live)
+{
+    if (pmap_room((void **)&t->job, &t->capjob, t->njob, sizeof *t->job))
+        return NULL;
+    mt_jobrec *j = &t->job[t->njob++];
+    *j = (mt_jobrec){id, node, q, live};
+    return j;
+}
+
+/* Flags of the nodes on a selection path, from the bottom up. */
+static void
+reflag_path(mt_tree *t, const uint32_t *path, int len)
+{
+    for (int d = len - 1; d >= 0; d--) {
+        mt_node *n = &t->n[path[d]];
+        if (!n->expanded || !n->nkid) {
+            n->flagged = n->inflight;
+            continue;
+        }
+        int open = 0, free_ = 0;
+        for (uint16_t k = 0; k < n->nkid; k++) {
+            const mt_node *c = &t->n[n->kid[k]];
+            if (c->pn && c->dn) {
+                open++;
+                free_ += !c->flagged;
+            }
+        }
+        n->flagged = n->inflight || (open > 0 && free_ == 0);
+    }
+}
+
+/* Moves to the next question or raises h when the root is resolved;
+ * returns 1 when something changed (numbers were recomputed). */
+static int
+advance(mt_tree *t, char *err, size_t errlen, int *rc)
+{
+    mt_node *root = &t->n[0];
+    *rc = 0;
+    if (mt_done(t))
+        return 0;
+    if (q_status(&t->q, root) != 0) {
+        t->q = next_question(t->goal, &t->root, root->bound, prv_hint(root->score));
+        t->h = t->h0;
+    } else if ((root->pn == 0 || root->dn == 0) && t->h < MT_H_INF) {
+        t->h = t->h + t->h_step >= MT_H_INF ? MT_H_INF : t->h + t->h_step;
+    } else {
+        return 0;
+    }
+    if ((*rc = mtg_pass(t, err, errlen)) || (*rc = mts_state(t, err, errlen)))
+        return 0;
+    return 1;
+}
+
+int
+mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen)
+{
+    int rc;
+    for (int guard = 0; guard < 64; guard++) {
+        if (mt_done(t))
+            return MT_PICK_DONE;
+        if (advance(t, err, errlen, &rc))
+            continue;
+        if (rc)
+            return rc;
+        mt_node *root = &t->n[0];
+        if (root->flagged)
+            return MT_PICK_WAIT;
+        /* descend: most-proving child at OR nodes, most-disproving at AND */
+        uint32_t path[MT_MAXDEPTH];
+        int len = 0;
+        uint32_t cur = 0;
+        path[len++] = 0;
+        root->onpath = 1;
+        int restart = 0;
+        while (t->n[cur].expanded && t->n[cur].nkid && len < MT_MAXDEPTH) {
+            mt_node *n = &t->n[cur];
+            int or_node = n->pos.stm == t->q.attacker;
+            long best = -1;
+            int blocked = 0;
+            for (uint16_t k = 0; k < n->nkid; k++) {
+                const mt_node *c = &t->n[n->kid[k]];
+                if (!c->pn || !c->dn || c->flagged)
+                    continue;
+                if (c->onpath) {
+                    blocked = 1;
+                    continue;
+                }
+                if (best < 0) {
+                    best = n->kid[k];
+                    continue;
+                }
+                const mt_node *b = &t->n[best];
+                uint64_t cv = or_node ? c->pn : c->dn, bv = or_node ? b->pn : b->dn;
+                uint64_t cw = or_node ? c->dn : c->pn, bw = or_node ? b->dn : b->pn;
+                if (cv < bv || (cv == bv && cw > bw))
+                    best = n->kid[k];
+            }
+            if (best < 0) {
+                if (!blocked) { /* every open child in flight: stale flag */
+                    n->flagged = 1;
+                    restart = 1;
+                }
+                break; /* blocked by a repetition: the node itself is the job */
+            }
+            cur = (uint32_t)best;
+            path[len++] = cur;
+            t->n[cur].onpath = 1;
+        }
+        for (int d = 0; d < len; d++)
+            t->n[path[d]].onpath = 0;
+        mt_node *n = &t->n[cur];
+        if (restart || n->inflight) {
+            n->flagged = 1;
+            reflag_path(t, path, len - 1);
+            continue;
+        }
+        n->inflight = 1;
+        /* flagged above it, on every path (transpositions too) */
+        if ((rc = update_from(t, cur, err, errlen)))
+            return rc;
+        mt_jobrec *j = mtg_job_add(t, t->next_job, cur, t->q, 1);
+        if (!j)
+            return MT_ENOMEM;
+        t->next_job++;
+        if ((rc = mts_job(t, j, err, errlen)))
+            return rc;
+        job->id = j->id;
+        job->pos = n->pos;
+        job->q = j->q;
+        /* a node gets double the budget of its last job (JOBS in tree.h);
+         * an interior node (a repetition blocks its children) cannot be
+         * expanded instead, so its budget grows past the cap */
+        uint32_t mult = n->expanded ? 1u << (n->jobs < 16 ? n->jobs : 16) : job_mult(t, n->jobs);
+        job->time_ms = t->job_ms * mult;
+        job->node_limit = t->job_nodes * mult;
+        job->prefer = n->worker;
+        return MT_PICK_JOB;
+    }
+    return MT_PICK_WAIT;
+}
+
+void
+mt_child_scores(mt_tree *t, uint64_t id, const int16_t *scores, size_t n)
+{
+    t->kid_job = id;
+    t->nkid_scores = n <= MT_SCORES_MAX ? (uint32_t)n : 0;
+    if (t->nkid_scores)
+        memcpy(t->kid_scores, scores, n * sizeof *scores);
+}
+
+void
+mt_given(mt_tree *t, uint64_t id, uint32_t worker)
+{
+    mt_jobrec *j = mtg_job_find(t, id);
+    if (j)
+        t->n[j->node].worker = worker;
+}
+
+int
+mt_job_wanted(const mt_tree *t, uint64_t id)
+{
+    for (size_t j = 0; j < t->njob; j++)
+        if (t->job[j].id == id) {
+            const mt_node *n = &t->n[t->job[j].node];
+            return !mt_done(t) && q_status(&t->q, n) == 0;
+        }
+    return 0;
+}
+
+int
+mt_release(mt_tree *t, uint64_t id, char *err, size_t errlen)
+{
+    mt_jobrec *j = mtg_job_find(t, id);
+    if (!j || !j->live)
+        return 0;
+    j->live = 0;
+    t->n[j->node].inflight = 0;
+    return update_from(t, j->node, err, errlen); /* its flags change above it */
+}
+
+int
+mt_release_all(mt_tree *t, char *err, size_t errlen)
+{
+    for (size_t j = 0; j < t->njob; j++) {
+        t->job[j].live = 0;
+        t->n[t->job[j].node].inflight = 0;
+    }
+    return mtg_pass(t, err, errlen);
+}
+
+/* ---- results -------------------------------------------------------------------- */
+
+int
+mtg_result(mt_tree *t, mt_jobrec *j, eng_bound bound, int settled, int score, int depth,
+           uint64_t nodes, uint32_t ms, char *err, size_t errlen)
+{
+    uint64_t id = j->id;
+    uint32_t i = j->node;
+    mt_node *nd = &t->n[i];
+    eng_bound m = eng_bound_meet(nd->own, bound);
+    if (m == ENG_BOUND_INVALID) {
+        char fen[ENG_FEN_MAX];
+        eng_format_fen(&nd->pos, fen, sizeof fen);
+        eng_errf(err, errlen, "job %" PRIu64 " proved %s for %s, which contradicts the known %s",
+                 id, eng_bound_name(bound), fen, eng_bound_name(nd->own));
+        return MT_ESTORE;
+    }
+    if (m != nd->own) {
+        nd->own = m;
+        if (nd->src == SRC_NONE || nd->src == SRC_BACKUP)
+            nd->src = SRC_STORE;
+    }
+    if (depth > 0) {
+        nd->score = (int16_t)(score > 32000 ? 32000 : score < -32000 ? -32000 : score);
+        nd->depth = (uint16_t)depth;
+    }
+    nd->jobs++;
+    nd->job_ms += ms;
+    nd->job_nodes += nodes;
+    nd->inflight = 0;
+    t->jobs_done++;
+    t->jobs_proved += settled ? 1 : 0;
+    job_drop(t, id);
+    /* a job that left its leaf open: the leaf's next job gets double
+     * the budget, and when its budget has reached the cap the tree grows
+     * there instead (a leaf's bound is its own; the one pass below backs
+     * the result up) */
+    int rc;
+    if (!nd->expanded)
+        nd->bound = m;
+    int grows = job_mult(t, nd->jobs) > job_mult(t, nd->jobs - 1);
+    if (t->kid_job != id) /* the scores sent were for another job */
+        t->nkid_scores = 0;
+    rc = 0;
+    if (!mt_done(t) && q_status(&t->q, nd) == 0 && !nd->expanded && !grows)
+        rc = expand(t, i, err, errlen);
+    t->nkid_scores = 0;
+    if (rc)
+        return rc;
+    if ((rc = mts_result(t, i, id, err, errlen)))
+        return rc;
+    return update_from(t, i, err, errlen);
+}
+
+/* ---- reporting -------------------------------------------------------------------- */
+
+void
+mt_stats_get(const mt_tree *t, mt_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    const mt_node *root = &t->n[0];
+    out->root_bound = root->bound;
+    out->q = t->q;
+    out->goal = t->goal;
+    out->root_pn = root->pn;
+    out->root_dn = root->dn;
+    out->nodes = t->count;
+    for (uint32_t i = 0; i < t->count; i++) {
+        const mt_node *n = &t->n[i];
+        out->expanded += n->expanded;
+        out->in_flight += n->inflight;
+        if (!n->expanded && n->bound != ENG_LW && n->src == SRC_STORE)
+            out->leaves_proven++;
+    }
+    out->jobs_done = t->jobs_done;
+    out->jobs_proved = t->jobs_proved;
+    out->jobs_issued = t->next_job - t->first_job;
+    out->h = t->h;
+    out->db_pieces = t->db_pieces;
+    out->job_ms = t->job_ms;
+    out->job_max_ms = t->job_max_ms;
+    out->job_nodes = t->job_nodes;
+    out->seconds = t->seconds;
+    eng_format_fen(&t->root, out->root_fen, sizeof out->root_fen);
+    snprintf(out->seed, sizeof out->seed, "%s", t->seed);
+}
+
+int
+mt_max_depth(const mt_tree *t)
+{
+    uint32_t *queue = malloc((size_t)(t->count ? t->count : 1) * sizeof *queue);
+    uint16_t *dist = malloc((size_t)(t->count ? t->count : 1) * sizeof *dist);
+    if (!queue || !dist) {
+        free(queue);
+        free(dist);
+        return -1;
+    }
+    for (uint32_t i = 0; i < t->count; i++)
+        dist[i] = UINT16_MAX;
+    uint32_t head = 0, tail = 0;
+    int deepest = 0;
+    if (t->count) {
+        dist[0] = 0;
+        queue[tail++] = 0;
+    }
+    while (head < tail) {
+        uint32_t i = queue[head++];
+        const mt_node *n = &t->n[i];
+        if (dist[i] > deepest)
+            deepest = dist[i];
+        for (uint16_t k = 0; k < n->nkid; k++)
+            if (dist[n->kid[k]] == UINT16_MAX && dist[i] + 1 < UINT16_MAX) {
+                dist[n->kid[k]] = (uint16_t)(dist[i] + 1);
+                queue[tail++] = n->kid[k];
+            }
+    }
+    free(queue);
+    free(dist);
+    return deepest;
+}
+
+/* What mt_walk, mt_lookup and mt_each show of node i (depth 0, no move,
+ * a leaf unless expanded). */
+static void
+view_fill(const mt_tree *t, uint32_t i, mt_view *v)
+{
+    const mt_node *n = &t->n[i];
+    memset(v, 0, sizeof *v);
+    v->pos = n->pos;
+    v->bound = n->bound;
+    v->leaf = !n->expanded;
+    v->source = n->src;
+    v->score = n->score;
+    v->in_flight = n->inflight;
+    v->flagged = n->flagged;
+    v->pn = n->pn;
+    v->dn = n->dn;
+    v->jobs = n->jobs;
+    v->expanded = n->expanded;
+    v->children = n->nkid;
+    v->parents = n->npar;
+    v->job_ms = n->job_ms;
+    v->job_nodes = n->job_nodes;
+}
+
+static int
+walk_node(const mt_tree *t, uint32_t i, int depth, int max_depth, const char *move, uint8_t *on,
+          int (*fn)(const mt_view *v, void *arg), void *arg)
+{
+    const mt_node *n = &t->n[i];
+    mt_view v;
+    view_fill(t, i, &v);
+    v.depth = depth;
+    snprintf(v.move, sizeof v.move, "%s", move);
+    v.leaf = !n->expanded || on[i] || depth >= max_depth;
+    if (fn(&v, arg))
+        return 1;
+    if (v.leaf)
+        return 0;
+    on[i] = 1;
+    eng_movelist ml;
+    eng_generate(&n->pos, &ml, ENG_DUPS_MERGE);
+    /* preferred first: resolved-for-the-mover children, then by numbers */
+    int order[ENG_MAX_MOVES];
+    int nk = n->nkid < ml.n ? n->nkid : ml.n;
+    for (int k = 0; k < nk; k++)
+        order[k] = k;
+    int or_node = n->pos.stm == t->q.attacker;
+    for (int a = 1; a < nk; a++)
+        for (int b = a; b > 0; b--) {
+            const mt_node *x = &t->n[n->kid[order[b]]], *y = &t->n[n->kid[order[b - 1]]];
+            uint64_t xv = or_node ? x->pn : x->dn, yv = or_node ? y->pn : y->dn;
+            if (xv >= yv)
+                break;
+            int tmp = order[b];
+            order[b] = order[b - 1];
+            order[b - 1] = tmp;
+        }
+    int stop = 0;
+    for (int k = 0; k < nk && !stop; k++) {
+        char mv[64];
+        eng_format_move(&ml.m[order[k]], mv, sizeof mv);
+        stop = walk_node(t, n->kid[order[k]], depth + 1, max_depth, mv, on, fn, arg);
+    }
+    on[i] = 0;
+    return stop;
+}
+
+void
+mt_walk(const mt_tree *t, int max_depth, int (*fn)(const mt_view *v, void *arg), void *arg)
+{
+    uint8_t *on = calloc(t->count ? t->count : 1, 1);
+    if (!on)
+        return;
+    walk_node(t, 0, 0, max_depth, "", on, fn, arg);
+    free(on);
+}
+
+/* ---- read-only access (the proof browser, manager/web.h) ------------------------ */
+
+int
+mt_lookup(const mt_tree *t, const eng_pos *p, mt_view *out)
+{
+    long i = mtg_find(t, p);
+    if (i < 0)
+        return MT_EINVAL;
+    view_fill(t, (uint32_t)i, out);
+    return 0;
+}
+
+size_t
+mt_parents(const mt_tree *t, const eng_pos *p, eng_pos *out, size_t cap)
+{
+    long i = mtg_find(t, p);
+    if (i < 0)
+        return 0;
+    const mt_node *n = &t->n[i];
+    for (uint32_t j = 0; j < n->npar && j < cap; j++)
+        out[j] = t->n[n->par[j]].pos;
+    return n->npar;
+}
+
+void
+mt_each(const mt_tree *t, int (*fn)(const mt_view *v, void *arg), void *arg)
+{
+    mt_view v;
+    for (uint32_t i = 0; i < t->count; i++) {
+        view_fill(t, i, &v);
+        if (fn(&v, arg))
+            return;
+    }
+}
+
+const char *
+mt_strerror(int code)
+{
+    switch (code) {
+    case MT_OK:
+        return "ok";
+    case MT_EIO:
+        return "I/O error";
+    case MT_ECORRUPT:
+        return "damaged tree";
+    case MT_ENOMEM:
+        return "out of memory";
+    case MT_EINVAL:
+        return "invalid argument";
+    case MT_ESTORE:
+        return "proof store error";
+    case MT_EREFUSED:
+        return "refused at admission";
+    case MT_EOLD:
+        return "written before admission";
+    case MT_ENOSPC:
+        return "the disk is full";
+    case MT_EDB:
+        return "database error";
+    default:
+        return "unknown error";
+    }
+}

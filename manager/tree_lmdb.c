@@ -1,0 +1,978 @@
+/*
+ * tree_lmdb.c - the proof tree's persistence (tree.h is the manual and
+ * says what is stored; tree_int.h says how the tree is split): its LMDB
+ * environment, open, create and load, the tie to its proof store, and
+ * the history of the root's numbers.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lmdb.h>
+#include <xxhash.h>
+
+#include "manager/tree_int.h"
+
+/* ---- constants -------------------------------------------------------- */
+
+#define MT_MAP_BYTES ((size_t)1 << 36) /* address space, not disk */
+#define MT_VAL 32
+
+/* ---- types ------------------------------------------------------------ */
+
+/* The tree's environment (one per tree, opened once) and its four
+ * named databases (tree.h, PERSISTENCE). Apart from mt_tree so that the
+ * graph, which has no I/O, needs no LMDB type. */
+struct mts_env {
+    MDB_env *env;
+    MDB_dbi meta, nodes, jobs, hist;
+};
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static eng_pos
+key_pos(const uint8_t k[MT_KEY])
+{
+    eng_pos p = {get32(k), get32(k + 4), get32(k + 8), get32(k + 12), k[16]};
+    return p;
+}
+
+static const char *
+lmdb_msg(int rc)
+{
+    return mdb_strerror(rc);
+}
+
+/* ---- LMDB ------------------------------------------------------------------ */
+
+static void
+node_encode(const mt_node *n, uint8_t k[MT_KEY], uint8_t v[MT_VAL])
+{
+    pos_key(&n->pos, k);
+    memset(v, 0, MT_VAL);
+    v[0] = 1;
+    v[1] = n->expanded ? 1 : 0;
+    v[2] = (uint8_t)(uint16_t)n->score;
+    v[3] = (uint8_t)((uint16_t)n->score >> 8);
+    v[4] = (uint8_t)n->depth;
+    v[5] = (uint8_t)(n->depth >> 8);
+    put32(v + 8, n->jobs);
+    put32(v + 12, n->job_ms);
+    put64(v + 16, n->job_nodes);
+    put32(v + 24, n->seq);
+    uint8_t buf[MT_KEY + 28];
+    memcpy(buf, k, MT_KEY);
+    memcpy(buf + MT_KEY, v, 28);
+    put32(v + 28, XXH32(buf, sizeof buf, 0));
+}
+
+static int
+node_put(mt_tree *t, MDB_txn *txn, const mt_node *n)
+{
+    uint8_t k[MT_KEY], v[MT_VAL];
+    node_encode(n, k, v);
+    MDB_val key = {MT_KEY, k}, val = {MT_VAL, v};
+    return mdb_put(txn, t->lm->nodes, &key, &val, 0);
+}
+
+static int
+meta_put(mt_tree *t, MDB_txn *txn, const char *key, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    MDB_val k = {strlen(key), (void *)key}, v = {strlen(buf), buf};
+    return mdb_put(txn, t->lm->meta, &k, &v, 0);
+}
+
+static int
+meta_get(mt_tree *t, MDB_txn *txn, const char *key, char *out, size_t cap)
+{
+    MDB_val k = {strlen(key), (void *)key}, v;
+    int rc = mdb_get(txn, t->lm->meta, &k, &v);
+    if (rc)
+        return rc;
+    size_t n = v.mv_size < cap - 1 ? v.mv_size : cap - 1;
+    memcpy(out, v.mv_data, n);
+    out[n] = 0;
+    return 0;
+}
+
+/* Writes the counters and the question (inside txn). */
+static int
+meta_state(mt_tree *t, MDB_txn *txn)
+{
+    int rc = meta_put(t, txn, "h", "%d", t->h);
+    if (!rc)
+        rc = meta_put(t, txn, "question", "%d %d", t->q.attacker, t->q.target);
+    if (!rc)
+        rc = meta_put(t, txn, "next_job", "%" PRIu64, t->next_job);
+    if (!rc)
+        rc = meta_put(t, txn, "jobs_done", "%" PRIu64 " %" PRIu64, t->jobs_done, t->jobs_proved);
+    if (!rc)
+        rc = meta_put(t, txn, "seconds", "%.3f", t->seconds);
+    if (!rc)
+        rc = meta_put(t, txn, "hist_n", "%" PRIu64, t->hist_n);
+    /* the store's record count, which only grows: every store write this
+     * tree rests on was committed before (STORE AND TREE) */
+    uint64_t recs;
+    char label[PST_OWNER_MAX];
+    if (!rc && pst_owner(t->store, label, sizeof label, &recs, NULL, 0) == 0 && recs > t->records)
+        t->records = recs;
+    if (!rc)
+        rc = meta_put(t, txn, "records", "%" PRIu64, t->records);
+    return rc;
+}
+
+/* Runs fn inside one write transaction and commits. */
+typedef int (*txn_fn)(mt_tree *t, MDB_txn *txn, void *arg);
+
+static int
+in_txn(mt_tree *t, txn_fn fn, void *arg, char *err, size_t errlen)
+{
+    if (!t->lm) /* the in-memory tree of the tests keeps nothing (tree_int.h) */
+        return 0;
+    MDB_txn *txn;
+    int rc = mdb_txn_begin(t->lm->env, NULL, 0, &txn);
+    if (!rc) {
+        rc = fn(t, txn, arg);
+        if (rc)
+            mdb_txn_abort(txn);
+        else
+            rc = mdb_txn_commit(txn);
+    }
+    if (rc) {
+        uint64_t avail = 0;
+        if ((rc == ENOSPC || rc == EIO || rc == EDQUOT) && pst_disk_full(t->dir, &avail)) {
+            eng_errf(err, errlen,
+                     "tree %s: the disk is full (%" PRIu64 " bytes free): free some space and "
+                     "run again, nothing was lost",
+                     t->dir, avail);
+            return MT_ENOSPC;
+        }
+        eng_errf(err, errlen, "tree %s: write failed: %s", t->dir, lmdb_msg(rc));
+        return MT_EIO;
+    }
+    return 0;
+}
+
+static int
+txn_state(mt_tree *t, MDB_txn *txn, void *arg)
+{
+    (void)arg;
+    return meta_state(t, txn);
+}
+
+static int
+txn_owner(mt_tree *t, MDB_txn *txn, void *arg)
+{
+    (void)arg;
+    return meta_put(t, txn, "owner", "%s", t->owner);
+}
+
+/* ---- the graph's writes (tree_int.h) -------------------------------------- */
+
+typedef struct expand_arg {
+    uint32_t node;
+    uint32_t first_new; /* nodes from here on are new */
+} expand_arg;
+
+static int
+txn_expand(mt_tree *t, MDB_txn *txn, void *arg)
+{
+    expand_arg *a = arg;
+    int rc = node_put(t, txn, &t->n[a->node]);
+    for (uint32_t i = a->first_new; !rc && i < t->count; i++)
+        rc = node_put(t, txn, &t->n[i]);
+    return rc;
+}
+
+int
+mts_expanded(mt_tree *t, uint32_t i, uint32_t first_new, char *err, size_t errlen)
+{
+    expand_arg a = {i, first_new};
+    return in_txn(t, txn_expand, &a, err, errlen);
+}
+
+static int
+txn_job(mt_tree *t, MDB_txn *txn, void *arg)
+{
+    const mt_jobrec *j = arg;
+    MDB_val k = {8, (void *)&j->id};
+    uint8_t v[MT_KEY + 2];
+    pos_key(&t->n[j->node].pos, v);
+    v[MT_KEY] = (uint8_t)j->q.attacker;
+    v[MT_KEY + 1] = (uint8_t)j->q.target;
+    MDB_val val = {sizeof v, v};
+    int rc = mdb_put(txn, t->lm->jobs, &k, &val, 0);
+    return rc ? rc : meta_state(t, txn);
+}
+
+int
+mts_job(mt_tree *t, const mt_jobrec *j, char *err, size_t errlen)
+{
+    return in_txn(t, txn_job, (void *)j, err, errlen);
+}
+
+typedef struct result_arg {
+    uint32_t node;
+    uint64_t id;
+} result_arg;
+
+static int
+txn_result(mt_tree *t, MDB_txn *txn, void *arg)
+{
+    result_arg *a = arg;
+    MDB_val k = {8, &a->id};
+    int rc = mdb_del(txn, t->lm->jobs, &k, NULL);
+    if (rc == MDB_NOTFOUND)
+        rc = 0;
+    if (!rc)
+        rc = node_put(t, txn, &t->n[a->node]);
+    return rc ? rc : meta_state(t, txn);
+}
+
+int
+mts_result(mt_tree *t, uint32_t i, uint64_t id, char *err, size_t errlen)
+{
+    result_arg a = {i, id};
+    return in_txn(t, txn_result, &a, err, errlen);
+}
+
+int
+mts_state(mt_tree *t, char *err, size_t errlen)
+{
+    return in_txn(t, txn_state, NULL, err, errlen);
+}
+
+/* ---- opening and creating ---------------------------------------------------- */
+
+/* Opens (creating) the environment in dir into t->lm; on an error t->lm
+ * may be left half open: env_close frees it. */
+static int
+env_open(mt_tree *t, const char *dir, char *err, size_t errlen)
+{
+    if (!(t->lm = calloc(1, sizeof *t->lm)))
+        return MT_ENOMEM;
+    if (!t->rdonly && mkdir(dir, 0755) && errno != EEXIST) {
+        eng_errf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+        return MT_EIO;
+    }
+    /* the fields LMDB trusts, checked before it reads them (a truncated
+     * file would make it fault, not fail) */
+    char why[600];
+    int hc = pst_lmdb_check(dir, why, sizeof why);
+    if (hc) {
+        eng_errf(err, errlen, "the tree is damaged: %s", why);
+        return hc == PST_EIO ? MT_EIO : MT_ECORRUPT;
+    }
+    int rc = mdb_env_create(&t->lm->env);
+    if (!rc)
+        rc = mdb_env_set_maxdbs(t->lm->env, 8);
+    if (!rc)
+        rc = mdb_env_set_mapsize(t->lm->env, MT_MAP_BYTES);
+    if (!rc)
+        rc = mdb_env_open(t->lm->env, dir, MDB_NOTLS | (t->rdonly ? MDB_RDONLY : 0), 0644);
+    if (rc) {
+        eng_errf(err, errlen, "cannot open the tree in %s: %s", dir, lmdb_msg(rc));
+        return MT_EIO;
+    }
+    /* every page read once, guarded, before anything else reads one: a
+     * damaged page is an error here, not a fault in load_nodes */
+    hc = pst_lmdb_walk(t->lm->env, dir, why, sizeof why);
+    if (hc) {
+        eng_errf(err, errlen, "the tree is damaged: %s", why);
+        return hc == PST_EIO ? MT_EIO : MT_ECORRUPT;
+    }
+    MDB_txn *txn;
+    /* read-only: the tables must exist (a read transaction, committed so
+     * that its handles stay open for the later ones) */
+    unsigned create = t->rdonly ? 0 : MDB_CREATE;
+    rc = mdb_txn_begin(t->lm->env, NULL, t->rdonly ? MDB_RDONLY : 0, &txn);
+    if (!rc)
+        rc = mdb_dbi_open(txn, "meta", create, &t->lm->meta);
+    if (!rc)
+        rc = mdb_dbi_open(txn, "nodes", create, &t->lm->nodes);
+    if (!rc)
+        rc = mdb_dbi_open(txn, "jobs", create | MDB_INTEGERKEY, &t->lm->jobs);
+    if (!rc)
+        rc = mdb_dbi_open(txn, "hist", create | MDB_INTEGERKEY, &t->lm->hist);
+    if (!rc)
+        rc = mdb_txn_commit(txn);
+    else
+        mdb_txn_abort(txn);
+    if (rc) {
+        eng_errf(err, errlen, "cannot open the tree's tables in %s: %s", dir, lmdb_msg(rc));
+        return MT_EIO;
+    }
+    return 0;
+}
+
+/* Whether dir holds a tree (its data.mdb), for the calls that must not
+ * create one. RETURN 0, or MT_EINVAL with err. */
+static int
+tree_present(const char *dir, char *err, size_t errlen)
+{
+    struct stat sb;
+    char dm[4200];
+    snprintf(dm, sizeof dm, "%s/data.mdb", dir);
+    if (stat(dm, &sb)) {
+        eng_errf(err, errlen, "%s holds no proof tree (no %s)", dir, dm);
+        return MT_EINVAL;
+    }
+    return 0;
+}
+
+static void
+env_close(mt_tree *t)
+{
+    if (t->lm && t->lm->env)
+        mdb_env_close(t->lm->env);
+    free(t->lm);
+    t->lm = NULL;
+}
+
+static int
+txn_create(mt_tree *t, MDB_txn *txn, void *arg)
+{
+    (void)arg;
+    char fen[ENG_FEN_MAX];
+    eng_format_fen(&t->root, fen, sizeof fen);
+    int rc = meta_put(t, txn, "schema", "%s", MT_SCHEMA);
+    if (!rc)
+        rc = meta_put(t, txn, "root", "%s", fen);
+    if (!rc)
+        rc = meta_put(t, txn, "goal", "%s", mt_goal_name(t->goal));
+    if (!rc)
+        rc = meta_put(t, txn, "params", "%d %u %" PRIu64 " %d %d", t->db_pieces, t->job_ms,
+                      t->job_nodes, t->h0, t->h_step);
+    if (!rc)
+        rc = meta_put(t, txn, "job_max_ms", "%u", t->job_max_ms);
+    if (!rc)
+        rc = meta_put(t, txn, "first_job", "%" PRIu64, t->first_job);
+    if (!rc)
+        rc = meta_put(t, txn, "seed", "%s", t->seed);
+    if (!rc && t->db_dir[0])
+        rc = meta_put(t, txn, "db_dir", "%s", t->db_dir);
+    if (!rc)
+        rc = meta_put(t, txn, "owner", "%s", t->owner);
+    if (!rc)
+        rc = meta_state(t, txn);
+    if (!rc)
+        rc = node_put(t, txn, &t->n[0]);
+    return rc;
+}
+
+static int
+load_meta(mt_tree *t, char *err, size_t errlen)
+{
+    MDB_txn *txn;
+    int rc = mdb_txn_begin(t->lm->env, NULL, MDB_RDONLY, &txn);
+    if (rc) {
+        eng_errf(err, errlen, "tree %s: %s", t->dir, lmdb_msg(rc));
+        return MT_EIO;
+    }
+    char buf[512];
+    int bad = 0;
+    if (meta_get(t, txn, "schema", buf, sizeof buf)) {
+        mdb_txn_abort(txn);
+        eng_errf(err, errlen,
+                 "%s holds no proof (no tree schema): start one with --opening, "
+                 "--acf or --fen",
+                 t->dir);
+        return MT_EINVAL;
+    }
+    t->unadmitted = !strcmp(buf, MT_SCHEMA_UNADMITTED);
+    if (strcmp(buf, MT_SCHEMA) && !t->unadmitted) {
+        mdb_txn_abort(txn);
+        eng_errf(err, errlen, "tree %s has schema '%s', this program reads '%s'", t->dir, buf,
+                 MT_SCHEMA);
+        return MT_ECORRUPT;
+    }
+    char perr[160];
+    if (meta_get(t, txn, "root", buf, sizeof buf) ||
+        eng_parse_fen(buf, &t->root, perr, sizeof perr))
+        bad = 1;
+    if (!bad && (meta_get(t, txn, "goal", buf, sizeof buf) || (t->goal = mt_goal_parse(buf)) < 0))
+        bad = 2;
+    if (!bad && (meta_get(t, txn, "params", buf, sizeof buf) ||
+                 sscanf(buf, "%d %u %" SCNu64 " %d %d", &t->db_pieces, &t->job_ms, &t->job_nodes,
+                        &t->h0, &t->h_step) != 5))
+        bad = 3;
+    /* the first job id (trees made before random ids: 1) */
+    if (!bad && (meta_get(t, txn, "first_job", buf, sizeof buf) ||
+                 sscanf(buf, "%" SCNu64, &t->first_job) != 1))
+        t->first_job = 1;
+    /* the cap of growing budgets; a tree made before it grows to the default */
+    if (!bad && (meta_get(t, txn, "job_max_ms", buf, sizeof buf) ||
+                 sscanf(buf, "%u", &t->job_max_ms) != 1 || t->job_max_ms < t->job_ms))
+        t->job_max_ms = mtg_job_max_default(t->job_ms);
+    if (!bad && (meta_get(t, txn, "h", buf, sizeof buf) || sscanf(buf, "%d", &t->h) != 1))
+        bad = 4;
+    if (!bad && (meta_get(t, txn, "question", buf, sizeof buf) ||
+                 sscanf(buf, "%d %d", &t->q.attacker, &t->q.target) != 2 ||
+                 (t->q.attacker != ENG_BLACK && t->q.attacker != ENG_WHITE) ||
+                 (t->q.target != ENG_WIN && t->q.target != ENG_DRAW)))
+        bad = 5;
+    if (!bad && (meta_get(t, txn, "next_job", buf, sizeof buf) ||
+                 sscanf(buf, "%" SCNu64, &t->next_job) != 1))
+        bad = 6;
+    if (!bad && (meta_get(t, txn, "jobs_done", buf, sizeof buf) ||
+                 sscanf(buf, "%" SCNu64 " %" SCNu64, &t->jobs_done, &t->jobs_proved) != 2))
+        bad = 7;
+    if (!bad &&
+        (meta_get(t, txn, "seconds", buf, sizeof buf) || sscanf(buf, "%lf", &t->seconds) != 1))
+        bad = 8;
+    if (!bad &&
+        (meta_get(t, txn, "hist_n", buf, sizeof buf) || sscanf(buf, "%" SCNu64, &t->hist_n) != 1))
+        bad = 9;
+    if (!bad && meta_get(t, txn, "seed", t->seed, sizeof t->seed))
+        t->seed[0] = 0;
+    if (!bad && meta_get(t, txn, "db_dir", t->db_dir, sizeof t->db_dir))
+        t->db_dir[0] = 0;
+    /* a tree made before owner labels has neither (store_check) */
+    if (!bad && meta_get(t, txn, "owner", t->owner, sizeof t->owner))
+        t->owner[0] = 0;
+    if (!bad &&
+        (meta_get(t, txn, "records", buf, sizeof buf) || sscanf(buf, "%" SCNu64, &t->records) != 1))
+        t->records = 0;
+    mdb_txn_abort(txn);
+    if (bad) {
+        static const char *const what[] = {"",        "root",     "goal",     "params",
+                                           "h",       "question", "next_job", "jobs_done",
+                                           "seconds", "hist_n"};
+        eng_errf(err, errlen, "tree %s: meta entry '%s' is missing or malformed", t->dir,
+                 what[bad]);
+        return MT_ECORRUPT;
+    }
+    return 0;
+}
+
+static int
+load_nodes(mt_tree *t, char *err, size_t errlen)
+{
+    MDB_txn *txn;
+    MDB_cursor *cur;
+    int rc = mdb_txn_begin(t->lm->env, NULL, MDB_RDONLY, &txn);
+    if (!rc)
+        rc = mdb_cursor_open(txn, t->lm->nodes, &cur);
+    if (rc) {
+        eng_errf(err, errlen, "tree %s: %s", t->dir, lmdb_msg(rc));
+        return MT_EIO;
+    }
+    /* the root first, at index 0 */
+    long r = mtg_add(t, &t->root);
+    if (r < 0) {
+        mdb_cursor_close(cur);
+        mdb_txn_abort(txn);
+        return (int)r;
+    }
+    MDB_val k, v;
+    int out = 0;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        const uint8_t *kb = k.mv_data, *vb = v.mv_data;
+        uint8_t buf[MT_KEY + 28];
+        if (k.mv_size != MT_KEY || v.mv_size != MT_VAL || vb[0] != 1) {
+            eng_errf(err, errlen, "tree %s: a node record has the wrong size or format", t->dir);
+            out = MT_ECORRUPT;
+            break;
+        }
+        memcpy(buf, kb, MT_KEY);
+        memcpy(buf + MT_KEY, vb, 28);
+        eng_pos p = key_pos(kb);
+        char verr[128];
+        if (get32(vb + 28) != XXH32(buf, sizeof buf, 0) || p.stm > 1 ||
+            eng_validate(&p, verr, sizeof verr)) {
+            eng_errf(err, errlen,
+                     "tree %s: a node record fails its checksum or holds an invalid "
+                     "position (the tree is damaged)",
+                     t->dir);
+            out = MT_ECORRUPT;
+            break;
+        }
+        long i = mtg_find(t, &p);
+        if (i < 0)
+            i = mtg_add(t, &p);
+        if (i < 0) {
+            out = (int)i;
+            break;
+        }
+        mt_node *n = &t->n[i];
+        n->expanded = vb[1] & 1;
+        n->score = (int16_t)(vb[2] | vb[3] << 8);
+        n->depth = (uint16_t)(vb[4] | vb[5] << 8);
+        n->jobs = get32(vb + 8);
+        n->job_ms = get32(vb + 12);
+        n->job_nodes = get64(vb + 16);
+    }
+    if (!out && rc != MDB_NOTFOUND) {
+        eng_errf(err, errlen, "tree %s: reading nodes: %s", t->dir, lmdb_msg(rc));
+        out = MT_EIO;
+    }
+    mdb_cursor_close(cur);
+    /* jobs not answered before the stop: kept for late results */
+    if (!out && !mdb_cursor_open(txn, t->lm->jobs, &cur)) {
+        for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc;
+             rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+            if (k.mv_size != 8 || v.mv_size != MT_KEY + 2)
+                continue;
+            uint64_t id;
+            memcpy(&id, k.mv_data, 8);
+            eng_pos p = key_pos(v.mv_data);
+            long i = mtg_find(t, &p);
+            if (i < 0)
+                continue;
+            if (t->njob == t->capjob) {
+                size_t nc = t->capjob ? t->capjob * 2 : 64;
+                mt_jobrec *nj = realloc(t->job, nc * sizeof *nj);
+                if (!nj) {
+                    out = MT_ENOMEM;
+                    break;
+                }
+                t->job = nj;
+                t->capjob = nc;
+            }
+            const uint8_t *vb = v.mv_data;
+            eng_question jq = {vb[MT_KEY], vb[MT_KEY + 1]};
+            t->job[t->njob++] = (mt_jobrec){id, (uint32_t)i, jq, 0};
+        }
+        mdb_cursor_close(cur);
+    }
+    mdb_txn_abort(txn);
+    if (out)
+        return out;
+    /* bounds, then children (which may create nodes missing after a crash) */
+    uint32_t loaded = t->count;
+    for (uint32_t i = 0; i < loaded; i++) {
+        int e = mtp_own(t, &t->n[i], err, errlen);
+        if (e)
+            return e;
+    }
+    for (uint32_t i = 0; i < loaded; i++) {
+        if (!t->n[i].expanded)
+            continue;
+        uint32_t first_new = t->count;
+        int e = mtg_link(t, i, err, errlen);
+        if (!e && t->count > first_new && !t->rdonly)
+            e = mts_expanded(t, i, first_new, err, errlen);
+        if (e)
+            return e;
+    }
+    return 0;
+}
+
+/*
+ * STORE AND TREE
+ *   The tree's bounds rest on <state>/proofs, which lives in another
+ *   LMDB environment, so nothing in LMDB ties the two together: a proofs
+ *   folder that is missing, emptied, swapped for another proof's, or
+ *   rolled back by LMDB to an older meta page would make the tree start
+ *   over, or adopt records it never admitted, without a word. Two facts
+ *   tie them:
+ *   - the owner label: a random id made with the tree, kept in its meta
+ *     ("owner") and in the store's (pst_owner_set);
+ *   - the record count: every tree save writes the store's count
+ *     ("records"); store writes are committed before the tree saves that
+ *     rests on them, and records are merged, never deleted, so the count
+ *     a store holds is never below the one its tree saw.
+ *   At open, a store whose label or count disagrees is damage (exit 3).
+ *   A tree made before labels adopts its store as it finds it.
+ */
+static void
+owner_make(mt_tree *t)
+{
+    uint64_t r = 0;
+    if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+        r = (uint64_t)time(NULL) << 20 ^ (uint64_t)getpid();
+    snprintf(t->owner, sizeof t->owner, "tree-%016" PRIx64, r);
+}
+
+/* At creation: the store must be new (empty, unlabelled). */
+static int
+store_check_new(mt_tree *t, char *err, size_t errlen)
+{
+    char label[PST_OWNER_MAX], e[512];
+    uint64_t recs;
+    int rc = pst_owner(t->store, label, sizeof label, &recs, e, sizeof e);
+    if (rc) {
+        eng_errf(err, errlen, "the proof store: %s", e);
+        return rc == PST_ECORRUPT ? MT_ECORRUPT : MT_ESTORE;
+    }
+    if (label[0] || recs) {
+        eng_errf(err, errlen,
+                 "the proof store beside %s already holds %" PRIu64 " records%s%s%s: a new proof "
+                 "starts in an empty state directory",
+                 t->dir, recs, label[0] ? " (of proof " : "", label, label[0] ? ")" : "");
+        return MT_EINVAL;
+    }
+    owner_make(t);
+    return 0;
+}
+
+/* What store_verdict finds besides damage. */
+enum { STORE_OURS = 0, STORE_TO_LABEL = 1 };
+
+/*
+ * store_verdict - compares a store's label and record count with what the
+ * tree t (its meta loaded) saw: STORE_OURS, STORE_TO_LABEL (a tree made
+ * before labels, or one stopped between its creation and the label: the
+ * store is labelled now), or MT_ECORRUPT with err (STORE AND TREE).
+ */
+static int
+store_verdict(const mt_tree *t, const char *label, uint64_t recs, const char *sp, char *err,
+              size_t errlen)
+{
+    if (!t->owner[0]) {
+        if (!label[0])
+            return STORE_TO_LABEL;
+        eng_errf(err, errlen,
+                 "the proof store %s belongs to proof %s, but the tree %s carries no "
+                 "label: the store was swapped (the state is damaged)",
+                 sp, label, t->dir);
+        return MT_ECORRUPT;
+    }
+    if (!label[0] && recs == 0 && t->records == 0)
+        return STORE_TO_LABEL;
+    if (!label[0] && recs == 0) {
+        eng_errf(err, errlen,
+                 "the proof store %s is missing or empty, but held %" PRIu64
+                 " records when the tree %s was last saved (the state is damaged)",
+                 sp, t->records, t->dir);
+        return MT_ECORRUPT;
+    }
+    if (strcmp(label, t->owner)) {
+        eng_errf(err, errlen,
+                 "the proof store %s belongs to %s, not to this tree's proof %s: it was "
+                 "swapped (the state is damaged)",
+                 sp, label[0] ? label : "no proof (it has no owner label)", t->owner);
+        return MT_ECORRUPT;
+    }
+    if (recs < t->records) {
+        eng_errf(err, errlen,
+                 "the proof store %s holds %" PRIu64 " records, fewer than the %" PRIu64
+                 " it held when the tree was last saved: records were lost (a damaged file, or "
+                 "LMDB fell back to an older state; the state is damaged)",
+                 sp, recs, t->records);
+        return MT_ECORRUPT;
+    }
+    return STORE_OURS;
+}
+
+/* Reads the store's label and count into label/recs. */
+static int
+store_owner(const mt_tree *t, pst_env *st, char *label, uint64_t *recs, char *err, size_t errlen)
+{
+    char e[512];
+    int rc = pst_owner(st, label, PST_OWNER_MAX, recs, e, sizeof e);
+    if (rc) {
+        eng_errf(err, errlen, "the proof store beside %s: %s", t->dir, e);
+        return rc == PST_ECORRUPT ? MT_ECORRUPT : MT_ESTORE;
+    }
+    return 0;
+}
+
+/* At open: the store is this tree's, whole; labels it when it may. */
+static int
+store_check(mt_tree *t, char *err, size_t errlen)
+{
+    char label[PST_OWNER_MAX], e[512];
+    uint64_t recs;
+    int rc = store_owner(t, t->store, label, &recs, err, errlen);
+    if (rc)
+        return rc;
+    rc = store_verdict(t, label, recs, pst_path(t->store), err, errlen);
+    if (rc != STORE_TO_LABEL)
+        return rc;
+    int had = t->owner[0] != 0;
+    if (!had)
+        owner_make(t);
+    if ((rc = pst_owner_set(t->store, t->owner, e, sizeof e))) {
+        eng_errf(err, errlen, "the proof store: %s", e);
+        return MT_ESTORE;
+    }
+    return had ? 0 : in_txn(t, txn_owner, NULL, err, errlen);
+}
+
+/* The databases a loaded tree rests on must be given (db). RETURN 0, or
+ * MT_EINVAL with err. */
+static int
+db_given(const mt_tree *t, const egdb *db, char *err, size_t errlen)
+{
+    if (db == NULL && t->db_pieces > 0) {
+        eng_errf(err, errlen, "the proof in %s rests on %d-piece databases: give --db", t->dir,
+                 t->db_pieces);
+        return MT_EINVAL;
+    }
+    return 0;
+}
+
+/* A tree for dir with nothing loaded, on the databases db and the proof
+ * store, with the alpha-beta context of the manager's scores (new nodes,
+ * and children missing after a crash). NULL when memory runs out. */
+static mt_tree *
+tree_new(const char *dir, const egdb *db, pst_env *store)
+{
+    mt_tree *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    snprintf(t->dir, sizeof t->dir, "%s", dir);
+    t->db = db;
+    t->store = store;
+    ab_new((size_t)16 << 20, &t->ab);
+    return t;
+}
+
+int
+mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store, mt_tree **out,
+        char *err, size_t errlen)
+{
+    *out = NULL;
+    mt_tree *t = tree_new(dir, db, store);
+    if (!t)
+        return MT_ENOMEM;
+    int rc = env_open(t, dir, err, errlen);
+    if (rc)
+        goto fail;
+    if (create) {
+        char buf[64];
+        MDB_txn *txn;
+        if (!mdb_txn_begin(t->lm->env, NULL, MDB_RDONLY, &txn)) {
+            int has = !meta_get(t, txn, "schema", buf, sizeof buf);
+            mdb_txn_abort(txn);
+            if (has) {
+                eng_errf(err, errlen,
+                         "%s already holds a proof: resume it with "
+                         "`checkers prove --state DIR`, or use another directory",
+                         dir);
+                rc = MT_EINVAL;
+                goto fail;
+            }
+        }
+        mtg_params(t, create);
+        /* job ids start at a random multiple of 2^32, so that a worker's
+         * unacknowledged result from another proof (same port, another
+         * state) names no job of this one and is dropped, not taken for
+         * one of its jobs */
+        uint32_t r32 = 0;
+        if (getrandom(&r32, sizeof r32, 0) != (ssize_t)sizeof r32)
+            r32 = (uint32_t)time(NULL) ^ (uint32_t)getpid();
+        t->first_job = t->next_job = ((uint64_t)(r32 & 0x7fffffffu) << 32) | 1;
+        if ((rc = store_check_new(t, err, errlen)) || (rc = mtg_root(t, err, errlen)))
+            goto fail;
+        if ((rc = in_txn(t, txn_create, NULL, err, errlen)))
+            goto fail;
+        char e[512];
+        if ((rc = pst_owner_set(t->store, t->owner, e, sizeof e))) {
+            eng_errf(err, errlen, "the proof store: %s", e);
+            rc = MT_ESTORE;
+            goto fail;
+        }
+        if ((rc = mtg_seed(t, create->seed, err, errlen)))
+            goto fail;
+        if ((rc = in_txn(t, txn_create, NULL, err, errlen)))
+            goto fail;
+    } else {
+        if (!(rc = load_meta(t, err, errlen)) && t->unadmitted) {
+            eng_errf(err, errlen,
+                     "tree %s was written before workers' proofs were checked on admission "
+                     "(schema '%s'): its proof store may hold records no checker has seen, so "
+                     "this program does not build on it. Start the proof again in a new state "
+                     "directory; `checkers proof check --state` still checks what the old one "
+                     "holds",
+                     t->dir, MT_SCHEMA_UNADMITTED);
+            rc = MT_EOLD;
+        }
+        if (rc || (rc = store_check(t, err, errlen)) || (rc = load_nodes(t, err, errlen)) ||
+            (rc = db_given(t, db, err, errlen)))
+            goto fail;
+    }
+    if ((rc = mtg_pass(t, err, errlen)))
+        goto fail;
+    *out = t;
+    return 0;
+fail:
+    mt_close(t);
+    return rc;
+}
+
+void
+mt_close(mt_tree *t)
+{
+    if (t) { /* the environment first: the graph does not know it */
+        env_close(t);
+        mtg_free(t);
+    }
+}
+
+typedef struct hist_arg {
+    double s;
+} hist_arg;
+
+static int
+txn_sample(mt_tree *t, MDB_txn *txn, void *arg)
+{
+    hist_arg *a = arg;
+    const mt_node *root = &t->n[0];
+    uint8_t v[8 * 6 + 1];
+    uint64_t bits;
+    memcpy(&bits, &a->s, 8);
+    put64(v, bits);
+    put64(v + 8, root->pn);
+    put64(v + 16, root->dn);
+    put64(v + 24, t->count);
+    put64(v + 32, t->jobs_done);
+    put64(v + 40, t->jobs_proved);
+    v[48] = root->bound;
+    uint64_t key = t->hist_n++;
+    MDB_val k = {8, &key}, val = {sizeof v, v};
+    int rc = mdb_put(txn, t->lm->hist, &k, &val, 0);
+    return rc ? rc : meta_state(t, txn);
+}
+
+int
+mt_sample(mt_tree *t, double seconds, char *err, size_t errlen)
+{
+    hist_arg a = {seconds};
+    return in_txn(t, txn_sample, &a, err, errlen);
+}
+
+int
+mt_add_seconds(mt_tree *t, double s)
+{
+    t->seconds += s;
+    return mts_state(t, NULL, 0);
+}
+
+int
+mt_history(mt_tree *t,
+           void (*fn)(double s, uint64_t pn, uint64_t dn, uint64_t nodes, uint64_t jobs,
+                      uint64_t proved, int bound, void *arg),
+           void *arg)
+{
+    MDB_txn *txn;
+    MDB_cursor *cur;
+    if (!t->lm) /* the in-memory tree: no history */
+        return 0;
+    if (mdb_txn_begin(t->lm->env, NULL, MDB_RDONLY, &txn))
+        return MT_EIO;
+    if (mdb_cursor_open(txn, t->lm->hist, &cur)) {
+        mdb_txn_abort(txn);
+        return MT_EIO;
+    }
+    MDB_val k, v;
+    for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (v.mv_size != 49)
+            continue;
+        const uint8_t *b = v.mv_data;
+        uint64_t bits = get64(b);
+        double s;
+        memcpy(&s, &bits, 8);
+        fn(s, get64(b + 8), get64(b + 16), get64(b + 24), get64(b + 32), get64(b + 40), b[48], arg);
+    }
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+    return 0;
+}
+
+int
+mt_info(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *err, size_t errlen)
+{
+    return mt_info_db(dir, root, goal, db_pieces, NULL, 0, err, errlen);
+}
+
+int
+mt_store_check(const char *dir, pst_env *store, char *err, size_t errlen)
+{
+    mt_tree t;
+    memset(&t, 0, sizeof t);
+    snprintf(t.dir, sizeof t.dir, "%s", dir);
+    t.rdonly = 1; /* it only reads the meta */
+    int rc = env_open(&t, dir, err, errlen);
+    if (!rc)
+        rc = load_meta(&t, err, errlen);
+    env_close(&t);
+    char label[PST_OWNER_MAX];
+    uint64_t recs;
+    if (!rc)
+        rc = store_owner(&t, store, label, &recs, err, errlen);
+    if (!rc)
+        rc = store_verdict(&t, label, recs, pst_path(store), err, errlen);
+    return rc == STORE_TO_LABEL ? 0 : rc;
+}
+
+int
+mt_info_db(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *db_dir, size_t cap,
+           char *err, size_t errlen)
+{
+    mt_tree t;
+    memset(&t, 0, sizeof t);
+    snprintf(t.dir, sizeof t.dir, "%s", dir);
+    t.rdonly = 1; /* it only reads: `serve` asks it before anything is open */
+    int rc = tree_present(dir, err, errlen);
+    if (rc)
+        return rc;
+    rc = env_open(&t, dir, err, errlen);
+    if (!rc)
+        rc = load_meta(&t, err, errlen);
+    env_close(&t);
+    if (!rc) {
+        *root = t.root;
+        *goal = t.goal;
+        *db_pieces = t.db_pieces;
+        if (db_dir && cap)
+            snprintf(db_dir, cap, "%s", t.db_dir);
+    }
+    return rc;
+}
+
+/* ---- read-only access (the proof browser, manager/web.h) ------------------------ */
+
+int
+mt_open_ro(const char *dir, const egdb *db, pst_env *store, mt_tree **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    mt_tree *t = tree_new(dir, db, store);
+    if (!t)
+        return MT_ENOMEM;
+    t->rdonly = 1;
+    int rc;
+    if ((rc = tree_present(dir, err, errlen)) || (rc = env_open(t, dir, err, errlen)) ||
+        (rc = load_meta(t, err, errlen)))
+        goto fail;
+    if (t->unadmitted) {
+        eng_errf(err, errlen,
+                 "tree %s was written before workers' proofs were checked on admission "
+                 "(schema '%s'): `checkers proof check --state` checks what it holds",
+                 t->dir, MT_SCHEMA_UNADMITTED);
+        rc = MT_EOLD;
+        goto fail;
+    }
+    if ((rc = db_given(t, db, err, errlen)))
+        goto fail;
+    /* the store is this tree's, whole (STORE AND TREE); nothing labelled */
+    char label[PST_OWNER_MAX];
+    uint64_t recs;
+    if ((rc = store_owner(t, store, label, &recs, err, errlen)))
+        goto fail;
+    rc = store_verdict(t, label, recs, pst_path(store), err, errlen);
+    if (rc != STORE_OURS && rc != STORE_TO_LABEL)
+        goto fail;
+    if ((rc = load_nodes(t, err, errlen)) || (rc = mtg_pass(t, err, errlen)))
+        goto fail;
+    *out = t;
+    return 0;
+fail:
+    mt_close(t);
+    return rc;
+}

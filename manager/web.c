@@ -1,0 +1,754 @@
+/*
+ * web.c - the proof browser's server (web.h is the manual): the address
+ * and its token, the limits on requests, authentication, and the routes.
+ * The pages themselves are in web_page.c, the positions, JSON and
+ * exports in web_api.c.
+ *
+ * Why evhttp's limits and not a parser of our own: evhttp counts the
+ * request line and the headers against max_headers_size while it reads
+ * them, so an endless header line is cut at that size (the buffer never
+ * grows past it) and the connection is closed with 413; what is left to
+ * check here (the number of headers, the URI's length, the query) is
+ * checked before any work is done for the request.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <event2/util.h>
+
+#include "manager/web_internal.h"
+
+/* ---- constants -------------------------------------------------------- */
+
+#define COOKIE "checkers_token"
+
+/* The query parameters each route takes (anything else is a 400: a
+ * misspelt parameter should not be silently ignored). */
+static const char *const P_NONE[] = {NULL};
+static const char *const P_FEN[] = {"fen", NULL};
+static const char *const P_FEN_LINE[] = {"fen", "line", NULL};
+static const char *const P_FEN_MAX[] = {"fen", "max", NULL};
+static const char *const P_FEN_DEPTH[] = {"fen", "depth", NULL};
+
+/* ---- text helpers (web_internal.h) ----------------------------------------- */
+
+void
+web_json_str(struct evbuffer *b, const char *s)
+{
+    evbuffer_add(b, "\"", 1);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            evbuffer_add_printf(b, "\\%c", ch);
+        else if (ch < 0x20)
+            evbuffer_add_printf(b, "\\u%04x", ch);
+        else
+            evbuffer_add(b, s, 1);
+    }
+    evbuffer_add(b, "\"", 1);
+}
+
+void
+web_json_pn(struct evbuffer *b, uint64_t v)
+{
+    if (v >= MT_INF)
+        evbuffer_add_printf(b, "\"inf\"");
+    else
+        evbuffer_add_printf(b, "%llu", (unsigned long long)v);
+}
+
+void
+web_html(struct evbuffer *b, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&':
+            evbuffer_add_printf(b, "&amp;");
+            break;
+        case '<':
+            evbuffer_add_printf(b, "&lt;");
+            break;
+        case '>':
+            evbuffer_add_printf(b, "&gt;");
+            break;
+        case '"':
+            evbuffer_add_printf(b, "&quot;");
+            break;
+        case '\'':
+            evbuffer_add_printf(b, "&#39;");
+            break;
+        default:
+            evbuffer_add(b, s, 1);
+        }
+    }
+}
+
+void
+web_url(struct evbuffer *b, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (isalnum(ch) || strchr("-_.~:,", ch))
+            evbuffer_add(b, s, 1);
+        else
+            evbuffer_add_printf(b, "%%%02X", ch);
+    }
+}
+
+/* ---- authentication ---------------------------------------------------------- */
+
+/* Equal strings, in a time that does not depend on where they differ:
+ * every byte of the offered token is compared (against the secret's,
+ * cycled when it is shorter), and a difference in length counts as one,
+ * so that timing tells an attacker neither a matching prefix nor
+ * (beyond the offered token's own length) the secret's length. */
+static int
+same_secret(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    unsigned diff = (unsigned)(la ^ lb);
+    for (size_t i = 0; i < la; i++)
+        diff |= (unsigned char)a[i] ^ (unsigned char)(lb ? b[i % lb] : 0);
+    return diff == 0;
+}
+
+/* The token as the cookie carries it: hex, so that any byte of a token
+ * file survives a Cookie header (which cannot hold ';', ',', spaces or
+ * quotes). The hex is as secret as the token: it is compared the same
+ * way. */
+static void
+hex_of(const char *s, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (; *s && o + 3 <= cap; s++, o += 2)
+        snprintf(out + o, 3, "%02x", (unsigned char)*s);
+    out[o < cap ? o : cap - 1] = 0;
+}
+
+/* The cookie's value in a Cookie header ("a=1; checkers_token=ab; b=2"),
+ * copied into out; 0 when there is none. */
+static int
+cookie_value(const char *hdr, char *out, size_t cap)
+{
+    const char *p = hdr;
+    size_t nlen = strlen(COOKIE);
+    while (p && *p) {
+        while (*p == ' ' || *p == ';')
+            p++;
+        if (!strncmp(p, COOKIE, nlen) && p[nlen] == '=') {
+            p += nlen + 1;
+            size_t n = strcspn(p, ";");
+            if (n >= cap)
+                return 0;
+            memcpy(out, p, n);
+            out[n] = 0;
+            return 1;
+        }
+        p = strchr(p, ';');
+    }
+    return 0;
+}
+
+/* Does the request carry the token (header or cookie)? The header is
+ * for scripts, the cookie for browsers; a token in the query is taken
+ * only to set the cookie (login_redirect), never as the request's own
+ * credential, so that addresses with it do not spread. */
+static int
+authorized(const web_server *w, struct evkeyvalq *in)
+{
+    const char *a = evhttp_find_header(in, "Authorization");
+    if (a && !strncasecmp(a, "Bearer ", 7))
+        return same_secret(a + 7, w->token);
+    const char *c = evhttp_find_header(in, "Cookie");
+    char got[2 * sizeof w->token + 1], want[2 * sizeof w->token + 1];
+    if (c && cookie_value(c, got, sizeof got)) {
+        hex_of(w->token, want, sizeof want);
+        return same_secret(got, want);
+    }
+    return 0;
+}
+
+/* ---- replies ------------------------------------------------------------------- */
+
+/* Every answer: its type, and what keeps the page to itself - a policy
+ * that allows only its own inline script and style and requests to
+ * itself (nothing from elsewhere can run in it, nor can it be framed),
+ * no guessing of types, no referrer (a FEN and a line would leave with
+ * every link), and no caching (a running proof's pages change). */
+static void
+security_headers(struct evhttp_request *req, const char *type)
+{
+    struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+    evhttp_add_header(h, "Content-Type", type);
+    /* nothing from elsewhere: the pages carry their own script and style */
+    evhttp_add_header(h, "Content-Security-Policy",
+                      "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+                      "img-src 'self' data:; connect-src 'self'; form-action 'self'; "
+                      "frame-ancestors 'none'");
+    evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
+    evhttp_add_header(h, "Referrer-Policy", "no-referrer");
+    evhttp_add_header(h, "Cache-Control", "no-store");
+}
+
+static void
+reply(struct evhttp_request *req, int code, const char *type, struct evbuffer *body)
+{
+    security_headers(req, type);
+    static const struct {
+        int code;
+        const char *why;
+    } reasons[] = {{200, "OK"},
+                   {303, "See Other"},
+                   {400, "Bad Request"},
+                   {401, "Unauthorized"},
+                   {403, "Forbidden"},
+                   {404, "Not Found"},
+                   {405, "Method Not Allowed"},
+                   {414, "URI Too Long"},
+                   {431, "Request Header Fields Too Large"},
+                   {500, "Internal Server Error"}};
+    const char *why = "Error";
+    for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
+        if (reasons[i].code == code)
+            why = reasons[i].why;
+    evhttp_send_reply(req, code, why, body);
+}
+
+/* A plain-text error: the status and what was wrong. */
+static void
+reply_error(web_server *w, struct evhttp_request *req, int code, const char *msg)
+{
+    struct evbuffer *b = evbuffer_new();
+    if (!b) {
+        evhttp_send_error(req, 500, NULL);
+        return;
+    }
+    evbuffer_add_printf(b, "%s: %d: %s\n", w->name, code, msg);
+    reply(req, code, "text/plain; charset=utf-8", b);
+    evbuffer_free(b);
+}
+
+/* ---- routes ------------------------------------------------------------------------ */
+
+typedef enum route_id {
+    R_OVERVIEW,
+    R_TREE,
+    R_NODE,
+    R_STATUS,
+    R_CHECK,
+    R_LINE_PDN,
+    R_PROOF_PDN,
+    R_SUBTREE
+} route_id;
+
+static const struct route {
+    const char *path;
+    route_id id;
+    const char *const *params;
+} routes[] = {{"/", R_OVERVIEW, P_NONE},
+              {"/index.html", R_OVERVIEW, P_NONE},
+              {"/tree", R_TREE, P_FEN_LINE},
+              {"/api/node", R_NODE, P_FEN_LINE},
+              {"/api/status", R_STATUS, P_NONE},
+              {"/status.json", R_STATUS, P_NONE},
+              {"/api/check", R_CHECK, P_FEN},
+              {"/export/line.pdn", R_LINE_PDN, P_FEN_LINE},
+              {"/export/proof.pdn", R_PROOF_PDN, P_FEN_MAX},
+              {"/export/subtree.json", R_SUBTREE, P_FEN_DEPTH}};
+
+/* A number parameter in [lo, hi]; def when absent. -1 when bad (err
+ * names the parameter, what it held and the range): a bad number is
+ * refused, not clamped, so that a typo is seen. */
+static long
+num_param(struct evkeyvalq *q, const char *name, long def, long lo, long hi, char *err,
+          size_t errlen)
+{
+    const char *s = evhttp_find_header(q, name);
+    if (!s)
+        return def;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < lo || v > hi) {
+        snprintf(err, errlen, "%s='%.40s' is not a number from %ld to %ld", name, s, lo, hi);
+        return -1;
+    }
+    return v;
+}
+
+/* The redirect that follows ?token=: the same page, without the token
+ * in its address, with the cookie set. 303, so that the browser asks
+ * again with GET; the other parameters are written back as they came. */
+static void
+login_redirect(web_server *w, struct evhttp_request *req, const char *path, struct evkeyvalq *q)
+{
+    struct evbuffer *loc = evbuffer_new();
+    struct evbuffer *b = evbuffer_new();
+    if (!loc || !b) {
+        evbuffer_free(loc);
+        evbuffer_free(b);
+        evhttp_send_error(req, 500, NULL);
+        return;
+    }
+    evbuffer_add_printf(loc, "%s", path);
+    int n = 0;
+    for (struct evkeyval *kv = q->tqh_first; kv; kv = kv->next.tqe_next) {
+        if (!strcmp(kv->key, "token"))
+            continue;
+        evbuffer_add_printf(loc, "%c", n++ ? '&' : '?');
+        web_url(loc, kv->key);
+        evbuffer_add_printf(loc, "=");
+        web_url(loc, kv->value);
+    }
+    evbuffer_add(loc, "", 1);
+    char hex[2 * sizeof w->token + 1], cookie[2 * sizeof w->token + 100];
+    hex_of(w->token, hex, sizeof hex);
+    snprintf(cookie, sizeof cookie, COOKIE "=%s; Path=/; HttpOnly; SameSite=Strict", hex);
+    struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+    evhttp_add_header(h, "Set-Cookie", cookie);
+    evhttp_add_header(h, "Location", (const char *)evbuffer_pullup(loc, -1));
+    evbuffer_add_printf(b, "signed in\n");
+    reply(req, 303, "text/plain; charset=utf-8", b);
+    evbuffer_free(loc);
+    evbuffer_free(b);
+}
+
+/*
+ * The position a route is about: ?fen= when given; else, for the routes
+ * that take one, the end of ?line= played from the root; else the root.
+ * Then the route's body; an error anywhere is the plain-text answer of
+ * reply_error with the message that names what was wrong.
+ */
+static void
+serve_route(web_server *w, struct evhttp_request *req, const struct route *r, struct evkeyvalq *q)
+{
+    char err[600] = "";
+    int code = 200;
+    const char *type = "application/json";
+    struct evbuffer *b = evbuffer_new();
+    if (!b) {
+        evhttp_send_error(req, 500, NULL);
+        return;
+    }
+    /* the position: ?fen=, else the root */
+    eng_pos p;
+    const char *fen = evhttp_find_header(q, "fen");
+    const char *line = evhttp_find_header(q, "line");
+    if (fen) {
+        char perr[300];
+        if (eng_parse_fen(fen, &p, perr, sizeof perr)) {
+            snprintf(err, sizeof err, "fen='%.120s': %s", fen, perr);
+            code = 400;
+        }
+    } else if (line && (r->id == R_TREE || r->id == R_NODE || r->id == R_LINE_PDN)) {
+        /* a line alone: the position it leads to */
+        web_line *wl = malloc(sizeof *wl);
+        if (!wl) {
+            code = 500;
+            snprintf(err, sizeof err, "out of memory");
+        } else if (web_line_get(w, NULL, line, wl, err, sizeof err)) {
+            code = 400;
+        } else {
+            p = wl->pos[wl->n];
+        }
+        free(wl);
+    } else {
+        p = w->root;
+    }
+    if (code == 200) {
+        switch (r->id) {
+        case R_OVERVIEW:
+            type = "text/html; charset=utf-8";
+            web_page_overview(w, b);
+            break;
+        case R_TREE: {
+            struct evbuffer *j = evbuffer_new();
+            code = j ? web_api_node(w, &p, line, j, err, sizeof err) : 500;
+            if (code == 200) {
+                evbuffer_add(j, "", 1);
+                type = "text/html; charset=utf-8";
+                web_page_tree(w, b, (const char *)evbuffer_pullup(j, -1));
+            }
+            evbuffer_free(j);
+            break;
+        }
+        case R_NODE:
+            code = web_api_node(w, &p, line, b, err, sizeof err);
+            break;
+        case R_STATUS:
+            code = web_api_status(w, b);
+            break;
+        case R_CHECK:
+            if (w->run) {
+                code = 403;
+                snprintf(err, sizeof err,
+                         "a running manager does not run the checker for a page (it would stop "
+                         "its event loop): use `checkers proof check --state %.300s`, or "
+                         "`checkers serve` once it stops",
+                         w->state);
+            } else {
+                code = web_api_check(w, &p, b, err, sizeof err);
+            }
+            break;
+        case R_LINE_PDN:
+            type = "application/x-checkers-pdn; charset=utf-8";
+            code = web_export_line(w, &p, line, b, err, sizeof err);
+            break;
+        case R_PROOF_PDN: {
+            type = "application/x-checkers-pdn; charset=utf-8";
+            long max = num_param(q, "max", 5000, 1, 200000, err, sizeof err);
+            code = max < 0 ? 400 : web_export_proof(w, &p, max, b, err, sizeof err);
+            break;
+        }
+        case R_SUBTREE: {
+            long d = num_param(q, "depth", 2, 0, 12, err, sizeof err);
+            code = d < 0 ? 400 : web_export_subtree(w, &p, (int)d, b, err, sizeof err);
+            break;
+        }
+        }
+    }
+    if (code == 200) {
+        if (r->id == R_LINE_PDN || r->id == R_PROOF_PDN) {
+            struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+            evhttp_add_header(h, "Content-Disposition",
+                              r->id == R_LINE_PDN ? "inline; filename=\"line.pdn\""
+                                                  : "inline; filename=\"proof.pdn\"");
+        }
+        reply(req, 200, type, b);
+    } else {
+        reply_error(w, req, code, err[0] ? err : "failed");
+    }
+    evbuffer_free(b);
+}
+
+/*
+ * Every request, in an order that does the least work for the worst
+ * input: the method, the number of headers, the URI's length, the
+ * query's form, then the token (before anything of the proof is read or
+ * told, even which pages exist), then the route and its parameters.
+ * evhttp has already refused what is too long to read
+ * (WEB_MAX_HEADER_BYTES).
+ */
+static void
+on_request(struct evhttp_request *req, void *arg)
+{
+    web_server *w = arg;
+    enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+    if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET, HEAD");
+        reply_error(w, req, 405, "the pages are read-only: GET and HEAD only");
+        return;
+    }
+    struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+    int nh = 0;
+    for (struct evkeyval *kv = in->tqh_first; kv; kv = kv->next.tqe_next)
+        nh++;
+    if (nh > WEB_MAX_HEADERS) {
+        char msg[120];
+        snprintf(msg, sizeof msg, "%d headers: at most %d are read", nh, WEB_MAX_HEADERS);
+        reply_error(w, req, 431, msg);
+        return;
+    }
+    const char *uri = evhttp_request_get_uri(req);
+    if (strlen(uri) > WEB_MAX_URI) {
+        char msg[120];
+        snprintf(msg, sizeof msg, "a URI of %zu bytes: at most %d", strlen(uri), WEB_MAX_URI);
+        reply_error(w, req, 414, msg);
+        return;
+    }
+    const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
+    const char *path = u ? evhttp_uri_get_path(u) : NULL;
+    const char *query = u ? evhttp_uri_get_query(u) : NULL;
+    if (!path || !*path)
+        path = "/";
+    struct evkeyvalq q;
+    TAILQ_INIT(&q);
+    if (query && evhttp_parse_query_str(query, &q)) {
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "malformed query '%.80s': expected name=value pairs separated by '&'", query);
+        reply_error(w, req, 400, msg);
+        evhttp_clear_headers(&q);
+        return;
+    }
+    if (w->need_token) {
+        const char *t = evhttp_find_header(&q, "token");
+        if (t && same_secret(t, w->token)) {
+            login_redirect(w, req, path, &q);
+            evhttp_clear_headers(&q);
+            return;
+        }
+        if (!authorized(w, in)) {
+            struct evbuffer *b = evbuffer_new();
+            if (b) {
+                web_page_login(b, path);
+                evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate",
+                                  "Bearer realm=\"checkers\"");
+                reply(req, 401, "text/html; charset=utf-8", b);
+                evbuffer_free(b);
+            } else {
+                evhttp_send_error(req, 500, NULL);
+            }
+            evhttp_clear_headers(&q);
+            return;
+        }
+    }
+    const struct route *r = NULL;
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+        if (!strcmp(path, routes[i].path))
+            r = &routes[i];
+    if (!r) {
+        char msg[300];
+        snprintf(msg, sizeof msg,
+                 "no page '%.80s' (pages: /, /tree, /api/node, /api/status, /api/check, "
+                 "/export/line.pdn, /export/proof.pdn, /export/subtree.json)",
+                 path);
+        reply_error(w, req, 404, msg);
+        evhttp_clear_headers(&q);
+        return;
+    }
+    for (struct evkeyval *kv = q.tqh_first; kv; kv = kv->next.tqe_next) {
+        int ok = !strcmp(kv->key, "token") && w->need_token;
+        for (const char *const *p = r->params; *p && !ok; p++)
+            ok = !strcmp(kv->key, *p);
+        if (!ok) {
+            char msg[300];
+            int off = snprintf(msg, sizeof msg, "%s takes no parameter '%.40s' (it takes:", path,
+                               kv->key);
+            for (const char *const *p = r->params; *p && off < (int)sizeof msg - 40; p++)
+                off += snprintf(msg + off, sizeof msg - (size_t)off, " %s", *p);
+            snprintf(msg + off, sizeof msg - (size_t)off, "%s)", r->params[0] ? "" : " none");
+            reply_error(w, req, 400, msg);
+            evhttp_clear_headers(&q);
+            return;
+        }
+    }
+    web_refresh(w);
+    serve_route(w, req, r, &q);
+    evhttp_clear_headers(&q);
+}
+
+/* ---- the server ---------------------------------------------------------------------- */
+
+/*
+ * The address is parsed before anything is made, so that an address
+ * beyond loopback without a token is refused before a socket exists:
+ * there is no moment at which the pages are open to the network. The
+ * address is an IP address (as --listen takes it for the workers): a
+ * name could resolve to several, some of them not loopback. The limits
+ * are evhttp's (web.h, LIMITS), set before the socket is bound.
+ */
+int
+web_start(struct event_base *base, mt_tree *tree, pst_env *store, const egdb *db, const web_opts *o,
+          web_server **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    const char *spec = o->listen;
+    char def[64];
+    if (!spec) {
+        snprintf(def, sizeof def, "127.0.0.1:%d", o->port);
+        spec = def;
+    }
+    struct sockaddr_storage ss;
+    int sslen = sizeof ss;
+    /* libevent refuses port 0 ("any free port"): parsed as port 1, then 0 */
+    char any[160];
+    size_t sl = strlen(spec);
+    int port0 = sl >= 2 && sl < sizeof any && !strcmp(spec + sl - 2, ":0");
+    if (port0) {
+        snprintf(any, sizeof any, "%.*s:1", (int)(sl - 2), spec);
+    }
+    if (evutil_parse_sockaddr_port(port0 ? any : spec, (struct sockaddr *)&ss, &sslen)) {
+        eng_errf(err, errlen, "bad address '%s' (expected HOST:PORT, HOST an IP address)", spec);
+        return WEB_EINVAL;
+    }
+    if (port0 && ss.ss_family == AF_INET6)
+        ((struct sockaddr_in6 *)&ss)->sin6_port = 0;
+    else if (port0)
+        ((struct sockaddr_in *)&ss)->sin_port = 0;
+    int loopback = 0;
+    if (ss.ss_family == AF_INET)
+        loopback = (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+    else if (ss.ss_family == AF_INET6)
+        loopback = IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr);
+    if (!loopback && (!o->token || !o->token[0])) {
+        eng_errf(err, errlen,
+                 "serving the pages on %s (beyond loopback) needs a token (--token-file): anyone "
+                 "on the network could read the proof otherwise",
+                 spec);
+        return WEB_ENOTOKEN;
+    }
+    web_server *w = calloc(1, sizeof *w);
+    if (!w)
+        return WEB_ENOMEM;
+    w->base = base;
+    w->tree = tree;
+    w->store = store;
+    w->db = db;
+    mt_stats st;
+    mt_stats_get(tree, &st);
+    w->db_pieces = db ? st.db_pieces : 0;
+    snprintf(w->name, sizeof w->name, "%s", o->name ? o->name : "checkers");
+    snprintf(w->state, sizeof w->state, "%s", o->state ? o->state : "");
+    if (o->token && o->token[0]) {
+        if (strlen(o->token) >= sizeof w->token) {
+            eng_errf(err, errlen, "the token is longer than %zu bytes", sizeof w->token - 1);
+            free(w);
+            return WEB_EINVAL;
+        }
+        snprintf(w->token, sizeof w->token, "%s", o->token);
+        w->need_token = 1;
+    }
+    w->root_checked = o->root_checked;
+    snprintf(w->check_text, sizeof w->check_text, "%s", o->check_text ? o->check_text : "");
+    w->run = o->run;
+    w->run_arg = o->run_arg;
+    if (o->run && !(w->pts = calloc(WEB_SAMPLES_MAX, sizeof *w->pts))) {
+        free(w);
+        return WEB_ENOMEM;
+    }
+    char host[INET6_ADDRSTRLEN];
+    int port;
+    if (ss.ss_family == AF_INET6) {
+        evutil_inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof host);
+        port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    } else {
+        evutil_inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof host);
+        port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    }
+    snprintf(w->host, sizeof w->host, "%s", host);
+    w->http = evhttp_new(base);
+    if (!w->http) {
+        web_free(w);
+        return WEB_ENOMEM;
+    }
+    /* every method reaches on_request, which answers 405 to all but GET
+     * and HEAD (evhttp's own refusal is a 501, a server error) */
+    evhttp_set_allowed_methods(w->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
+                                            EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+                                            EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |
+                                            EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
+    evhttp_set_max_headers_size(w->http, WEB_MAX_HEADER_BYTES);
+    evhttp_set_max_body_size(w->http, 0);
+    evhttp_set_timeout(w->http, WEB_TIMEOUT_S);
+    evhttp_set_gencb(w->http, on_request, w);
+    struct evhttp_bound_socket *bs = evhttp_bind_socket_with_handle(w->http, host, (uint16_t)port);
+    if (!bs) {
+        eng_errf(err, errlen, "cannot serve the pages on %s: %s", spec,
+                 evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+        web_free(w);
+        return WEB_EBIND;
+    }
+    struct sockaddr_storage got;
+    socklen_t gl = sizeof got;
+    if (getsockname(evhttp_bound_socket_get_fd(bs), (struct sockaddr *)&got, &gl) == 0)
+        port = ntohs(got.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&got)->sin6_port
+                                               : ((struct sockaddr_in *)&got)->sin_port);
+    w->port = port;
+    web_refresh(w); /* the figures read now, not on the first request */
+    *out = w;
+    return 0;
+}
+
+/*
+ * The tree's figures cost a pass over every node (mt_stats_get counts
+ * them): about 20 ms at a million nodes, a hundred times what a page of
+ * one position costs. A served state never changes, so they are read
+ * once; a running proof's are read again at most once a second (a page
+ * may then show h or the question a second late).
+ */
+void
+web_refresh(web_server *w)
+{
+    double now = web_now();
+    if (!w->st_at || (w->run && now - w->st_at >= 1.0)) {
+        mt_stats_get(w->tree, &w->st);
+        eng_parse_fen(w->st.root_fen, &w->root, NULL, 0);
+        w->st_at = now;
+    }
+    memset(&w->scratch, 0, sizeof w->scratch);
+    if (w->run)
+        w->run(w->run_arg, &w->scratch);
+}
+
+double
+web_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int
+web_port(const web_server *w)
+{
+    return w->port;
+}
+
+const char *
+web_host(const web_server *w)
+{
+    return w->host;
+}
+
+/* The samples live in memory for this run only: the tree's stored
+ * history (tree.h, "hist") has no room for workers or h. */
+void
+web_sample(web_server *w, double run_s)
+{
+    if (!w || !w->pts || !w->run)
+        return;
+    if (w->npts == WEB_SAMPLES_MAX) { /* every other one: the chart keeps its span */
+        for (size_t i = 0; i < WEB_SAMPLES_MAX / 2; i++)
+            w->pts[i] = w->pts[2 * i];
+        w->npts = WEB_SAMPLES_MAX / 2;
+    }
+    w->st_at = 0; /* fresh figures for the sample */
+    web_refresh(w);
+    web_point *p = &w->pts[w->npts++];
+    p->t = run_s;
+    p->workers = (double)w->scratch.nworkers;
+    p->h = w->st.h >= MT_H_INF ? -1 : w->st.h;
+    p->per_minute = w->scratch.per_minute;
+    p->in_flight = (double)w->st.in_flight;
+}
+
+void
+web_free(web_server *w)
+{
+    if (!w)
+        return;
+    if (w->http)
+        evhttp_free(w->http);
+    free(w->pts);
+    free(w);
+}
+
+const char *
+web_strerror(int code)
+{
+    switch (code) {
+    case WEB_OK:
+        return "ok";
+    case WEB_EINVAL:
+        return "bad address or option";
+    case WEB_ENOTOKEN:
+        return "a token is needed beyond loopback";
+    case WEB_EBIND:
+        return "the address cannot be bound";
+    case WEB_ENOMEM:
+        return "out of memory";
+    default:
+        return "unknown error";
+    }
+}

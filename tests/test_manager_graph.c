@@ -1,0 +1,543 @@
+/*
+ * test_manager_graph.c - the proof tree's PN graph (manager/tree_graph.c)
+ * on its own: no LMDB, no proof store, no databases (tree_int.h, THE
+ * IN-MEMORY TREE). Small graphs are built by hand - a transposition, a
+ * node shared by two interior nodes, a cycle - and their proof and
+ * disproof numbers, flags, bounds and backed-up records are checked
+ * against values worked out by hand in the comments. Jobs are picked with
+ * mt_pick and answered with mtg_result, and after every step a whole pass
+ * must leave what the incremental update left (mt_check_numbers). Last, a
+ * tree of real positions grows in memory for a few hundred jobs with the
+ * same check after each.
+ *
+ * Notation in the comments: a node is "pn/dn"; B nodes have Black to move,
+ * W nodes White. Every question here is "does Black win", so B nodes are
+ * OR nodes (pn = min, dn = sum) and W nodes AND nodes (pn = sum, dn = min);
+ * an open leaf is 1/1, a proven node 0/INF, a disproven one INF/0.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "manager/tree_int.h"
+#include "tests/test_util.h"
+
+/* ---- constants -------------------------------------------------------- */
+
+#define BIG_BUDGET (1000u * 1024) /* job_max_ms: a leaf's budget grows 10 times */
+
+/* ---- helpers ---------------------------------------------------------- */
+
+/* A call that must succeed: what failed and err are printed if not. */
+static void
+ok(int rc, const char *what, const char *err)
+{
+    if (rc)
+        fprintf(stderr, "%s: %s\n", what, err);
+    assert_int_equal(rc, 0);
+}
+
+/* A distinct position for hand-made node k: a black man on bit k (k < 31)
+ * and a white king on bit 31; only its side to move matters to the graph. */
+static eng_pos
+node_pos(int k, int side)
+{
+    eng_pos p = {.bm = 1u << k, .wk = 1u << 31, .stm = side};
+    return p;
+}
+
+/* An in-memory tree for goal win, its root (node 0) fen, or when fen is
+ * NULL hand-made with Black to move; nothing provisional (h at MT_H_INF).
+ * Jobs of 1000 ms whose budget grows to job_max_ms: BIG_BUDGET, and no
+ * job makes the graph expand with real moves; 1000, and every job that
+ * leaves its leaf open expands it. */
+static mt_tree *
+mem_tree(int job_max_ms, const char *fen)
+{
+    eng_pos r = node_pos(0, ENG_BLACK);
+    char err[256] = "";
+    if (fen)
+        ok(eng_parse_fen(fen, &r, err, sizeof err), fen, err);
+    mt_create cr = {.root = r,
+                    .goal = MT_GOAL_WIN,
+                    .job_ms = 1000,
+                    .job_max_ms = (uint32_t)job_max_ms,
+                    .h0 = MT_H_INF,
+                    .h_step = 100};
+    mt_tree *t;
+    ok(mtg_open_mem(&cr, &t, err, sizeof err), "mtg_open_mem", err);
+    assert_null(t->lm);    /* nothing persisted */
+    assert_null(t->store); /* no proof store */
+    assert_int_equal(t->count, 1);
+    assert_int_equal(t->n[0].own, ENG_LW); /* the root has moves */
+    assert_int_equal(t->q.attacker, r.stm);
+    assert_int_equal(t->q.target, ENG_WIN);
+    return t;
+}
+
+/* Adds hand-made nodes 1, 2, ... after the root, one a letter of sides
+ * (the side to move: 'B' or 'W'), so that node k has index k. */
+static void
+add_nodes(mt_tree *t, const char *sides)
+{
+    for (int k = 1; sides[k - 1]; k++) {
+        eng_pos p = node_pos(k, sides[k - 1] == 'W' ? ENG_WHITE : ENG_BLACK);
+        assert_int_equal(mtg_add(t, &p), k);
+    }
+}
+
+/* Node i gets the children kid[0..n-1] and is expanded. */
+static void
+kids(mt_tree *t, uint32_t i, const uint32_t *kid, uint16_t n)
+{
+    assert_int_equal(mtg_set_kids(t, i, kid, n), 0);
+    t->n[i].expanded = 1;
+}
+
+static void
+pass(mt_tree *t)
+{
+    char err[256] = "";
+    ok(mtg_pass(t, err, sizeof err), "mtg_pass", err);
+}
+
+/* The incremental update left what a whole pass computes. */
+static void
+same_as_pass(mt_tree *t)
+{
+    char err[512] = "";
+    ok(mt_check_numbers(t, err, sizeof err), "mt_check_numbers", err);
+}
+
+static void
+numbers(const mt_tree *t, uint32_t i, uint64_t pn, uint64_t dn, int flagged)
+{
+    const mt_node *n = &t->n[i];
+    if (n->pn != pn || n->dn != dn || n->flagged != flagged)
+        fprintf(stderr, "node %u: %llu/%llu flag %d, expected %llu/%llu flag %d\n", i,
+                (unsigned long long)n->pn, (unsigned long long)n->dn, n->flagged,
+                (unsigned long long)pn, (unsigned long long)dn, flagged);
+    assert_true(n->pn == pn && n->dn == dn && n->flagged == flagged);
+}
+
+/* Picks a job and checks it is node i's; returns its record. */
+static mt_jobrec *
+pick(mt_tree *t, uint32_t i)
+{
+    mt_job j;
+    char err[256] = "";
+    int rc = mt_pick(t, &j, err, sizeof err);
+    if (rc < 0)
+        fprintf(stderr, "mt_pick: %s\n", err);
+    assert_int_equal(rc, MT_PICK_JOB);
+    assert_true(eng_equal(&j.pos, &t->n[i].pos));
+    assert_int_equal(j.q.attacker, t->q.attacker);
+    assert_int_equal(j.q.target, t->q.target);
+    mt_jobrec *r = mtg_job_find(t, j.id);
+    assert_non_null(r);
+    assert_int_equal(r->node, i);
+    assert_int_equal(t->n[i].inflight, 1);
+    return r;
+}
+
+static void
+pick_status(mt_tree *t, int want)
+{
+    mt_job j;
+    char err[256] = "";
+    assert_int_equal(mt_pick(t, &j, err, sizeof err), want);
+}
+
+/* Answers job j: the store now holds bound for its position (ENG_LW:
+ * nothing), with score (depth 1) when score_depth is set. */
+static void
+answer(mt_tree *t, uint64_t id, eng_bound bound, int score, int score_depth)
+{
+    char err[256] = "";
+    mt_jobrec *j = mtg_job_find(t, id);
+    assert_non_null(j);
+    ok(mtg_result(t, j, bound, bound != ENG_LW, score, score_depth, 10, 5, err, sizeof err),
+       "mtg_result", err);
+    assert_null(mtg_job_find(t, id)); /* answered: dropped */
+}
+
+/* ---- tests ------------------------------------------------------------ */
+
+/*
+ * A transposition: D is a child of both A and B.
+ *
+ *        R (B)
+ *       /     \
+ *    A (W)    B (W)
+ *    /   \    /   \
+ *  C(B)   D(B)    E(B)
+ *
+ * Three jobs go out (C, D, E, each flagging its way up), then come back:
+ * D won for Black, E lost for Black, C won. Numbers, flags and bounds are
+ * checked after every step, and that a whole pass agrees.
+ */
+static void
+test_transposition(void **state)
+{
+    (void)state;
+    enum { R, A, B, C, D, E };
+    mt_tree *t = mem_tree(BIG_BUDGET, NULL);
+    add_nodes(t, "WWBBB");
+    kids(t, R, (uint32_t[]){A, B}, 2);
+    kids(t, A, (uint32_t[]){C, D}, 2);
+    kids(t, B, (uint32_t[]){D, E}, 2);
+    pass(t);
+    assert_int_equal(t->n[D].npar, 2); /* one node, two parents */
+    /* leaves 1/1; A and B (AND) 1+1 = 2 / min(1,1) = 1; R (OR) min(2,2)
+     * = 2 / 1+1 = 2 */
+    numbers(t, C, 1, 1, 0);
+    numbers(t, A, 2, 1, 0);
+    numbers(t, B, 2, 1, 0);
+    numbers(t, R, 2, 2, 0);
+    assert_int_equal(mt_max_depth(t), 2);
+
+    /* 1st pick: R's children tie at 2/1, the first (A) is taken; A (AND)
+     * takes the least dn, a tie of C and D: C. C is flagged, A is not (D
+     * is still free). Virtual equivalence: no number changes. */
+    mt_jobrec *jc = pick(t, C);
+    uint64_t idc = jc->id;
+    numbers(t, C, 1, 1, 1);
+    numbers(t, A, 2, 1, 0);
+    numbers(t, R, 2, 2, 0);
+    /* 2nd: R -> A -> D (C is flagged). A's open children are all flagged
+     * now; B still has E free. */
+    uint64_t idd = pick(t, D)->id;
+    numbers(t, A, 2, 1, 1);
+    numbers(t, B, 2, 1, 0);
+    numbers(t, R, 2, 2, 0);
+    /* 3rd: R -> B (A is flagged) -> E. Now B is flagged, and so is R. */
+    uint64_t ide = pick(t, E)->id;
+    numbers(t, B, 2, 1, 1);
+    numbers(t, R, 2, 2, 1);
+    pick_status(t, MT_PICK_WAIT); /* every candidate in flight */
+    same_as_pass(t);
+
+    /* D won for Black: 0/INF. A = C + D = 1+0 / min(1,INF) = 1, flagged
+     * (its one open child, C, is in flight); B = 0+1 / min(INF,1) = 1,
+     * flagged (E); R = min(1,1) = 1 / 1+1 = 2, flagged. No bound above D
+     * changes: A (White to move) still has C. */
+    answer(t, idd, ENG_WW, 0, 0);
+    assert_int_equal(t->n[D].bound, ENG_WW);
+    assert_int_equal(t->n[D].src, SRC_STORE);
+    numbers(t, D, 0, MT_INF, 0);
+    numbers(t, A, 1, 1, 1);
+    numbers(t, B, 1, 1, 1);
+    numbers(t, R, 1, 2, 1);
+    assert_int_equal(t->n[A].bound, ENG_LW);
+    same_as_pass(t);
+
+    /* The check can fail: a wrong number is found and named. */
+    t->n[A].pn += 5;
+    char err[512] = "";
+    assert_int_equal(mt_check_numbers(t, err, sizeof err), MT_ECORRUPT);
+    assert_non_null(strstr(err, "1 of 6 nodes differ"));
+    numbers(t, A, 1, 1, 1); /* the pass put it right */
+
+    /* E lost for Black: INF/0. B (White to move) takes the better of
+     * -WW = LL (to D) and -LL = WW (to E): WW for White, so Black's
+     * question is answered no at B: INF/0, unflagged. R = min(1,INF) = 1
+     * / 1+0 = 1, flagged (A is its one open child, and A is flagged). */
+    answer(t, ide, ENG_LL, 0, 0);
+    assert_int_equal(t->n[B].bound, ENG_WW);
+    numbers(t, E, MT_INF, 0, 0);
+    numbers(t, B, MT_INF, 0, 0);
+    numbers(t, R, 1, 1, 1);
+    assert_int_equal(t->n[R].bound, ENG_LW);
+    pick_status(t, MT_PICK_WAIT);
+    same_as_pass(t);
+
+    /* C won for Black: A's children both win for Black, so A = LL for
+     * White (0/INF), and R, which moves to A, is WW: 0/INF, the goal is
+     * settled. */
+    answer(t, idc, ENG_WW, 0, 0);
+    assert_int_equal(t->n[A].bound, ENG_LL);
+    assert_int_equal(t->n[R].bound, ENG_WW);
+    numbers(t, A, 0, MT_INF, 0);
+    numbers(t, R, 0, MT_INF, 0);
+    assert_true(mt_done(t));
+    pick_status(t, MT_PICK_DONE);
+    same_as_pass(t);
+
+    /* Backed up: the tree's own records for A, B and R, taken as written
+     * (no store here), and nothing for what came from outside. */
+    assert_int_equal(t->n[A].recorded, ENG_LL);
+    assert_int_equal(t->n[B].recorded, ENG_WW);
+    assert_int_equal(t->n[R].recorded, ENG_WW);
+    assert_int_equal(t->n[A].src, SRC_BACKUP);
+    assert_int_equal(t->n[R].src, SRC_BACKUP);
+    mt_stats s;
+    mt_stats_get(t, &s);
+    assert_true(s.root_bound == ENG_WW && s.nodes == 6 && s.expanded == 3 && s.in_flight == 0);
+    assert_true(s.jobs_done == 3 && s.jobs_proved == 3 && s.jobs_issued == 3);
+    assert_int_equal(t->fallbacks, 0); /* every update was incremental */
+    mt_close(t);
+}
+
+/*
+ * An interior node shared by two parents, and provisional leaves
+ * (threshold iteration, tree.h).
+ *
+ *            R (B)
+ *          /      \
+ *       X (W)      Y (W)
+ *      /  |  \    /    \
+ *  L1(B) L2(B) S(B)    L3(B)
+ *             /   \
+ *          T1(W)  T2(W)
+ *
+ * S counts in both X and Y: PN-search over a graph counts a shared
+ * subtree twice (the DAG problem), which only steers selection.
+ */
+static void
+test_shared_and_threshold(void **state)
+{
+    (void)state;
+    enum { R, X, Y, L1, L2, S, L3, T1, T2 };
+    mt_tree *t = mem_tree(BIG_BUDGET, NULL);
+    add_nodes(t, "WWBBBBWW");
+    kids(t, R, (uint32_t[]){X, Y}, 2);
+    kids(t, X, (uint32_t[]){L1, L2, S}, 3);
+    kids(t, Y, (uint32_t[]){S, L3}, 2);
+    kids(t, S, (uint32_t[]){T1, T2}, 2);
+    pass(t);
+    /* S (OR) = min(1,1) = 1 / 1+1 = 2; X (AND) = 1+1+1 = 3 / min(1,1,2)
+     * = 1; Y = 1+1 = 2 / min(2,1) = 1; R (OR) = min(3,2) = 2 / 1+1 = 2 */
+    numbers(t, S, 1, 2, 0);
+    numbers(t, X, 3, 1, 0);
+    numbers(t, Y, 2, 1, 0);
+    numbers(t, R, 2, 2, 0);
+    assert_int_equal(mt_max_depth(t), 3);
+
+    /* h = 100. T1's score for White is -150, +150 for Black: past h,
+     * provisionally proven (0/INF); L3's is -150 for Black: provisionally
+     * disproven (INF/0). S = min(0,1) = 0 / INF+1 = INF (saturated); X =
+     * 1+1+0 = 2 / min(1,1,INF) = 1; Y = 0+INF = INF / min(INF,0) = 0; R =
+     * min(2,INF) = 2 / 1+0 = 1. No bound moves: a heuristic is no proof. */
+    t->h = 100;
+    t->n[T1].score = -150;
+    t->n[L3].score = -150;
+    pass(t);
+    numbers(t, T1, 0, MT_INF, 0);
+    numbers(t, L3, MT_INF, 0, 0);
+    numbers(t, S, 0, MT_INF, 0);
+    numbers(t, X, 2, 1, 0);
+    numbers(t, Y, MT_INF, 0, 0);
+    numbers(t, R, 2, 1, 0);
+    for (uint32_t i = 0; i < t->count; i++)
+        assert_int_equal(t->n[i].bound, ENG_LW);
+
+    /* Y is resolved (provisionally): the pick goes R -> X -> L1 (least dn,
+     * first of a tie). Its job brings a score of +150 for Black: L1 is
+     * provisionally proven, X = 0+1+0 = 1 / min(INF,1,INF) = 1. */
+    uint64_t id = pick(t, L1)->id;
+    answer(t, id, ENG_LW, 150, 1);
+    assert_int_equal(t->n[L1].jobs, 1);
+    assert_false(t->n[L1].expanded); /* its budget can still grow */
+    numbers(t, L1, 0, MT_INF, 0);
+    numbers(t, X, 1, 1, 0);
+    numbers(t, R, 1, 1, 0);
+    same_as_pass(t);
+    /* Then L2, the same: X = 0/INF, and R = min(0,INF) = 0: the root is
+     * resolved provisionally. */
+    id = pick(t, L2)->id;
+    answer(t, id, ENG_LW, 150, 1);
+    numbers(t, X, 0, MT_INF, 0);
+    numbers(t, R, 0, MT_INF, 0);
+    same_as_pass(t);
+    assert_false(mt_done(t)); /* numbers never settle the goal */
+
+    /* So the next pick raises h to 200, where no score of 150 counts:
+     * every number is back to the first pass's (R 2/2), and R -> Y (pn 2
+     * against X's 3) -> L3 (dn 1 against S's 2). */
+    pick(t, L3);
+    assert_int_equal(t->h, 200);
+    numbers(t, X, 3, 1, 0);
+    numbers(t, Y, 2, 1, 0);
+    numbers(t, R, 2, 2, 0);
+    same_as_pass(t);
+    assert_int_equal(t->fallbacks, 0);
+    mt_close(t);
+}
+
+/*
+ * A cycle: P and Q lead to each other (kings can repeat a position).
+ *
+ *   R (B) -> P (W) -> Q (B) -> P
+ *            P (W) -> Z (B)
+ *
+ * A repetition scores nothing (tree.h, WHY CYCLES CANNOT MAKE A WRONG
+ * BOUND); selection does not go round the cycle: Q, whose only child is
+ * on the path, is itself the job; and an update through the cycle ends.
+ */
+static void
+test_cycle(void **state)
+{
+    (void)state;
+    enum { R, P, Q, Z };
+    mt_tree *t = mem_tree(BIG_BUDGET, NULL);
+    add_nodes(t, "WBB");
+    kids(t, R, (uint32_t[]){P}, 1);
+    kids(t, P, (uint32_t[]){Q, Z}, 2);
+    kids(t, Q, (uint32_t[]){P}, 1);
+    pass(t);
+    assert_true(t->cycles);
+    /* The pass reaches P again from Q while P is on its stack, and takes
+     * P's numbers as they were (1/1, a new node's): Q = 1/1. Then P (AND)
+     * = Q + Z = 2 / 1, and R = 2/1. */
+    numbers(t, Q, 1, 1, 0);
+    numbers(t, P, 2, 1, 0);
+    numbers(t, R, 2, 1, 0);
+    assert_int_equal(t->n[P].bound, ENG_LW); /* no draw by repetition */
+    assert_int_equal(t->n[Q].bound, ENG_LW);
+    assert_int_equal(mt_max_depth(t), 2);
+
+    /* R -> P -> Q (a tie with Z at dn 1, Q first); Q's one child, P, is on
+     * the path: Q is the job, though it is expanded. Its flag changes its
+     * numbers, and round the cycle they climb (Q's pn is P's, P's is Q's
+     * + 1, ...) until the update's budget runs out and one pass settles
+     * them (tree.h, NUMBERS AFTER A RESULT). */
+    uint64_t fallbacks = t->fallbacks;
+    uint64_t idq = pick(t, Q)->id;
+    assert_int_equal(t->fallbacks, fallbacks + 1);
+    assert_int_equal(t->n[Q].flagged, 1);
+    assert_int_equal(t->n[P].flagged, 0); /* Z is still free */
+    uint64_t idz = pick(t, Z)->id;
+    assert_int_equal(t->n[P].flagged, 1);
+    assert_int_equal(t->n[R].flagged, 1);
+    pick_status(t, MT_PICK_WAIT);
+
+    /* With a cycle only bounds have one right value: a wrong number is
+     * not a difference, a wrong bound is. */
+    t->n[Q].pn = 7;
+    char err[512] = "";
+    assert_int_equal(mt_check_numbers(t, err, sizeof err), 0);
+    t->n[Z].bound = ENG_DD;
+    assert_int_equal(mt_check_numbers(t, err, sizeof err), MT_ECORRUPT);
+    assert_non_null(strstr(err, "1 of 4 nodes differ"));
+    assert_int_equal(t->n[Z].bound, ENG_LW);
+
+    /* Z's job proves nothing: it stays an open leaf (its budget grows). */
+    answer(t, idz, ENG_LW, 0, 0);
+    assert_false(t->n[Z].expanded);
+    assert_int_equal(t->n[R].bound, ENG_LW);
+    same_as_pass(t);
+
+    /* Q won for Black: P, whose one escape from Q's win is Z, still open,
+     * is not lost... */
+    answer(t, idq, ENG_WW, 0, 0);
+    assert_int_equal(t->n[Q].bound, ENG_WW);
+    numbers(t, Q, 0, MT_INF, 0);
+    assert_int_equal(t->n[P].bound, ENG_LW);
+    /* P = Q + Z = 0+1 = 1 / min(INF,1) = 1; R = 1/1 */
+    numbers(t, P, 1, 1, 0);
+    numbers(t, R, 1, 1, 0);
+    same_as_pass(t);
+    /* ...until Z is won for Black too: P = LL, R = WW, through the cycle
+     * (P's parents are R and Q) and out. */
+    uint64_t id = pick(t, Z)->id;
+    answer(t, id, ENG_WW, 0, 0);
+    assert_int_equal(t->n[P].bound, ENG_LL);
+    assert_int_equal(t->n[R].bound, ENG_WW);
+    assert_int_equal(t->n[Q].bound, ENG_WW);
+    numbers(t, R, 0, MT_INF, 0);
+    assert_true(mt_done(t));
+    assert_int_equal(t->n[R].recorded, ENG_WW);
+    assert_int_equal(t->n[P].recorded, ENG_LL);
+    same_as_pass(t);
+    mt_close(t);
+}
+
+/*
+ * Real moves, in memory: White to move captures Black's last man
+ * (22x15), and Black, with no piece, has no move. One job on the root
+ * comes back with nothing; with no budget to grow (job_max_ms = job_ms)
+ * the root is expanded by its legal moves: one child, lost (no move), so
+ * the root is won for White, the side to move.
+ */
+static void
+test_real_capture(void **state)
+{
+    (void)state;
+    mt_tree *t = mem_tree(1000, "W:W22:B18");
+    assert_int_equal(t->q.attacker, ENG_WHITE);
+    uint64_t id = pick(t, 0)->id;
+    answer(t, id, ENG_LW, 0, 0);
+    assert_int_equal(t->count, 2);
+    assert_int_equal(t->n[0].nkid, 1);
+    assert_int_equal(t->n[1].src, SRC_END);
+    assert_int_equal(t->n[1].bound, ENG_LL);
+    assert_int_equal(t->n[0].bound, ENG_WW);
+    numbers(t, 0, 0, MT_INF, 0);
+    assert_true(mt_done(t));
+    same_as_pass(t);
+    mt_close(t);
+}
+
+/*
+ * A tree of real positions grown in memory: 3 men a side, far from
+ * promotion, so no king (and no cycle) appears for many plies and every
+ * number must agree with a whole pass. Each job comes back with nothing
+ * and expands its leaf; some jobs stay in flight across others, so that
+ * flags are tested too.
+ */
+static void
+test_growth(void **state)
+{
+    (void)state;
+    char err[512];
+    mt_tree *t = mem_tree(1000, "B:W21,22,23:B9,10,11");
+    int jobs = test_sanitized() ? 60 : 300;
+    uint64_t held[2] = {0, 0}; /* jobs kept in flight a while */
+    uint64_t s = 0x9e3779b97f4a7c15u;
+    int done = 0;
+    for (int k = 0; k < jobs; k++) {
+        mt_job j;
+        int rc = mt_pick(t, &j, err, sizeof err);
+        assert_true(rc >= 0);
+        if (rc == MT_PICK_DONE)
+            break;
+        if (rc == MT_PICK_WAIT) { /* every leaf in flight: answer one */
+            assert_true(held[0] || held[1]);
+            int h = held[0] ? 0 : 1;
+            answer(t, held[h], ENG_LW, 0, 0);
+            held[h] = 0;
+        } else if (!held[k % 2] && test_rnd(&s) % 4 == 0) {
+            held[k % 2] = j.id;
+        } else {
+            answer(t, j.id, ENG_LW, 0, 0);
+        }
+        done++;
+        if (mt_check_numbers(t, err, sizeof err)) {
+            fprintf(stderr, "after job %d: %s\n", done, err);
+            fail();
+        }
+        assert_false(t->cycles);
+    }
+    mt_stats st;
+    mt_stats_get(t, &st);
+    assert_true(st.nodes > (uint64_t)jobs); /* it grew */
+    assert_true(st.expanded > 0);
+    mt_close(t);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_transposition), cmocka_unit_test(test_shared_and_threshold),
+        cmocka_unit_test(test_cycle),         cmocka_unit_test(test_real_capture),
+        cmocka_unit_test(test_growth),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
