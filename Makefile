@@ -71,7 +71,7 @@ CHECKERS := $(if $(SANITIZE),$(BUILD)/checkers,$(BIN)/checkers)
 
 # ---- targets -------------------------------------------------------------
 
-.PHONY: all deps run prove egdb compare frontier demo demo-quick test test-unit test-san test-e2e test-slurm testdata check-solve6 bench format clean
+.PHONY: all deps run prove egdb compare frontier level demo demo-quick test test-unit test-san test-e2e test-slurm testdata check-solve6 bench format clean
 .DEFAULT_GOAL := all
 
 all: deps $(CHECKERS) $(LIBS)
@@ -125,6 +125,16 @@ FRONTIER_ARGS ?=
 frontier: all
 	@./scripts/ensure-egdb.sh $(EGDB) $(PIECES) ./$(BIN)/checkers
 	./$(BIN)/checkers frontier run --db $(EGDB) --budget $(BUDGET) $(FRONTIER_ARGS)
+
+# The level ladder (openings/level.tsv: level positions of 10-16 pieces):
+# every rung proved for BUDGET with two local workers, then
+# results/level-2-N/frontier.md, .tsv and .svg (N: the databases' largest
+# piece count; resumable). The baseline the draw-proving work is measured
+# against: 60 s, 2 workers, every rung (--all).
+level: all
+	@./scripts/ensure-egdb.sh $(EGDB) $(PIECES) ./$(BIN)/checkers
+	./$(BIN)/checkers frontier run --ladder level --db $(EGDB) --budget $(BUDGET) --workers 2 \
+	    --all $(FRONTIER_ARGS)
 
 # The deepest ladder rung this machine proves in under five minutes
 # (results/frontier.md: opening 14's 14-piece rung, a loss for Black to

@@ -7,6 +7,17 @@
  * checked by the independent checker; the figures by piece count go to
  * results/frontier.md, .tsv and .svg.
  *
+ * THE LEVEL LADDER (--level, --ladder level)
+ *   The same machinery on a second ladder (openings/level.tsv): the first
+ *   level position (equal men and kings, no capture for the side to move)
+ *   with at most 16, 14, 12 and 10 pieces on a deeper search's line. Its
+ *   results go to results/level-2-N/ (N: the databases' largest piece
+ *   count). A level position is proved only when its value is exact (a
+ *   draw needs both bounds); a proved bound alone is reported beside it.
+ *   A position that is the rung of several rows (a capture skips a count,
+ *   or two openings' lines meet) is proved once: the later rows take the
+ *   first one's result, and the figures by pieces count it once.
+ *
  * WHY A PROCESS PER RUNG
  *   `prove` is what a user runs: the frontier measures exactly it (its
  *   workers, its leases, its LMDB state), and a rung that crashes or is
@@ -43,23 +54,39 @@
 
 /* ---- constants and types ---------------------------------------------- */
 
-#define FR_MAX_ROWS (OPS_PUBLISHED * OPS_RUNGS)
+#define FR_MAX_ROWS (OPS_PUBLISHED * OPS_MAX_RUNGS)
+
+/* The ladders' searches: depth (plies) by default, and the table (fixed,
+ * because the table's size changes which entries survive and so the
+ * line: the same size on every machine gives the same ladder). */
+#define FR_FRONTIER_DEPTH 12
+#define FR_LEVEL_DEPTH 16
+#define FR_LADDER_TT ((size_t)64 << 20)
 
 static const char frontier_help[] =
-    "usage: checkers frontier ladder --db DIR [--depth D] [--plies N]\n"
-    "       checkers frontier run --db DIR [--budget T] [--job-time S] [--workers N]\n"
-    "                             [--openings LIST] [--rungs LIST] [--all] [--untried]\n"
-    "                             [--dir DIR] [--out DIR]\n"
+    "usage: checkers frontier ladder [--level] --db DIR [--depth D] [--plies N]\n"
+    "                                [--pieces P]\n"
+    "       checkers frontier run [--ladder frontier|level] --db DIR [--budget T]\n"
+    "                             [--job-time S] [--workers N] [--openings LIST]\n"
+    "                             [--rungs LIST] [--all] [--untried] [--dir DIR]\n"
+    "                             [--out DIR]\n"
     "       checkers frontier report [--out DIR]\n"
     "\n"
     "How far from the endgame this machine proves.\n"
     "\n"
     "ladder  plays the engine against itself from each of the 19 published\n"
-    "        openings (alpha-beta to a fixed depth, default 12, with the\n"
-    "        databases in DIR; at most N plies, default 300) and writes to\n"
-    "        openings/ladder.tsv the first position of each line with at most\n"
-    "        18, 16, 14, 12, 10 and 8 pieces, with the line that reaches it.\n"
-    "        The same depth, databases and engine give the same ladder.\n"
+    "        openings (alpha-beta to a fixed depth D with the databases in DIR,\n"
+    "        probed up to P pieces, default all they hold; the table cleared\n"
+    "        before each move; a line ends after N plies, default 300, or where\n"
+    "        a position repeats) and writes the line's rungs with the moves that\n"
+    "        reach them. Without --level: openings/ladder.tsv, the first\n"
+    "        position with at most 18, 16, 14, 12, 10 and 8 pieces (default D\n"
+    "        12). With --level: openings/level.tsv, the first LEVEL position\n"
+    "        (as many men and as many kings on each side, and no capture for\n"
+    "        the side to move) with at most 16, 14, 12 and 10 pieces (default D\n"
+    "        16); a rung the line never reaches has no row, and a comment in\n"
+    "        the file says why. The same depth, databases and engine give the\n"
+    "        same ladder on any machine.\n"
     "run     proves each rung with `checkers prove --goal value` (the manager\n"
     "        and N local workers, default one per core; jobs of S seconds,\n"
     "        default 5) for at most T (default 60s; 90, 15m, 2h), then runs the\n"
@@ -72,16 +99,24 @@ static const char frontier_help[] =
     "        \"1,4,7-9\" (openings) or \"8,10\" (rungs). Writes OUT/frontier.tsv,\n"
     "        frontier.md and frontier.svg (default OUT: results) after every\n"
     "        rung. Ctrl-C stops cleanly (exit 1); the rung in progress resumes\n"
-    "        next time.\n"
+    "        next time. --ladder level runs openings/level.tsv instead (rungs\n"
+    "        10-16; default DIR proofs/level, default OUT results/level-2-M, M\n"
+    "        the largest piece count of the databases); a position that is\n"
+    "        the rung of an earlier row too is proved once, the later rows\n"
+    "        taking its result.\n"
     "report  rewrites frontier.md and frontier.svg from OUT/frontier.tsv.\n"
     "\n"
     "A rung counts as proved only when the checker accepts the proof of the\n"
-    "root and its bound settles the value. Exit status: 0 done, 1 stopped or a\n"
-    "rung failed to run, 2 bad usage, 3 damaged databases or state.\n"
+    "root and its bound settles the value (win, draw or loss: a draw needs\n"
+    "both bounds); a proved bound alone (>=draw, <=draw) is reported apart.\n"
+    "Exit status: 0 done, 1 stopped or a rung failed to run, 2 bad usage, 3\n"
+    "damaged databases or state.\n"
     "\n"
     "example:\n"
     "  checkers frontier ladder --db egdb-data\n"
-    "  checkers frontier run --db egdb-data --budget 60 --rungs 8,10\n";
+    "  checkers frontier run --db egdb-data --budget 60 --rungs 8,10\n"
+    "  checkers frontier ladder --level --db egdb-data --depth 16\n"
+    "  checkers frontier run --ladder level --db egdb-data --budget 60s --workers 2\n";
 
 typedef struct fr_row {
     int no, rung, pieces;
@@ -96,6 +131,7 @@ typedef struct fr_row {
 } fr_row;
 
 typedef struct fr_table {
+    int kind; /* OPS_LADDER_*: the ladder the rows are rungs of */
     fr_row row[FR_MAX_ROWS];
     int n;
     char runs[8][600]; /* the commands that wrote it, most recent last */
@@ -179,22 +215,136 @@ median(double *v, int n)
 
 /* ---- ladder --------------------------------------------------------------- */
 
+/* Why a line stopped short of its last rung (the level ladder's comments). */
+static const char *const stop_why[] = {
+    "", "the game is over", "a position repeats, so the line would cycle", "the ply limit"};
+
+/* The engine's line from one opening: each move the first of the
+ * principal variation of a search to depth, the table cleared before
+ * each search, so that a move depends on its position alone. Writes a row
+ * to f at the first position of each rung (see ops_ladder_load_kind) and,
+ * for the level kind, a comment for each rung never reached.
+ * RETURN 0, or an exit code (message printed). */
+static int
+ladder_line(FILE *f, int kind, const ops_published *op, egdb *db, int db_pieces, ab_ctx *ab,
+            int depth, int max_plies, double t0)
+{
+    const int *rungs;
+    int nrungs = ops_ladder_rungs(kind, &rungs);
+    size_t cap = (size_t)max_plies * 16 + 16, used = 0;
+    char *line = malloc(cap);
+    eng_pos *seen = malloc(((size_t)max_plies + 1) * sizeof *seen);
+    if (!line || !seen) {
+        free(line);
+        free(seen);
+        fprintf(stderr, "checkers frontier ladder: out of memory\n");
+        return CLI_EXIT_FAIL;
+    }
+    line[0] = 0;
+    eng_pos p = op->pos;
+    int next = nrungs - 1, ply = 0, why = 0, rc = 0;
+    for (;;) {
+        /* the rungs this position is the first of: a position that is the
+         * first of a rung is the first of every lower rung it also meets */
+        while (next >= 0 && eng_pieces(&p) <= rungs[next] &&
+               (kind != OPS_LADDER_LEVEL || ops_level(&p))) {
+            char fen[ENG_FEN_MAX];
+            eng_format_fen(&p, fen, sizeof fen);
+            fprintf(f, "%d\t%s\t%d\t%d\t%d\t%s\t%s\n", op->no, op->moves, rungs[next],
+                    eng_pieces(&p), ply, fen, line);
+            next--;
+        }
+        if (next < 0)
+            break;
+        int rep = 0;
+        for (int i = 0; i < ply && !rep; i++)
+            rep = eng_equal(&seen[i], &p);
+        if (rep) {
+            /* the same position gets the same move: a cycle, no new position */
+            why = 2;
+            break;
+        }
+        if (ply >= max_plies) {
+            why = 3;
+            break;
+        }
+        seen[ply] = p;
+        ab_opts o = {.db = db, .db_pieces = db_pieces, .max_depth = depth};
+        ab_result r;
+        ab_clear(ab);
+        if (ab_search(ab, &p, &o, &r)) {
+            fprintf(stderr, "checkers frontier ladder: the search failed on opening %d at ply %d\n",
+                    op->no, ply);
+            rc = CLI_EXIT_DAMAGED;
+            break;
+        }
+        if (r.pvlen == 0) {
+            why = 1;
+            break;
+        }
+        char mv[64];
+        eng_format_move(&r.pv[0], mv, sizeof mv);
+        if (used + strlen(mv) + 2 > cap) {
+            char *bigger = realloc(line, 2 * cap);
+            if (!bigger) {
+                fprintf(stderr, "checkers frontier ladder: out of memory\n");
+                rc = CLI_EXIT_FAIL;
+                break;
+            }
+            line = bigger;
+            cap *= 2;
+        }
+        used += (size_t)snprintf(line + used, cap - used, "%s%s", ply ? " " : "", mv);
+        eng_pos nx;
+        eng_make(&p, &r.pv[0], &nx);
+        p = nx;
+        ply++;
+    }
+    if (!rc && next >= 0 && kind == OPS_LADDER_LEVEL) {
+        /* no row: say so, with the whole line, so that the gap can be
+         * checked by replaying it */
+        for (int k = next; k >= 0; k--)
+            fprintf(f,
+                    "# opening %d: no level position with at most %d pieces: the line stops at "
+                    "ply %d with %d pieces (%s)\n",
+                    op->no, rungs[k], ply, eng_pieces(&p), stop_why[why]);
+        fprintf(f, "# opening %d: the whole line: %s\n", op->no, line);
+    }
+    if (!rc) {
+        printf("opening %2d  %-18s  %3d plies  %2d pieces at the end", op->no, op->moves, ply,
+               eng_pieces(&p));
+        if (next >= 0)
+            printf("  (rung %d not reached: %s)", rungs[next], stop_why[why]);
+        printf("  (%.0f s)\n", cli_now() - t0);
+        fflush(stdout);
+    }
+    free(line);
+    free(seen);
+    return rc;
+}
+
 static int
 ladder_cmd(int argc, char **argv)
 {
     const char *db_dir = NULL;
-    long depth = 12, max_plies = 300;
+    int kind = OPS_LADDER_FRONTIER;
+    long depth = -1, max_plies = 300, db_pieces = 0;
     for (int i = 2; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             fputs(frontier_help, stdout);
             return CLI_EXIT_OK;
         } else if (!strcmp(argv[i], "--db") && i + 1 < argc) {
             db_dir = argv[++i];
+        } else if (!strcmp(argv[i], "--level")) {
+            kind = OPS_LADDER_LEVEL;
         } else if (!strcmp(argv[i], "--depth") && i + 1 < argc) {
             if ((depth = cli_parse_uint("frontier ladder", "--depth", argv[++i], 1, 40)) < 0)
                 return CLI_EXIT_USAGE;
         } else if (!strcmp(argv[i], "--plies") && i + 1 < argc) {
             if ((max_plies = cli_parse_uint("frontier ladder", "--plies", argv[++i], 1, 2000)) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(argv[i], "--pieces") && i + 1 < argc) {
+            if ((db_pieces = cli_parse_uint("frontier ladder", "--pieces", argv[++i], 2, 32)) < 0)
                 return CLI_EXIT_USAGE;
         } else {
             fprintf(stderr, "checkers frontier ladder: unknown or incomplete option '%s'\n",
@@ -202,6 +352,8 @@ ladder_cmd(int argc, char **argv)
             return CLI_EXIT_USAGE;
         }
     }
+    if (depth < 0)
+        depth = kind == OPS_LADDER_LEVEL ? FR_LEVEL_DEPTH : FR_FRONTIER_DEPTH;
     if (!db_dir) {
         fprintf(stderr, "checkers frontier ladder: needs --db DIR (the engine's line probes the "
                         "endgame databases)\n");
@@ -219,14 +371,15 @@ ladder_cmd(int argc, char **argv)
         fprintf(stderr, "checkers frontier ladder: databases %s: %s\n", db_dir, err);
         return rc == EGDB_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
     }
-    const size_t tt = (size_t)64 << 20;
+    if (db_pieces == 0 || db_pieces > egdb_max_pieces(db))
+        db_pieces = egdb_max_pieces(db);
     ab_ctx *ab;
-    if (ab_new(tt, &ab)) {
+    if (ab_new(FR_LADDER_TT, &ab)) {
         egdb_close(db);
         return CLI_EXIT_FAIL;
     }
     char path[600], tmp[640];
-    snprintf(path, sizeof path, "%s/ladder.tsv", b.dir);
+    snprintf(path, sizeof path, "%s/%s", b.dir, ops_ladder_file(kind));
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
     if (!f) {
@@ -235,74 +388,38 @@ ladder_cmd(int argc, char **argv)
         egdb_close(db);
         return CLI_EXIT_FAIL;
     }
+    const char *lv = kind == OPS_LADDER_LEVEL ? " --level" : "";
     fprintf(f,
-            "# The frontier ladder, written by `checkers frontier ladder --db DIR --depth %ld "
-            "--plies %ld`:\n"
+            "# The %s ladder, written by `checkers frontier ladder%s --db DIR --depth %ld "
+            "--plies %ld --pieces %ld`:\n"
             "# for each published opening, the engine's line from the position after it (each "
             "move the\n"
             "# first of the principal variation of an alpha-beta search to depth %ld with the "
-            "1-%d piece\n"
-            "# databases and a %zu MB table, cleared before each search), and on it the first "
+            "1-%ld piece\n"
+            "# databases and a %zu MB table, cleared before each search; a line ends where a "
             "position\n"
-            "# with at most 18, 16, 14, 12, 10 and 8 pieces. engine %s.\n"
+            "# repeats or after %ld plies), and on it ",
+            ops_ladder_name(kind), lv, depth, max_plies, db_pieces, depth, db_pieces,
+            FR_LADDER_TT >> 20, max_plies);
+    if (kind == OPS_LADDER_LEVEL)
+        fprintf(f, "the first level position (the same number of men\n"
+                   "# and of kings on each side, and no capture for the side to move) with at "
+                   "most 16, 14, 12\n"
+                   "# and 10 pieces. A rung a line never reaches has no row, and a comment says "
+                   "why.\n");
+    else
+        fprintf(f, "the first position with at most 18, 16, 14, 12, 10\n"
+                   "# and 8 pieces.\n");
+    fprintf(f,
+            "# engine %s.\n"
             "# line: the moves from the opening's position to the rung's (ply of them).\n"
             "no\topening\trung\tpieces\tply\tfen\tline\n",
-            depth, max_plies, depth, egdb_max_pieces(db), tt >> 20, CHECKERS_VERSION);
+            CHECKERS_VERSION);
     double t0 = cli_now();
     rc = CLI_EXIT_OK;
-    size_t cap = (size_t)max_plies * 16 + 16;
-    char *line = malloc(cap);
-    if (!line)
-        rc = CLI_EXIT_FAIL;
-    for (int k = 0; k < b.npub && line && rc == CLI_EXIT_OK; k++) {
-        eng_pos p = b.pub[k].pos;
-        size_t used = 0;
-        line[0] = 0;
-        int next = OPS_RUNGS - 1, ply = 0;
-        for (;;) {
-            while (next >= 0 && eng_pieces(&p) <= ops_rung_pieces[next]) {
-                char fen[ENG_FEN_MAX];
-                eng_format_fen(&p, fen, sizeof fen);
-                fprintf(f, "%d\t%s\t%d\t%d\t%d\t%s\t%s\n", b.pub[k].no, b.pub[k].moves,
-                        ops_rung_pieces[next], eng_pieces(&p), ply, fen, line);
-                next--;
-            }
-            if (next < 0 || ply >= max_plies)
-                break;
-            ab_opts o = {.db = db, .max_depth = (int)depth};
-            ab_result r;
-            ab_clear(ab);
-            if (ab_search(ab, &p, &o, &r)) {
-                fprintf(stderr, "checkers frontier ladder: the search failed on opening %d\n",
-                        b.pub[k].no);
-                rc = CLI_EXIT_DAMAGED;
-                break;
-            }
-            if (r.pvlen == 0)
-                break; /* the game is over */
-            char mv[64];
-            eng_format_move(&r.pv[0], mv, sizeof mv);
-            if (used + strlen(mv) + 2 > cap) {
-                char *bigger = realloc(line, 2 * cap);
-                if (!bigger) {
-                    rc = CLI_EXIT_FAIL;
-                    break;
-                }
-                line = bigger;
-                cap *= 2;
-            }
-            used += (size_t)snprintf(line + used, cap - used, "%s%s", ply ? " " : "", mv);
-            eng_pos nx;
-            eng_make(&p, &r.pv[0], &nx);
-            p = nx;
-            ply++;
-        }
-        printf("opening %2d  %-18s  %3d plies  %2d pieces at the end%s  (%.0f s)\n", b.pub[k].no,
-               b.pub[k].moves, ply, eng_pieces(&p),
-               next >= 0 ? "  (the 8-piece rung not reached)" : "", cli_now() - t0);
-        fflush(stdout);
-    }
-    free(line);
+    for (int k = 0; k < b.npub && rc == CLI_EXIT_OK; k++)
+        rc =
+            ladder_line(f, kind, &b.pub[k], db, (int)db_pieces, ab, (int)depth, (int)max_plies, t0);
     ab_free(ab);
     egdb_close(db);
     if (fclose(f) || rc != CLI_EXIT_OK || rename(tmp, path)) {
@@ -313,12 +430,12 @@ ladder_cmd(int argc, char **argv)
     }
     ops_rung *r;
     int n;
-    if (ops_ladder_load(NULL, &r, &n, err, sizeof err)) {
+    if (ops_ladder_load_kind(NULL, kind, &r, &n, err, sizeof err)) {
         fprintf(stderr, "checkers frontier ladder: the file written does not read back: %s\n", err);
         return CLI_EXIT_FAIL;
     }
     free(r);
-    printf("%s: %d rungs\n", path, n);
+    printf("%s: %d rungs (%.0f s)\n", path, n, cli_now() - t0);
     return CLI_EXIT_OK;
 }
 
@@ -340,20 +457,42 @@ row_cmp(const void *a, const void *b)
     return x->no != y->no ? x->no - y->no : x->rung - y->rung;
 }
 
-/* Reads OUT/frontier.tsv (missing: empty). RETURN 0, -1 (message printed). */
+/* Reads OUT/frontier.tsv (missing: empty, of the given kind). Its
+ * "# ladder: NAME" line says which ladder its rows are rungs of (none: the
+ * frontier ladder, as files written before the level ladder).
+ * RETURN 0, -1 (message printed). */
 static int
-table_load(const char *path, fr_table *t)
+table_load(const char *path, int kind, fr_table *t)
 {
     memset(t, 0, sizeof *t);
+    t->kind = kind;
     FILE *f = fopen(path, "r");
     if (!f)
         return 0;
+    t->kind = OPS_LADDER_FRONTIER;
     char *line = NULL;
     size_t cap = 0;
     int lineno = 0, header = 0, rc = 0;
+    const int *rungs;
+    int nrungs = ops_ladder_rungs(t->kind, &rungs);
     while (getline(&line, &cap, f) >= 0) {
         lineno++;
         line[strcspn(line, "\r\n")] = 0;
+        if (!strncmp(line, "# ladder: ", 10)) {
+            int k = 0;
+            while (ops_ladder_name(k) && strcmp(ops_ladder_name(k), line + 10))
+                k++;
+            if (!ops_ladder_name(k) || header || t->n) {
+                fprintf(stderr, "checkers frontier: %s, line %d: %s '%s'\n", path, lineno,
+                        ops_ladder_name(k) ? "a ladder named after the rows" : "no ladder named",
+                        line + 10);
+                rc = -1;
+                break;
+            }
+            t->kind = k;
+            nrungs = ops_ladder_rungs(t->kind, &rungs);
+            continue;
+        }
         if (!strncmp(line, "# run: ", 7)) {
             if (t->nruns == 8) {
                 memmove(t->runs[0], t->runs[1], sizeof t->runs[0] * 7);
@@ -400,8 +539,8 @@ table_load(const char *path, fr_table *t)
         r->longest_win = atoi(fld[15]);
         r->db_pieces = atoi(fld[16]);
         int known = 0, twice = 0;
-        for (int k = 0; k < OPS_RUNGS; k++)
-            known |= r->rung == ops_rung_pieces[k];
+        for (int k = 0; k < nrungs; k++)
+            known |= r->rung == rungs[k];
         for (int k = 0; k < t->n - 1; k++)
             twice |= t->row[k].no == r->no && t->row[k].rung == r->rung;
         if (r->no < 1 || r->no > OPS_PUBLISHED || !known || twice) {
@@ -427,14 +566,17 @@ table_save(const char *path, fr_table *t)
         return -1;
     }
     qsort(t->row, (size_t)t->n, sizeof t->row[0], row_cmp);
-    fprintf(f, "# The provability frontier, one row per ladder rung (openings/ladder.tsv), "
-               "written by `checkers frontier run`.\n"
-               "# status: proved (the checker accepted the root's proof and it settles the "
-               "value), open, skipped,\n"
-               "# refused (the checker refused it), failed, unreached. seconds: manager time "
-               "over all runs;\n"
-               "# budget: the time given over all runs; pn dn: the root's numbers for its "
-               "open question.\n");
+    fprintf(f,
+            "# ladder: %s\n"
+            "# The provability frontier, one row per ladder rung (openings/%s), written by "
+            "`checkers frontier run`.\n"
+            "# status: proved (the checker accepted the root's proof and it settles the "
+            "value), open, skipped,\n"
+            "# refused (the checker refused it), failed, unreached. seconds: manager time "
+            "over all runs;\n"
+            "# budget: the time given over all runs; pn dn: the root's numbers for its "
+            "open question.\n",
+            ops_ladder_name(t->kind), ops_ladder_file(t->kind));
     for (int i = 0; i < t->nruns; i++)
         fprintf(f, "# run: %s\n", t->runs[i]);
     fprintf(f, "no\topening\trung\tpieces\tfen\tstatus\tresult\tchecked\tjobs\tseconds\tbudget\t"
@@ -459,43 +601,118 @@ table_save(const char *path, fr_table *t)
 
 /* ---- the report ------------------------------------------------------------ */
 
+/* The figures of a group of rows: one rung, or (level ladder) the
+ * distinct positions with one count of pieces on the board. */
 typedef struct fr_level {
-    int rung, rungs, tried, proved, wins, draws, losses;
-    double med_jobs, med_secs, max_secs;
+    int pieces;                          /* the rung, or the pieces on the board */
+    int rungs, tried, proved;            /* proved: exact value, checked */
+    int wins, draws, losses;             /* of the proved */
+    int ge, le;                          /* a checked >=draw or <=draw bound only */
+    int failed, refused;                 /* prove did not end well; the checker refused */
+    uint64_t jobs;                       /* over the tried rows */
+    double secs;                         /* the same */
+    double med_jobs, med_secs, max_secs; /* of the proved */
 } fr_level;
 
-static void
-levels(const fr_table *t, fr_level *lv)
+/* Nonzero when the row was run (or took the result of a row that was). */
+static int
+tried(const fr_row *r)
 {
-    for (int k = 0; k < OPS_RUNGS; k++) {
+    return strcmp(r->status, "skipped") && strcmp(r->status, "unreached");
+}
+
+/* The row that stands for row i's position in the figures by pieces,
+ * which count a position once however many rows it is the rung of: the
+ * first proved row of that position, else the first tried, else the
+ * first (rows in table order). */
+static int
+position_rep(const fr_table *t, int i)
+{
+    if (!strcmp(t->row[i].fen, "-"))
+        return i;
+    int first = -1, first_tried = -1;
+    for (int j = 0; j < t->n; j++) {
+        const fr_row *r = &t->row[j];
+        if (strcmp(r->fen, t->row[i].fen))
+            continue;
+        if (!strcmp(r->status, "proved"))
+            return j;
+        if (first < 0)
+            first = j;
+        if (first_tried < 0 && tried(r))
+            first_tried = j;
+    }
+    return first_tried >= 0 ? first_tried : first;
+}
+
+/* Adds row r to group l (proved rows also to the median arrays). */
+static void
+tally(fr_level *l, const fr_row *r, double *jobs, double *secs, int *n)
+{
+    l->rungs++;
+    if (!strcmp(r->status, "skipped"))
+        return;
+    l->tried++;
+    l->jobs += r->jobs;
+    l->secs += r->seconds;
+    l->failed += !strcmp(r->status, "failed");
+    l->refused += !strcmp(r->status, "refused");
+    if (strcmp(r->status, "proved")) {
+        /* open with a checked bound: proved one side only */
+        l->ge += !strcmp(r->result, ">=draw");
+        l->le += !strcmp(r->result, "<=draw");
+        return;
+    }
+    l->proved++;
+    l->wins += !strcmp(r->result, "win");
+    l->draws += !strcmp(r->result, "draw");
+    l->losses += !strcmp(r->result, "loss");
+    jobs[*n] = (double)r->jobs;
+    secs[*n] = r->seconds;
+    if (r->seconds > l->max_secs)
+        l->max_secs = r->seconds;
+    (*n)++;
+}
+
+/* The groups by rung (by_pieces 0: every row, one group per rung of the
+ * ladder) or by pieces on the board (by_pieces 1: the distinct positions,
+ * one group per count found, fewest first). RETURN the number of groups
+ * (at most FR_MAX_GROUPS). */
+#define FR_MAX_GROUPS 16
+static int
+levels(const fr_table *t, int by_pieces, fr_level *lv)
+{
+    int counts[FR_MAX_GROUPS], ng = 0;
+    if (by_pieces) {
+        for (int p = 2; p <= 24 && ng < FR_MAX_GROUPS; p++)
+            for (int i = 0; i < t->n; i++)
+                if (t->row[i].pieces == p && strcmp(t->row[i].status, "unreached")) {
+                    counts[ng++] = p;
+                    break;
+                }
+    } else {
+        const int *rungs;
+        ng = ops_ladder_rungs(t->kind, &rungs);
+        memcpy(counts, rungs, (size_t)ng * sizeof *counts);
+    }
+    for (int k = 0; k < ng; k++) {
         fr_level *l = &lv[k];
         memset(l, 0, sizeof *l);
-        l->rung = ops_rung_pieces[k];
-        double jobs[OPS_PUBLISHED], secs[OPS_PUBLISHED];
+        l->pieces = counts[k];
+        double jobs[FR_MAX_ROWS], secs[FR_MAX_ROWS];
         int n = 0;
         for (int i = 0; i < t->n; i++) {
             const fr_row *r = &t->row[i];
-            if (r->rung != l->rung || !strcmp(r->status, "unreached"))
+            if ((by_pieces ? r->pieces : r->rung) != l->pieces || !strcmp(r->status, "unreached"))
                 continue;
-            l->rungs++;
-            l->tried += strcmp(r->status, "skipped") != 0;
-            if (strcmp(r->status, "proved"))
+            if (by_pieces && position_rep(t, i) != i)
                 continue;
-            l->proved++;
-            l->wins += !strcmp(r->result, "win");
-            l->draws += !strcmp(r->result, "draw");
-            l->losses += !strcmp(r->result, "loss");
-            if (n < OPS_PUBLISHED) {
-                jobs[n] = (double)r->jobs;
-                secs[n] = r->seconds;
-                if (r->seconds > l->max_secs)
-                    l->max_secs = r->seconds;
-                n++;
-            }
+            tally(l, r, jobs, secs, &n);
         }
         l->med_jobs = median(jobs, n);
         l->med_secs = median(secs, n);
     }
+    return ng;
 }
 
 static void
@@ -521,65 +738,94 @@ machine(char *buf, size_t cap)
 }
 
 static int
-write_svg(const char *path, const fr_level *lv)
+write_svg(const char *path, const fr_table *t, const fr_level *lv, int ng)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
         fprintf(stderr, "checkers frontier: cannot write %s: %s\n", path, strerror(errno));
         return -1;
     }
-    const int W = 680, H = 360, x0 = 70, y0 = 40, ph = 240, bw = 60, gap = 36;
+    const int level = t->kind == OPS_LADDER_LEVEL;
+    const int bw = 60, gap = 36, x0 = 70, y0 = 40, ph = 240, H = 360;
+    const int W = x0 + 40 + (ng > 6 ? ng : 6) * (bw + gap);
     fprintf(f,
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
             "font-family=\"sans-serif\" font-size=\"12\">\n"
             "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-            "<text x=\"%d\" y=\"22\" font-size=\"15\">Ladder rungs proved (checked), by pieces on "
-            "the board</text>\n",
-            W, H, x0);
+            "<text x=\"%d\" y=\"22\" font-size=\"15\">%s</text>\n",
+            W, H, x0,
+            level ? "Level positions proved exactly (checked), by pieces on the board"
+                  : "Ladder rungs proved (checked), by pieces on the board");
     for (int pct = 0; pct <= 100; pct += 25) {
         int y = y0 + ph - ph * pct / 100;
         fprintf(f,
                 "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>"
                 "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%d%%</text>\n",
-                x0, y, x0 + OPS_RUNGS * (bw + gap), y, x0 - 6, y + 4, pct);
+                x0, y, x0 + ng * (bw + gap), y, x0 - 6, y + 4, pct);
     }
-    for (int k = 0; k < OPS_RUNGS; k++) {
+    for (int k = 0; k < ng; k++) {
         const fr_level *l = &lv[k];
         int x = x0 + gap / 2 + k * (bw + gap);
         double frac = l->rungs ? (double)l->proved / l->rungs : 0;
+        double bnd = l->rungs ? (double)(l->ge + l->le) / l->rungs : 0;
         double tried = l->rungs ? (double)l->tried / l->rungs : 0;
-        int h = (int)(frac * ph + 0.5), ht = (int)(tried * ph + 0.5);
+        int h = (int)(frac * ph + 0.5), hb = (int)(bnd * ph + 0.5), ht = (int)(tried * ph + 0.5);
         fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#ddd\"/>\n", x,
                 y0 + ph - ht, bw, ht);
+        if (hb)
+            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#eb5\"/>\n", x,
+                    y0 + ph - h - hb, bw, hb);
         fprintf(f,
                 "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#3a7\"/>\n"
                 "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%d/%d</text>\n"
                 "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"13\">%d</text>\n",
-                x, y0 + ph - h, bw, h, x + bw / 2, y0 + ph - h - 5, l->proved, l->rungs, x + bw / 2,
-                y0 + ph + 18, l->rung);
+                x, y0 + ph - h, bw, h, x + bw / 2, y0 + ph - h - hb - 5, l->proved, l->rungs,
+                x + bw / 2, y0 + ph + 18, l->pieces);
         if (l->proved)
             fprintf(f,
                     "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">%.0f s</text>\n",
                     x + bw / 2, y0 + ph + 34, l->med_secs);
     }
     fprintf(f,
-            "<text x=\"%d\" y=\"%d\">pieces (rung)</text>\n"
-            "<text x=\"%d\" y=\"%d\" fill=\"#555\">median time of a proved rung; grey: rungs "
-            "tried (the rest were skipped)</text>\n"
+            "<text x=\"%d\" y=\"%d\">pieces%s</text>\n"
+            "<text x=\"%d\" y=\"%d\" fill=\"#555\">green: exact value; amber: one bound only; "
+            "median time of an exact one; grey: tried</text>\n"
             "</svg>\n",
-            x0 - 60, y0 + ph + 18, x0 - 60, y0 + ph + 50);
+            x0 - 60, y0 + ph + 18, level ? "" : " (rung)", x0 - 60, y0 + ph + 50);
     return fclose(f) ? -1 : 0;
 }
+
+/* One line of a by-pieces table. */
+static void
+level_line(FILE *f, const fr_level *l)
+{
+    fprintf(f, "| %d | %d | %d | %d | %.0f%% | %d / %d / %d | %d / %d | %d | %d / %d | ", l->pieces,
+            l->rungs, l->tried, l->proved, l->rungs ? 100.0 * l->proved / l->rungs : 0.0, l->wins,
+            l->draws, l->losses, l->ge, l->le,
+            l->tried - l->proved - l->ge - l->le - l->failed - l->refused, l->failed, l->refused);
+    if (l->proved)
+        fprintf(f, "%.0f | %.1f | %.1f | ", l->med_jobs, l->med_secs, l->max_secs);
+    else
+        fprintf(f, "- | - | - | ");
+    fprintf(f, "%" PRIu64 " | %.0f |\n", l->jobs, l->secs);
+}
+
+static const char level_head[] =
+    "| exact | fraction | win / draw / loss | >=draw / <=draw only | nothing | failed / refused | "
+    "median jobs | median time (s) | longest (s) | jobs | time (s) |\n"
+    "| ---: | ---: | ---: | ---: | ---: | :---: | :---: | ---: | :---: | ---: | ---: | ---: | "
+    "---: | ---: |\n";
 
 /* Writes OUT/frontier.md and OUT/frontier.svg from the table. */
 static int
 write_report(const char *out, const fr_table *t)
 {
-    fr_level lv[OPS_RUNGS];
-    levels(t, lv);
+    const int level = t->kind == OPS_LADDER_LEVEL;
+    fr_level rung[FR_MAX_GROUPS], pc[FR_MAX_GROUPS];
+    int nrung = levels(t, 0, rung), npc = levels(t, 1, pc);
     char path[4200];
     snprintf(path, sizeof path, "%s/frontier.svg", out);
-    if (write_svg(path, lv))
+    if (level ? write_svg(path, t, pc, npc) : write_svg(path, t, rung, nrung))
         return -1;
     snprintf(path, sizeof path, "%s/frontier.md", out);
     FILE *f = fopen(path, "w");
@@ -593,60 +839,93 @@ write_report(const char *out, const fr_table *t)
     for (int i = 0; i < t->n; i++)
         if (t->row[i].db_pieces > dbp)
             dbp = t->row[i].db_pieces;
+    if (level)
+        fprintf(f,
+                "# Level positions: what this machine proves\n\n"
+                "A fixed ladder of level positions (as many men and as many kings on each side, "
+                "no capture for\n"
+                "the side to move) on a deep search's line of each of the 19 published openings "
+                "(`openings/level.tsv`,\n"
+                "made by `checkers frontier ladder --level`): the first with at most 16, 14, 12 "
+                "and 10 pieces. Each\n"
+                "is proved with `checkers prove --goal value` (the manager and its local workers) "
+                "within a time\n"
+                "budget and then checked by the independent checker (`prover/check.h`, as "
+                "`checkers proof check\n"
+                "--state` runs it). A position counts as proved only when the checked proof "
+                "gives its exact value\n"
+                "(a draw needs both bounds: `>=draw` and `<=draw`); a checked bound alone is "
+                "counted apart.\n"
+                "Rungs above an opening's first unproved one are skipped (counted as not proved) "
+                "unless the run\n"
+                "says `--all`. A position that is the rung of several rows is proved once.\n\n");
+    else
+        fprintf(f, "# The provability frontier\n\n"
+                   "How far from the endgame this machine proves: a fixed ladder of positions on "
+                   "the engine's line of\n"
+                   "each of the 19 published openings (`openings/ladder.tsv`, made by `checkers "
+                   "frontier ladder`), the\n"
+                   "first position with at most 8, 10, ..., 18 pieces, each proved with "
+                   "`checkers prove --goal value`\n"
+                   "(the manager and its local workers) within a time budget and then checked by "
+                   "the independent\n"
+                   "checker (`prover/check.h`, as `checkers proof check --state` runs it). A rung "
+                   "counts as proved only\n"
+                   "when the checker accepts the root's proof and its bound settles the value. "
+                   "Rungs above an opening's\n"
+                   "first unproved one are skipped (counted as not proved) unless the run says "
+                   "`--all`.\n\n");
     fprintf(f,
-            "# The provability frontier\n\n"
-            "How far from the endgame this machine proves: a fixed ladder of positions on the "
-            "engine's line of\n"
-            "each of the 19 published openings (`openings/ladder.tsv`, made by `checkers frontier "
-            "ladder`), the\n"
-            "first position with at most 8, 10, ..., 18 pieces, each proved with `checkers prove "
-            "--goal value`\n"
-            "(the manager and its local workers) within a time budget and then checked by the "
-            "independent\n"
-            "checker (`prover/check.h`, as `checkers proof check --state` runs it). A rung counts "
-            "as proved only\n"
-            "when the checker accepts the root's proof and its bound settles the value. Rungs "
-            "above an opening's\n"
-            "first unproved one are skipped (counted as not proved) unless the run says "
-            "`--all`.\n\n"
             "Machine: %s. Databases: 2-%d pieces.\n\n"
             "Written by (most recent last):\n\n",
             mach, dbp);
     for (int i = 0; i < t->nruns; i++)
         fprintf(f, "    %s\n", t->runs[i]);
-    fprintf(f, "\n![rungs proved by piece count](frontier.svg)\n\n"
-               "## By piece count\n\n"
-               "| pieces | rungs | tried | proved | fraction | win / draw / loss | median jobs | "
-               "median time (s) | longest (s) |\n"
-               "| ---: | ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: |\n");
-    for (int k = 0; k < OPS_RUNGS; k++) {
-        const fr_level *l = &lv[k];
-        if (!l->rungs)
-            continue;
-        fprintf(f, "| %d | %d | %d | %d | %.0f%% | %d / %d / %d | ", l->rung, l->rungs, l->tried,
-                l->proved, 100.0 * l->proved / l->rungs, l->wins, l->draws, l->losses);
-        if (l->proved)
-            fprintf(f, "%.0f | %.1f | %.1f |\n", l->med_jobs, l->med_secs, l->max_secs);
-        else
-            fprintf(f, "- | - | - |\n");
+    fprintf(f, "\n![proved by piece count](frontier.svg)\n\n");
+    if (level) {
+        fprintf(f, "## By pieces on the board (distinct positions)\n\n"
+                   "| pieces | positions | tried ");
+        fputs(level_head, f);
+        for (int k = 0; k < npc; k++)
+            level_line(f, &pc[k]);
+        fprintf(f, "\n");
     }
-    fprintf(f, "\n*Tried*: rungs proved, or run out of budget; the others were skipped (a lower "
-               "rung of their\nopening was not proved) and count as not proved, so where tried < "
-               "rungs the fraction is a\nlower bound. Times are the manager's wall-clock time "
-               "over all runs of the rung (the workers\nrun in parallel with it); the medians "
-               "are over proved rungs only.\n\n"
-               "## Every rung\n\n"
-               "| opening | rung | pieces | position | status | result (side to move) | checked | "
-               "jobs | time (s) | budget (s) | root pn / dn | tree | depth |\n"
-               "| ---: | ---: | ---: | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: "
-               "| ---: |\n");
+    fprintf(f, "## By %s\n\n| %s | rungs | tried ", level ? "rung" : "piece count",
+            level ? "rung" : "pieces");
+    fputs(level_head, f);
+    for (int k = 0; k < nrung; k++)
+        if (rung[k].rungs)
+            level_line(f, &rung[k]);
+    fprintf(f,
+            "\n*Exact*: the checked proof settles the value. *>=draw / <=draw only*: the checker "
+            "accepted a\nproof of one bound, and the other was not proved in time. *Nothing*: "
+            "tried, and no bound\nproved. *Failed*: `prove` did not end normally (its log is "
+            "beside the rung's state);\n*refused*: the checker refused the proof (always a bug). "
+            "*Tried*: run, whatever came of it; the\nothers were skipped (a lower rung of their "
+            "opening was not proved) and count as not proved,\nso where tried < rungs the "
+            "fraction is a lower bound. Times are the manager's wall-clock time\nover all runs "
+            "of the rung (the workers run in parallel with it); *jobs* and *time* are totals "
+            "over\nthe tried ones, the medians are over the exact ones only.%s\n\n"
+            "## Every rung\n\n"
+            "| opening | rung | pieces | position | status | result (side to move) | checked | "
+            "jobs | time (s) | budget (s) | root pn / dn | tree | depth |\n"
+            "| ---: | ---: | ---: | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: "
+            "| ---: |\n",
+            level ? "\nIn the table by rung a position that is the rung of several rows counts "
+                    "in each; in the table by\npieces, once."
+                  : "");
     for (int i = 0; i < t->n; i++) {
         const fr_row *r = &t->row[i];
-        char pn[24], dn[24];
+        char pn[24], dn[24], same[64] = "";
+        for (int j = 0; j < i; j++)
+            if (!strcmp(t->row[j].fen, r->fen) && strcmp(r->fen, "-")) {
+                snprintf(same, sizeof same, " (position of %d/%d)", t->row[j].no, t->row[j].rung);
+                break;
+            }
         fprintf(f,
-                "| %d | %d | %d | `%s` | %s | %s | %s | %" PRIu64 " | %.1f | %.0f | %s / %s | "
+                "| %d | %d | %d | `%s` | %s%s | %s | %s | %" PRIu64 " | %.1f | %.0f | %s / %s | "
                 "%" PRIu64 " | %d |\n",
-                r->no, r->rung, r->pieces, r->fen, r->status, r->result, r->checked, r->jobs,
+                r->no, r->rung, r->pieces, r->fen, r->status, same, r->result, r->checked, r->jobs,
                 r->seconds, r->budget, cli_pn_text(r->pn, pn, sizeof pn),
                 cli_pn_text(r->dn, dn, sizeof dn), r->nodes, r->depth);
     }
@@ -754,14 +1033,49 @@ summarise(const fr_run *o, const ops_rung *r, const char *state, fr_row *row)
     return 0;
 }
 
+/* The row of the table before row (by opening, then rung) that holds the
+ * same position and has been tried; NULL when none. */
+static const fr_row *
+same_position(const fr_table *t, const fr_row *row)
+{
+    const fr_row *best = NULL;
+    for (int i = 0; i < t->n; i++) {
+        const fr_row *r = &t->row[i];
+        if (r == row || strcmp(r->fen, row->fen) || row_cmp(r, row) > 0 || !tried(r))
+            continue;
+        if (!best || row_cmp(r, best) < 0)
+            best = r;
+    }
+    return best;
+}
+
+/* Row takes src's result and figures (its own opening, rung and place). */
+static void
+copy_result(fr_row *row, const fr_row *src)
+{
+    snprintf(row->status, sizeof row->status, "%s", src->status);
+    snprintf(row->result, sizeof row->result, "%s", src->result);
+    snprintf(row->checked, sizeof row->checked, "%s", src->checked);
+    row->jobs = src->jobs;
+    row->pn = src->pn;
+    row->dn = src->dn;
+    row->nodes = src->nodes;
+    row->seconds = src->seconds;
+    row->budget = src->budget;
+    row->depth = src->depth;
+    row->longest_win = src->longest_win;
+    row->db_pieces = src->db_pieces;
+}
+
 static int
 run_cmd(int argc, char **argv)
 {
-    fr_run o = {.dir = "proofs/frontier", .out = "results", .budget = 60, .job_s = 5};
-    unsigned char open_sel[OPS_PUBLISHED + 1], rung_sel[19];
+    fr_run o = {.budget = 60, .job_s = 5};
+    unsigned char open_sel[OPS_PUBLISHED + 1], rung_sel[25];
     memset(open_sel, 1, sizeof open_sel);
     memset(rung_sel, 1, sizeof rung_sel);
-    int all = 0, untried = 0;
+    int all = 0, untried = 0, kind = OPS_LADDER_FRONTIER;
+    const char *rungs_arg = NULL;
     long nproc = sysconf(_SC_NPROCESSORS_ONLN);
     o.workers = nproc > 0 ? nproc : 1;
     for (int i = 2; i < argc; i++) {
@@ -772,6 +1086,15 @@ run_cmd(int argc, char **argv)
             return CLI_EXIT_OK;
         } else if (!strcmp(a, "--db") && more) {
             o.db = argv[++i];
+        } else if (!strcmp(a, "--ladder") && more) {
+            i++;
+            for (kind = 0; ops_ladder_name(kind) && strcmp(ops_ladder_name(kind), argv[i]);)
+                kind++;
+            if (!ops_ladder_name(kind)) {
+                fprintf(stderr, "checkers frontier run: no ladder '%s' (frontier, level)\n",
+                        argv[i]);
+                return CLI_EXIT_USAGE;
+            }
         } else if (!strcmp(a, "--dir") && more) {
             o.dir = argv[++i];
         } else if (!strcmp(a, "--out") && more) {
@@ -792,22 +1115,28 @@ run_cmd(int argc, char **argv)
             if (parse_list("--openings", argv[++i], 1, OPS_PUBLISHED, open_sel))
                 return CLI_EXIT_USAGE;
         } else if (!strcmp(a, "--rungs") && more) {
-            if (parse_list("--rungs", argv[++i], 8, 18, rung_sel))
-                return CLI_EXIT_USAGE;
-            int any = 0; /* rungs are even: "8-12" means 8, 10, 12 */
-            for (int k = 8; k <= 18; k++)
-                any |= rung_sel[k] &= (k % 2 == 0);
-            if (!any) {
-                fprintf(stderr, "checkers frontier run: no rung in '%s' (8, 10, ..., 18)\n",
-                        argv[i]);
-                return CLI_EXIT_USAGE;
-            }
+            rungs_arg = argv[++i]; /* read below, once the ladder is known */
         } else if (!strcmp(a, "--all")) {
             all = 1;
         } else if (!strcmp(a, "--untried")) {
             untried = 1;
         } else {
             fprintf(stderr, "checkers frontier run: unknown or incomplete option '%s'\n", a);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    const int *rungs;
+    const int nrungs = ops_ladder_rungs(kind, &rungs);
+    if (rungs_arg) {
+        int lo = rungs[0], hi = rungs[nrungs - 1];
+        if (parse_list("--rungs", rungs_arg, lo, hi, rung_sel))
+            return CLI_EXIT_USAGE;
+        int any = 0; /* rungs are even: "8-12" means 8, 10, 12 */
+        for (int k = lo; k <= hi; k++)
+            any |= rung_sel[k] &= (k % 2 == 0);
+        if (!any) {
+            fprintf(stderr, "checkers frontier run: no rung in '%s' (%d, %d, ..., %d)\n", rungs_arg,
+                    lo, lo + 2, hi);
             return CLI_EXIT_USAGE;
         }
     }
@@ -818,9 +1147,9 @@ run_cmd(int argc, char **argv)
     char err[1200];
     ops_rung *lad;
     int nlad;
-    if (ops_ladder_load(NULL, &lad, &nlad, err, sizeof err)) {
-        fprintf(stderr, "checkers frontier run: %s (make it with `checkers frontier ladder`)\n",
-                err);
+    if (ops_ladder_load_kind(NULL, kind, &lad, &nlad, err, sizeof err)) {
+        fprintf(stderr, "checkers frontier run: %s (make it with `checkers frontier ladder%s`)\n",
+                err, kind == OPS_LADDER_LEVEL ? " --level" : "");
         return CLI_EXIT_USAGE;
     }
     static ops_book book;
@@ -832,9 +1161,9 @@ run_cmd(int argc, char **argv)
     for (int j = 0; j < nlad; j++)
         if (!eng_equal(&lad[j].start, &book.pub[lad[j].no - 1].pos)) {
             fprintf(stderr,
-                    "checkers frontier run: openings/ladder.tsv: the rung %d of opening %d "
+                    "checkers frontier run: openings/%s: the rung %d of opening %d "
                     "starts from \"%s\", which is not published opening %d (%s)\n",
-                    lad[j].rung, lad[j].no, lad[j].opening, lad[j].no,
+                    ops_ladder_file(kind), lad[j].rung, lad[j].no, lad[j].opening, lad[j].no,
                     book.pub[lad[j].no - 1].moves);
             free(lad);
             return CLI_EXIT_USAGE;
@@ -846,7 +1175,15 @@ run_cmd(int argc, char **argv)
         free(lad);
         return dbrc == EGDB_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
     }
+    /* the level ladder's results are kept apart by databases: the same
+     * ladder proved with the 2-6 and the 2-7 databases are two baselines */
+    char out_dir[64];
+    snprintf(out_dir, sizeof out_dir, "results/level-2-%d", egdb_max_pieces(db));
     egdb_close(db);
+    if (!o.out)
+        o.out = kind == OPS_LADDER_LEVEL ? out_dir : "results";
+    if (!o.dir)
+        o.dir = kind == OPS_LADDER_LEVEL ? "proofs/level" : "proofs/frontier";
     char exe[4096];
     cli_self_exe(exe, sizeof exe, argv[0]);
     o.exe = exe;
@@ -855,11 +1192,23 @@ run_cmd(int argc, char **argv)
         free(lad);
         return CLI_EXIT_FAIL;
     }
-    mkdir(o.out, 0777);
+    if (make_dirs(o.out)) {
+        fprintf(stderr, "checkers frontier run: cannot create %s: %s\n", o.out, strerror(errno));
+        free(lad);
+        return CLI_EXIT_FAIL;
+    }
     static fr_table t;
     char tsv[4200];
     snprintf(tsv, sizeof tsv, "%s/frontier.tsv", o.out);
-    if (table_load(tsv, &t)) {
+    if (table_load(tsv, kind, &t)) {
+        free(lad);
+        return CLI_EXIT_USAGE;
+    }
+    if (t.kind != kind) {
+        fprintf(stderr,
+                "checkers frontier run: %s holds the results of the %s ladder, not the %s one "
+                "(another --out)\n",
+                tsv, ops_ladder_name(t.kind), ops_ladder_name(kind));
         free(lad);
         return CLI_EXIT_USAGE;
     }
@@ -887,8 +1236,8 @@ run_cmd(int argc, char **argv)
         if (!open_sel[no])
             continue;
         int blocked = 0;
-        for (int k = 0; k < OPS_RUNGS && !fr_stop; k++) {
-            int rung = ops_rung_pieces[k];
+        for (int k = 0; k < nrungs && !fr_stop; k++) {
+            int rung = rungs[k];
             const ops_rung *r = NULL;
             for (int j = 0; j < nlad; j++)
                 if (lad[j].no == no && lad[j].rung == rung)
@@ -938,6 +1287,21 @@ run_cmd(int argc, char **argv)
             if (blocked && !all) {
                 if (!row->jobs) /* an earlier run's attempt stays as it was */
                     snprintf(row->status, sizeof row->status, "skipped");
+                continue;
+            }
+            const fr_row *earlier = same_position(&t, row);
+            if (earlier) {
+                /* proved (or tried) already as an earlier row: the same
+                 * position, the same proof */
+                printf("opening %2d, rung %2d (%d pieces): the position of opening %d, rung %d: "
+                       "%s\n",
+                       no, rung, r->pieces, earlier->no, earlier->rung, earlier->status);
+                copy_result(row, earlier);
+                blocked |= strcmp(row->status, "proved") != 0;
+                if (table_save(tsv, &t) || write_report(o.out, &t)) {
+                    rc = CLI_EXIT_FAIL;
+                    fr_stop = 1;
+                }
                 continue;
             }
             char state[4200];
@@ -1012,7 +1376,7 @@ report_cmd(int argc, char **argv)
                 tsv);
         return CLI_EXIT_USAGE;
     }
-    if (table_load(tsv, &t))
+    if (table_load(tsv, OPS_LADDER_FRONTIER, &t))
         return CLI_EXIT_USAGE;
     return write_report(out, &t) ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }

@@ -305,14 +305,109 @@ ops_verdict(eng_bound published, eng_bound ours)
     return OPS_OPEN;
 }
 
-/* ---- the frontier ladder ------------------------------------------------- */
+/* ---- the ladders ----------------------------------------------------------- */
 
 const int ops_rung_pieces[OPS_RUNGS] = {8, 10, 12, 14, 16, 18};
+const int ops_level_pieces[OPS_LEVEL_RUNGS] = {10, 12, 14, 16};
+
+int
+ops_ladder_rungs(int kind, const int **pieces)
+{
+    switch (kind) {
+    case OPS_LADDER_FRONTIER:
+        *pieces = ops_rung_pieces;
+        return OPS_RUNGS;
+    case OPS_LADDER_LEVEL:
+        *pieces = ops_level_pieces;
+        return OPS_LEVEL_RUNGS;
+    default:
+        *pieces = NULL;
+        return 0;
+    }
+}
+
+const char *
+ops_ladder_name(int kind)
+{
+    return kind == OPS_LADDER_FRONTIER ? "frontier" : kind == OPS_LADDER_LEVEL ? "level" : NULL;
+}
+
+const char *
+ops_ladder_file(int kind)
+{
+    return kind == OPS_LADDER_FRONTIER ? "ladder.tsv"
+           : kind == OPS_LADDER_LEVEL  ? "level.tsv"
+                                       : NULL;
+}
+
+int
+ops_equal_material(const eng_pos *p)
+{
+    return __builtin_popcount(p->bm) == __builtin_popcount(p->wm) &&
+           __builtin_popcount(p->bk) == __builtin_popcount(p->wk);
+}
+
+int
+ops_quiet(const eng_pos *p)
+{
+    return !eng_has_capture(p);
+}
+
+int
+ops_level(const eng_pos *p)
+{
+    return ops_equal_material(p) && ops_quiet(p);
+}
 
 typedef struct ladder_arg {
+    int kind;
+    const int *rungs;
+    int nrungs;
     ops_rung *r;
     int n, cap;
 } ladder_arg;
+
+/* Replays a row's line from the opening's position. For the level kind
+ * every position before the last one with at most rung pieces must not
+ * be level (the row is the FIRST level position of its rung). RETURN 0,
+ * -1 (err). */
+static int
+ladder_replay(const ladder_arg *a, ops_rung *r, const char *line, char *err, size_t errlen)
+{
+    r->pos = r->start;
+    char *buf = strdup(line), *save = NULL;
+    if (!buf) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int n = 0, rc = 0;
+    for (char *t = strtok_r(buf, " \t,", &save); t; t = strtok_r(NULL, " \t,", &save)) {
+        if (a->kind == OPS_LADDER_LEVEL && eng_pieces(&r->pos) <= r->rung && ops_level(&r->pos)) {
+            snprintf(err, errlen, "ply %d of the line is already level with %d pieces", n,
+                     eng_pieces(&r->pos));
+            rc = -1;
+            break;
+        }
+        eng_move m;
+        char e[200];
+        if (eng_parse_move(&r->pos, t, &m, e, sizeof e)) {
+            snprintf(err, errlen, "move %d '%s' of the line: %s", n + 1, t, e);
+            rc = -1;
+            break;
+        }
+        eng_pos nx;
+        eng_make(&r->pos, &m, &nx);
+        r->pos = nx;
+        n++;
+    }
+    free(buf);
+    if (!rc && n != r->ply) {
+        snprintf(err, errlen, "the line (%d plies) does not reach the FEN of the row (ply %d)", n,
+                 r->ply);
+        rc = -1;
+    }
+    return rc;
+}
 
 static int
 ladder_line(char **f, int n, int lineno, void *arg, char *err, size_t errlen)
@@ -343,10 +438,11 @@ ladder_line(char **f, int n, int lineno, void *arg, char *err, size_t errlen)
     }
     r->rung = (int)strtol(f[2], &end, 10);
     int known = 0;
-    for (int i = 0; i < OPS_RUNGS; i++)
-        known |= r->rung == ops_rung_pieces[i];
+    for (int i = 0; i < a->nrungs; i++)
+        known |= r->rung == a->rungs[i];
     if (*end || !known) {
-        snprintf(err, errlen, "rung '%s' (8, 10, ..., 18)", f[2]);
+        snprintf(err, errlen, "rung '%s' (%d, %d, ..., %d)", f[2], a->rungs[0], a->rungs[1],
+                 a->rungs[a->nrungs - 1]);
         return -1;
     }
     r->pieces = (int)strtol(f[3], &end, 10);
@@ -360,7 +456,8 @@ ladder_line(char **f, int n, int lineno, void *arg, char *err, size_t errlen)
         return -1;
     }
     char e[180];
-    if (eng_parse_fen(f[5], &r->pos, e, sizeof e)) {
+    eng_pos fen_pos;
+    if (eng_parse_fen(f[5], &fen_pos, e, sizeof e)) {
         snprintf(err, errlen, "FEN '%.100s': %s", f[5], e);
         return -1;
     }
@@ -371,15 +468,14 @@ ladder_line(char **f, int n, int lineno, void *arg, char *err, size_t errlen)
             return -1;
         }
     snprintf(r->opening, sizeof r->opening, "%s", f[1]);
-    eng_pos end_pos;
-    int nm;
-    if (ops_play(f[1], &r->start, NULL, e, sizeof e) ||
-        ops_play_from(&r->start, f[6], &end_pos, &nm, e, sizeof e)) {
+    if (ops_play(f[1], &r->start, NULL, e, sizeof e)) {
         snprintf(err, errlen, "%s", e);
         return -1;
     }
-    if (!eng_equal(&end_pos, &r->pos) || nm != r->ply) {
-        snprintf(err, errlen, "the line (%d plies) does not reach the FEN of the row", nm);
+    if (ladder_replay(a, r, f[6], err, errlen))
+        return -1;
+    if (!eng_equal(&fen_pos, &r->pos)) {
+        snprintf(err, errlen, "the line (%d plies) does not reach the FEN of the row", r->ply);
         return -1;
     }
     int pieces = eng_pieces(&r->pos);
@@ -387,18 +483,29 @@ ladder_line(char **f, int n, int lineno, void *arg, char *err, size_t errlen)
         snprintf(err, errlen, "the FEN has %d pieces, the row says %d", pieces, r->pieces);
         return -1;
     }
+    if (a->kind == OPS_LADDER_LEVEL && !ops_level(&r->pos)) {
+        snprintf(err, errlen, "the position is not level (%s)",
+                 ops_equal_material(&r->pos) ? "the side to move has a capture"
+                                             : "the material differs");
+        return -1;
+    }
     a->n++;
     return 0;
 }
 
 int
-ops_ladder_load(const char *dir, ops_rung **out, int *n, char *err, size_t errlen)
+ops_ladder_load_kind(const char *dir, int kind, ops_rung **out, int *n, char *err, size_t errlen)
 {
+    ladder_arg a = {.kind = kind};
+    a.nrungs = ops_ladder_rungs(kind, &a.rungs);
+    if (!a.nrungs) {
+        snprintf(err, errlen, "no ladder of kind %d", kind);
+        return -1;
+    }
     if (!dir)
         dir = getenv("CHECKERS_OPENINGS");
     char path[600];
-    snprintf(path, sizeof path, "%s/ladder.tsv", dir && *dir ? dir : "openings");
-    ladder_arg a = {0};
+    snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "openings", ops_ladder_file(kind));
     if (read_tsv(path, ladder_line, &a, err, errlen)) {
         free(a.r);
         return -1;
@@ -406,4 +513,10 @@ ops_ladder_load(const char *dir, ops_rung **out, int *n, char *err, size_t errle
     *out = a.r;
     *n = a.n;
     return 0;
+}
+
+int
+ops_ladder_load(const char *dir, ops_rung **out, int *n, char *err, size_t errlen)
+{
+    return ops_ladder_load_kind(dir, OPS_LADDER_FRONTIER, out, n, err, errlen);
 }

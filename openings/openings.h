@@ -104,20 +104,28 @@ int ops_published_bound(const char *proof, eng_bound *out);
 int ops_verdict(eng_bound published, eng_bound ours);
 
 /*
- * THE FRONTIER LADDER (ladder.tsv in the same directory, written by
- * `checkers frontier ladder`): for each published opening, the first
- * position on the engine's line (fixed-depth self-play from the
- * opening) with at most 18, 16, 14, 12, 10 and 8 pieces. Columns: no,
- * opening, rung (the nominal piece count), pieces (on the board, at
- * most rung: a capture can skip a count), ply (from the opening's
- * position), fen, line (the moves from the opening's position).
- * ops_ladder_load - reads it, replaying every line and checking that it
- * reaches its FEN and piece count, and that no (opening, rung) comes
- * twice. RETURN 0 with *out (free() it) and *n; -1 with err naming the
- * file, line and problem.
+ * THE LADDERS (written by `checkers frontier ladder`): for each published
+ * opening, positions on the engine's line from the opening's position,
+ * one per rung (a nominal piece count). Columns: no, opening, rung,
+ * pieces (on the board, at most rung: a capture can skip a count), ply
+ * (from the opening's position), fen, line (the moves from the opening's
+ * position). Two kinds:
+ *   OPS_LADDER_FRONTIER  ladder.tsv: the line of fixed-depth self-play;
+ *                        each rung the line's first position with at
+ *                        most 18, 16, 14, 12, 10 and 8 pieces.
+ *   OPS_LADDER_LEVEL     level.tsv: the line of a deeper search; each rung
+ *                        the line's first LEVEL position (ops_level) with
+ *                        at most 16, 14, 12 and 10 pieces. A line that
+ *                        never reaches one has no row for that rung (the
+ *                        file says so in a comment).
  */
+enum ops_ladder_kind { OPS_LADDER_FRONTIER = 0, OPS_LADDER_LEVEL = 1 };
+
 #define OPS_RUNGS 6
 extern const int ops_rung_pieces[OPS_RUNGS]; /* 8, 10, ..., 18 */
+#define OPS_LEVEL_RUNGS 4
+extern const int ops_level_pieces[OPS_LEVEL_RUNGS]; /* 10, 12, 14, 16 */
+#define OPS_MAX_RUNGS 6                             /* the larger of the two */
 
 typedef struct ops_rung {
     int no;     /* published opening, 1..19 */
@@ -130,6 +138,39 @@ typedef struct ops_rung {
     char fen[ENG_FEN_MAX];
 } ops_rung;
 
+/* ops_ladder_rungs - the rungs of a kind, fewest pieces first: *pieces
+ * points to a static array. RETURN how many (0 for an unknown kind). */
+int ops_ladder_rungs(int kind, const int **pieces);
+
+/* ops_ladder_name - "frontier" or "level" (NULL for an unknown kind);
+ * ops_ladder_file - the data file's name, "ladder.tsv" or "level.tsv". */
+const char *ops_ladder_name(int kind);
+const char *ops_ladder_file(int kind);
+
+/*
+ * ops_equal_material - nonzero when both sides have as many men as each
+ * other and as many kings as each other.
+ * ops_quiet - nonzero when the side to move has no capture (the rules
+ * force captures, so such a position is one a static look can value:
+ * the same sense the databases and the searches give "quiet").
+ * ops_level - both: a level position. Pure; p must be valid.
+ */
+int ops_equal_material(const eng_pos *p);
+int ops_quiet(const eng_pos *p);
+int ops_level(const eng_pos *p);
+
+/*
+ * ops_ladder_load_kind - reads the ladder of the given kind from dir
+ * (NULL: $CHECKERS_OPENINGS, else "openings"), replaying every line and
+ * checking that it reaches its FEN and piece count, and that no
+ * (opening, rung) comes twice. For the level kind it also checks that
+ * the position is level and that no earlier position of the line with at
+ * most rung pieces is. RETURN 0 with *out (free() it) and *n; -1 with err
+ * naming the file, line and problem.
+ * ops_ladder_load - the same for OPS_LADDER_FRONTIER.
+ */
+int ops_ladder_load_kind(const char *dir, int kind, ops_rung **out, int *n, char *err,
+                         size_t errlen);
 int ops_ladder_load(const char *dir, ops_rung **out, int *n, char *err, size_t errlen);
 
 #endif /* OPENINGS_OPENINGS_H */

@@ -3,13 +3,16 @@
 # 1-5 piece test databases: a short proof of a published opening reached
 # by another move order, compared with the table; a ladder made and read
 # back; rungs proved, checked, resumed and reported; bad input refused
-# with the file and line named. Run by `make test` (about a minute).
+# with the file and line named; the level ladder made twice (the same
+# file), and run with a position that is the rung of two rows (proved
+# once). Run by `make test` (about a minute).
 set -u
 C=${CHECKERS:-bin/checkers}
-DB=${CHECKERS_TEST_DB:-build/testdata/egdb5}
+C=$(realpath "$C")
+DB=$(realpath "${CHECKERS_TEST_DB:-build/testdata/egdb5}")
 . "$(dirname "$0")/lib_e2e.sh"
 T=$(mktemp -d "${TMPDIR:-/tmp}/e2e_frontier.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
 
 # ---- compare -------------------------------------------------------------
 # Published opening 19 is 12-16 24-19 08-12; ballot 155 reaches it by
@@ -143,4 +146,66 @@ check "frontier.tsv with a row twice: named" 1 "$(grep -c 'a second row' "$T/err
 cp "$T/good.tsv" "$tsv"
 CHECKERS_OPENINGS=$O $F --openings 2 --db "$T/nodb" >/dev/null 2>"$T/err"
 check "frontier run: no databases, exit 2 before any rung" 2 $?
+
+# ---- the level ladder ------------------------------------------------------
+# Made twice at a small depth: the same file (the ladder is deterministic).
+CHECKERS_OPENINGS=$O $C frontier ladder --level --db "$DB" --depth 3 >"$T/lv1.out" 2>&1
+check "level ladder exit" 0 $?
+cp "$O/level.tsv" "$T/level1.tsv"
+CHECKERS_OPENINGS=$O $C frontier ladder --level --db "$DB" --depth 3 >/dev/null 2>&1
+check "level ladder made twice: the same file" 0 "$(cmp -s "$T/level1.tsv" "$O/level.tsv"; echo $?)"
+check "level ladder: one line per opening" 19 "$(grep -c '^opening' "$T/lv1.out")"
+rows=$(grep -v '^#' "$O/level.tsv" | tail -n +2 | wc -l)
+said=$(grep -c '^# opening [0-9]*: no level position' "$O/level.tsv")
+check "level ladder: each of the 76 rungs a row or a comment" 76 $((rows + said))
+check "level ladder: rows only of 10-16 pieces, even" 0 "$(grep -v '^#' "$O/level.tsv" |
+    awk -F'\t' 'NR > 1 && ($4 > $3 || $4 % 2 || $3 < 10 || $3 > 16)' | wc -l)"
+# A hand-made level ladder: on this line of opening 4 the first level
+# position with at most 14 pieces has 12 (a combination), so it is the
+# rung of 14 and of 12.
+line='24-19 11-16 18-15 16x23 26x19 7-11 31-26 11x18 22x15 9-14 26-22 14-18 28-24 3-7 24-20 7-11 20-16 11x20 27-24 20x27 32x23x14x7 2x11x18 22x15'
+fen='B:W15,19,21,25,29,30:B1,4,6,8,12,13'
+printf 'no\topening\trung\tpieces\tply\tfen\tline\n' >"$O/level.tsv"
+for r in 12 14; do printf '4\t09-13 23-18 05-09\t%s\t12\t23\t%s\t%s\n' $r "$fen" "$line"; done \
+    >>"$O/level.tsv"
+# from $T, so that the default folders land there
+(cd "$T" && CHECKERS_OPENINGS=$O $C frontier run --ladder level --db "$DB" --openings 4 --all \
+    --budget 2 --workers 1 --job-time 1) >"$T/lr.out" 2>&1
+check "level run exit" 0 $?
+ltsv=$T/results/level-2-5/frontier.tsv
+check "level run: results/level-2-5 by default (1-5 databases)" 1 "$(ls "$ltsv" 2>/dev/null | wc -l)"
+check "level run: the table names its ladder" 1 "$(grep -c '^# ladder: level$' "$ltsv")"
+check "level run: four rows, two of them unreached" "4 2" "$(awk -F'\t' '$1 == 4' "$ltsv" | wc -l) \
+$(awk -F'\t' '$1 == 4 && $6 == "unreached"' "$ltsv" | wc -l)"
+st=$(awk -F'\t' '$1 == 4 && $3 == 12 {print $6}' "$ltsv")
+case $st in proved | open) r=1 ;; *) r=0 ;; esac
+check "level run: rung 12 proved or open ($st)" 1 "$r"
+check "level run: rung 14 takes rung 12's result" \
+    "$(awk -F'\t' '$1 == 4 && $3 == 12 {print $6, $7, $9, $10}' "$ltsv")" \
+    "$(awk -F'\t' '$1 == 4 && $3 == 14 {print $6, $7, $9, $10}' "$ltsv")"
+check "level run: the position proved once (one state)" "04-12" \
+    "$(find "$T/proofs/level" -mindepth 1 -maxdepth 1 -type d -printf '%f\n')"
+check "level run: says so" 1 "$(grep -c 'rung 14 (12 pieces): the position of opening 4, rung 12' "$T/lr.out")"
+md=$T/results/level-2-5/frontier.md
+check "level report: the title" 1 "$(grep -c '^# Level positions' "$md")"
+check "level report: one distinct position of 12 pieces" "| 12 | 1 | 1 |" \
+    "$(sed -n '/^## By pieces/,/^## By rung/p' "$md" | grep '^| [0-9]' | cut -c1-14)"
+check "level report: by rung, 12 and 14" 2 \
+    "$(sed -n '/^## By rung/,/^## Every/p' "$md" | grep -Ec '^\| 1[24] \| 1 \| 1 \|')"
+$C frontier report --out "$T/results/level-2-5" >/dev/null 2>&1
+check "frontier report on it: exit 0" 0 $?
+check "frontier report keeps the level ladder's report" 1 "$(grep -c '^# Level positions' "$md")"
+CHECKERS_OPENINGS=$O $F --openings 4 --out "$T/results/level-2-5" >/dev/null 2>"$T/err"
+check "a frontier run into a level table: exit 2" 2 $?
+check "a frontier run into a level table: says so" 1 "$(grep -c 'the results of the level ladder' "$T/err")"
+CHECKERS_OPENINGS=$O $C frontier run --ladder level --db "$DB" --rungs 8 --out "$T/lv" >/dev/null 2>"$T/err"
+check "level run: no rung 8, exit 2" 2 $?
+CHECKERS_OPENINGS=$O $C frontier run --ladder nothing --db "$DB" >/dev/null 2>"$T/err"
+check "no such ladder, exit 2" 2 $?
+# a level row whose position is not level is refused with its line named
+printf 'no\topening\trung\tpieces\tply\tfen\tline\n4\t09-13 23-18 05-09\t14\t13\t22\tW:W19,21,22,25,29,30:B1,4,6,8,12,13,18\t%s\n' \
+    "${line% *}" >"$O/level.tsv"
+CHECKERS_OPENINGS=$O $C frontier run --ladder level --db "$DB" --out "$T/lv" >/dev/null 2>"$T/err"
+check "a row not level, exit 2" 2 $?
+check "a row not level: named" 1 "$(grep -c 'level.tsv, line 2: .*not level' "$T/err")"
 exit $fail
