@@ -206,4 +206,14 @@ check "beyond loopback without a token" "2 1" "$? $(grep -c 'needs --token-file'
 $C prove --opening "12-16 24-19 9-99" --state "$T/z" --db "$DB" >/dev/null 2>"$T/err"
 check "bad opening move" "2 1" "$? $(grep -c "move 3 '9-99'" "$T/err")"
 
+# A root the databases hold is settled at once, and its proof is the
+# database leaf itself (no store record): not "damaged" (it was exit 3).
+r='B:W30,31:B6,K12'
+rv="$r	$($C egdb probe --db "$DB" "$r" | cut -f 2)"
+$C prove --fen "$r" --state "$T/dbroot" --db "$DB" --pieces 4 --workers 1 --quiet >"$T/o" 2>"$T/err"
+check "a root in the databases: settled with their value" "0 $rv" "$? $(head -n 1 "$T/o")"
+$C proof check --state "$T/dbroot" >"$T/o" 2>/dev/null
+check "... and proof check --state accepts it (a database leaf)" "0 valid 1" \
+    "$? $(head -n 1 "$T/o" | cut -f 2) $(grep -c '^database leaves: 1' "$T/o")"
+
 exit $fail
