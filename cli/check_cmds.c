@@ -221,8 +221,8 @@ proof_check_cmd(int argc, char **argv)
         status = rc == PST_ECORRUPT || rc == PST_EIO ? CLI_EXIT_DAMAGED : CLI_EXIT_FAIL;
         goto cleanup;
     }
-    if (res.status == PCHK_NOTHING && db && eng_pieces(&root) <= egdb_max_pieces(db)) {
-        /* a root the databases hold is its own proof: a database leaf */
+    if (res.status == PCHK_NOTHING && state && db && eng_pieces(&root) <= egdb_max_pieces(db)) {
+        /* a state whose root the databases hold: that leaf is its proof */
         int v = egdb_probe(db, &root);
         if (v >= 0) {
             res.status = PCHK_VALID;
