@@ -151,6 +151,12 @@ init_numbers(const dfpn_ctx *c, const eng_pos *p, uint32_t nm, uint32_t *pn, uin
  *      store: path-independent truths;
  *   6. a path-dependent result for this very line;
  *   7. the table's numbers, or initial numbers (INITIAL NUMBERS).
+ * Before all of them, while the win walk searches with a stuck component
+ * of its graph blocked (c->wblock; dfpn_walk.c, WRITING A WIN), a
+ * position of it below the search's root is the safety side's success,
+ * as a repetition is, but resting on the walk rather than on any line: so
+ * nothing that rests on it is ever stored (rep_up past any line,
+ * DEP_OVER).
  */
 static void
 value_child(dfpn_ctx *c, int ply, child *ch)
@@ -165,6 +171,17 @@ value_child(dfpn_ctx *c, int ply, child *ch)
     c->nodes++;
     budget(c);
 
+    if (c->wblock && ply > 0) {
+        long w = pmap_find(&c->wmap, p);
+        if (w >= 0 && c->wn[w].state == WS_OPEN && c->wn[w].seen == c->wseen &&
+            c->wn[w].idx == c->wblock - 1) {
+            set_success(ch, c->safety == c->attacker);
+            ch->rep_up = DFPN_MAXPLY + 1;
+            ch->d.n = DEP_OVER;
+            ch->leaf = LEAF_BLOCK;
+            return;
+        }
+    }
     look l;
     dfpn_tt_find(c, p, ch->key, &l);
     if (l.fin && !c->strict) {
@@ -540,6 +557,49 @@ dfpn_mid(dfpn_ctx *c, int ply, uint32_t thpn, uint32_t thdn, int inc, child *sel
     c->top = top0;
 }
 
+/* ---- a search from a root --------------------------------------------- */
+
+void
+dfpn_root(dfpn_ctx *c, const eng_pos *root, int value, child *rc)
+{
+    c->top = 0;
+    c->path[0] = *root;
+    c->seg[0] = 0;
+    memset(rc, 0, sizeof *rc);
+    rc->pos = *root;
+    rc->key = eng_key(root);
+    rc->irrev = 1;
+    if (value) /* the root itself may be a leaf: value it as a child of nothing */
+        value_child(c, 0, rc);
+    else
+        rc->pn = rc->dn = 1;
+}
+
+/*
+ * DEPTH LIMIT. In king endings a line can run for hundreds of plies
+ * without repeating, and a plain df-pn dives down them. So the search
+ * runs with a depth limit that grows (by half, from FIRST_DEPTH plies to
+ * DFPN_MAXPLY): positions past it are open and blocked (both numbers
+ * DEEP), so the search stops when only such lines are left, and the
+ * next round goes deeper. Proofs and disproofs never rest on a cut
+ * position, so every final result of a round is true in the next; the
+ * numbers of open positions are not (they saw the cut), so a new round
+ * forgets them.
+ */
+void
+dfpn_deepen(dfpn_ctx *c, child *rc)
+{
+    if (c->error || is_final(rc->pn, rc->dn))
+        return;
+    while (!c->abort) {
+        dfpn_mid(c, 0, DEEP, DEEP, 0, rc);
+        if (is_final(rc->pn, rc->dn) || c->abort || c->maxply >= DFPN_MAXPLY)
+            break;
+        c->maxply = c->maxply * 3 / 2 > DFPN_MAXPLY ? DFPN_MAXPLY : c->maxply * 3 / 2;
+        c->round++; /* forgets the open entries: see open_live() */
+    }
+}
+
 /* ---- the interface ----------------------------------------------------- */
 
 int
@@ -574,9 +634,15 @@ dfpn_free(dfpn_ctx *c)
     free(c->tt);
     free(c->pt);
     free(c->arena);
-    free(c->set);
+    pmap_free(&c->wmap);
+    free(c->wn);
+    free(c->we);
+    free(c->wtodo.v);
+    free(c->wprop.v);
+    free(c->wq.v);
+    free(c->wsink.v);
+    free(c->wlog.v);
     free(c->items);
-    free(c->log);
     free(c);
 }
 
@@ -626,44 +692,15 @@ dfpn_prove(dfpn_ctx *c, const eng_pos *root, const eng_question *q, const dfpn_o
     c->nodes = c->expanded = c->probes = c->store_hits = c->gc_runs = 0;
     c->abort = c->error = 0;
     c->emsg[0] = 0;
-    c->top = 0;
-    c->path[0] = *root;
-    c->seg[0] = 0;
     c->root_pn = c->root_dn = 1;
-
-    /* The root itself may be a leaf: value it as a child of nothing. */
     child rc;
-    memset(&rc, 0, sizeof rc);
-    rc.pos = *root;
-    rc.key = eng_key(root);
-    rc.irrev = 1;
-    value_child(c, 0, &rc);
-    uint32_t pn = rc.pn, dn = rc.dn;
-    /*
-     * DEPTH LIMIT. In king endings a line can run for hundreds of plies
-     * without repeating, and a plain df-pn dives down them. So the search
-     * runs with a depth limit that grows (by half, from 24 plies to
-     * DFPN_MAXPLY): positions past it are open and blocked (both numbers
-     * DEEP), so the search stops when only such lines are left, and the
-     * next round goes deeper. Proofs and disproofs never rest on a cut
-     * position, so every final result of a round is true in the next; the
-     * numbers of open positions are not (they saw the cut), so a new round
-     * forgets them.
-     */
-    c->maxply = 24;
+    dfpn_root(c, root, 1, &rc);
+    c->maxply = FIRST_DEPTH;
     c->round = 0;
     dfpn_resume(c, root);
     out->resumed = c->resumed;
-    if (!c->error && !is_final(pn, dn)) {
-        while (!c->abort) {
-            dfpn_mid(c, 0, DEEP, DEEP, 0, &rc);
-            pn = rc.pn, dn = rc.dn;
-            if (is_final(pn, dn) || c->abort || c->maxply >= DFPN_MAXPLY)
-                break;
-            c->maxply = c->maxply * 3 / 2 > DFPN_MAXPLY ? DFPN_MAXPLY : c->maxply * 3 / 2;
-            c->round++; /* forgets the open entries: see open_live() */
-        }
-    }
+    dfpn_deepen(c, &rc);
+    uint32_t pn = rc.pn, dn = rc.dn;
     out->pn = pn;
     out->dn = dn;
     out->status = pn == 0 ? DFPN_PROVEN : dn == 0 ? DFPN_DISPROVEN : DFPN_UNKNOWN;

@@ -38,6 +38,7 @@
 #include "engine/bits.h"
 #include "engine/engine.h"
 #include "prover/dfpn.h"
+#include "prover/posmap.h"
 #include "prover/store.h"
 
 /* The question's target inside the search (the table's entries and the
@@ -52,6 +53,7 @@ enum dfpn_goal { DFPN_DRAW = 0, DFPN_WIN = 1 };
 #define PT_MIN 4096          /* path-dependent table entries, at least       */
 #define SAT (DFPN_INF - 1)   /* the largest number a non-final node can have */
 #define DEEP (1u << 22)      /* both numbers of a line cut at DFPN_MAXPLY    */
+#define FIRST_DEPTH 24       /* the first round's depth limit (DEPTH LIMIT)  */
 
 enum { F_USED = 1, F_WHITE = 2, F_FINAL = 4 };
 #define ROUND_SHIFT 3 /* open entry: flags bits 3-7, its depth round    */
@@ -130,16 +132,60 @@ typedef struct child {
     uint8_t leaf;  /* LEAF_*: how it was valued */
 } child;
 
-enum { LEAF_NONE, LEAF_END, LEAF_DB, LEAF_STORE, LEAF_REP, LEAF_TT, LEAF_PT, LEAF_CUT };
+enum {
+    LEAF_NONE,
+    LEAF_END,
+    LEAF_DB,
+    LEAF_STORE,
+    LEAF_REP,
+    LEAF_TT,
+    LEAF_PT,
+    LEAF_CUT,
+    LEAF_BLOCK /* an open position of the win walk's graph, blocked */
+};
 
-/* The set of positions of a proof being written. */
-typedef struct pset_entry {
+/*
+ * A position the proof walk took (dfpn_walk.c), by its index in the
+ * walk's set (c->wmap). The draw walk uses state, item and len; the win
+ * walk's graph the rest as well.
+ */
+enum { WS_NONE, WS_NEW, WS_OPEN, WS_DONE, WS_FAIL };
+typedef struct wnode {
     eng_pos pos;
-    uint32_t used;
-    uint32_t state; /* 1 in progress, 2 done */
-    uint32_t item;  /* index of its record in the batch, or UINT32_MAX */
-    uint16_t len;
-} pset_entry;
+    uint32_t item;    /* its record in the batch, or UINT32_MAX */
+    uint32_t kids;    /* win walk: its first edge to a child (c->we) */
+    uint32_t parents; /* win walk: its first edge from a parent */
+    uint32_t seen;    /* win walk: the last search for stuck parts
+                         (win_unstick) that reached it */
+    uint32_t idx;     /* win walk, there: its Tarjan index, and once its
+                         component is complete, the component's */
+    uint32_t low;     /* win walk, there: its Tarjan low link */
+    uint32_t tried;   /* win walk: the graph's size when it was last
+                         searched with the open nodes blocked */
+    uint16_t len;     /* done: plies of its proof (the longest line) */
+    uint16_t pending; /* win walk, the other side to move: replies not won */
+    uint16_t mv;      /* win walk, won with w_side to move: its move's
+                         index in the move list (ENG_DUPS_MERGE) */
+    uint8_t state;    /* WS_*: the draw walk uses NONE (not taken, or
+                         rolled back), OPEN (on its line), DONE */
+    uint8_t mover;    /* win walk: w_side moves here */
+    uint8_t level;    /* win walk: the budget of that search (win_unstick) */
+    uint8_t onstk;    /* win walk: on Tarjan's stack */
+} wnode;
+
+/* An edge of the win walk's graph, in a node's list of children or of
+ * parents. */
+typedef struct wedge {
+    uint32_t node; /* the child, or the parent */
+    uint32_t next; /* the next edge of the list, or UINT32_MAX */
+    uint16_t mv;   /* the parent's move (its index in the move list) */
+} wedge;
+
+/* A growable list of node indices. */
+typedef struct wlist {
+    uint32_t *v;
+    size_t n, cap;
+} wlist;
 
 struct dfpn_ctx {
     tt_entry *tt;
@@ -167,7 +213,11 @@ struct dfpn_ctx {
     char emsg[400];
     uint32_t root_pn, root_dn;
     int maxply; /* the current depth limit (dfpn.c, DEPTH LIMIT) */
-    int round;  /* depth rounds so far (< 32 by the growth of maxply) */
+    int round;  /* depth rounds so far in this query, the proof walk's
+                   searches' included; an entry keeps it modulo 32, so an
+                   open entry of 32 rounds before can look live: that
+                   costs its numbers' accuracy only, since no final
+                   result rests on open numbers */
 
     /* the current line */
     eng_pos path[DFPN_MAXPLY + 2];
@@ -176,15 +226,27 @@ struct dfpn_ctx {
     size_t top;
     eng_movelist ml;
 
-    /* writing a proof */
-    pset_entry *set;
-    size_t nset, set_cap;
+    /* writing a proof (dfpn_walk.c) */
+    pmap wmap; /* the positions the walk took, each with an index */
+    wnode *wn; /* by that index */
+    size_t wn_cap;
+    wedge *we; /* the win walk's edges */
+    size_t nwe, we_cap;
+    wlist wtodo, wprop, wq; /* the win walk's work: nodes to expand, to
+                               close; Tarjan's stacks */
+    wlist wsink;            /* the win walk's stuck components */
+    wlist wlog;             /* the draw walk's positions, in the order
+                               taken (for rollback) */
+    uint32_t wseen;         /* the win walk's searches for stuck parts */
+    uint32_t wblock;        /* nonzero: the win walk searches with the
+                               component wblock - 1 of its last search
+                               for stuck parts blocked (value_child) */
     pst_item *items;
     size_t nitems, items_cap;
     int w_side, w_reach; /* the proof being written: its side, reach or not */
     uint64_t researched;
-    eng_pos *log; /* positions taken, in order (for rollback) */
-    size_t nlog, log_cap;
+    uint64_t wcap;   /* positions a win walk's search of a child no table
+                        knows may take */
     char stuck[300]; /* where the last candidate could not be closed */
     int strict;      /* walking: a repetition counts before the table */
 };
@@ -291,6 +353,22 @@ int dfpn_expand(dfpn_ctx *c, int ply, child **out);
 
 /* dfpn_descend - the child x of path[ply] becomes path[ply+1]. */
 void dfpn_descend(dfpn_ctx *c, int ply, const child *x);
+
+/*
+ * dfpn_root - makes root path[0] (the line starts there) and, with value,
+ * values it as a child of nothing into *rc: it may be a leaf (no move, the
+ * databases, the store, the table's facts). Without, *rc is open (pn and
+ * dn 1): the search that follows sees the root afresh, whatever the table
+ * says of it.
+ */
+void dfpn_root(dfpn_ctx *c, const eng_pos *root, int value, child *rc);
+
+/*
+ * dfpn_deepen - unless *rc (from dfpn_root) is final, searches path[0] in
+ * depth rounds (dfpn.c, DEPTH LIMIT) from the limit c->maxply up, until
+ * it is solved, the budget runs out, or the full depth was searched.
+ */
+void dfpn_deepen(dfpn_ctx *c, child *rc);
 
 /*
  * dfpn_mid - Nagai's multiple iterative deepening at path[ply] until its

@@ -2,7 +2,15 @@
  * dfpn_walk.c - writing the proof of an answered query into the
  * proven-node store (prover.h, WRITING A PROOF; dfpn_internal.h says how
  * the solver's parts fit).
+ *
+ * Two walks, one for each kind of proof: a win must be acyclic (WRITING
+ * A WIN), "at least a draw" is a set of positions closed under play and
+ * may have cycles (WRITING A DRAW). Both take the positions of the proof
+ * into one set (c->wmap, a wnode for each), make one record for each,
+ * stop at the checker's leaves (walk_leaf), and write the records in one
+ * transaction (dfpn_write_proof).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,99 +18,54 @@
 #include "engine/value.h"
 #include "prover/dfpn_internal.h"
 
+/* ---- constants -------------------------------------------------------- */
+
 /* The least node budget of a walk's searches when the query had one. */
 #define DFPN_WALK_MIN_NODES 1000000u
 
-/* ---- writing a proof --------------------------------------------------- */
+#define NO_ITEM UINT32_MAX /* a node without a record (yet) */
+#define NO_EDGE UINT32_MAX /* the end of a node's list of edges */
+/* The budget of a search of the win walk's unstick: at first BREAK_FIRST
+ * positions, at most as many as the query's search took, and never less
+ * than BREAK_MAX_MIN. */
+#define BREAK_FIRST 1000
+#define BREAK_MAX_MIN 100000
 
-/*
- * WRITING A PROOF (prover.h tells what is written and why it is enough)
- * A depth-first walk from the root over the side w_side's proof, with a
- * set of the positions taken so far. Where w_side moves, one child that
- * the tables say succeeds is taken (for a win: the shortest, never one
- * still on the walk, so that the written win proof is acyclic); where the
- * other side moves, every child. A child the tables no longer know
- * (evicted, or a path-dependent result of another line) is searched
- * again from this line. Leaves are exactly the checker's leaves: no
- * legal move, a position the databases cover, a position whose stored
- * record already implies the goal.
- */
-
-static uint64_t
-pos_hash(const eng_pos *p)
-{
-    uint64_t h = ((uint64_t)p->bm << 32 | p->wm) * 0x9E3779B97F4A7C15ull;
-    h ^= ((uint64_t)p->bk << 32 | p->wk) + (uint64_t)p->stm;
-    h *= 0xC2B2AE3D27D4EB4Full;
-    return h ^ (h >> 29);
-}
+/* ---- the positions of a walk ------------------------------------------ */
 
 static int
-log_add(dfpn_ctx *c, const eng_pos *p)
+wl_push(wlist *l, uint32_t x)
 {
-    if (c->nlog == c->log_cap) {
-        size_t cap = c->log_cap ? c->log_cap * 2 : 4096;
-        eng_pos *l = realloc(c->log, cap * sizeof *l);
-        if (!l)
-            return -1;
-        c->log = l;
-        c->log_cap = cap;
-    }
-    c->log[c->nlog++] = *p;
+    if (pmap_room((void **)&l->v, &l->cap, l->n, sizeof *l->v) != 0)
+        return -1;
+    l->v[l->n++] = x;
     return 0;
 }
 
-static pset_entry *
-pset_find(dfpn_ctx *c, const eng_pos *p, int add)
+/* The node of p, added (cleared, WS_NONE) when missing; *added says which
+ * (may be NULL). RETURN its index, or -1 when out of memory. */
+static long
+node_add(dfpn_ctx *c, const eng_pos *p, int *added)
 {
-    if (add && (c->nset + 1) * 2 > c->set_cap) {
-        size_t cap = c->set_cap ? c->set_cap * 2 : 4096;
-        pset_entry *s = calloc(cap, sizeof *s);
-        if (!s)
-            return NULL;
-        for (size_t i = 0; i < c->set_cap; i++)
-            if (c->set[i].used) {
-                size_t j = pos_hash(&c->set[i].pos) & (cap - 1);
-                while (s[j].used)
-                    j = (j + 1) & (cap - 1);
-                s[j] = c->set[i];
-            }
-        free(c->set);
-        c->set = s;
-        c->set_cap = cap;
+    int fresh;
+    long i = pmap_add(&c->wmap, p, &fresh);
+    if (i < 0 || pmap_room((void **)&c->wn, &c->wn_cap, (size_t)i, sizeof *c->wn) != 0)
+        return -1;
+    if (fresh) {
+        wnode *n = &c->wn[i];
+        memset(n, 0, sizeof *n);
+        n->pos = *p;
+        n->item = NO_ITEM;
+        n->kids = n->parents = NO_EDGE;
     }
-    if (!c->set_cap)
-        return NULL;
-    size_t j = pos_hash(p) & (c->set_cap - 1);
-    while (c->set[j].used) {
-        if (same_pos(&c->set[j].pos, p)) {
-            pset_entry *q = &c->set[j];
-            if (q->state != 3) /* 3: rolled back, as if absent */
-                return q;
-            if (!add)
-                return NULL;
-            q->state = 0;
-            q->item = UINT32_MAX;
-            q->len = 0;
-            return log_add(c, p) == 0 ? q : NULL;
-        }
-        j = (j + 1) & (c->set_cap - 1);
-    }
-    if (!add)
-        return NULL;
-    if (log_add(c, p) != 0)
-        return NULL;
-    c->set[j].used = 1;
-    c->set[j].pos = *p;
-    c->set[j].state = 0;
-    c->set[j].item = UINT32_MAX;
-    c->set[j].len = 0;
-    c->nset++;
-    return &c->set[j];
+    if (added)
+        *added = fresh;
+    return i;
 }
 
 /* What the walk may take as a leaf: 1 a leaf that satisfies the goal, 0
- * not a leaf, -1 a leaf that contradicts the goal (a bug: reported). */
+ * not a leaf, -1 a leaf that contradicts the goal (a bug: reported), -2
+ * a database probe failed. */
 static int
 walk_leaf(dfpn_ctx *c, const eng_pos *p)
 {
@@ -136,26 +99,13 @@ walk_leaf(dfpn_ctx *c, const eng_pos *p)
     return 0;
 }
 
-/* Does the child succeed for w_side in the tables (after value_child)? */
+/* A record for node i (position p) in the batch: the bound the proof
+ * gives it, no move yet. RETURN -1 when out of memory. */
 static int
-child_wins(const dfpn_ctx *c, const child *x)
+add_item(dfpn_ctx *c, const eng_pos *p, long i)
 {
-    if (!is_final(x->pn, x->dn))
-        return 0;
-    return attacker_won(x) == (c->w_side == c->attacker);
-}
-
-static int
-add_item(dfpn_ctx *c, const eng_pos *p, pset_entry *se)
-{
-    if (c->nitems == c->items_cap) {
-        size_t cap = c->items_cap ? c->items_cap * 2 : 1024;
-        pst_item *it = realloc(c->items, cap * sizeof *it);
-        if (!it)
-            return -1;
-        c->items = it;
-        c->items_cap = cap;
-    }
+    if (pmap_room((void **)&c->items, &c->items_cap, c->nitems, sizeof *c->items) != 0)
+        return -1;
     pst_item *it = &c->items[c->nitems];
     memset(it, 0, sizeof *it);
     it->pos = *p;
@@ -163,8 +113,17 @@ add_item(dfpn_ctx *c, const eng_pos *p, pset_entry *se)
     it->rec.bound = c->w_reach ? (w_moves ? ENG_WW : ENG_LL) : (w_moves ? ENG_DW : ENG_LD);
     it->rec.win.from = PST_NOMOVE;
     it->rec.draw.from = PST_NOMOVE;
-    se->item = (uint32_t)c->nitems++;
+    c->wn[i].item = (uint32_t)c->nitems++;
     return 0;
+}
+
+/* The effort behind p's entry in the table, for its record. */
+static uint64_t
+effort_of(dfpn_ctx *c, const eng_pos *p)
+{
+    look l;
+    dfpn_tt_find(c, p, eng_key(p), &l);
+    return l.fin ? l.fin->work : l.open ? l.open->work : 0;
 }
 
 static void
@@ -174,16 +133,6 @@ walk_fail(dfpn_ctx *c, const eng_pos *p, const char *why)
     eng_format_fen(p, fen, sizeof fen);
     snprintf(m, sizeof m, "at %s: %s", fen, why);
     dfpn_set_error(c, DFPN_EPROOF, m);
-}
-
-/* Searches path[ply] again (its line is the walk's) until it is solved;
- * *self gets the result. */
-static void
-research(dfpn_ctx *c, int ply, child *self)
-{
-    c->researched++;
-    for (int k = 0; k < 64 && !c->abort && !is_final(self->pn, self->dn); k++)
-        dfpn_mid(c, ply, DEEP, DEEP, 0, self);
 }
 
 /* A failure to close the proof below a choice: remembered, so that the
@@ -197,25 +146,98 @@ walk_stuck(dfpn_ctx *c, const eng_pos *p, const char *why)
     return 1;
 }
 
+static void
+no_memory(dfpn_ctx *c)
+{
+    dfpn_set_error(c, DFPN_ENOMEM, "out of memory writing the proof");
+}
+
+/* The walk was cut short (its time, or a stop), not only a search's
+ * budget. */
+static int
+walk_cut(const dfpn_ctx *c)
+{
+    return (c->o->stop && *c->o->stop) || (c->deadline > 0 && now() >= c->deadline);
+}
+
+/* Why the walk stopped before its proof was whole. */
+static const char *
+cut_reason(const dfpn_ctx *c)
+{
+    return c->o->stop && *c->o->stop ? "stopped while writing the proof"
+                                     : "the time for writing the proof ran out";
+}
+
+/* ---- writing a draw ----------------------------------------------------- */
+
+/*
+ * WRITING A DRAW
+ * The proof that w_side (the safety side) at least draws is a set of
+ * positions closed under play: where w_side moves, one move into the set
+ * or to a leaf; where the other side moves, every reply. It may have
+ * cycles (going round one is a draw), and the results it is built from
+ * may rest on repetitions of the line above them (prover.h, REPETITIONS
+ * AND GHI): a path-dependent result is only known on a line that holds
+ * its positions. So this walk goes depth first along a line of its own,
+ * c->path, with a repetition counted before the table (c->strict). Where
+ * w_side moves, one child that the tables say succeeds is taken (the one
+ * resting on the fewest repetitions first); where the other side moves,
+ * every child. A child the tables no longer know (evicted, or a
+ * path-dependent result of another line) is searched again from this
+ * line.
+ */
+
+/* Does the child succeed for w_side in the tables (after value_child)? */
+static int
+child_wins(const dfpn_ctx *c, const child *x)
+{
+    if (!is_final(x->pn, x->dn))
+        return 0;
+    return attacker_won(x) == (c->w_side == c->attacker);
+}
+
+/* Searches path[ply] again (its line is the walk's) until it is solved;
+ * *self gets the result. */
+static void
+research(dfpn_ctx *c, int ply, child *self)
+{
+    c->researched++;
+    for (int k = 0; k < 64 && !c->abort && !is_final(self->pn, self->dn); k++)
+        dfpn_mid(c, ply, DEEP, DEEP, 0, self);
+}
+
+/* The node of p when the draw walk has taken it (and not rolled it back),
+ * else -1; with add, p is taken when it was not (WS_OPEN, no record, and
+ * logged for rollback). RETURN -1 also when out of memory (with add). */
+static long
+draw_node(dfpn_ctx *c, const eng_pos *p, int add)
+{
+    long i = pmap_find(&c->wmap, p);
+    if (i >= 0 && c->wn[i].state != WS_NONE)
+        return i;
+    if (!add || (i = node_add(c, p, NULL)) < 0 || wl_push(&c->wlog, (uint32_t)i) != 0)
+        return -1;
+    c->wn[i].state = WS_OPEN;
+    c->wn[i].item = NO_ITEM;
+    c->wn[i].len = 0;
+    return i;
+}
+
 /* Forgets every position the walk took since log entry `to`. */
 static void
 rollback(dfpn_ctx *c, size_t to, size_t items)
 {
-    while (c->nlog > to) {
-        pset_entry *q = pset_find(c, &c->log[--c->nlog], 0);
-        if (q)
-            q->state = 3;
-    }
+    while (c->wlog.n > to)
+        c->wn[c->wlog.v[--c->wlog.n]].state = WS_NONE;
     c->nitems = items;
 }
 
 /*
- * walk - adds path[ply] (not a leaf) and its proof below to the set.
+ * draw_walk - adds path[ply] (not a leaf) and its proof below to the set.
  * Where the proving side moves, the candidate moves are tried in order
- * (a leaf, a position already taken, then by the tables' proof length or
- * repetitions); a candidate whose proof cannot be closed (a win that
- * would come back to a position on the walk, a reply the tables cannot
- * prove again) is rolled back and the next tried.
+ * (a leaf, a position already taken, then by the tables' repetitions); a
+ * candidate whose proof cannot be closed (a reply the tables cannot prove
+ * again) is rolled back and the next tried.
  * RANK 3: after the position is searched again (the second attempt), the
  * children no table knows come last, each searched by itself on this
  * line, the proving side's smallest number first. The new search may have
@@ -226,16 +248,15 @@ rollback(dfpn_ctx *c, size_t to, size_t items)
  * -1 with c->error set (a database or memory failure).
  */
 static int
-walk(dfpn_ctx *c, int ply)
+draw_walk(dfpn_ctx *c, int ply)
 {
     const eng_pos p = c->path[ply];
     if (c->abort) /* the walk's budget, or a stop */
-        return walk_stuck(c, &p, "the time for writing the proof ran out");
-    pset_entry *se = pset_find(c, &p, 1);
-    if (!se || add_item(c, &p, se) != 0)
-        return dfpn_set_error(c, DFPN_ENOMEM, "out of memory writing the proof"), -1;
-    se->state = 1;
-    uint32_t item = se->item;
+        return walk_stuck(c, &p, cut_reason(c));
+    long se = draw_node(c, &p, 1);
+    if (se < 0 || add_item(c, &p, se) != 0)
+        return no_memory(c), -1;
+    uint32_t item = c->wn[se].item;
     size_t top0 = c->top;
     int w_moves = p.stm == c->w_side;
     int maxlen = 0, closed = 0;
@@ -259,15 +280,15 @@ walk(dfpn_ctx *c, int ply)
                 int lf = walk_leaf(c, &ch[i].pos);
                 if (lf == -2)
                     return walk_fail(c, &ch[i].pos, "database probe failed"), -1;
-                pset_entry *q = pset_find(c, &ch[i].pos, 0);
+                long q = draw_node(c, &ch[i].pos, 0);
                 rank[i] = 4, len[i] = INT32_MAX;
                 if (lf == 1)
                     rank[i] = 0, len[i] = 0;
-                else if (lf == 0 && q && (q->state == 2 || !c->w_reach))
-                    rank[i] = 1, len[i] = q->len;
-                else if (lf == 0 && !q && child_wins(c, &ch[i]))
-                    rank[i] = 2, len[i] = c->w_reach ? ch[i].len : ch[i].rep_up;
-                else if (lf == 0 && !q && !ch[i].fixed && attempt == 1)
+                else if (lf == 0 && q >= 0)
+                    rank[i] = 1, len[i] = c->wn[q].len;
+                else if (lf == 0 && child_wins(c, &ch[i]))
+                    rank[i] = 2, len[i] = ch[i].rep_up;
+                else if (lf == 0 && !ch[i].fixed && attempt == 1)
                     rank[i] = 3, len[i] = (int)(c->w_side == c->attacker ? ch[i].pn : ch[i].dn);
             }
             for (;;) {
@@ -282,9 +303,9 @@ walk(dfpn_ctx *c, int ply)
                 if (rank[pick] < 2) {
                     maxlen = len[pick];
                 } else {
-                    size_t log0 = c->nlog, items0 = c->nitems;
+                    size_t log0 = c->wlog.n, items0 = c->nitems;
                     dfpn_descend(c, ply, x);
-                    if (rank[pick] == 3) { /* RANK 3 below */
+                    if (rank[pick] == 3) { /* RANK 3 above */
                         research(c, ply + 1, x);
                         if (c->error)
                             return -1;
@@ -293,7 +314,7 @@ walk(dfpn_ctx *c, int ply)
                             continue;
                         }
                     }
-                    int r = walk(c, ply + 1);
+                    int r = draw_walk(c, ply + 1);
                     if (r < 0)
                         return -1;
                     if (r > 0) { /* try the next candidate */
@@ -301,14 +322,10 @@ walk(dfpn_ctx *c, int ply)
                         rank[pick] = 4;
                         continue;
                     }
-                    pset_entry *q = pset_find(c, &x->pos, 0);
-                    maxlen = q ? q->len : 0;
+                    long q = draw_node(c, &x->pos, 0);
+                    maxlen = q >= 0 ? c->wn[q].len : 0;
                 }
-                pst_move mv = pst_move_of(&x->mv);
-                if (c->w_reach)
-                    c->items[item].rec.win = mv;
-                else
-                    c->items[item].rec.draw = mv;
+                c->items[item].rec.draw = pst_move_of(&x->mv);
                 closed = 1;
                 break;
             }
@@ -325,12 +342,10 @@ walk(dfpn_ctx *c, int ply)
                     return walk_stuck(c, &x->pos, "a reply reaches a losing leaf");
                 if (lf == 1)
                     continue;
-                pset_entry *q = pset_find(c, &x->pos, 0);
-                if (q) {
-                    if (c->w_reach && q->state != 2) /* a win may not cycle */
-                        return walk_stuck(c, &x->pos, "a reply comes back to the walk's line");
-                    if (q->len > maxlen)
-                        maxlen = q->len;
+                long q = draw_node(c, &x->pos, 0);
+                if (q >= 0) {
+                    if (c->wn[q].len > maxlen)
+                        maxlen = c->wn[q].len;
                     continue;
                 }
                 dfpn_descend(c, ply, x);
@@ -343,39 +358,562 @@ walk(dfpn_ctx *c, int ply)
                         break;
                     }
                 }
-                int r = walk(c, ply + 1);
+                int r = draw_walk(c, ply + 1);
                 if (r != 0)
                     return r; /* the choice above tries another move */
-                q = pset_find(c, &x->pos, 0);
-                if (q && q->len > maxlen)
-                    maxlen = q->len;
+                q = draw_node(c, &x->pos, 0);
+                if (q >= 0 && c->wn[q].len > maxlen)
+                    maxlen = c->wn[q].len;
             }
             if (!closed && attempt == 1)
                 return walk_stuck(c, &p, "a reply escapes the proof, even after a new search");
         }
     }
     c->top = top0;
-    se = pset_find(c, &p, 0); /* the set may have moved */
-    se->state = 2;
-    se->len = (uint16_t)(maxlen + 1 > UINT16_MAX - 1 ? UINT16_MAX - 1 : maxlen + 1);
-    look l;
-    dfpn_tt_find(c, &p, eng_key(&p), &l);
-    c->items[item].rec.effort = l.fin ? l.fin->work : l.open ? l.open->work : 0;
-    c->items[item].rec.length = c->w_reach ? se->len : 0;
+    c->wn[se].state = WS_DONE;
+    c->wn[se].len = (uint16_t)(maxlen + 1 > UINT16_MAX - 1 ? UINT16_MAX - 1 : maxlen + 1);
+    c->items[item].rec.effort = effort_of(c, &p);
     return 0;
 }
 
+/* ---- writing a win ------------------------------------------------------ */
+
+/*
+ * WRITING A WIN
+ * A win proof must be acyclic: a line that came back to a position would
+ * be a draw. The table's facts are each true (no win rests on a
+ * repetition), but together they need not hold a proof: an entry that
+ * the bucket's replacement or the collector frees is proved again later,
+ * through whatever the table holds then, so the facts' own supports can
+ * run in circles, and the proof lengths they carry then no longer
+ * decrease along a proof. (A walk that followed those lengths depth
+ * first, as the draw walk does, met its own line again and again, gave
+ * up what it had closed below each choice, and searched again until its
+ * time ran out: test_win_walk_small_table in tests/test_prover_dfpn.c.)
+ *
+ * So the win walk builds a graph of the proof's candidates and closes it
+ * from the leaves up, the way a retrograde analysis does:
+ *   nodes     positions (their index in c->wmap). Where w_side moves, a
+ *             node gets an edge to one candidate child at a time: a child
+ *             the table knows won, the shortest proof first. Where the
+ *             other side moves, an edge to every reply. A node where
+ *             w_side moves and whose children no table knows (their facts
+ *             were freed) is searched again, as a root of its own; then
+ *             they are known.
+ *   closing   a node is WON, with a length, where w_side moves when one
+ *             child is a leaf (length 1) or WON (its length + 1), and
+ *             where the other side moves when every reply is a leaf or
+ *             WON (the longest + 1). A node whose reply reaches a losing
+ *             leaf, or is refuted by a search, FAILS, and so does every
+ *             node above it where the other side moves.
+ *   unsticking when nothing is left to expand and the root is still open,
+ *             the open nodes wait on one another. Their strongly connected
+ *             components that wait on nothing outside themselves are
+ *             stuck: no closing elsewhere can close them. In each, the
+ *             nodes where w_side moves get their next known candidate;
+ *             where none is left, they are searched again afresh with the
+ *             component blocked (value_child), which finds a win that does
+ *             not come back into it, and that win's first move is the new
+ *             candidate.
+ * The proof written follows WON nodes only, each to a child of smaller
+ * length, so it is acyclic by construction, whatever the table's lengths
+ * say; every node is expanded once.
+ */
+
+/* The table says q is won for w_side: 1, with its proof length. */
+static int
+known_win(dfpn_ctx *c, const eng_pos *q, unsigned *len)
+{
+    look l;
+    dfpn_tt_find(c, q, eng_key(q), &l);
+    if (!l.fin || l.att_won != (c->w_side == c->attacker))
+        return 0;
+    *len = l.len;
+    return 1;
+}
+
+static unsigned
+len_plus(unsigned l)
+{
+    return l + 1 > UINT16_MAX - 1 ? UINT16_MAX - 1 : l + 1;
+}
+
+/* Node i is new to the win walk: it is expanded later. RETURN -1 when
+ * out of memory. */
+static int
+win_new(dfpn_ctx *c, long i)
+{
+    wnode *n = &c->wn[i];
+    n->state = WS_NEW;
+    n->mover = n->pos.stm == c->w_side;
+    return wl_push(&c->wtodo, (uint32_t)i);
+}
+
+/* The node of q, made when missing. RETURN its index, or -1 when out of
+ * memory. */
+static long
+win_node(dfpn_ctx *c, const eng_pos *q)
+{
+    int added;
+    long j = node_add(c, q, &added);
+    if (j >= 0 && added && win_new(c, j) != 0)
+        return -1;
+    return j;
+}
+
+/* An edge from node `from` to node `to` by move mv of from's list. */
+static int
+edge_add(dfpn_ctx *c, uint32_t from, uint32_t to, int mv)
+{
+    if (pmap_room((void **)&c->we, &c->we_cap, c->nwe + 1, sizeof *c->we) != 0)
+        return -1;
+    wedge *k = &c->we[c->nwe], *p = &c->we[c->nwe + 1];
+    k->node = to, k->mv = (uint16_t)mv, k->next = c->wn[from].kids;
+    p->node = from, p->mv = (uint16_t)mv, p->next = c->wn[to].parents;
+    c->wn[from].kids = (uint32_t)c->nwe;
+    c->wn[to].parents = (uint32_t)c->nwe + 1;
+    c->nwe += 2;
+    return 0;
+}
+
+static int
+has_edge(const dfpn_ctx *c, uint32_t from, uint32_t to)
+{
+    for (uint32_t e = c->wn[from].kids; e != NO_EDGE; e = c->we[e].next)
+        if (c->we[e].node == to)
+            return 1;
+    return 0;
+}
+
+/*
+ * Closes node i as WON (len; mv: w_side's move, where it moves), and then
+ * every open node above it that this closes. RETURN -1 when out of
+ * memory.
+ */
+static int
+close_won(dfpn_ctx *c, uint32_t i, unsigned len, int mv)
+{
+    wnode *n = &c->wn[i];
+    if (n->state != WS_OPEN && n->state != WS_NEW)
+        return 0;
+    n->state = WS_DONE, n->len = (uint16_t)len, n->mv = (uint16_t)mv;
+    c->wprop.n = 0;
+    if (wl_push(&c->wprop, i) != 0)
+        return -1;
+    while (c->wprop.n) {
+        uint32_t x = c->wprop.v[--c->wprop.n];
+        unsigned l = len_plus(c->wn[x].len);
+        for (uint32_t e = c->wn[x].parents; e != NO_EDGE; e = c->we[e].next) {
+            wnode *p = &c->wn[c->we[e].node];
+            if (p->state != WS_OPEN)
+                continue;
+            if (p->mover) {
+                p->len = (uint16_t)l, p->mv = c->we[e].mv;
+            } else {
+                if (l > p->len)
+                    p->len = (uint16_t)l;
+                if (--p->pending)
+                    continue;
+            }
+            p->state = WS_DONE;
+            if (wl_push(&c->wprop, c->we[e].node) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* Node i FAILS, and every open node above it where the other side moves.
+ * RETURN -1 when out of memory. */
+static int
+close_failed(dfpn_ctx *c, uint32_t i)
+{
+    c->wn[i].state = WS_FAIL;
+    c->wprop.n = 0;
+    if (wl_push(&c->wprop, i) != 0)
+        return -1;
+    while (c->wprop.n) {
+        uint32_t x = c->wprop.v[--c->wprop.n];
+        for (uint32_t e = c->wn[x].parents; e != NO_EDGE; e = c->we[e].next) {
+            wnode *p = &c->wn[c->we[e].node];
+            if (p->state != WS_OPEN || p->mover)
+                continue;
+            p->state = WS_FAIL;
+            if (wl_push(&c->wprop, c->we[e].node) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * Searches q again as a root of its own (dfpn_root, dfpn_deepen: depth
+ * rounds, GHI-safe while the win walk runs) within cap positions (0: no
+ * cap); block (nonzero): afresh (q's own fact aside) and with the stuck
+ * component block - 1 blocked (value_child).
+ * RETURN 1 won for w_side, 0 not, 2 undecided, -1 the walk is cut short
+ * or failed (c->abort, c->error).
+ */
+static int
+win_research(dfpn_ctx *c, const eng_pos *q, uint64_t cap, uint32_t block)
+{
+    child rc;
+    c->researched++;
+    c->node_limit = cap ? c->nodes + cap : 0;
+    c->maxply = FIRST_DEPTH;
+    c->round++; /* the numbers of the rounds before saw other cuts */
+    c->wblock = block;
+    dfpn_root(c, q, !block, &rc);
+    dfpn_deepen(c, &rc);
+    c->wblock = 0;
+    c->node_limit = 0;
+    if (c->error || (c->abort && walk_cut(c)))
+        return -1;
+    c->abort = 0;
+    if (!is_final(rc.pn, rc.dn))
+        return 2;
+    return attacker_won(&rc) == (c->w_side == c->attacker);
+}
+
+/*
+ * Gives node i (open, w_side moves) a candidate: a leaf or a won child
+ * closes it; else the child with the shortest known win that is not yet
+ * one of its edges (nodes of the graph count as known, without length).
+ * RETURN 1 when i gained an edge or closed, 0 when no candidate is left,
+ * -1 on error (c->error set).
+ */
+static int
+win_widen(dfpn_ctx *c, uint32_t i)
+{
+    eng_pos p = c->wn[i].pos, q;
+    eng_movelist ml;
+    int n = eng_generate(&p, &ml, ENG_DUPS_MERGE), best = -1, done = -1;
+    unsigned bestlen = UINT_MAX, donelen = UINT_MAX;
+    for (int k = 0; k < n; k++) {
+        eng_make(&p, &ml.m[k], &q);
+        int lf = walk_leaf(c, &q);
+        if (lf == -2)
+            return walk_fail(c, &q, "database probe failed"), -1;
+        if (lf == 1)
+            return close_won(c, i, 1, k) != 0 ? (no_memory(c), -1) : 1;
+        if (lf == -1)
+            continue;
+        long j = pmap_find(&c->wmap, &q);
+        unsigned l = UINT16_MAX;
+        if (j >= 0 && c->wn[j].state == WS_DONE && c->wn[j].len < donelen)
+            done = k, donelen = c->wn[j].len;
+        if (j >= 0 &&
+            (c->wn[j].state == WS_FAIL || c->wn[j].state == WS_DONE || has_edge(c, i, (uint32_t)j)))
+            continue;
+        if ((known_win(c, &q, &l) || j >= 0) && l < bestlen)
+            best = k, bestlen = l;
+    }
+    if (done >= 0)
+        return close_won(c, i, len_plus(donelen), done) != 0 ? (no_memory(c), -1) : 1;
+    if (best < 0)
+        return 0;
+    eng_make(&p, &ml.m[best], &q);
+    long j = win_node(c, &q);
+    if (j < 0 || edge_add(c, i, (uint32_t)j, best) != 0)
+        return no_memory(c), -1;
+    return 1;
+}
+
+/*
+ * Expands node i (WS_NEW): where w_side moves, its first candidate (the
+ * position searched again first when no child is known: their facts were
+ * freed); where the other side moves, an edge to every reply.
+ * RETURN 0, or -1 on error (c->error set, or the walk cut short).
+ */
+static int
+win_expand(dfpn_ctx *c, uint32_t i)
+{
+    c->wn[i].state = WS_OPEN;
+    eng_pos p = c->wn[i].pos;
+    if (c->wn[i].mover) {
+        int r = win_widen(c, i);
+        if (r != 0)
+            return r < 0 ? -1 : 0;
+        r = win_research(c, &p, 0, 0);
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            return close_failed(c, i);
+        return win_widen(c, i) < 0 ? -1 : 0; /* none: left to win_unstick */
+    }
+    eng_movelist ml;
+    int n = eng_generate(&p, &ml, ENG_DUPS_MERGE);
+    unsigned len = 0, pending = 0;
+    for (int k = 0; k < n; k++) {
+        eng_pos q;
+        eng_make(&p, &ml.m[k], &q);
+        int lf = walk_leaf(c, &q);
+        if (lf == -2)
+            return walk_fail(c, &q, "database probe failed"), -1;
+        if (lf == -1)
+            return close_failed(c, i);
+        if (lf == 1) {
+            len = len > 1 ? len : 1;
+            continue;
+        }
+        long j = win_node(c, &q);
+        if (j < 0 || edge_add(c, i, (uint32_t)j, k) != 0)
+            return no_memory(c), -1;
+        if (c->wn[j].state == WS_FAIL)
+            return close_failed(c, i);
+        if (c->wn[j].state == WS_DONE)
+            len = len > len_plus(c->wn[j].len) ? len : len_plus(c->wn[j].len);
+        else
+            pending++;
+    }
+    c->wn[i].len = (uint16_t)len;
+    c->wn[i].pending = (uint16_t)pending;
+    return pending ? 0 : close_won(c, i, len, 0);
+}
+
+/*
+ * Lists the stuck components of the graph in c->wsink, each as its size
+ * and then its nodes. The open nodes the root reaches through open nodes
+ * fall into strongly connected components (Tarjan's algorithm, without
+ * recursion); a component none of whose edges leads to an open node
+ * outside it waits only on itself: no closing elsewhere can close it.
+ * Tarjan completes a component after every component it reaches, so
+ * those already carry their component's number (idx) when it is checked.
+ * RETURN -1 when out of memory.
+ */
+static int
+stuck_parts(dfpn_ctx *c, uint32_t root)
+{
+    wlist *st = &c->wq, *call = &c->wprop, *out = &c->wsink;
+    uint32_t next = 0;
+    c->wseen++;
+    st->n = call->n = out->n = 0;
+    c->wn[root].seen = c->wseen;
+    c->wn[root].idx = c->wn[root].low = next++;
+    c->wn[root].onstk = 1;
+    if (wl_push(st, root) || wl_push(call, root) || wl_push(call, c->wn[root].kids))
+        return -1;
+    while (call->n) {
+        uint32_t v = call->v[call->n - 2], e = call->v[call->n - 1];
+        if (e != NO_EDGE) { /* the next edge of v */
+            call->v[call->n - 1] = c->we[e].next;
+            uint32_t w = c->we[e].node;
+            wnode *x = &c->wn[w];
+            if (x->state != WS_OPEN)
+                continue;
+            if (x->seen != c->wseen) {
+                x->seen = c->wseen;
+                x->idx = x->low = next++;
+                x->onstk = 1;
+                if (wl_push(st, w) || wl_push(call, w) || wl_push(call, x->kids))
+                    return -1;
+            } else if (x->onstk && x->idx < c->wn[v].low) {
+                c->wn[v].low = x->idx;
+            }
+            continue;
+        }
+        call->n -= 2; /* v is done */
+        if (call->n && c->wn[v].low < c->wn[call->v[call->n - 2]].low)
+            c->wn[call->v[call->n - 2]].low = c->wn[v].low;
+        if (c->wn[v].low != c->wn[v].idx)
+            continue;
+        size_t from = st->n; /* v's component: the stack down to v */
+        while (st->v[--from] != v)
+            ;
+        uint32_t comp = c->wn[v].idx;
+        for (size_t k = from; k < st->n; k++) {
+            c->wn[st->v[k]].onstk = 0;
+            c->wn[st->v[k]].idx = comp;
+        }
+        int sink = 1;
+        for (size_t k = from; k < st->n && sink; k++)
+            for (uint32_t f = c->wn[st->v[k]].kids; f != NO_EDGE && sink; f = c->we[f].next)
+                sink = c->wn[c->we[f].node].state != WS_OPEN || c->wn[c->we[f].node].idx == comp;
+        if (sink && wl_push(out, (uint32_t)(st->n - from)) != 0)
+            return -1;
+        for (size_t k = from; k < st->n && sink; k++)
+            if (wl_push(out, st->v[k]) != 0)
+                return -1;
+        st->n = from;
+    }
+    return 0;
+}
+
+/*
+ * Frees one stuck component (the n nodes at m): each of its open nodes
+ * where w_side moves gets its next known candidate; when none has one,
+ * each is searched again, afresh and with the component blocked, which
+ * finds a win that does not come back into it when there is one; that
+ * win's first move is the node's new candidate. The wins found so are
+ * mostly a few dozen positions deep, while a search that finds none runs
+ * to its budget, so the budget starts small (BREAK_FIRST positions) and
+ * grows eightfold, up to c->wcap, only when no node of the component
+ * found one; a node whose search ended (won or not) is not searched again
+ * while the graph is the same, nor one whose budget was as large.
+ * RETURN the number of nodes that gained a candidate (or closed), -1 on
+ * error.
+ */
+static int
+unstick(dfpn_ctx *c, const uint32_t *m, uint32_t n)
+{
+    int grown = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        if (c->wn[m[k]].state != WS_OPEN || !c->wn[m[k]].mover)
+            continue;
+        int r = win_widen(c, m[k]);
+        if (r < 0)
+            return -1;
+        grown += r;
+    }
+    for (unsigned level = 0; !grown; level++) {
+        uint64_t cap = (uint64_t)BREAK_FIRST << (3 * level);
+        if (cap > c->wcap)
+            cap = c->wcap;
+        for (uint32_t k = 0; k < n; k++) {
+            wnode *x = &c->wn[m[k]];
+            if (x->state != WS_OPEN || !x->mover || (x->tried == c->wmap.n && x->level >= level))
+                continue;
+            x->tried = (uint32_t)c->wmap.n, x->level = (uint8_t)level;
+            eng_pos p = x->pos;
+            int r = win_research(c, &p, cap, x->idx + 1);
+            if (r < 0)
+                return -1;
+            if (r != 2) /* an answer: a larger budget gives the same */
+                c->wn[m[k]].level = UINT8_MAX;
+            if (r == 1 && (r = win_widen(c, m[k])) < 0)
+                return -1;
+            grown += r == 1;
+        }
+        if (cap >= c->wcap)
+            break;
+    }
+    return grown;
+}
+
+/* Frees every stuck component below the root (stuck_parts, unstick).
+ * RETURN how many were freed, or -1 on error. */
+static int
+win_unstick(dfpn_ctx *c, uint32_t root)
+{
+    if (stuck_parts(c, root) != 0)
+        return no_memory(c), -1;
+    int freed = 0;
+    for (size_t h = 0; h < c->wsink.n; h += 1 + c->wsink.v[h]) {
+        int r = unstick(c, &c->wsink.v[h + 1], c->wsink.v[h]);
+        if (r < 0)
+            return -1;
+        freed += r;
+    }
+    return freed;
+}
+
+/* The records of the won graph from the root: each WON node once, where
+ * w_side moves with its move. RETURN 0, or -1 on error. */
+static int
+win_records(dfpn_ctx *c, uint32_t root)
+{
+    c->wtodo.n = 0;
+    if (wl_push(&c->wtodo, root) != 0)
+        goto nomem;
+    while (c->wtodo.n) {
+        uint32_t i = c->wtodo.v[--c->wtodo.n];
+        if (c->wn[i].item != NO_ITEM)
+            continue;
+        eng_pos p = c->wn[i].pos;
+        if (add_item(c, &p, i) != 0)
+            goto nomem;
+        pst_record *r = &c->items[c->wn[i].item].rec;
+        look l;
+        dfpn_tt_find(c, &p, eng_key(&p), &l);
+        r->effort = l.fin ? l.fin->work : l.open ? l.open->work : 0;
+        r->length = c->wn[i].len;
+        eng_movelist ml;
+        int n = eng_generate(&p, &ml, ENG_DUPS_MERGE);
+        if (c->wn[i].mover) {
+            r->win = pst_move_of(&ml.m[c->wn[i].mv]);
+            n = 1, ml.m[0] = ml.m[c->wn[i].mv];
+        }
+        for (int k = 0; k < n; k++) {
+            eng_pos q;
+            eng_make(&p, &ml.m[k], &q);
+            if (walk_leaf(c, &q) == 1)
+                continue;
+            long j = pmap_find(&c->wmap, &q);
+            if (j < 0 || c->wn[j].state != WS_DONE) /* cannot be: the node closed on it */
+                return walk_fail(c, &q, "a won position's child is not won"), -1;
+            if (wl_push(&c->wtodo, (uint32_t)j) != 0)
+                goto nomem;
+        }
+    }
+    return 0;
+nomem:
+    no_memory(c);
+    return -1;
+}
+
+/*
+ * win_walk - the win proof of path[0] (not a leaf) into the batch.
+ * RETURN 0; 1 when it cannot be closed (c->stuck says why); -1 with
+ * c->error set.
+ */
+static int
+win_walk(dfpn_ctx *c)
+{
+    /* searches here are GHI-safe and keep no line: a loose fact (dfpn.h,
+     * optimistic) can only deny a win, and none is needed */
+    const eng_pos top = c->path[0];
+    int loose = c->loose;
+    c->loose = 0;
+    c->strict = 0;
+    c->wcap = c->nodes > BREAK_MAX_MIN ? c->nodes : BREAK_MAX_MIN;
+    int rc = 0;
+    long root = win_node(c, &top);
+    if (root < 0)
+        return no_memory(c), -1;
+    for (;;) {
+        while (c->wtodo.n && !c->error && !c->abort) {
+            uint32_t i = c->wtodo.v[--c->wtodo.n];
+            if (c->wn[i].state == WS_NEW && win_expand(c, i) != 0)
+                break;
+        }
+        if (c->error) {
+            rc = -1;
+        } else if (c->abort) {
+            rc = walk_stuck(c, &top, cut_reason(c));
+        } else if (c->wn[root].state == WS_DONE) {
+            rc = win_records(c, (uint32_t)root);
+        } else if (c->wn[root].state == WS_FAIL) {
+            rc = walk_stuck(c, &top, "a reply the proof needs is not won (a bug)");
+        } else {
+            int g = win_unstick(c, (uint32_t)root);
+            if (g > 0)
+                continue;
+            if (g < 0)
+                rc = c->error ? -1 : walk_stuck(c, &top, cut_reason(c));
+            else
+                rc = walk_stuck(
+                    c, &top, "every won move below it comes back to it, even after new searches");
+        }
+        break;
+    }
+    c->loose = loose;
+    c->path[0] = top;
+    return rc;
+}
+
+/* ---- the proof as a whole ---------------------------------------------- */
+
 /* The main line of the written proof, from the set. */
 static void
-main_line(dfpn_ctx *c, dfpn_result *out)
+main_line(dfpn_ctx *c, const eng_pos *root, dfpn_result *out)
 {
-    eng_pos p = c->path[0];
+    eng_pos p = *root;
     out->pvlen = 0;
     for (int k = 0; k < 128; k++) {
-        pset_entry *se = pset_find(c, &p, 0);
-        if (!se || se->item == UINT32_MAX)
+        long se = pmap_find(&c->wmap, &p);
+        if (se < 0 || c->wn[se].state != WS_DONE || c->wn[se].item == NO_ITEM)
             break;
-        const pst_record *r = &c->items[se->item].rec;
+        const pst_record *r = &c->items[c->wn[se].item].rec;
         eng_move m;
         if (p.stm == c->w_side) {
             const pst_move *pm = c->w_reach ? &r->win : &r->draw;
@@ -387,9 +925,10 @@ main_line(dfpn_ctx *c, dfpn_result *out)
             for (int i = 0; i < n; i++) {
                 eng_pos q;
                 eng_make(&p, &l.m[i], &q);
-                pset_entry *x = pset_find(c, &q, 0);
-                if (x && x->len > bl)
-                    bl = x->len, bi = i;
+                long x = pmap_find(&c->wmap, &q);
+                if (x >= 0 && c->wn[x].state == WS_DONE && c->wn[x].item != NO_ITEM &&
+                    c->wn[x].len > bl)
+                    bl = c->wn[x].len, bi = i;
             }
             if (bi < 0) /* every reply ends at once: show the first */
                 bi = 0;
@@ -405,20 +944,21 @@ main_line(dfpn_ctx *c, dfpn_result *out)
 int
 dfpn_write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
 {
+    const eng_pos root = c->path[0];
     c->w_side = attacker_won_root ? c->attacker : !c->attacker;
     c->w_reach = c->w_side != c->safety;
-    c->nset = 0;
-    if (c->set)
-        memset(c->set, 0, c->set_cap * sizeof *c->set);
+    pmap_clear(&c->wmap);
+    c->wlog.n = c->wtodo.n = c->wprop.n = c->wq.n = 0;
+    c->nwe = 0;
     c->nitems = 0;
-    c->nlog = 0;
     c->top = 0;
     c->researched = 0;
-    c->strict = 1;
     /* The walk may search again: it gets a budget of its own, half the
-     * query's time (at least 5 s), or a minute without a time limit. */
+     * query's time (at least 5 s). Without a time limit the win walk has
+     * none (it expands each position once, and searches only what a
+     * proof needs), the draw walk a minute. */
     double tl = c->o->time_limit;
-    c->deadline = now() + (tl > 0 ? (tl / 2 > 5 ? tl / 2 : 5) : 60);
+    c->deadline = tl > 0 ? now() + (tl / 2 > 5 ? tl / 2 : 5) : c->w_reach ? 0 : now() + 60;
     /* with a node budget, the walk's searches get half of it more, and at
      * least DFPN_WALK_MIN_NODES (a small job's proof must still be
      * written): without a limit they ran on for their minute (87 million
@@ -431,23 +971,30 @@ dfpn_write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
      * numbers of the last round saw its cut, so they are forgotten */
     c->maxply = DFPN_MAXPLY;
     c->round++;
-    int lf = walk_leaf(c, &c->path[0]);
+    int lf = walk_leaf(c, &root);
     if (lf == 1)
         return 0; /* the root is a leaf: nothing to write */
     if (lf < 0) {
-        walk_fail(c, &c->path[0], "the root's leaf value contradicts the answer");
+        walk_fail(c, &root, "the root's leaf value contradicts the answer");
         return c->error;
     }
-    int wr = walk(c, 0);
-    c->strict = 0;
+    int wr;
+    if (c->w_reach) {
+        wr = win_walk(c);
+        c->path[0] = root; /* its searches ran from roots of their own */
+    } else {
+        c->strict = 1;
+        wr = draw_walk(c, 0);
+        c->strict = 0;
+    }
     if (wr > 0)
         dfpn_set_error(c, DFPN_EPROOF, c->stuck);
     if (wr != 0)
         return c->error ? c->error : DFPN_EPROOF;
     out->researched = c->researched;
-    pset_entry *root = pset_find(c, &c->path[0], 0);
-    out->proof_length = c->w_reach && root ? root->len : -1;
-    main_line(c, out);
+    long r = pmap_find(&c->wmap, &root);
+    out->proof_length = c->w_reach && r >= 0 ? c->wn[r].len : -1;
+    main_line(c, &root, out);
     if (c->o->store && put) {
         char e[256];
         int rc = pst_put_many(c->o->store, c->items, c->nitems, e, sizeof e);

@@ -105,20 +105,32 @@
  *
  * WRITING A PROOF (what dfpn_prove writes into the store)
  *   After a query is answered, its proof is walked from the root: where
- *   the proving side moves, one move that keeps the proof (from the
- *   tables: for a win the child with the shortest proof, never one on the
- *   walk, so win proofs are acyclic); where the other side moves, every
- *   reply. A child the tables no longer know (evicted by the garbage
- *   collector, or a path-dependent result of another line) is searched
- *   again on the walk's own line. Leaves are exactly the checker's: no
- *   legal move, a position the databases cover, a position whose stored
- *   record already implies the goal. Every position of the walk becomes
- *   one record (for the proving side to move: WW with its win move, or
- *   DW with its draw move; for the other side: LL or LD), and all of them
- *   are written in one transaction, so the store never holds a record
- *   without the rest of its proof. A draw proof written this way may
- *   contain cycles (it is closed under play); a win proof may not.
- *   `proof check` (check.h) then verifies the result from scratch.
+ *   the proving side moves, one move that keeps the proof; where the other
+ *   side moves, every reply. Leaves are exactly the checker's: no legal
+ *   move, a position the databases cover, a position whose stored record
+ *   already implies the goal. Every position of the walk becomes one
+ *   record (for the proving side to move: WW with its win move, or DW with
+ *   its draw move; for the other side: LL or LD), and all of them are
+ *   written in one transaction, so the store never holds a record without
+ *   the rest of its proof. `proof check` (check.h) then verifies the
+ *   result from scratch.
+ *   A win proof must be acyclic, and the table's facts, each true, need
+ *   not hold one: entries freed by the table's replacement are proved
+ *   again later through whatever the table then holds, so their supports
+ *   can run in circles. So a win is walked as a graph of candidates closed
+ *   from the leaves up, as a retrograde analysis does (a position is won
+ *   when one move, or every reply, reaches a leaf or a won position; its
+ *   length is one more), and only won positions are written, each with a
+ *   move to a position of smaller length: acyclic by construction. Where
+ *   the candidates wait on one another in circles, a position among them
+ *   is searched again with the circle blocked; a position whose children
+ *   the table lost is searched again as a root (dfpn_walk.c, WRITING A
+ *   WIN). A draw proof is closed under play and may contain cycles; its
+ *   results may rest on repetitions of the line above them, so it is
+ *   walked depth first along a line of its own (for the proving side the
+ *   child resting on the fewest repetitions), and a child the tables no
+ *   longer know (evicted, or a path-dependent result of another line) is
+ *   searched again on that line (WRITING A DRAW).
  *
  * THREAD SAFETY
  *   prv_solve uses its own contexts; the database and store handles may be

@@ -299,8 +299,8 @@ test_one_table_many_queries(void **state)
             pchk_result cr;
             assert_int_equal(pchk_check(st, F.db4, &p, &cr, err, sizeof err), 0);
             if (cr.status != PCHK_VALID)
-                fail_msg("%s: the proof written from a shared table fails at %s: %s", fen,
-                         cr.where, cr.why);
+                fail_msg("%s: the proof written from a shared table fails at %s: %s", fen, cr.where,
+                         cr.why);
         }
     }
     printf("  %d positions, %d queries on one 1 MB table: %d questions settled by re-jobs "
@@ -544,14 +544,70 @@ test_store_leaves_both_ways(void **state)
     pst_close(st);
 }
 
+/* ---- writing a win --------------------------------------------------------- */
+
+/*
+ * A win df-pn found must be written, whatever its table kept of it. With a
+ * table far smaller than the search (1 MB, 32,768 entries, for searches
+ * of 100,000-1,500,000 positions), final entries are replaced before the
+ * root is proved, and those proved again later rest on whatever the
+ * table then holds: the facts' supports run in circles, and their proof
+ * lengths no longer decrease along a proof. The first walk followed those
+ * lengths depth first; meeting its own line, it rolled back and searched
+ * again until its minute ran out, and the answer was lost ("no move keeps
+ * the proof, even after a new search"): these five positions of a scan of
+ * 1,200 random 5-piece positions (value, the 4-piece databases, a store,
+ * at most 2M positions), each a win for one side. The same failure, at
+ * 256 MB, lost the 5-piece W:W21,28,K32:BK19,K25 after a search of 56M
+ * positions. The win walk now resolves a graph of the proof's candidates
+ * from the leaves up (dfpn_walk.c, WRITING A WIN): each must now be
+ * settled, as the database says, with a proof the checker accepts, in
+ * under a second each.
+ */
+static void
+test_win_walk_small_table(void **state)
+{
+    (void)state;
+    static const char *fens[] = {"B:WK24,K2:BK5,K8,K21", "W:WK14,K12:B26,K7,K3",
+                                 "B:WK17,25:B7,K28,27", "B:W32,K31,K4:BK10,2",
+                                 "W:WK1,K6:BK2,K3,K31"};
+    int n = test_sanitized() ? 1 : 5;
+    for (int i = 0; i < n; i++) {
+        char path[300], err[512] = "";
+        snprintf(path, sizeof path, "%s/win-walk-%d", F.tmp, i);
+        pst_env *st;
+        assert_int_equal(pst_open(path, 0, &st, err, sizeof err), 0);
+        eng_pos p;
+        assert_int_equal(eng_parse_fen(fens[i], &p, err, sizeof err), 0);
+        prv_opts o = {
+            .db = F.db4, .db_pieces = 4, .store = st, .tt_bytes = 1u << 20, .node_limit = 2000000};
+        prv_result r;
+        int rc = prv_solve(&p, &o, &r, err, sizeof err);
+        if (rc != 0 || !r.complete || r.bound != db_bound(F.db5, &p))
+            fail_msg("%s: rc %d (%s), %s, complete %d; the database says %s", fens[i], rc, err,
+                     eng_bound_name(r.bound), r.complete, eng_bound_name(db_bound(F.db5, &p)));
+        pchk_result cr;
+        assert_int_equal(pchk_check(st, F.db4, &p, &cr, err, sizeof err), 0);
+        if (cr.status != PCHK_VALID || cr.bound != r.bound)
+            fail_msg("%s: the written proof fails its check at %s: %s", fens[i], cr.where, cr.why);
+        printf("  %s: %s, %" PRIu64 " positions, proof of %" PRIu64 " records\n", fens[i],
+               eng_bound_name(r.bound), r.nodes, r.q[r.nq - 1].r.proof_records);
+        pst_close(st);
+    }
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_five_vs_database),   cmocka_unit_test(test_five_with_store),
-        cmocka_unit_test(test_small_table_gc),     cmocka_unit_test(test_ghi_cases),
-        cmocka_unit_test(test_draw_by_repetition), cmocka_unit_test(test_store_leaves_both_ways),
+        cmocka_unit_test(test_five_vs_database),
+        cmocka_unit_test(test_five_with_store),
+        cmocka_unit_test(test_small_table_gc),
+        cmocka_unit_test(test_ghi_cases),
+        cmocka_unit_test(test_draw_by_repetition),
+        cmocka_unit_test(test_store_leaves_both_ways),
         cmocka_unit_test(test_one_table_many_queries),
+        cmocka_unit_test(test_win_walk_small_table),
     };
     if (getenv("CHECKERS_TEST_FILTER")) /* one test by name, e.g. while working on it */
         cmocka_set_test_filter(getenv("CHECKERS_TEST_FILTER"));
