@@ -734,9 +734,10 @@ report(mgr *m)
     mt_stats_get(m->tree, &s);
     printf("%s\t%s\n", s.root_fen, prv_bound_word(s.root_bound));
     printf("goal: %s (%s)\n", mt_goal_name(s.goal), mt_done(m->tree) ? "settled" : "not settled");
-    printf("tree: %" PRIu64 " positions, %" PRIu64 " expanded; jobs: %" PRIu64 " answered (%" PRIu64
+    printf("tree: %" PRIu64 " positions, %" PRIu64 " expanded (%" PRIu64
+           " early for idle workers in this run); jobs: %" PRIu64 " answered (%" PRIu64
            " settled) over all runs, %" PRIu64 " in this run\n",
-           s.nodes, s.expanded, s.jobs_done, s.jobs_proved, m->results_run);
+           s.nodes, s.expanded, s.widened, s.jobs_done, s.jobs_proved, m->results_run);
     double run = mgr_now() - m->start;
     printf("time: %.1f s this run, %.1f s in all; manager work %.3f s (%.2f ms a job)\n", run,
            s.seconds, m->handle_seconds,

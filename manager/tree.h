@@ -91,6 +91,21 @@
  *   the unanswered query, which goes on where it stopped
  *   (prover/dfpn.h, THE TABLE).
  *
+ * IDLE WORKERS: EXPANDING A LEAF EARLY
+ *   When a worker asks for work and every open leaf is in flight (at the
+ *   start of every proof, with the root the only leaf), the in-flight
+ *   leaf at the end of the most-proving line, flags ignored, is expanded
+ *   at once and marked early: it stays a job of its own (a node whose own
+ *   job is free is not flagged, and selection stops there), its jobs go
+ *   on growing to the cap on the worker that had it, and its children
+ *   are work for the others. When a job at the cap leaves it open it is a
+ *   plain interior node. So with two workers the root's own df-pn runs
+ *   as long as one `solve` would while the other worker grows the tree,
+ *   instead of the second worker waiting for the root's jobs to reach
+ *   the cap. The mark is not persisted: after a restart an early node is
+ *   an interior node. Its children get the manager's own alpha-beta
+ *   scores (no worker sent any).
+ *
  * PERSISTENCE (LMDB, directory <state>/tree)
  *   Named databases, little-endian:
  *     "meta"  text keys and values: schema "checkers-proof-tree 2", root
@@ -181,6 +196,9 @@ typedef struct mt_create {
     const char *seed;     /* seed line as move text ("12-16 24-19"), may be NULL */
     const char *db_dir;   /* the databases' folder, absolute (kept: a resume needs
                              only the state directory); may be NULL */
+    int no_early;         /* 1: an idle worker waits instead of a leaf being
+                             expanded early (IDLE WORKERS; the tests' hand-made
+                             graphs, whose positions are not real); not kept */
 } mt_create;
 
 /* A job picked by mt_pick. */
@@ -202,6 +220,7 @@ typedef struct mt_stats {
     uint64_t root_pn, root_dn;
     uint64_t nodes, expanded, leaves_proven, in_flight;
     uint64_t jobs_done, jobs_proved, jobs_issued;
+    uint64_t widened; /* leaves expanded early for idle workers, this run */
     int h;
     int db_pieces;
     uint32_t job_ms, job_max_ms;

@@ -297,6 +297,16 @@ expand(mt_tree *t, uint32_t i, char *err, size_t errlen)
 
 /* ---- the pass: bounds, numbers ------------------------------------------------ */
 
+/* The flag of an expanded node whose open children are all flagged
+ * (kids_busy) or not: an early node (IDLE WORKERS in tree.h) is itself a
+ * job while none is in flight on it; any other expanded node in flight
+ * (a job on an interior node a repetition blocks) is busy. */
+static int
+node_busy(const mt_node *n, int kids_busy)
+{
+    return n->early ? n->inflight && kids_busy : n->inflight || kids_busy;
+}
+
 /*
  * Node i's bound (its own met with the negamax of its children's), its
  * numbers and its flag, from its children as they stand.
@@ -367,7 +377,7 @@ node_eval(mt_tree *t, uint32_t i)
         }
         n->pn = pn;
         n->dn = dn;
-        n->flagged = n->inflight || (open > 0 && open_unflagged == 0);
+        n->flagged = node_busy(n, open > 0 && open_unflagged == 0);
     }
     return n->bound != ob || n->pn != opn || n->dn != odn || n->flagged != ofl;
 }
@@ -545,6 +555,7 @@ mtg_params(mt_tree *t, const mt_create *create)
         create->job_max_ms >= t->job_ms ? create->job_max_ms : mtg_job_max_default(t->job_ms);
     t->job_nodes = create->job_nodes;
     t->score_nodes = create->score_nodes;
+    t->no_early = create->no_early;
     t->h0 = t->h = create->h0;
     t->h_step = create->h_step > 0 ? create->h_step : 100;
     snprintf(t->seed, sizeof t->seed, "%s", create->seed ? create->seed : "");
@@ -737,7 +748,7 @@ reflag_path(mt_tree *t, const uint32_t *path, int len)
                 free_ += !c->flagged;
             }
         }
-        n->flagged = n->inflight || (open > 0 && free_ == 0);
+        n->flagged = node_busy(n, open > 0 && free_ == 0);
     }
 }
 
@@ -763,6 +774,57 @@ advance(mt_tree *t, char *err, size_t errlen, int *rc)
     return 1;
 }
 
+/*
+ * IDLE WORKERS (tree.h): every open leaf is in flight and a worker asks
+ * for work, so the in-flight leaf at the end of the most-proving line
+ * (flags ignored) is expanded now, while its job runs, and marked early:
+ * its own jobs go on growing to the cap, and its children are work for
+ * the idle. RETURN 1 when a leaf was expanded (*rc 0), 0 when none could
+ * be (or *rc the MT_E* of a failure).
+ */
+static int
+widen(mt_tree *t, char *err, size_t errlen, int *rc)
+{
+    uint32_t path[MT_MAXDEPTH];
+    int len = 0;
+    uint32_t cur = 0;
+    *rc = 0;
+    path[len++] = 0;
+    t->n[0].onpath = 1;
+    while (t->n[cur].expanded && t->n[cur].nkid && len < MT_MAXDEPTH) {
+        const mt_node *n = &t->n[cur];
+        int or_node = n->pos.stm == t->q.attacker;
+        long best = -1;
+        for (uint16_t k = 0; k < n->nkid; k++) {
+            const mt_node *c = &t->n[n->kid[k]];
+            if (!c->pn || !c->dn || c->onpath)
+                continue;
+            const mt_node *b = best < 0 ? NULL : &t->n[best];
+            if (!b || (or_node ? c->pn < b->pn || (c->pn == b->pn && c->dn > b->dn)
+                               : c->dn < b->dn || (c->dn == b->dn && c->pn > b->pn)))
+                best = n->kid[k];
+        }
+        if (best < 0)
+            break;
+        cur = (uint32_t)best;
+        path[len++] = cur;
+        t->n[cur].onpath = 1;
+    }
+    for (int d = 0; d < len; d++)
+        t->n[path[d]].onpath = 0;
+    mt_node *n = &t->n[cur];
+    if (n->expanded || !n->inflight || !n->pn || !n->dn || n->src == SRC_DB || n->src == SRC_END)
+        return 0;
+    t->nkid_scores = 0; /* no worker sent scores for these children */
+    if ((*rc = expand(t, cur, err, errlen)))
+        return 0;
+    t->n[cur].early = 1;
+    t->widened++;
+    if ((*rc = update_from(t, cur, err, errlen)))
+        return 0;
+    return 1;
+}
+
 int
 mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen)
 {
@@ -775,8 +837,11 @@ mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen)
         if (rc)
             return rc;
         mt_node *root = &t->n[0];
-        if (root->flagged)
-            return MT_PICK_WAIT;
+        if (root->flagged) {
+            if (!t->no_early && widen(t, err, errlen, &rc))
+                continue;
+            return rc ? rc : MT_PICK_WAIT;
+        }
         /* descend: most-proving child at OR nodes, most-disproving at AND */
         uint32_t path[MT_MAXDEPTH];
         int len = 0;
@@ -786,6 +851,8 @@ mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen)
         int restart = 0;
         while (t->n[cur].expanded && t->n[cur].nkid && len < MT_MAXDEPTH) {
             mt_node *n = &t->n[cur];
+            if (n->early && !n->inflight)
+                break; /* its own jobs go on (IDLE WORKERS) */
             int or_node = n->pos.stm == t->q.attacker;
             long best = -1;
             int blocked = 0;
@@ -842,7 +909,8 @@ mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen)
         /* a node gets double the budget of its last job (JOBS in tree.h);
          * an interior node (a repetition blocks its children) cannot be
          * expanded instead, so its budget grows past the cap */
-        uint32_t mult = n->expanded ? 1u << (n->jobs < 16 ? n->jobs : 16) : job_mult(t, n->jobs);
+        uint32_t mult = n->expanded && !n->early ? 1u << (n->jobs < 16 ? n->jobs : 16)
+                                                 : job_mult(t, n->jobs);
         job->time_ms = t->job_ms * mult;
         job->node_limit = t->job_nodes * mult;
         job->prefer = n->worker;
@@ -944,6 +1012,8 @@ mtg_result(mt_tree *t, mt_jobrec *j, eng_bound bound, int settled, int score, in
     if (t->kid_job != id) /* the scores sent were for another job */
         t->nkid_scores = 0;
     rc = 0;
+    if (!grows) /* an early node's jobs have reached the cap */
+        nd->early = 0;
     if (!mt_done(t) && q_status(&t->q, nd) == 0 && !nd->expanded && !grows)
         rc = expand(t, i, err, errlen);
     t->nkid_scores = 0;
@@ -977,6 +1047,7 @@ mt_stats_get(const mt_tree *t, mt_stats *out)
     out->jobs_done = t->jobs_done;
     out->jobs_proved = t->jobs_proved;
     out->jobs_issued = t->next_job - t->first_job;
+    out->widened = t->widened;
     out->h = t->h;
     out->db_pieces = t->db_pieces;
     out->job_ms = t->job_ms;

@@ -82,6 +82,9 @@ typedef struct mt_node {
     uint32_t npar, cappar;
     uint16_t nkid;
     uint8_t expanded, inflight, flagged, onstack, onpath, queued, src;
+    uint8_t early; /* expanded while a job on it was in flight: its own jobs
+                      go on, growing, until the cap (tree.h, IDLE WORKERS;
+                      not persisted) */
     eng_bound own;      /* from proofs outside the tree */
     eng_bound bound;    /* own intersected with the backup */
     eng_bound recorded; /* what the store holds for it (LW: nothing) */
@@ -127,6 +130,8 @@ struct mt_tree {
     uint32_t *wq, *touched;
     size_t nwq, capwq, ntouched, captouched;
     uint64_t updates, fallbacks; /* incremental updates, and those that fell back to a pass */
+    uint64_t widened;            /* leaves expanded early for idle workers (this run) */
+    int no_early;                /* mt_create.no_early */
 
     /* parameters and state (meta) */
     eng_pos root;

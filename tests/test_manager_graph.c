@@ -69,7 +69,8 @@ mem_tree(int job_max_ms, const char *fen)
                     .job_ms = 1000,
                     .job_max_ms = (uint32_t)job_max_ms,
                     .h0 = MT_H_INF,
-                    .h_step = 100};
+                    .h_step = 100,
+                    .no_early = !fen}; /* hand-made positions have no real moves */
     mt_tree *t;
     ok(mtg_open_mem(&cr, &t, err, sizeof err), "mtg_open_mem", err);
     assert_null(t->lm);    /* nothing persisted */
@@ -531,13 +532,64 @@ test_growth(void **state)
     mt_close(t);
 }
 
+/*
+ * IDLE WORKERS (tree.h): with the root the only leaf and its job in
+ * flight, a second worker asking for work gets one of the root's
+ * children (the root is expanded early), not a wait. The root stays a job
+ * of its own: when its job comes back open, the next pick gives it again
+ * with double the budget, up to the cap; after the job at the cap it is a
+ * plain interior node and picks go below it.
+ */
+static void
+test_early_expansion(void **state)
+{
+    (void)state;
+    char err[512];
+    mt_tree *t = mem_tree(4000, "B:W21,22,23:B9,10,11");
+    mt_job j;
+    assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+    assert_true(eng_equal(&j.pos, &t->n[0].pos));
+    assert_int_equal(j.time_ms, 1000);
+    uint64_t root_job = j.id;
+    assert_false(t->n[0].expanded);
+    /* a second worker: the root is expanded early, a child is its job */
+    assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+    assert_false(eng_equal(&j.pos, &t->n[0].pos));
+    assert_int_equal(j.time_ms, 1000);
+    assert_true(t->n[0].expanded && t->n[0].early);
+    assert_int_equal(t->widened, 1);
+    same_as_pass(t);
+    uint64_t child_job = j.id;
+    /* the root's job comes back open: the root again, 2000 ms, then 4000 */
+    uint32_t want[] = {2000, 4000};
+    for (int k = 0; k < 2; k++) {
+        answer(t, root_job, ENG_LW, 0, 0);
+        same_as_pass(t);
+        assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+        assert_true(eng_equal(&j.pos, &t->n[0].pos));
+        assert_int_equal(j.time_ms, want[k]);
+        root_job = j.id;
+        same_as_pass(t);
+    }
+    /* the job at the cap leaves it open: an interior node like any other */
+    answer(t, root_job, ENG_LW, 0, 0);
+    assert_false(t->n[0].early);
+    same_as_pass(t);
+    assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+    assert_false(eng_equal(&j.pos, &t->n[0].pos));
+    answer(t, child_job, ENG_LW, 0, 0);
+    answer(t, j.id, ENG_LW, 0, 0);
+    same_as_pass(t);
+    mt_close(t);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transposition), cmocka_unit_test(test_shared_and_threshold),
         cmocka_unit_test(test_cycle),         cmocka_unit_test(test_real_capture),
-        cmocka_unit_test(test_growth),
+        cmocka_unit_test(test_growth),        cmocka_unit_test(test_early_expansion),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
