@@ -775,6 +775,58 @@ advance(mt_tree *t, char *err, size_t errlen, int *rc)
 }
 
 /*
+ * The selection line from the root (path[0..*len-1], the onpath marks
+ * cleared again): the most-proving child at OR nodes, the most-disproving
+ * at AND nodes. With free_only, flagged children are passed by, an early
+ * node whose own job is free ends the line, and so does a node whose open
+ * children are all on the line (a repetition blocks them: the node itself
+ * is the job); a node whose open children are all flagged although it is
+ * not ends it with *stale set (its flag is stale). Without, flags are
+ * ignored and the line runs to a leaf. RETURN the last node.
+ */
+static uint32_t
+descend(mt_tree *t, int free_only, uint32_t *path, int *len, int *stale)
+{
+    uint32_t cur = 0;
+    *len = 0;
+    *stale = 0;
+    path[(*len)++] = 0;
+    t->n[0].onpath = 1;
+    while (t->n[cur].expanded && t->n[cur].nkid && *len < MT_MAXDEPTH) {
+        const mt_node *n = &t->n[cur];
+        if (free_only && n->early && !n->inflight)
+            break; /* its own jobs go on (IDLE WORKERS) */
+        int or_node = n->pos.stm == t->q.attacker;
+        long best = -1;
+        int blocked = 0;
+        for (uint16_t k = 0; k < n->nkid; k++) {
+            const mt_node *c = &t->n[n->kid[k]];
+            if (!c->pn || !c->dn || (free_only && c->flagged))
+                continue;
+            if (c->onpath) {
+                blocked = 1;
+                continue;
+            }
+            const mt_node *b = best < 0 ? NULL : &t->n[best];
+            uint64_t cv = or_node ? c->pn : c->dn, cw = or_node ? c->dn : c->pn;
+            if (!b || cv < (or_node ? b->pn : b->dn) ||
+                (cv == (or_node ? b->pn : b->dn) && cw > (or_node ? b->dn : b->pn)))
+                best = n->kid[k];
+        }
+        if (best < 0) {
+            *stale = free_only && !blocked;
+            break;
+        }
+        cur = (uint32_t)best;
+        path[(*len)++] = cur;
+        t->n[cur].onpath = 1;
+    }
+    for (int d = 0; d < *len; d++)
+        t->n[path[d]].onpath = 0;
+    return cur;
+}
+
+/*
  * IDLE WORKERS (tree.h): every open leaf is in flight and a worker asks
  * for work, so the in-flight leaf at the end of the most-proving line
  * (flags ignored) is expanded now, while its job runs, and marked early:
@@ -786,32 +838,9 @@ static int
 widen(mt_tree *t, char *err, size_t errlen, int *rc)
 {
     uint32_t path[MT_MAXDEPTH];
-    int len = 0;
-    uint32_t cur = 0;
+    int len, stale;
+    uint32_t cur = descend(t, 0, path, &len, &stale);
     *rc = 0;
-    path[len++] = 0;
-    t->n[0].onpath = 1;
-    while (t->n[cur].expanded && t->n[cur].nkid && len < MT_MAXDEPTH) {
-        const mt_node *n = &t->n[cur];
-        int or_node = n->pos.stm == t->q.attacker;
-        long best = -1;
-        for (uint16_t k = 0; k < n->nkid; k++) {
-            const mt_node *c = &t->n[n->kid[k]];
-            if (!c->pn || !c->dn || c->onpath)
-                continue;
-            const mt_node *b = best < 0 ? NULL : &t->n[best];
-            if (!b || (or_node ? c->pn < b->pn || (c->pn == b->pn && c->dn > b->dn)
-                               : c->dn < b->dn || (c->dn == b->dn && c->pn > b->pn)))
-                best = n->kid[k];
-        }
-        if (best < 0)
-            break;
-        cur = (uint32_t)best;
-        path[len++] = cur;
-        t->n[cur].onpath = 1;
-    }
-    for (int d = 0; d < len; d++)
-        t->n[path[d]].onpath = 0;
     mt_node *n = &t->n[cur];
     if (n->expanded || !n->inflight || !n->pn || !n->dn || n->src == SRC_DB || n->src == SRC_END)
         return 0;
@@ -842,53 +871,11 @@ mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen)
                 continue;
             return rc ? rc : MT_PICK_WAIT;
         }
-        /* descend: most-proving child at OR nodes, most-disproving at AND */
         uint32_t path[MT_MAXDEPTH];
-        int len = 0;
-        uint32_t cur = 0;
-        path[len++] = 0;
-        root->onpath = 1;
-        int restart = 0;
-        while (t->n[cur].expanded && t->n[cur].nkid && len < MT_MAXDEPTH) {
-            mt_node *n = &t->n[cur];
-            if (n->early && !n->inflight)
-                break; /* its own jobs go on (IDLE WORKERS) */
-            int or_node = n->pos.stm == t->q.attacker;
-            long best = -1;
-            int blocked = 0;
-            for (uint16_t k = 0; k < n->nkid; k++) {
-                const mt_node *c = &t->n[n->kid[k]];
-                if (!c->pn || !c->dn || c->flagged)
-                    continue;
-                if (c->onpath) {
-                    blocked = 1;
-                    continue;
-                }
-                if (best < 0) {
-                    best = n->kid[k];
-                    continue;
-                }
-                const mt_node *b = &t->n[best];
-                uint64_t cv = or_node ? c->pn : c->dn, bv = or_node ? b->pn : b->dn;
-                uint64_t cw = or_node ? c->dn : c->pn, bw = or_node ? b->dn : b->pn;
-                if (cv < bv || (cv == bv && cw > bw))
-                    best = n->kid[k];
-            }
-            if (best < 0) {
-                if (!blocked) { /* every open child in flight: stale flag */
-                    n->flagged = 1;
-                    restart = 1;
-                }
-                break; /* blocked by a repetition: the node itself is the job */
-            }
-            cur = (uint32_t)best;
-            path[len++] = cur;
-            t->n[cur].onpath = 1;
-        }
-        for (int d = 0; d < len; d++)
-            t->n[path[d]].onpath = 0;
+        int len, restart;
+        uint32_t cur = descend(t, 1, path, &len, &restart);
         mt_node *n = &t->n[cur];
-        if (restart || n->inflight) {
+        if (restart || n->inflight) { /* a stale flag */
             n->flagged = 1;
             reflag_path(t, path, len - 1);
             continue;
