@@ -277,6 +277,10 @@ cli_solve(int argc, char **argv)
                 printf(", proof of %" PRIu64 " positions written", d->proof_records);
             if (d->proof_length >= 0)
                 printf(", longest win line %d plies", d->proof_length);
+            if (r.q[i].refuted_seconds > 0)
+                printf(" (first an optimistic search whose proof could not be closed: %" PRIu64
+                       " nodes, %.2fs)",
+                       r.q[i].refuted_nodes, r.q[i].refuted_seconds);
             printf("\n");
         }
         printf("nodes: %" PRIu64 " (%" PRIu64 " expanded) in %.2fs, %.0f nodes/s\n", r.nodes,

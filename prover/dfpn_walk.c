@@ -22,6 +22,11 @@
 
 /* The least node budget of a walk's searches when the query had one. */
 #define DFPN_WALK_MIN_NODES 1000000u
+/* The verification walk of an optimistic answer: this many times the
+ * search's own time and positions, at least DFPN_VERIFY_MIN_S seconds
+ * (VERIFYING AN OPTIMISTIC ANSWER in dfpn_write_proof). */
+#define DFPN_VERIFY_TIMES 4
+#define DFPN_VERIFY_MIN_S 2.0
 
 #define NO_ITEM UINT32_MAX /* a node without a record (yet) */
 #define NO_EDGE UINT32_MAX /* the end of a node's list of edges */
@@ -966,6 +971,27 @@ dfpn_write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
     uint64_t wl = c->o->node_limit / 2;
     c->node_limit =
         c->o->node_limit ? c->nodes + (wl > DFPN_WALK_MIN_NODES ? wl : DFPN_WALK_MIN_NODES) : 0;
+    /* VERIFYING AN OPTIMISTIC ANSWER. A safety result of an optimistic
+     * search (dfpn.h) stands only if this walk closes it; when it cannot,
+     * the GHI-safe search runs next. A walk that is not closing is mostly
+     * one that will not: so it gets DFPN_VERIFY_TIMES the search's own
+     * time and positions (at least DFPN_VERIFY_MIN_S and
+     * DFPN_WALK_MIN_NODES), not half the query's. Measured on
+     * W:W28,32,K1,K12:B3,19,20,23,K6,K27 (docs/solver.md): a draw whose
+     * four searches take 2.6 M positions spent 45 s in two refused
+     * walks. */
+    if (c->o->optimistic && !c->w_reach) {
+        double spent = now() - c->t0;
+        double vt = spent * DFPN_VERIFY_TIMES > DFPN_VERIFY_MIN_S ? spent * DFPN_VERIFY_TIMES
+                                                                   : DFPN_VERIFY_MIN_S;
+        if (c->deadline == 0 || now() + vt < c->deadline)
+            c->deadline = now() + vt;
+        uint64_t vn = c->nodes * DFPN_VERIFY_TIMES > DFPN_WALK_MIN_NODES
+                          ? c->nodes * DFPN_VERIFY_TIMES
+                          : DFPN_WALK_MIN_NODES;
+        if (!c->node_limit || c->nodes + vn < c->node_limit)
+            c->node_limit = c->nodes + vn;
+    }
     c->abort = 0;
     /* new searches on the walk's lines may go to the full depth; the open
      * numbers of the last round saw its cut, so they are forgotten */

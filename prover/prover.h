@@ -178,6 +178,9 @@ typedef struct prv_opts {
 typedef struct prv_query {
     eng_question q; /* as dfpn_prove took it */
     dfpn_result r;
+    double refuted_seconds; /* an optimistic answer refused first: the time
+                               of that search and its walk (0: none) */
+    uint64_t refuted_nodes;
 } prv_query;
 
 typedef struct prv_result {

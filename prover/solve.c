@@ -122,6 +122,8 @@ prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_
         out->expanded += q->r.expanded;
         if (rc == 0 && q->r.refuted) {
             out->refuted++;
+            q->refuted_seconds = q->r.seconds;
+            q->refuted_nodes = q->r.nodes;
             d.optimistic = 0;
             if (d.time_limit > 0)
                 d.time_limit -= q->r.seconds;
