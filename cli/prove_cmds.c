@@ -72,6 +72,9 @@ static const char prove_help[] =
     "                   leaf is expanded (default --job-max: 8 first jobs);\n"
     "                   a re-job goes to the worker that had the leaf, whose\n"
     "                   table still holds the work\n"
+    "  --no-root-jobs   the root is never a job of its own (by default one\n"
+    "                   worker runs df-pn on the root itself, growing to\n"
+    "                   --job-max, while the others work the tree); kept\n"
     "  --job-nodes N    df-pn positions of a first job at most, doubled the\n"
     "                   same way (default: no limit)\n"
     "  --threshold H    first heuristic threshold h, hundredths of a man (200)\n"
@@ -183,7 +186,7 @@ cli_prove(int argc, char **argv)
     long acf = 0, workers = -1, status_port = 0, pieces = 0, cache_mb = 512, thr = 200, step = 200,
          job_s = 30, job_max_s = 0;
     long long job_nodes = 0, max_proof = 0, max_conns = 0;
-    int goal = MT_GOAL_VALUE, quiet = 0, goal_given = 0;
+    int goal = MT_GOAL_VALUE, quiet = 0, goal_given = 0, no_root_jobs = 0;
     double budget = 0;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
@@ -267,6 +270,8 @@ cli_prove(int argc, char **argv)
                 return CLI_EXIT_USAGE;
         } else if (!strcmp(o, "--quiet")) {
             quiet = 1;
+        } else if (!strcmp(o, "--no-root-jobs")) {
+            no_root_jobs = 1;
         } else {
             fprintf(stderr, "checkers prove: unknown or incomplete option '%s'\n", o);
             return CLI_EXIT_USAGE;
@@ -354,6 +359,7 @@ cli_prove(int argc, char **argv)
         }
         cr.job_max_ms = (uint32_t)job_max_s * 1000;
         cr.job_nodes = (uint64_t)job_nodes;
+        cr.no_root_jobs = no_root_jobs;
         cr.h0 = (int)thr;
         cr.h_step = (int)step;
         /* a stored seed line for this position (openings seed), unless given */

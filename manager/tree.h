@@ -102,9 +102,13 @@
  *   plain interior node. So with two workers the root's own df-pn runs
  *   as long as one `solve` would while the other worker grows the tree,
  *   instead of the second worker waiting for the root's jobs to reach
- *   the cap. The mark is not persisted: after a restart an early node is
- *   an interior node. Its children get the manager's own alpha-beta
- *   scores (no worker sent any).
+ *   the cap. Its children get the manager's own alpha-beta scores (no
+ *   worker sent any). The root, which the seed line expands before any
+ *   job, is early from the start in the same way: one worker runs df-pn
+ *   on the root itself, growing to the cap, as one `solve` would, while
+ *   the others work the tree. The mark is not persisted: an opened tree
+ *   marks its root again while the root's own jobs have not reached the
+ *   cap; any other early node is an interior node after a restart.
  *
  * PERSISTENCE (LMDB, directory <state>/tree)
  *   Named databases, little-endian:
@@ -196,6 +200,8 @@ typedef struct mt_create {
     const char *seed;     /* seed line as move text ("12-16 24-19"), may be NULL */
     const char *db_dir;   /* the databases' folder, absolute (kept: a resume needs
                              only the state directory); may be NULL */
+    int no_root_jobs;     /* 1: the root is never a job of its own (IDLE
+                             WORKERS); kept */
     int no_early;         /* 1: an idle worker waits instead of a leaf being
                              expanded early (IDLE WORKERS; the tests' hand-made
                              graphs, whose positions are not real); not kept */

@@ -556,6 +556,7 @@ mtg_params(mt_tree *t, const mt_create *create)
     t->job_nodes = create->job_nodes;
     t->score_nodes = create->score_nodes;
     t->no_early = create->no_early;
+    t->no_root_jobs = create->no_root_jobs;
     t->h0 = t->h = create->h0;
     t->h_step = create->h_step > 0 ? create->h_step : 100;
     snprintf(t->seed, sizeof t->seed, "%s", create->seed ? create->seed : "");
@@ -574,6 +575,14 @@ mtg_root(mt_tree *t, char *err, size_t errlen)
     node_score(t, &t->n[0]);
     t->q = next_question(t->goal, &t->root, t->n[0].bound, prv_hint(t->n[0].score));
     return 0;
+}
+
+void
+mtg_root_early(mt_tree *t)
+{
+    mt_node *r = &t->n[0];
+    if (!t->no_early && !t->no_root_jobs && r->expanded && (r->jobs == 0 || job_mult(t, r->jobs) > job_mult(t, r->jobs - 1)))
+        r->early = 1;
 }
 
 int

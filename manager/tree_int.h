@@ -132,6 +132,7 @@ struct mt_tree {
     uint64_t updates, fallbacks; /* incremental updates, and those that fell back to a pass */
     uint64_t widened;            /* leaves expanded early for idle workers (this run) */
     int no_early;                /* mt_create.no_early */
+    int no_root_jobs;            /* mt_create.no_root_jobs (kept) */
 
     /* parameters and state (meta) */
     eng_pos root;
@@ -222,6 +223,11 @@ int mtg_root(mt_tree *t, char *err, size_t errlen);
 /* Expands the seed line: the given moves, else the engine's line
  * (expansions are persisted). RETURN 0 or MT_E* with err. */
 int mtg_seed(mt_tree *t, const char *seed, char *err, size_t errlen);
+
+/* Marks the root early (tree.h, IDLE WORKERS) when it is expanded and its
+ * own jobs have not reached the cap; before the first pass of an opened
+ * tree. */
+void mtg_root_early(mt_tree *t);
 
 /* One pass over the whole graph (bounds, numbers, flags), then the
  * backed-up records admitted (mtp_admit_backups). RETURN 0 or MT_E*. */

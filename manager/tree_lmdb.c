@@ -358,6 +358,8 @@ txn_create(mt_tree *t, MDB_txn *txn, void *arg)
     if (!rc)
         rc = meta_put(t, txn, "job_max_ms", "%u", t->job_max_ms);
     if (!rc)
+        rc = meta_put(t, txn, "root_jobs", "%d", !t->no_root_jobs);
+    if (!rc)
         rc = meta_put(t, txn, "first_job", "%" PRIu64, t->first_job);
     if (!rc)
         rc = meta_put(t, txn, "seed", "%s", t->seed);
@@ -416,6 +418,12 @@ load_meta(mt_tree *t, char *err, size_t errlen)
     if (!bad && (meta_get(t, txn, "job_max_ms", buf, sizeof buf) ||
                  sscanf(buf, "%u", &t->job_max_ms) != 1 || t->job_max_ms < t->job_ms))
         t->job_max_ms = mtg_job_max_default(t->job_ms);
+    /* the root's own jobs (tree.h, IDLE WORKERS); a tree made before them
+     * has them from now on */
+    int rj;
+    if (!bad && (meta_get(t, txn, "root_jobs", buf, sizeof buf) || sscanf(buf, "%d", &rj) != 1))
+        rj = 1;
+    t->no_root_jobs = !rj;
     if (!bad && (meta_get(t, txn, "h", buf, sizeof buf) || sscanf(buf, "%d", &t->h) != 1))
         bad = 4;
     if (!bad && (meta_get(t, txn, "question", buf, sizeof buf) ||
@@ -796,6 +804,7 @@ mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store
             (rc = db_given(t, db, err, errlen)))
             goto fail;
     }
+    mtg_root_early(t);
     if ((rc = mtg_pass(t, err, errlen)))
         goto fail;
     *out = t;

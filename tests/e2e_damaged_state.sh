@@ -26,7 +26,10 @@ e2e_setup e2e_damaged_state
 
 f='B:W30,31,K19:B6,K12'
 S="$T/good"
+# (--no-root-jobs here and below: a proof of many small leaf jobs, so many
+# commits - the root's own job would prove it in one or two)
 $C prove --fen "$f" --state "$S" --db "$DB" --pieces 4 --workers 2 --job-nodes 3000 --quiet \
+    --no-root-jobs \
     >"$T/out" 2>/dev/null
 check "a finished proof to damage" "0 $f	loss" "$? $(head -n 1 "$T/out")"
 $C proof check --state "$S" >"$T/chk" 2>/dev/null
@@ -101,7 +104,7 @@ check "... and some of the damage is found (exit 3, the tree named)" 1 $((refuse
 # never admitted. The tree's owner label and record count (manager/tree_lmdb.c,
 # STORE AND TREE) make each of them damage: exit 3, the store named.
 f2='W:W30,31,K19:B6,K12'
-$C prove --fen "$f2" --state "$T/other" --db "$DB" --pieces 4 --workers 1 --job-nodes 3000 \
+$C prove --fen "$f2" --state "$T/other" --db "$DB" --pieces 4 --workers 1 --job-nodes 3000 --no-root-jobs \
     --quiet >/dev/null 2>&1
 check "another proof, to swap its store in" 0 $?
 store_damage() { # name why-pattern
@@ -144,7 +147,7 @@ check "... store stats refuses it too (exit 3)" "3 1" "$? $(grep -c 'no sequence
 M="$T/small"
 mkdir -p "$M"
 if mount -t tmpfs -o size=200k tmpfs "$M" 2>/dev/null; then
-    $C prove --fen "$f" --state "$M/s" --db "$DB" --pieces 4 --workers 1 --job-nodes 3000 \
+    $C prove --fen "$f" --state "$M/s" --db "$DB" --pieces 4 --workers 1 --job-nodes 3000 --no-root-jobs \
         --quiet >"$T/fo" 2>"$T/fe"
     check "disk full mid-run: exit 1 (stopped, resumable)" 1 $?
     check "... the full disk named" 1 "$(grep -c 'the disk is full' "$T/fe" | awk '{print ($1 >= 1)}')"

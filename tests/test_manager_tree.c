@@ -276,7 +276,8 @@ test_growing_budgets(void **state)
                     .job_max_ms = 4000,
                     .job_nodes = 100,
                     .h0 = 100,
-                    .h_step = 300};
+                    .h_step = 300,
+                    .no_early = 1}; /* a leaf's budget: the root's own jobs aside */
     mt_tree *t;
     assert_int_equal(mt_open(tdir, &cr, F.db4, st, &t, err, sizeof err), 0);
     mt_job j;
@@ -326,12 +327,71 @@ test_growing_budgets(void **state)
     eng_pos child = j.pos;
     mt_close(t);
     assert_int_equal(mt_open(tdir, NULL, F.db4, st, &t, err, sizeof err), 0);
+    /* (no_early is not kept: the reopened tree gives the root, which has
+     * had no job, its own first job - IDLE WORKERS in tree.h) */
+    assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+    assert_true(eng_equal(&j.pos, &root));
+    assert_int_equal(j.time_ms, 1000);
     assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
     assert_true(eng_equal(&j.pos, &child));
     assert_int_equal(j.time_ms, 2000);
     mt_stats s;
     mt_stats_get(t, &s);
     assert_int_equal(s.job_max_ms, 4000);
+    mt_close(t);
+    pst_close(st);
+    rm_rf(dir);
+}
+
+/* The root's own jobs (tree.h, IDLE WORKERS): the seed line expands the
+ * root before any job, yet the first pick is the root itself, as one
+ * `solve` would start; a second worker meanwhile gets a leaf below it;
+ * the root's next job, when the first leaves it open, gets double the
+ * budget, up to the cap, and after that only the tree below it works. */
+static void
+test_root_series(void **state)
+{
+    (void)state;
+    char dir[256], sdir[300], tdir[300], err[512];
+    assert_non_null(test_tmpdir(dir, sizeof dir, "tree-root"));
+    snprintf(sdir, sizeof sdir, "%s/proofs", dir);
+    snprintf(tdir, sizeof tdir, "%s/tree", dir);
+    pst_env *st;
+    assert_int_equal(pst_open(sdir, 0, &st, err, sizeof err), 0);
+    eng_pos root;
+    assert_int_equal(eng_parse_fen("B:W30,31,K19:B6,K12", &root, err, sizeof err), 0);
+    mt_create cr = {.root = root,
+                    .goal = MT_GOAL_VALUE,
+                    .db_pieces = 4,
+                    .job_ms = 1000,
+                    .job_max_ms = 2000,
+                    .job_nodes = 100,
+                    .h0 = 100,
+                    .h_step = 300};
+    mt_tree *t;
+    assert_int_equal(mt_open(tdir, &cr, F.db4, st, &t, err, sizeof err), 0);
+    mt_stats s;
+    mt_stats_get(t, &s);
+    assert_true(s.expanded > 0); /* the seed line */
+    mt_job j, k;
+    assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+    assert_true(eng_equal(&j.pos, &root));
+    assert_int_equal(j.time_ms, 1000);
+    assert_int_equal(mt_pick(t, &k, err, sizeof err), MT_PICK_JOB);
+    assert_false(eng_equal(&k.pos, &root));
+    answer_nothing(t, &j);
+    assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+    assert_true(eng_equal(&j.pos, &root));
+    assert_int_equal(j.time_ms, 2000);
+    answer_nothing(t, &j); /* at the cap: the root's own jobs end */
+    answer_nothing(t, &k);
+    for (int n = 0; n < 4; n++) {
+        if (mt_pick(t, &j, err, sizeof err) != MT_PICK_JOB)
+            break;
+        assert_false(eng_equal(&j.pos, &root));
+        answer_nothing(t, &j);
+    }
+    assert_int_equal(mt_check_numbers(t, err, sizeof err), 0);
     mt_close(t);
     pst_close(st);
     rm_rf(dir);
@@ -419,6 +479,7 @@ main(void)
         cmocka_unit_test(test_restart),
         cmocka_unit_test(test_forged_result),
         cmocka_unit_test(test_growing_budgets),
+        cmocka_unit_test(test_root_series),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
