@@ -79,7 +79,8 @@ run(const eng_pos *ps, int n, const egdb *db, int dbp, const egdb *ref, int firs
             dfpn_ctx *c = keep;
             if (!c && dfpn_new(tt, &c) != 0)
                 return -1;
-            prv_opts o = {.db = db, .db_pieces = dbp, .question = &q, .node_limit = budget, .ctx = c};
+            prv_opts o = {
+                .db = db, .db_pieces = dbp, .question = &q, .node_limit = budget, .ctx = c};
             prv_result r;
             char err[300];
             int rc = prv_solve(&ps[i], &o, &r, err, sizeof err);
@@ -133,8 +134,8 @@ main(void)
         dbp = pieces - 1;
     if (egdb_open(dir, dbp, 256u << 20, &db, err, sizeof err) != 0 ||
         egdb_open(dir, pieces, 512u << 20, &ref, err, sizeof err) != 0) {
-        fprintf(stderr, "rejobs: cannot open the %d- and %d-piece databases in %s: %s\n",
-                dbp, pieces, dir, err);
+        fprintf(stderr, "rejobs: cannot open the %d- and %d-piece databases in %s: %s\n", dbp,
+                pieces, dir, err);
         return 1;
     }
     static eng_pos ps[MAXN];

@@ -230,8 +230,8 @@ cli_prove(int argc, char **argv)
         } else if (!strcmp(o, "--status-port") && more) {
             if (strchr(argv[i + 1], ':'))
                 status_listen = argv[++i]; /* HOST:PORT, checked when bound */
-            else if ((status_port =
-                          cli_parse_uint("prove", "--status-port", argv[++i], 1, 65535)) < 0)
+            else if ((status_port = cli_parse_uint("prove", "--status-port", argv[++i], 1, 65535)) <
+                     0)
                 return CLI_EXIT_USAGE;
         } else if (!strcmp(o, "--status-token-file") && more) {
             status_token = argv[++i];

@@ -102,24 +102,24 @@ enum mgr_exit { MGR_PROVED = 0, MGR_STOPPED = 1, MGR_USAGE = 2, MGR_DAMAGED = 3 
 /* ---- types ---------------------------------------------------------- */
 
 typedef struct mgr_opts {
-    const char *state;       /* state directory */
-    const char *db_dir;      /* databases (NULL: none) */
-    const mt_create *create; /* a new proof, or NULL to resume */
-    int workers;             /* local workers to start */
-    const char *listen;      /* HOST:PORT, NULL: 127.0.0.1 on any free port */
-    const char *token_file;  /* NULL: <state>/token, made at the first start */
-    double budget;           /* seconds for this run, 0: none */
-    int status_port;         /* 0: no status page (unless status_listen) */
+    const char *state;             /* state directory */
+    const char *db_dir;            /* databases (NULL: none) */
+    const mt_create *create;       /* a new proof, or NULL to resume */
+    int workers;                   /* local workers to start */
+    const char *listen;            /* HOST:PORT, NULL: 127.0.0.1 on any free port */
+    const char *token_file;        /* NULL: <state>/token, made at the first start */
+    double budget;                 /* seconds for this run, 0: none */
+    int status_port;               /* 0: no status page (unless status_listen) */
     const char *status_listen;     /* the status pages at HOST:PORT instead of
                                       127.0.0.1:status_port (manager/web.h) */
     const char *status_token_file; /* their token (needed beyond loopback) */
-    const char *exe;         /* this program, for local workers */
-    size_t cache_bytes;      /* database cache */
-    int quiet;               /* no progress line */
-    const char *cmdline;     /* how to continue (printed at a stop) */
-    size_t max_proof;        /* records one job may send (0: MGR_PROOF_DEFAULT) */
-    int max_conns;           /* connections at once (0: MGR_MAX_CONNS); more are
-                                refused, logged once a second */
+    const char *exe;               /* this program, for local workers */
+    size_t cache_bytes;            /* database cache */
+    int quiet;                     /* no progress line */
+    const char *cmdline;           /* how to continue (printed at a stop) */
+    size_t max_proof;              /* records one job may send (0: MGR_PROOF_DEFAULT) */
+    int max_conns;                 /* connections at once (0: MGR_MAX_CONNS); more are
+                                      refused, logged once a second */
 } mgr_opts;
 
 /* Records one job may send unless --max-proof-records says otherwise: a
@@ -128,16 +128,16 @@ typedef struct mgr_opts {
 #define MGR_PROOF_DEFAULT ((size_t)4 << 20)
 
 typedef struct wrk_opts {
-    const char *connect;    /* HOST:PORT */
-    const char *token_file; /* may be NULL */
-    const char *db_dir;     /* may be NULL (only terminal leaves) */
-    const char *store;      /* the worker's store directory; NULL: one per host and
-                             * piece count beside the databases (worker.c,
-                             * THE DEFAULT STORE) */
+    const char *connect;          /* HOST:PORT */
+    const char *token_file;       /* may be NULL */
+    const char *db_dir;           /* may be NULL (only terminal leaves) */
+    const char *store;            /* the worker's store directory; NULL: one per host and
+                                   * piece count beside the databases (worker.c,
+                                   * THE DEFAULT STORE) */
     size_t cache_bytes, tt_bytes; /* tt_bytes: the df-pn table; the alpha-beta table
                                    * gets a quarter (at least 16 MB) */
-    int die_with_parent; /* local worker: exit when the manager dies */
-    int once;            /* exit after the first disconnection (tests) */
+    int die_with_parent;          /* local worker: exit when the manager dies */
+    int once;                     /* exit after the first disconnection (tests) */
 } wrk_opts;
 
 /* ---- functions ------------------------------------------------------ */

@@ -35,18 +35,18 @@
 #define MGP_STR_HDR 2    /* str: its u16 length */
 
 /* Payload sizes (bytes), from protocol.h's layouts. */
-#define MGP_HELLO_HEAD 6                                  /* magic, version */
-#define MGP_HELLO_FIXED 12                                /* ... db_pieces, pid */
-#define MGP_HELLO_MIN (MGP_HELLO_FIXED + 2 * MGP_STR_HDR) /* two empty strings */
-#define MGP_WELCOME_LEN 16                                /* version .. db_pieces */
-#define MGP_REJECT_MIN MGP_STR_HDR                        /* an empty reason */
-#define MGP_JOB_LEN (8 + MGP_POS_BYTES + 1 + 1 + 4 + 8)   /* 39 */
-#define MGP_PROOF_HEAD 12                                 /* id, count */
-#define MGP_RESULT_FIXED (8 + 1 + 1 + 4 + 4 + 2 + 8 + 4)  /* 32 */
+#define MGP_HELLO_HEAD 6                                    /* magic, version */
+#define MGP_HELLO_FIXED 12                                  /* ... db_pieces, pid */
+#define MGP_HELLO_MIN (MGP_HELLO_FIXED + 2 * MGP_STR_HDR)   /* two empty strings */
+#define MGP_WELCOME_LEN 16                                  /* version .. db_pieces */
+#define MGP_REJECT_MIN MGP_STR_HDR                          /* an empty reason */
+#define MGP_JOB_LEN (8 + MGP_POS_BYTES + 1 + 1 + 4 + 8)     /* 39 */
+#define MGP_PROOF_HEAD 12                                   /* id, count */
+#define MGP_RESULT_FIXED (8 + 1 + 1 + 4 + 4 + 2 + 8 + 4)    /* 32 */
 #define MGP_RESULT_MIN (MGP_RESULT_FIXED + MGP_STR_HDR + 2) /* an empty message, no scores */
-#define MGP_ID_LEN 8                                      /* ACK, HEARTBEAT, CANCEL */
-#define MGP_REC_KEY 16                                    /* a PROOF record's key */
-#define MGP_REC_VAL (MGP_PROOF_REC - MGP_REC_KEY)         /* and its value */
+#define MGP_ID_LEN 8                                        /* ACK, HEARTBEAT, CANCEL */
+#define MGP_REC_KEY 16                                      /* a PROOF record's key */
+#define MGP_REC_VAL (MGP_PROOF_REC - MGP_REC_KEY)           /* and its value */
 
 /* ---- types ------------------------------------------------------------ */
 

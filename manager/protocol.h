@@ -111,9 +111,9 @@
 
 /* ---- constants ------------------------------------------------------ */
 
-#define MGP_MAGIC 0x57504b43u /* "CKPW" read as little-endian bytes */
-#define MGP_VERSION 2    /* 2: RESULT carries the children's scores */
-#define MGP_SCORES_MAX 256 /* child scores in a RESULT at most */
+#define MGP_MAGIC 0x57504b43u    /* "CKPW" read as little-endian bytes */
+#define MGP_VERSION 2            /* 2: RESULT carries the children's scores */
+#define MGP_SCORES_MAX 256       /* child scores in a RESULT at most */
 #define MGP_HDR 5                /* u32 length + u8 type */
 #define MGP_FRAME_MAX (4u << 20) /* largest payload accepted: 4 MiB */
 #define MGP_PROOF_CHUNK 65536    /* records in one PROOF frame at most */

@@ -581,7 +581,8 @@ void
 mtg_root_early(mt_tree *t)
 {
     mt_node *r = &t->n[0];
-    if (!t->no_early && !t->no_root_jobs && r->expanded && (r->jobs == 0 || job_mult(t, r->jobs) > job_mult(t, r->jobs - 1)))
+    if (!t->no_early && !t->no_root_jobs && r->expanded &&
+        (r->jobs == 0 || job_mult(t, r->jobs) > job_mult(t, r->jobs - 1)))
         r->early = 1;
 }
 
@@ -905,8 +906,8 @@ mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen)
         /* a node gets double the budget of its last job (JOBS in tree.h);
          * an interior node (a repetition blocks its children) cannot be
          * expanded instead, so its budget grows past the cap */
-        uint32_t mult = n->expanded && !n->early ? 1u << (n->jobs < 16 ? n->jobs : 16)
-                                                 : job_mult(t, n->jobs);
+        uint32_t mult =
+            n->expanded && !n->early ? 1u << (n->jobs < 16 ? n->jobs : 16) : job_mult(t, n->jobs);
         job->time_ms = t->job_ms * mult;
         job->node_limit = t->job_nodes * mult;
         job->prefer = n->worker;

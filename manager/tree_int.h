@@ -82,9 +82,9 @@ typedef struct mt_node {
     uint32_t npar, cappar;
     uint16_t nkid;
     uint8_t expanded, inflight, flagged, onstack, onpath, queued, src;
-    uint8_t early; /* expanded while a job on it was in flight: its own jobs
-                      go on, growing, until the cap (tree.h, IDLE WORKERS;
-                      not persisted) */
+    uint8_t early;      /* expanded while a job on it was in flight: its own jobs
+                           go on, growing, until the cap (tree.h, IDLE WORKERS;
+                           not persisted) */
     eng_bound own;      /* from proofs outside the tree */
     eng_bound bound;    /* own intersected with the backup */
     eng_bound recorded; /* what the store holds for it (LW: nothing) */

@@ -983,7 +983,7 @@ dfpn_write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
     if (c->o->optimistic && !c->w_reach) {
         double spent = now() - c->t0;
         double vt = spent * DFPN_VERIFY_TIMES > DFPN_VERIFY_MIN_S ? spent * DFPN_VERIFY_TIMES
-                                                                   : DFPN_VERIFY_MIN_S;
+                                                                  : DFPN_VERIFY_MIN_S;
         if (c->deadline == 0 || now() + vt < c->deadline)
             c->deadline = now() + vt;
         uint64_t vn = c->nodes * DFPN_VERIFY_TIMES > DFPN_WALK_MIN_NODES

@@ -316,11 +316,11 @@ sample_msg(int type, int kind, uint64_t *rs, const eng_pos *pos, const uint8_t *
                  : big     ? MGP_REASON_MAX
                            : rng_next(rs) % (MGP_REASON_MAX + 1),
                  rs);
-        m->u.result.nscores =
-            (uint16_t)(kind == 0 ? 0 : big ? MGP_SCORES_MAX : rng_next(rs) % 41);
+        m->u.result.nscores = (uint16_t)(kind == 0 ? 0 : big ? MGP_SCORES_MAX : rng_next(rs) % 41);
         for (int k = 0; k < m->u.result.nscores; k++)
-            m->u.result.scores[k] = (int16_t)(k == 0 ? INT16_MIN : k == 1 ? INT16_MAX
-                                                                          : rng_next(rs));
+            m->u.result.scores[k] = (int16_t)(k == 0   ? INT16_MIN
+                                              : k == 1 ? INT16_MAX
+                                                       : rng_next(rs));
         break;
     case MGP_ACK:
     case MGP_CANCEL:
@@ -717,7 +717,7 @@ test_hello_other_versions(void **state)
     struct {
         uint32_t magic;
         uint16_t version;
-    } cases[] = {{MGP_MAGIC, 1},      {MGP_MAGIC, 3}, {MGP_MAGIC, 0},
+    } cases[] = {{MGP_MAGIC, 1},      {MGP_MAGIC, 3},   {MGP_MAGIC, 0},
                  {MGP_MAGIC, 0xFFFF}, {0x20544547u, 2}, {0, 0}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         for (int tail = 0; tail < 3; tail++) {
@@ -887,7 +887,8 @@ test_decode_fields(void **state)
         size_t fl;
         uint8_t *f = frame_of(MGP_RESULT, &p, &fl);
         if (c == 0)
-            expect_refused(f, fl, MGP_EFIELD, "RESULT: 257 child scores, more than the 256 allowed");
+            expect_refused(f, fl, MGP_EFIELD,
+                           "RESULT: 257 child scores, more than the 256 allowed");
         else
             expect_refused(f, fl, MGP_EFRAME,
                            c == 1 ? "RESULT: 3 child scores announced, 4 bytes left for them"

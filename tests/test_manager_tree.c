@@ -253,6 +253,33 @@ count_scored(const mt_view *v, void *arg)
     return 0;
 }
 
+/* A budgets test's tree (tree.h, JOBS) in a new folder dir (its tree in
+ * tdir, its store in *st): root B:W30,31,K19:B6,K12, first jobs of 1000 ms
+ * and 100 nodes growing to job_max_ms; no_early as mt_create has it. */
+static mt_tree *
+budget_tree(const char *name, char *dir, size_t dlen, char *tdir, size_t tlen, pst_env **st,
+            eng_pos *root, uint32_t job_max_ms, int no_early)
+{
+    char sdir[300], err[512];
+    assert_non_null(test_tmpdir(dir, dlen, name));
+    snprintf(sdir, sizeof sdir, "%s/proofs", dir);
+    snprintf(tdir, tlen, "%s/tree", dir);
+    assert_int_equal(pst_open(sdir, 0, st, err, sizeof err), 0);
+    assert_int_equal(eng_parse_fen("B:W30,31,K19:B6,K12", root, err, sizeof err), 0);
+    mt_create cr = {.root = *root,
+                    .goal = MT_GOAL_VALUE,
+                    .db_pieces = 4,
+                    .job_ms = 1000,
+                    .job_max_ms = job_max_ms,
+                    .job_nodes = 100,
+                    .h0 = 100,
+                    .h_step = 300,
+                    .no_early = no_early};
+    mt_tree *t;
+    assert_int_equal(mt_open(tdir, &cr, F.db4, *st, &t, err, sizeof err), 0);
+    return t;
+}
+
 /* Growing budgets (tree.h, JOBS): a leaf left open by its job stays a
  * leaf and its next job gets double the budget, named for the worker
  * that had it; once a job at the cap has left it open, it is expanded
@@ -261,25 +288,12 @@ static void
 test_growing_budgets(void **state)
 {
     (void)state;
-    char dir[256], sdir[300], tdir[300], err[512];
-    assert_non_null(test_tmpdir(dir, sizeof dir, "tree-budgets"));
-    snprintf(sdir, sizeof sdir, "%s/proofs", dir);
-    snprintf(tdir, sizeof tdir, "%s/tree", dir);
+    char dir[256], tdir[300], err[512];
     pst_env *st;
-    assert_int_equal(pst_open(sdir, 0, &st, err, sizeof err), 0);
     eng_pos root;
-    assert_int_equal(eng_parse_fen("B:W30,31,K19:B6,K12", &root, err, sizeof err), 0);
-    mt_create cr = {.root = root,
-                    .goal = MT_GOAL_VALUE,
-                    .db_pieces = 4,
-                    .job_ms = 1000,
-                    .job_max_ms = 4000,
-                    .job_nodes = 100,
-                    .h0 = 100,
-                    .h_step = 300,
-                    .no_early = 1}; /* a leaf's budget: the root's own jobs aside */
-    mt_tree *t;
-    assert_int_equal(mt_open(tdir, &cr, F.db4, st, &t, err, sizeof err), 0);
+    /* no_early: a leaf's budget, the root's own jobs aside */
+    mt_tree *t =
+        budget_tree("tree-budgets", dir, sizeof dir, tdir, sizeof tdir, &st, &root, 4000, 1);
     mt_job j;
     int scored = 0;
     eng_pos leaf; /* the first pick: a leaf of the seed line */
@@ -352,24 +366,10 @@ static void
 test_root_series(void **state)
 {
     (void)state;
-    char dir[256], sdir[300], tdir[300], err[512];
-    assert_non_null(test_tmpdir(dir, sizeof dir, "tree-root"));
-    snprintf(sdir, sizeof sdir, "%s/proofs", dir);
-    snprintf(tdir, sizeof tdir, "%s/tree", dir);
+    char dir[256], tdir[300], err[512];
     pst_env *st;
-    assert_int_equal(pst_open(sdir, 0, &st, err, sizeof err), 0);
     eng_pos root;
-    assert_int_equal(eng_parse_fen("B:W30,31,K19:B6,K12", &root, err, sizeof err), 0);
-    mt_create cr = {.root = root,
-                    .goal = MT_GOAL_VALUE,
-                    .db_pieces = 4,
-                    .job_ms = 1000,
-                    .job_max_ms = 2000,
-                    .job_nodes = 100,
-                    .h0 = 100,
-                    .h_step = 300};
-    mt_tree *t;
-    assert_int_equal(mt_open(tdir, &cr, F.db4, st, &t, err, sizeof err), 0);
+    mt_tree *t = budget_tree("tree-root", dir, sizeof dir, tdir, sizeof tdir, &st, &root, 2000, 0);
     mt_stats s;
     mt_stats_get(t, &s);
     assert_true(s.expanded > 0); /* the seed line */
@@ -475,10 +475,8 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_roots),
-        cmocka_unit_test(test_restart),
-        cmocka_unit_test(test_forged_result),
-        cmocka_unit_test(test_growing_budgets),
+        cmocka_unit_test(test_random_roots),  cmocka_unit_test(test_restart),
+        cmocka_unit_test(test_forged_result), cmocka_unit_test(test_growing_budgets),
         cmocka_unit_test(test_root_series),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
