@@ -103,12 +103,26 @@
  *   as long as one `solve` would while the other worker grows the tree,
  *   instead of the second worker waiting for the root's jobs to reach
  *   the cap. Its children get the manager's own alpha-beta scores (no
- *   worker sent any). The root, which the seed line expands before any
- *   job, is early from the start in the same way: one worker runs df-pn
- *   on the root itself, growing to the cap, as one `solve` would, while
- *   the others work the tree. The mark is not persisted: an opened tree
- *   marks its root again while the root's own jobs have not reached the
- *   cap; any other early node is an interior node after a restart.
+ *   worker sent any). The mark is not persisted: any early node but the
+ *   root is an interior node after a restart.
+ *
+ * THE ROOT'S OWN JOBS: A PORTFOLIO OF ONE SEARCH AND THE TREE
+ *   The root, which the seed line expands before any job, is early from
+ *   the start: df-pn on the root itself, as one `solve` runs it, is one
+ *   of two ways to the proof; the tree is the other, and which one is
+ *   faster is not known in advance. So the root's own jobs double
+ *   without the cap for as long as the root is open, and the root's
+ *   next job is given only while the root's own jobs have had at most
+ *   twice the time of all the other jobs (or when every other open
+ *   line is in flight). With one worker, the root's df-pn and the tree
+ *   share its time about 2:1; with two or more, the worker that had
+ *   the root's job gets it again at once (its table holds the search)
+ *   and the others grow the tree, whose proofs the root's search reads
+ *   from the shared store. Measured (bench/scaling.sh): with the root's
+ *   own jobs capped like any leaf's at 8 times the first, one worker did
+ *   not prove in 600 s a ten-piece win that one `solve` proves in about
+ *   60 s. An opened tree marks its root again. `--no-root-jobs` (kept
+ *   in the state) turns the root's own jobs off.
  *
  * PERSISTENCE (LMDB, directory <state>/tree)
  *   Named databases, little-endian:

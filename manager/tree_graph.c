@@ -48,6 +48,26 @@ job_mult(const mt_tree *t, uint32_t jobs)
     return m;
 }
 
+/* THE ROOT'S OWN JOBS (tree.h): the root, while its own jobs go on, has
+ * them without the cap. */
+static int
+root_series(const mt_tree *t, uint32_t i)
+{
+    return i == 0 && t->n[0].early;
+}
+
+/* Whether the root's own job may be given now: its first, or while the
+ * root's own jobs have had at most twice the time of all the others, so
+ * that one worker shares its time between the root's df-pn and the tree,
+ * and with two or more one of them stays on the root while the others
+ * grow the tree. */
+static int
+root_turn(const mt_tree *t)
+{
+    const mt_node *r = &t->n[0];
+    return r->jobs == 0 || r->job_ms <= 2 * (t->all_job_ms - r->job_ms);
+}
+
 /* ---- goals and questions ------------------------------------------------ */
 
 static const char *const goal_names[] = {"value", "win", "draw", ">=draw", "<=draw"};
@@ -581,8 +601,10 @@ void
 mtg_root_early(mt_tree *t)
 {
     mt_node *r = &t->n[0];
-    if (!t->no_early && !t->no_root_jobs && r->expanded &&
-        (r->jobs == 0 || job_mult(t, r->jobs) > job_mult(t, r->jobs - 1)))
+    t->all_job_ms = 0;
+    for (uint32_t i = 0; i < t->count; i++)
+        t->all_job_ms += t->n[i].job_ms;
+    if (!t->no_early && !t->no_root_jobs && r->expanded)
         r->early = 1;
 }
 
@@ -794,6 +816,18 @@ advance(mt_tree *t, char *err, size_t errlen, int *rc)
  * not ends it with *stale set (its flag is stale). Without, flags are
  * ignored and the line runs to a leaf. RETURN the last node.
  */
+/* Whether every open child of n is flagged (in flight below). */
+static int
+kids_flagged(const mt_tree *t, const mt_node *n)
+{
+    for (uint16_t k = 0; k < n->nkid; k++) {
+        const mt_node *c = &t->n[n->kid[k]];
+        if (c->pn && c->dn && !c->flagged)
+            return 0;
+    }
+    return 1;
+}
+
 static uint32_t
 descend(mt_tree *t, int free_only, uint32_t *path, int *len, int *stale)
 {
@@ -804,8 +838,9 @@ descend(mt_tree *t, int free_only, uint32_t *path, int *len, int *stale)
     t->n[0].onpath = 1;
     while (t->n[cur].expanded && t->n[cur].nkid && *len < MT_MAXDEPTH) {
         const mt_node *n = &t->n[cur];
-        if (free_only && n->early && !n->inflight)
-            break; /* its own jobs go on (IDLE WORKERS) */
+        if (free_only && n->early && !n->inflight &&
+            (cur != 0 || root_turn(t) || kids_flagged(t, n)))
+            break; /* its own jobs go on (IDLE WORKERS, THE ROOT'S OWN JOBS) */
         int or_node = n->pos.stm == t->q.attacker;
         long best = -1;
         int blocked = 0;
@@ -905,10 +940,13 @@ mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen)
         job->q = j->q;
         /* a node gets double the budget of its last job (JOBS in tree.h);
          * an interior node (a repetition blocks its children) cannot be
-         * expanded instead, so its budget grows past the cap */
-        uint32_t mult =
-            n->expanded && !n->early ? 1u << (n->jobs < 16 ? n->jobs : 16) : job_mult(t, n->jobs);
-        job->time_ms = t->job_ms * mult;
+         * expanded instead, so its budget grows past the cap, and so
+         * does the root's own (THE ROOT'S OWN JOBS) */
+        uint32_t mult = (n->expanded && !n->early) || root_series(t, cur)
+                            ? 1u << (n->jobs < 16 ? n->jobs : 16)
+                            : job_mult(t, n->jobs);
+        uint64_t ms = (uint64_t)t->job_ms * mult;
+        job->time_ms = ms > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)ms;
         job->node_limit = t->job_nodes * mult;
         job->prefer = n->worker;
         return MT_PICK_JOB;
@@ -993,6 +1031,7 @@ mtg_result(mt_tree *t, mt_jobrec *j, eng_bound bound, int settled, int score, in
     }
     nd->jobs++;
     nd->job_ms += ms;
+    t->all_job_ms += ms;
     nd->job_nodes += nodes;
     nd->inflight = 0;
     t->jobs_done++;
@@ -1005,7 +1044,7 @@ mtg_result(mt_tree *t, mt_jobrec *j, eng_bound bound, int settled, int score, in
     int rc;
     if (!nd->expanded)
         nd->bound = m;
-    int grows = job_mult(t, nd->jobs) > job_mult(t, nd->jobs - 1);
+    int grows = root_series(t, i) || job_mult(t, nd->jobs) > job_mult(t, nd->jobs - 1);
     if (t->kid_job != id) /* the scores sent were for another job */
         t->nkid_scores = 0;
     rc = 0;

@@ -131,6 +131,8 @@ struct mt_tree {
     size_t nwq, capwq, ntouched, captouched;
     uint64_t updates, fallbacks; /* incremental updates, and those that fell back to a pass */
     uint64_t widened;            /* leaves expanded early for idle workers (this run) */
+    uint64_t all_job_ms;         /* milliseconds of every answered job, all nodes
+                                    (the root's turn: tree.h, THE ROOT'S OWN JOBS) */
     int no_early;                /* mt_create.no_early */
     int no_root_jobs;            /* mt_create.no_root_jobs (kept) */
 
@@ -224,9 +226,9 @@ int mtg_root(mt_tree *t, char *err, size_t errlen);
  * (expansions are persisted). RETURN 0 or MT_E* with err. */
 int mtg_seed(mt_tree *t, const char *seed, char *err, size_t errlen);
 
-/* Marks the root early (tree.h, IDLE WORKERS) when it is expanded and its
- * own jobs have not reached the cap; before the first pass of an opened
- * tree. */
+/* Marks the root early (tree.h, THE ROOT'S OWN JOBS) when it is expanded
+ * and root jobs are on, and sums the answered jobs' time; before the
+ * first pass of an opened tree. */
 void mtg_root_early(mt_tree *t);
 
 /* One pass over the whole graph (bounds, numbers, flags), then the

@@ -536,9 +536,9 @@ test_growth(void **state)
  * IDLE WORKERS (tree.h): with the root the only leaf and its job in
  * flight, a second worker asking for work gets one of the root's
  * children (the root is expanded early), not a wait. The root stays a job
- * of its own: when its job comes back open, the next pick gives it again
- * with double the budget, up to the cap; after the job at the cap it is a
- * plain interior node and picks go below it.
+ * of its own (THE ROOT'S OWN JOBS): when its job comes back open, the
+ * next pick gives it again with double the budget, past the cap, while
+ * its jobs have had at most twice the others' time; else a job below it.
  */
 static void
 test_early_expansion(void **state)
@@ -560,25 +560,41 @@ test_early_expansion(void **state)
     assert_int_equal(t->widened, 1);
     same_as_pass(t);
     uint64_t child_job = j.id;
-    /* the root's job comes back open: the root again, 2000 ms, then 4000 */
-    uint32_t want[] = {2000, 4000};
-    for (int k = 0; k < 2; k++) {
-        answer(t, root_job, ENG_LW, 0, 0);
-        same_as_pass(t);
-        assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
-        assert_true(eng_equal(&j.pos, &t->n[0].pos));
-        assert_int_equal(j.time_ms, want[k]);
-        root_job = j.id;
-        same_as_pass(t);
-    }
-    /* the job at the cap leaves it open: an interior node like any other */
+    /* both come back open: the root again, with 2000 ms */
+    answer(t, child_job, ENG_LW, 0, 0);
     answer(t, root_job, ENG_LW, 0, 0);
-    assert_false(t->n[0].early);
     same_as_pass(t);
     assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
-    assert_false(eng_equal(&j.pos, &t->n[0].pos));
-    answer(t, child_job, ENG_LW, 0, 0);
+    assert_true(eng_equal(&j.pos, &t->n[0].pos));
+    assert_int_equal(j.time_ms, 2000);
     answer(t, j.id, ENG_LW, 0, 0);
+    same_as_pass(t);
+    /* the root has had twice the others' time (10 ms against 5 in this
+     * tree's answers): still its turn, 4000 ms */
+    assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+    assert_true(eng_equal(&j.pos, &t->n[0].pos));
+    assert_int_equal(j.time_ms, 4000);
+    answer(t, j.id, ENG_LW, 0, 0);
+    /* more than twice (15 against 5): a job below it first (THE ROOT'S
+     * OWN JOBS) */
+    assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+    assert_false(eng_equal(&j.pos, &t->n[0].pos));
+    answer(t, j.id, ENG_LW, 0, 0);
+    /* then the root's again, doubling past the cap of 4000 ms */
+    uint32_t want[] = {8000, 16000, 32000};
+    for (int k = 0; k < 3; k++) {
+        for (int n = 0; n < 20; n++) {
+            assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+            if (eng_equal(&j.pos, &t->n[0].pos))
+                break;
+            answer(t, j.id, ENG_LW, 0, 0);
+        }
+        assert_true(eng_equal(&j.pos, &t->n[0].pos));
+        assert_int_equal(j.time_ms, want[k]);
+        answer(t, j.id, ENG_LW, 0, 0);
+        assert_true(t->n[0].early);
+        same_as_pass(t);
+    }
     same_as_pass(t);
     mt_close(t);
 }

@@ -357,11 +357,12 @@ test_growing_budgets(void **state)
     rm_rf(dir);
 }
 
-/* The root's own jobs (tree.h, IDLE WORKERS): the seed line expands the
- * root before any job, yet the first pick is the root itself, as one
- * `solve` would start; a second worker meanwhile gets a leaf below it;
- * the root's next job, when the first leaves it open, gets double the
- * budget, up to the cap, and after that only the tree below it works. */
+/* The root's own jobs (tree.h, THE ROOT'S OWN JOBS): the seed line
+ * expands the root before any job, yet the first pick is the root
+ * itself, as one `solve` would start; a second worker meanwhile gets a
+ * leaf below it; the root's next job gets double the budget, past the
+ * cap, and is given only while the root has had at most twice the
+ * others' time; a reopened tree goes on with the same series. */
 static void
 test_root_series(void **state)
 {
@@ -380,17 +381,49 @@ test_root_series(void **state)
     assert_int_equal(mt_pick(t, &k, err, sizeof err), MT_PICK_JOB);
     assert_false(eng_equal(&k.pos, &root));
     answer_nothing(t, &j);
+    /* the root has had 1 s, the tree nothing yet: not the root's turn */
     assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
-    assert_true(eng_equal(&j.pos, &root));
-    assert_int_equal(j.time_ms, 2000);
-    answer_nothing(t, &j); /* at the cap: the root's own jobs end */
+    assert_false(eng_equal(&j.pos, &root));
+    answer_nothing(t, &j);
     answer_nothing(t, &k);
-    for (int n = 0; n < 4; n++) {
-        if (mt_pick(t, &j, err, sizeof err) != MT_PICK_JOB)
-            break;
-        assert_false(eng_equal(&j.pos, &root));
+    /* one worker from here: the root's own jobs double past the cap
+     * (2 s), each given only while the root has had at most twice the
+     * others' time, and the tree gets jobs between them */
+    uint64_t root_ms = 1000, other_ms = j.time_ms + k.time_ms;
+    uint32_t want = 2000;
+    int roots = 0, others = 0;
+    for (int n = 0; n < 200 && roots < 4; n++) {
+        assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+        if (eng_equal(&j.pos, &root)) {
+            assert_int_equal(j.time_ms, want);
+            assert_true(root_ms <= 2 * other_ms);
+            root_ms += j.time_ms;
+            want *= 2;
+            roots++;
+        } else {
+            other_ms += j.time_ms;
+            others++;
+        }
         answer_nothing(t, &j);
     }
+    assert_int_equal(roots, 4); /* 2, 4, 8 and 16 s: past the cap */
+    assert_true(others >= 2);
+    assert_true(root_ms <= 2 * other_ms + 16000);
+    /* reopened, the root's own jobs go on where they were */
+    assert_int_equal(mt_check_numbers(t, err, sizeof err), 0);
+    mt_close(t);
+    assert_int_equal(mt_open(tdir, NULL, F.db4, st, &t, err, sizeof err), 0);
+    for (int n = 0; n < 200; n++) {
+        assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+        if (eng_equal(&j.pos, &root))
+            break;
+        other_ms += j.time_ms;
+        answer_nothing(t, &j);
+    }
+    assert_true(eng_equal(&j.pos, &root));
+    assert_int_equal(j.time_ms, want);
+    assert_true(root_ms <= 2 * other_ms);
+    answer_nothing(t, &j);
     assert_int_equal(mt_check_numbers(t, err, sizeof err), 0);
     mt_close(t);
     pst_close(st);
