@@ -57,15 +57,20 @@ root_series(const mt_tree *t, uint32_t i)
 }
 
 /* Whether the root's own job may be given now: its first, or while the
- * root's own jobs have had at most twice the time of all the others, so
- * that one worker shares its time between the root's df-pn and the tree,
- * and with two or more one of them stays on the root while the others
+ * root's own jobs have had at most twice the time of all the others
+ * (those in flight counted at their budgets), so that one worker shares
+ * its time between the root's df-pn and the tree, and with two or more
+ * the one that had the root's job has it again at once while the others
  * grow the tree. */
 static int
 root_turn(const mt_tree *t)
 {
     const mt_node *r = &t->n[0];
-    return r->jobs == 0 || r->job_ms <= 2 * (t->all_job_ms - r->job_ms);
+    uint64_t others = t->all_job_ms - r->job_ms;
+    for (size_t k = 0; k < t->njob; k++)
+        if (t->job[k].live && t->job[k].node != 0)
+            others += t->job[k].ms;
+    return r->jobs == 0 || r->job_ms <= 2 * others;
 }
 
 /* ---- goals and questions ------------------------------------------------ */
@@ -758,7 +763,7 @@ mtg_job_add(mt_tree *t, uint64_t id, uint32_t node, eng_question q, int live)
     if (pmap_room((void **)&t->job, &t->capjob, t->njob, sizeof *t->job))
         return NULL;
     mt_jobrec *j = &t->job[t->njob++];
-    *j = (mt_jobrec){id, node, q, live};
+    *j = (mt_jobrec){id, node, q, live, 0};
     return j;
 }
 
@@ -949,6 +954,7 @@ mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen)
         job->time_ms = ms > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)ms;
         job->node_limit = t->job_nodes * mult;
         job->prefer = n->worker;
+        j->ms = job->time_ms;
         return MT_PICK_JOB;
     }
     return MT_PICK_WAIT;

@@ -100,7 +100,8 @@ typedef struct mt_jobrec {
     uint64_t id;
     uint32_t node;
     eng_question q;
-    int live; /* in flight in this run */
+    int live;    /* in flight in this run */
+    uint32_t ms; /* its time budget (0: issued before this run) */
 } mt_jobrec;
 
 /* The tree's LMDB environment and tables (tree_lmdb.c). */
