@@ -5,12 +5,15 @@
 # the same run; the ratio is its time over the 2-worker pass's.
 #
 # The roots are ladder rungs of 8-12 pieces that `frontier run` proved
-# with the 1-6 databases and two workers in 20-120 s, each with 17 to 94
-# jobs of 5 s (results/frontier.tsv): positions where the tree, not one
-# long job, does the work. Every proof is checked by `proof check --state`
-# (its verdict printed beside it). Needs the 1-6 piece databases in
-# egdb-data (EGDB=DIR to use others). A pass takes several minutes; by
-# hand, not in make bench (BENCH_BY_HAND).
+# with the 1-6 databases and two workers (results/frontier.tsv, and the
+# level ladder's B:W12,14,27,31,32:B3,7,13,20,23). Since the root is a job
+# of its own (manager/tree.h, THE ROOT'S OWN JOBS) they are settled in 1-8
+# jobs of 5 s, mostly by the root's own df-pn; the figures before and
+# after are in docs/manager.md. SCALING_ROOTS="FEN FEN ..." runs others.
+# Every proof is checked by `proof check --state` (its verdict printed
+# beside it). Needs the 1-6 piece databases in egdb-data (EGDB=DIR to use
+# others). A pass takes a minute or two; by hand, not in make bench
+# (BENCH_BY_HAND).
 set -u
 C=${CHECKERS:-bin/checkers}
 DB=${EGDB:-egdb-data}
@@ -19,11 +22,15 @@ trap 'rm -rf "$T"' EXIT
 ROOTS=(${SCALING_ROOTS:-})
 if [ ${#ROOTS[@]} -eq 0 ]; then
     ROOTS=(
-        'B:W6,25,28,29,30:B1,2,3,13'
-        'B:W8,21,22,32,K4,K24:B13,23,28,K31'
+        'W:W28,32,K1,K12:B3,19,20,23,K6,K27'
+        'B:W12,14,27,31,32:B3,7,13,20,23'
         'W:W11,21,22,26,29,K2:B4,13,20,K9'
-        'B:W11,21,22,23,26,29,K2,K14:B4,13,20,K27'
+        'B:W6,25,28,29,30:B1,2,3,13'
+        'W:W25,28,29,30,31:B1,2,3,10,13,19,27'
+        'B:W12,21,24,25,27,31,32,K4:B3,6,14,15,18,20'
+        'W:W5,11,14,30:B1,6,12,21,K27,K29'
         'W:W12,K2,K6,K8:B5,10,K17,K23'
+        'B:W8,21,22,32,K4,K24:B13,23,28,K31'
     )
 fi
 now() { date +%s.%N; }

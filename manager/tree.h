@@ -118,11 +118,13 @@
  *   share its time about 2:1; with two or more, the worker that had
  *   the root's job gets it again at once (its table holds the search)
  *   and the others grow the tree, whose proofs the root's search reads
- *   from the shared store. Measured (bench/scaling.sh): with the root's
- *   own jobs capped like any leaf's at 8 times the first, one worker did
- *   not prove in 600 s a ten-piece win that one `solve` proves in about
- *   60 s. An opened tree marks its root again. `--no-root-jobs` (kept
- *   in the state) turns the root's own jobs off.
+ *   from the shared store. Before, the root's own jobs were capped like
+ *   any leaf's (8 times the first): with one worker and 5 s jobs the
+ *   root's df-pn stopped for good after 75 s, whatever the budget. On 9
+ *   roots of 8-12 pieces (bench/scaling.sh) two workers took 0.79 times
+ *   the speed of one with the cap, and 1.41 times with the portfolio
+ *   (docs/manager.md). An opened tree marks its root again.
+ *   `--no-root-jobs` (kept in the state) turns the root's own jobs off.
  *
  * PERSISTENCE (LMDB, directory <state>/tree)
  *   Named databases, little-endian:
