@@ -138,7 +138,10 @@ prove(const eng_pos *p, uint64_t nodes, int restart_after, int max_jobs, int *jo
                     .job_ms = 1000,
                     .job_nodes = nodes,
                     .h0 = 100,
-                    .h_step = 300};
+                    .h_step = 300,
+                    /* the tree's own work: the root's own jobs (two thirds
+                     * of them, growing without a cap) are test_root_series' */
+                    .no_root_jobs = 1};
     mt_tree *t;
     int rc = mt_open(tdir, &cr, F.db4, st, &t, err, sizeof err);
     if (rc)
