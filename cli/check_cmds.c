@@ -221,17 +221,8 @@ proof_check_cmd(int argc, char **argv)
         status = rc == PST_ECORRUPT || rc == PST_EIO ? CLI_EXIT_DAMAGED : CLI_EXIT_FAIL;
         goto cleanup;
     }
-    if (res.status == PCHK_NOTHING && state && db && eng_pieces(&root) <= egdb_max_pieces(db)) {
-        /* a state whose root the databases hold: that leaf is its proof */
-        int v = egdb_probe(db, &root);
-        if (v >= 0) {
-            res.status = PCHK_VALID;
-            res.bound = eng_bound_exact(egdb_outcome(v));
-            res.positions = 1;
-            res.leaves_db = 1;
-            res.longest_win = -1;
-        }
-    }
+    if (state) /* a state whose root the databases hold: that leaf is its proof */
+        pchk_db_root(db, &root, &res);
     if (res.status == PCHK_NOTHING) {
         printf("%s\tnothing stored\n", fen);
         status = CLI_EXIT_USAGE;

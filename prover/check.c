@@ -566,6 +566,22 @@ pchk_check(pst_env *st, const egdb *db, const eng_pos *root, pchk_result *out, c
 }
 
 int
+pchk_db_root(const egdb *db, const eng_pos *root, pchk_result *out)
+{
+    if (out->status != PCHK_NOTHING || !db || eng_pieces(root) > egdb_max_pieces(db))
+        return 0;
+    int v = egdb_probe(db, root);
+    if (v < 0)
+        return 0;
+    out->status = PCHK_VALID;
+    out->bound = eng_bound_exact(egdb_outcome(v));
+    out->positions = 1;
+    out->leaves_db = 1;
+    out->longest_win = -1;
+    return 1;
+}
+
+int
 pchk_check_with(const pchk_source *src, const pchk_visitor *vis, const egdb *db,
                 const eng_pos *root, pchk_result *out, char *err, size_t errlen)
 {

@@ -138,6 +138,16 @@ int pchk_check(pst_env *st, const egdb *db, const eng_pos *root, pchk_result *ou
                size_t errlen);
 
 /*
+ * pchk_db_root - a proof state whose root the databases hold has no
+ * record for it: that database leaf is its whole proof. When out says
+ * PCHK_NOTHING and db covers root, out becomes PCHK_VALID with the
+ * database's value (one position, one database leaf). RETURN 1 when it
+ * did, 0 otherwise. Callers: `proof check --state` and the frontier's
+ * summary, which must agree.
+ */
+int pchk_db_root(const egdb *db, const eng_pos *root, pchk_result *out);
+
+/*
  * pchk_check_with - pchk_check over the records of src, telling vis (may
  * be NULL) of every position whose proof is complete (SOURCES). The same
  * rules, results and codes as pchk_check.

@@ -667,6 +667,22 @@ test_database_root(void **state)
     expect_invalid(&r, "B:WK10,K19:BK1,K3", "database values this position as a draw for Black",
                    NULL);
     store_free(&s);
+
+    /* A proof state whose root the databases hold has no record for it:
+     * the database leaf is its proof (pchk_db_root), for `proof check
+     * --state` and the frontier's summary alike; beyond the databases
+     * nothing changes. */
+    pchk_result n = {.status = PCHK_NOTHING};
+    assert_int_equal(pchk_db_root(f->db4, &p, &n), 1);
+    assert_int_equal(n.status, PCHK_VALID);
+    assert_int_equal(n.bound, ENG_DD);
+    assert_int_equal(n.leaves_db, 1);
+    pchk_result m = {.status = PCHK_NOTHING};
+    assert_int_equal(pchk_db_root(f->db4, &w->root, &m), eng_pieces(&w->root) <= 4);
+    assert_int_equal(pchk_db_root(NULL, &p, &m), 0);
+    pchk_result v = {.status = PCHK_VALID, .bound = ENG_LW};
+    assert_int_equal(pchk_db_root(f->db4, &p, &v), 0); /* a verdict stands */
+    assert_int_equal(v.bound, ENG_LW);
 }
 
 /* ---- a draw proof with cycles ----------------------------------------------- */
