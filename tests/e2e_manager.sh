@@ -94,24 +94,31 @@ $C proof check --state "$S" --db "$DB" >"$T/chk" 2>/dev/null
 check "after the kills: proof check" "0 valid" "$? $(head -n 1 "$T/chk" | cut -f 2)"
 
 # 3. Workers outside the manager (given the state's token), one of them
-#    killed once it has a job: its job goes back to the pool and the proof
-#    completes with the other.
+#    killed once it has a job: the manager sees it go, its job goes back to
+#    the pool, and a second worker, started only then, completes the proof.
+#    Each step waits on the event before it, and the root's own jobs are
+#    off and budgets kept small, so that no single job can settle the root
+#    before the kill lands.
 P=$(port 1)
 S="$T/remote"
 manager_bg "$T/log3" --fen "$f" --state "$S" --db "$DB" --pieces 4 --workers 0 \
-    --listen 127.0.0.1:$P --job-time 2 --job-nodes 300 --budget 120 --quiet
+    --listen 127.0.0.1:$P --job-time 2 --job-nodes 300 --job-max 2 --no-root-jobs \
+    --budget 120 --quiet
 check "a token is made for the state, mode 0600" "600" "$(stat -c %a "$S/token" 2>/dev/null)"
 worker_bg "$T/w1.log" --connect 127.0.0.1:$P --db "$DB" --store "$T/w1" --token-file "$S/token"
 w1=$wp
 wait_for 60 grep -qs 'job [0-9]*:' "$T/w1.log"
-worker_bg "$T/w2.log" --connect 127.0.0.1:$P --db "$DB" --store "$T/w2" --token-file "$S/token"
-w2=$wp
 kill -9 $w1
 wait $w1 2>/dev/null
-wait $mp
-check "worker killed: proof completes" "0 $f	loss" "$? $(head -n 1 "$T/out")"
+saw_go() { grep -qs 'connection .* closed' "$T/log3" || gone $mp; }
+wait_for 60 saw_go
 check "worker killed: the manager saw it go" 1 "$(grep -c 'connection .* closed' "$T/log3" |
     awk '{print ($1 >= 1)}')"
+check "worker killed: the manager is still proving" 0 "$(gone $mp && echo 1 || echo 0)"
+worker_bg "$T/w2.log" --connect 127.0.0.1:$P --db "$DB" --store "$T/w2" --token-file "$S/token"
+w2=$wp
+wait $mp
+check "worker killed: proof completes" "0 $f	loss" "$? $(head -n 1 "$T/out")"
 kill $w2 2>/dev/null
 wait $w2 2>/dev/null
 
