@@ -52,7 +52,14 @@ enum dfpn_goal { DFPN_DRAW = 0, DFPN_WIN = 1 };
 #define ARENA_CHILDREN 65536 /* children on the current line, all plies     */
 #define PT_MIN 4096          /* path-dependent table entries, at least       */
 #define SAT (DFPN_INF - 1)   /* the largest number a non-final node can have */
-#define DEEP (1u << 22)      /* both numbers of a line cut at DFPN_MAXPLY    */
+/* Both numbers of a line cut at the round's depth limit. A node whose
+ * best child has a number of DEEP or more, or a root with one, takes it
+ * for "only cut lines are left" and ends the round (DEPTH LIMIT in
+ * dfpn.c), so DEEP must lie above any number a real search reaches: with
+ * 1 << 22 the sums of a king ending's DAG (double counting) passed it
+ * after about 47 M positions, and the search stopped with a third of its
+ * time left (docs/solver.md, "The depth cut's marker"). */
+#define DEEP (1u << 28)
 #define FIRST_DEPTH 24       /* the first round's depth limit (DEPTH LIMIT)  */
 
 enum { F_USED = 1, F_WHITE = 2, F_FINAL = 4 };
