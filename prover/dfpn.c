@@ -231,7 +231,13 @@ value_child(dfpn_ctx *c, int ply, child *ch)
             return;
         }
     }
-    if (o->store) { /* 5. */
+    /* 5. The store is read when a position is first met in a query's
+     * round, not again while its open entry lives: the lookup is a
+     * B-tree descent, and asked at every visit of every child it took a
+     * quarter of the search's time (docs/solver.md, "The store's
+     * lookups"). A record another process writes meanwhile is seen in
+     * the next round or query. */
+    if (o->store && !l.open) {
         pst_record r;
         int rc = pst_get(o->store, p, &r);
         if (rc == 0) {
