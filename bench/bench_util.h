@@ -7,6 +7,7 @@
 #define BENCH_BENCH_UTIL_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,6 +48,27 @@ bench_machine(void)
     char model[256];
     bench_cpu_model(model, sizeof model);
     printf("machine: %s, %ld cores online\n", model, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+/* qsort's comparison of doubles, ascending. */
+static inline int
+bench_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Removes a benchmark's temporary proven-node store: LMDB's two files and
+ * the folder. */
+static inline void
+bench_remove_store(const char *dir)
+{
+    char f[600];
+    snprintf(f, sizeof f, "%s/data.mdb", dir);
+    unlink(f);
+    snprintf(f, sizeof f, "%s/lock.mdb", dir);
+    unlink(f);
+    rmdir(dir);
 }
 
 #endif /* BENCH_BENCH_UTIL_H */

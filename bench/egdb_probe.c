@@ -75,13 +75,6 @@ run_raw(const egst_registry *raw, const eng_pos *ps, int n, uint64_t *sum)
     return (bench_now() - t0) / n * 1e9;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* ns per dependent random read of a `bytes` buffer (a pointer chase
  * through one random cycle over its cache lines). */
 static double
@@ -288,9 +281,9 @@ main(void)
         }
         uint64_t h1, m1;
         egdb_cache_counts(db, &h1, &m1, &blocks);
-        qsort(ns_r, ROUNDS, sizeof *ns_r, cmp_double);
-        qsort(base_r, ROUNDS, sizeof *base_r, cmp_double);
-        qsort(ratio, ROUNDS, sizeof *ratio, cmp_double);
+        qsort(ns_r, ROUNDS, sizeof *ns_r, bench_cmp_double);
+        qsort(base_r, ROUNDS, sizeof *base_r, bench_cmp_double);
+        qsort(ratio, ROUNDS, sizeof *ratio, bench_cmp_double);
         double ns_probe = ns_r[ROUNDS / 2];
         int bad = 0;
         for (int i = 0; i < NPROBES; i++)

@@ -135,25 +135,6 @@ make_position(const set_def *d, int n, uint64_t *s)
     }
 }
 
-/* A store of its own for one proof: LMDB's two files and the folder. */
-static void
-remove_store(const char *dir)
-{
-    char f[600];
-    snprintf(f, sizeof f, "%s/data.mdb", dir);
-    unlink(f);
-    snprintf(f, sizeof f, "%s/lock.mdb", dir);
-    unlink(f);
-    rmdir(dir);
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Solves r's position (pos) as the top says and fills r. Returns 0, or -1
  * when the run cannot go on (a store or solver failure, printed). */
 static int
@@ -168,7 +149,7 @@ solve_one(const eng_pos *pos, const egdb *small, double tlim, const char *tmpdir
     pst_env *st = NULL;
     if (pst_open(dir, 0, &st, err, sizeof err) != 0) {
         printf("endings bench: %s\n", err);
-        remove_store(dir);
+        bench_remove_store(dir);
         return -1;
     }
     int hint = 0;
@@ -208,13 +189,13 @@ solve_one(const eng_pos *pos, const egdb *small, double tlim, const char *tmpdir
     r->checked = -1;
     if (pr.bound != ENG_LW) {
         pchk_result cr;
-        r->checked = pchk_check(st, small, pos, &cr, err, sizeof err) == 0 &&
-                     cr.status == PCHK_VALID;
+        r->checked =
+            pchk_check(st, small, pos, &cr, err, sizeof err) == 0 && cr.status == PCHK_VALID;
         if (!r->checked)
             printf("  PROOF FAILS its check: %s at %s\n", cr.why, cr.where);
     }
     pst_close(st);
-    remove_store(dir);
+    bench_remove_store(dir);
     return 0;
 }
 
@@ -284,13 +265,15 @@ main(void)
                 tot_s += r->seconds;
                 char fen[ENG_FEN_MAX];
                 eng_format_fen(&p, fen, sizeof fen);
-                int bad = !eng_bound_contains(r->got, r->truth) ||
-                          !eng_bound_contains(r->base, r->truth);
+                int bad =
+                    !eng_bound_contains(r->got, r->truth) || !eng_bound_contains(r->base, r->truth);
                 wrong += bad;
                 refused += r->checked == 0;
                 printf("  %s %d  %-40s %-5s  %-7s %6.2fs %11" PRIu64 " nodes  (%s at %dk)%s\n",
                        d->name, n, fen,
-                       r->truth > 0 ? "win" : r->truth < 0 ? "loss" : "draw",
+                       r->truth > 0   ? "win"
+                       : r->truth < 0 ? "loss"
+                                      : "draw",
                        prv_bound_word(r->got), r->seconds, r->nodes, prv_bound_word(r->base),
                        BASE_NODES / 1000, bad ? "  WRONG" : "");
                 fflush(stdout);
@@ -298,10 +281,11 @@ main(void)
         egdb_close(small);
     }
 
-    printf("\n| set | pieces | positions | exact | exact at %dk nodes (baseline) | one bound "
-           "only | median s | ended early | wrong | proofs refused |\n|---|---:|---:|---:|---:|---:|"
-           "---:|---:|---:|---:|\n",
-           BASE_NODES / 1000);
+    printf(
+        "\n| set | pieces | positions | exact | exact at %dk nodes (baseline) | one bound "
+        "only | median s | ended early | wrong | proofs refused |\n|---|---:|---:|---:|---:|---:|"
+        "---:|---:|---:|---:|\n",
+        BASE_NODES / 1000);
     for (size_t si = 0; si < sizeof SETS / sizeof SETS[0]; si++)
         for (int n = SETS[si].nmin; n <= SETS[si].nmax; n++) {
             int cnt = 0, ex = 0, exb = 0, bd = 0, wr = 0, rf = 0, ea = 0;
@@ -314,14 +298,14 @@ main(void)
                 ex += eng_bound_is_exact(r->got);
                 exb += eng_bound_is_exact(r->base);
                 bd += r->got != ENG_LW && !eng_bound_is_exact(r->got);
-                wr += !eng_bound_contains(r->got, r->truth) ||
-                      !eng_bound_contains(r->base, r->truth);
+                wr +=
+                    !eng_bound_contains(r->got, r->truth) || !eng_bound_contains(r->base, r->truth);
                 rf += r->checked == 0;
                 ea += r->early;
             }
             if (!cnt)
                 continue;
-            qsort(ts, (size_t)cnt, sizeof ts[0], cmp_double);
+            qsort(ts, (size_t)cnt, sizeof ts[0], bench_cmp_double);
             printf("| %s | %d | %d | %d (%.0f%%) | %d (%.0f%%) | %d | %.2f | %d | %d | %d |\n",
                    SETS[si].name, n, cnt, ex, 100.0 * ex / cnt, exb, 100.0 * exb / cnt, bd,
                    ts[cnt / 2], ea, wr, rf);

@@ -44,13 +44,6 @@ static const bench_case cases[] = {
 
 /* ---- functions -------------------------------------------------------- */
 
-static int
-cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* One search from an empty table; its time, the result in *r. */
 static double
 run(ab_ctx *c, const eng_pos *p, const egdb *db, int depth, ab_result *r)
@@ -98,13 +91,13 @@ main(int argc, char **argv)
             if (db)
                 td[i] = run(c, &p, db, cases[k].depth, &rd);
         }
-        qsort(tb, ROUNDS, sizeof tb[0], cmp_double);
+        qsort(tb, ROUNDS, sizeof tb[0], bench_cmp_double);
         double mb = tb[ROUNDS / 2], nb = (double)rb.nodes / mb;
         printf("%s, depth %d\n", cases[k].name, cases[k].depth);
         printf("  baseline, no databases: %" PRIu64 " nodes, %.3f s, %.2f M nodes/s, score %d\n",
                rb.nodes, mb, nb / 1e6, rb.score);
         if (db) {
-            qsort(td, ROUNDS, sizeof td[0], cmp_double);
+            qsort(td, ROUNDS, sizeof td[0], bench_cmp_double);
             double md = td[ROUNDS / 2], nd = (double)rd.nodes / md;
             printf("  databases 1-5:          %" PRIu64 " nodes, %.3f s, %.2f M nodes/s, score %d, "
                    "%" PRIu64 " probes; %.2fx the baseline's nodes/s, %.2fx its time\n",

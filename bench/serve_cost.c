@@ -77,13 +77,6 @@ rss_kb(void)
     return kb;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static void
 on_done(struct evhttp_request *req, void *arg)
 {
@@ -116,7 +109,7 @@ median_get(struct event_base *base, int port, const char *uri, int reps, fetch *
     double *v = malloc((size_t)reps * sizeof *v);
     for (int i = 0; i < reps; i++)
         v[i] = get(base, port, uri, f);
-    qsort(v, (size_t)reps, sizeof *v, cmp_double);
+    qsort(v, (size_t)reps, sizeof *v, bench_cmp_double);
     double m = v[reps / 2];
     free(v);
     return m;

@@ -165,25 +165,6 @@ make_position(ab_ctx *ab, const egdb *db, int n, int k, eng_pos *out)
     return -1;
 }
 
-/* Removes the benchmark's store: LMDB's two files and the directory. */
-static void
-remove_store(const char *dir)
-{
-    char f[600];
-    snprintf(f, sizeof f, "%s/data.mdb", dir);
-    unlink(f);
-    snprintf(f, sizeof f, "%s/lock.mdb", dir);
-    unlink(f);
-    rmdir(dir);
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 int
 main(void)
 {
@@ -217,7 +198,7 @@ main(void)
         printf("solve bench: %s\n", st ? "out of memory for the alpha-beta table" : err);
         if (st)
             pst_close(st);
-        remove_store(tmp);
+        bench_remove_store(tmp);
         egdb_close(db);
         return 1;
     }
@@ -324,7 +305,7 @@ main(void)
             }
         if (!cnt)
             continue;
-        qsort(ts, (size_t)cnt, sizeof ts[0], cmp_double);
+        qsort(ts, (size_t)cnt, sizeof ts[0], bench_cmp_double);
         printf("| %d | %d | %d (%.0f%%) | %d | %.2f | %d |\n", n, cnt, ex, 100.0 * ex / cnt, bd,
                ts[cnt / 2], abp);
     }
@@ -338,6 +319,6 @@ main(void)
     ab_free(ab);
     pst_close(st);
     egdb_close(db);
-    remove_store(tmp);
+    bench_remove_store(tmp);
     return wrong || badproof ? 1 : 0;
 }
