@@ -184,15 +184,12 @@ value_child(dfpn_ctx *c, int ply, child *ch)
     }
     look l;
     dfpn_tt_find(c, p, ch->key, &l);
-    if (l.fin && !c->strict) {
+    if (l.fin) {
         from_tt(ch, &l);
         return;
     }
     /* 2. repetition: only positions since the last irreversible move can
-     * recur, and only those with the same side to move (two plies apart).
-     * While a proof is written it is checked before the table, so that a
-     * win written through a new search never comes back to the walk's
-     * line. */
+     * recur, and only those with the same side to move (two plies apart). */
     if (!ch->irrev)
         for (int a = ply - 2; a >= c->seg[ply - 1]; a -= 2)
             if (same_pos(&c->path[a], p)) {
@@ -203,10 +200,6 @@ value_child(dfpn_ctx *c, int ply, child *ch)
                 ch->leaf = LEAF_REP;
                 return;
             }
-    if (l.fin) {
-        from_tt(ch, &l);
-        return;
-    }
     uint64_t nm = eng_count_moves(p, ENG_DUPS_MERGE);
     if (nm == 0) { /* 3. the side to move has lost */
         set_success(ch, p->stm != c->attacker);
@@ -312,9 +305,10 @@ refresh_child(dfpn_ctx *c, int ply, child *ch)
     }
 }
 
-/* Generates the children of path[ply] into the arena and values them.
+/* Generates the children of path[ply] into the arena (c->top grows; the
+ * caller restores it) and values them.
  * RETURN the number of children, or -1 when the line is too deep. */
-int
+static int
 dfpn_expand(dfpn_ctx *c, int ply, child **out)
 {
     const eng_pos *p = &c->path[ply];
@@ -343,8 +337,8 @@ dfpn_expand(dfpn_ctx *c, int ply, child **out)
     return n;
 }
 
-/* The child at i becomes path[ply+1]. */
-void
+/* The child x of path[ply] becomes path[ply+1]. */
+static void
 dfpn_descend(dfpn_ctx *c, int ply, const child *x)
 {
     c->path[ply + 1] = x->pos;
@@ -647,7 +641,6 @@ dfpn_free(dfpn_ctx *c)
     free(c->wprop.v);
     free(c->wq.v);
     free(c->wsink.v);
-    free(c->wlog.v);
     free(c->items);
     free(c);
 }

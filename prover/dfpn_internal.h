@@ -153,15 +153,15 @@ enum {
 
 /*
  * A position the proof walk took (dfpn_walk.c), by its index in the
- * walk's set (c->wmap). The draw walk uses state, item and len; the win
- * walk's graph the rest as well.
+ * walk's set (c->wmap). Both walks build a graph of candidates (WRITING A
+ * WIN, WRITING A DRAW); the fields marked "win walk" are its alone.
  */
 enum { WS_NONE, WS_NEW, WS_OPEN, WS_DONE, WS_FAIL };
 typedef struct wnode {
     eng_pos pos;
     uint32_t item;    /* its record in the batch, or UINT32_MAX */
-    uint32_t kids;    /* win walk: its first edge to a child (c->we) */
-    uint32_t parents; /* win walk: its first edge from a parent */
+    uint32_t kids;    /* its first edge to a child (c->we) */
+    uint32_t parents; /* its first edge from a parent */
     uint32_t seen;    /* win walk: the last search for stuck parts
                          (win_unstick) that reached it */
     uint32_t idx;     /* win walk, there: its Tarjan index, and once its
@@ -169,18 +169,21 @@ typedef struct wnode {
     uint32_t low;     /* win walk, there: its Tarjan low link */
     uint32_t tried;   /* win walk: the graph's size when it was last
                          searched with the open nodes blocked */
-    uint16_t len;     /* done: plies of its proof (the longest line) */
+    uint16_t len;     /* win walk, done: plies of its proof (the longest
+                         line) */
     uint16_t pending; /* win walk, the other side to move: replies not won */
-    uint16_t mv;      /* win walk, won with w_side to move: its move's
-                         index in the move list (ENG_DUPS_MERGE) */
-    uint8_t state;    /* WS_*: the draw walk uses NONE (not taken, or
-                         rolled back), OPEN (on its line), DONE */
-    uint8_t mover;    /* win walk: w_side moves here */
-    uint8_t level;    /* win walk: the budget of that search (win_unstick) */
+    uint16_t mv;      /* w_side to move: its move's index in the move list
+                         (ENG_DUPS_MERGE): won with (win walk), or its
+                         candidate (draw walk) */
+    uint8_t state;    /* WS_*: NEW to be expanded, OPEN expanded (the draw
+                         walk: standing), DONE won or written, FAIL */
+    uint8_t mover;    /* w_side moves here */
+    uint8_t level;    /* win walk: the budget of that search (win_unstick);
+                         draw walk: searched again already */
     uint8_t onstk;    /* win walk: on Tarjan's stack */
 } wnode;
 
-/* An edge of the win walk's graph, in a node's list of children or of
+/* An edge of a walk's graph, in a node's list of children or of
  * parents. */
 typedef struct wedge {
     uint32_t node; /* the child, or the parent */
@@ -237,13 +240,11 @@ struct dfpn_ctx {
     pmap wmap; /* the positions the walk took, each with an index */
     wnode *wn; /* by that index */
     size_t wn_cap;
-    wedge *we; /* the win walk's edges */
+    wedge *we; /* the walk's edges */
     size_t nwe, we_cap;
-    wlist wtodo, wprop, wq; /* the win walk's work: nodes to expand, to
-                               close; Tarjan's stacks */
+    wlist wtodo, wprop, wq; /* the walk's work: nodes to expand, to close
+                               or fail; Tarjan's stacks */
     wlist wsink;            /* the win walk's stuck components */
-    wlist wlog;             /* the draw walk's positions, in the order
-                               taken (for rollback) */
     uint32_t wseen;         /* the win walk's searches for stuck parts */
     uint32_t wblock;        /* nonzero: the win walk searches with the
                                component wblock - 1 of its last search
@@ -252,10 +253,9 @@ struct dfpn_ctx {
     size_t nitems, items_cap;
     int w_side, w_reach; /* the proof being written: its side, reach or not */
     uint64_t researched;
-    uint64_t wcap;   /* positions a win walk's search of a child no table
-                        knows may take */
+    uint64_t wcap;   /* positions a walk's search of a position again may
+                        take */
     char stuck[300]; /* where the last candidate could not be closed */
-    int strict;      /* walking: a repetition counts before the table */
 };
 
 /* What the table knows of a position for this query. */
@@ -350,16 +350,6 @@ void dfpn_suspend(dfpn_ctx *c, const eng_pos *root);
 /* dfpn_set_error - ends the query with a DFPN_E* code and a message (the
  * first error stands). */
 void dfpn_set_error(dfpn_ctx *c, int code, const char *msg);
-
-/*
- * dfpn_expand - generates the children of path[ply] into the arena
- * (c->top grows; the caller restores it) and values them.
- * RETURN the number of children, or -1 when the line is too deep.
- */
-int dfpn_expand(dfpn_ctx *c, int ply, child **out);
-
-/* dfpn_descend - the child x of path[ply] becomes path[ply+1]. */
-void dfpn_descend(dfpn_ctx *c, int ply, const child *x);
 
 /*
  * dfpn_root - makes root path[0] (the line starts there) and, with value,

@@ -35,6 +35,9 @@
  * than BREAK_MAX_MIN. */
 #define BREAK_FIRST 1000
 #define BREAK_MAX_MIN 100000
+/* A search of the draw walk gets at most the query's positions over this,
+ * and at least BREAK_MAX_MIN. */
+#define DRAW_RESEARCH_SHARE 8
 
 /* ---- the positions of a walk ------------------------------------------ */
 
@@ -169,216 +172,11 @@ walk_cut(const dfpn_ctx *c)
 static const char *
 cut_reason(const dfpn_ctx *c)
 {
-    return c->o->stop && *c->o->stop ? "stopped while writing the proof"
-                                     : "the time for writing the proof ran out";
-}
-
-/* ---- writing a draw ----------------------------------------------------- */
-
-/*
- * WRITING A DRAW
- * The proof that w_side (the safety side) at least draws is a set of
- * positions closed under play: where w_side moves, one move into the set
- * or to a leaf; where the other side moves, every reply. It may have
- * cycles (going round one is a draw), and the results it is built from
- * may rest on repetitions of the line above them (prover.h, REPETITIONS
- * AND GHI): a path-dependent result is only known on a line that holds
- * its positions. So this walk goes depth first along a line of its own,
- * c->path, with a repetition counted before the table (c->strict). Where
- * w_side moves, one child that the tables say succeeds is taken (the one
- * resting on the fewest repetitions first); where the other side moves,
- * every child. A child the tables no longer know (evicted, or a
- * path-dependent result of another line) is searched again from this
- * line.
- */
-
-/* Does the child succeed for w_side in the tables (after value_child)? */
-static int
-child_wins(const dfpn_ctx *c, const child *x)
-{
-    if (!is_final(x->pn, x->dn))
-        return 0;
-    return attacker_won(x) == (c->w_side == c->attacker);
-}
-
-/* Searches path[ply] again (its line is the walk's) until it is solved;
- * *self gets the result. */
-static void
-research(dfpn_ctx *c, int ply, child *self)
-{
-    c->researched++;
-    for (int k = 0; k < 64 && !c->abort && !is_final(self->pn, self->dn); k++)
-        dfpn_mid(c, ply, DEEP, DEEP, 0, self);
-}
-
-/* The node of p when the draw walk has taken it (and not rolled it back),
- * else -1; with add, p is taken when it was not (WS_OPEN, no record, and
- * logged for rollback). RETURN -1 also when out of memory (with add). */
-static long
-draw_node(dfpn_ctx *c, const eng_pos *p, int add)
-{
-    long i = pmap_find(&c->wmap, p);
-    if (i >= 0 && c->wn[i].state != WS_NONE)
-        return i;
-    if (!add || (i = node_add(c, p, NULL)) < 0 || wl_push(&c->wlog, (uint32_t)i) != 0)
-        return -1;
-    c->wn[i].state = WS_OPEN;
-    c->wn[i].item = NO_ITEM;
-    c->wn[i].len = 0;
-    return i;
-}
-
-/* Forgets every position the walk took since log entry `to`. */
-static void
-rollback(dfpn_ctx *c, size_t to, size_t items)
-{
-    while (c->wlog.n > to)
-        c->wn[c->wlog.v[--c->wlog.n]].state = WS_NONE;
-    c->nitems = items;
-}
-
-/*
- * draw_walk - adds path[ply] (not a leaf) and its proof below to the set.
- * Where the proving side moves, the candidate moves are tried in order
- * (a leaf, a position already taken, then by the tables' repetitions); a
- * candidate whose proof cannot be closed (a reply the tables cannot prove
- * again) is rolled back and the next tried.
- * RANK 3: after the position is searched again (the second attempt), the
- * children no table knows come last, each searched by itself on this
- * line, the proving side's smallest number first. The new search may have
- * proved the position without leaving any child known: a result resting
- * on more repetitions of the line than a stored result may name (NDEP,
- * DEP_OVER) is handed up and never stored.
- * RETURN 0; 1 when the proof below cannot be closed (c->stuck says where);
- * -1 with c->error set (a database or memory failure).
- */
-static int
-draw_walk(dfpn_ctx *c, int ply)
-{
-    const eng_pos p = c->path[ply];
-    if (c->abort) /* the walk's budget, or a stop */
-        return walk_stuck(c, &p, cut_reason(c));
-    long se = draw_node(c, &p, 1);
-    if (se < 0 || add_item(c, &p, se) != 0)
-        return no_memory(c), -1;
-    uint32_t item = c->wn[se].item;
-    size_t top0 = c->top;
-    int w_moves = p.stm == c->w_side;
-    int maxlen = 0, closed = 0;
-    for (int attempt = 0; attempt < 2 && !closed; attempt++) {
-        if (attempt == 1) { /* search this position again on this line */
-            child self = {.pn = 1, .dn = 1};
-            research(c, ply, &self);
-            if (c->error)
-                return -1;
-        }
-        child *ch;
-        c->top = top0;
-        int n = dfpn_expand(c, ply, &ch);
-        if (c->error)
-            return -1;
-        if (n <= 0)
-            return walk_stuck(c, &p, "the line is too deep to write");
-        if (w_moves) {
-            int rank[ENG_MAX_MOVES], len[ENG_MAX_MOVES];
-            for (int i = 0; i < n; i++) {
-                int lf = walk_leaf(c, &ch[i].pos);
-                if (lf == -2)
-                    return walk_fail(c, &ch[i].pos, "database probe failed"), -1;
-                long q = draw_node(c, &ch[i].pos, 0);
-                rank[i] = 4, len[i] = INT32_MAX;
-                if (lf == 1)
-                    rank[i] = 0, len[i] = 0;
-                else if (lf == 0 && q >= 0)
-                    rank[i] = 1, len[i] = c->wn[q].len;
-                else if (lf == 0 && child_wins(c, &ch[i]))
-                    rank[i] = 2, len[i] = ch[i].rep_up;
-                else if (lf == 0 && !ch[i].fixed && attempt == 1)
-                    rank[i] = 3, len[i] = (int)(c->w_side == c->attacker ? ch[i].pn : ch[i].dn);
-            }
-            for (;;) {
-                int pick = -1;
-                for (int i = 0; i < n; i++)
-                    if (rank[i] < 4 && (pick < 0 || rank[i] < rank[pick] ||
-                                        (rank[i] == rank[pick] && len[i] < len[pick])))
-                        pick = i;
-                if (pick < 0)
-                    break;
-                child *x = &ch[pick];
-                if (rank[pick] < 2) {
-                    maxlen = len[pick];
-                } else {
-                    size_t log0 = c->wlog.n, items0 = c->nitems;
-                    dfpn_descend(c, ply, x);
-                    if (rank[pick] == 3) { /* RANK 3 above */
-                        research(c, ply + 1, x);
-                        if (c->error)
-                            return -1;
-                        if (!child_wins(c, x)) {
-                            rank[pick] = 4;
-                            continue;
-                        }
-                    }
-                    int r = draw_walk(c, ply + 1);
-                    if (r < 0)
-                        return -1;
-                    if (r > 0) { /* try the next candidate */
-                        rollback(c, log0, items0);
-                        rank[pick] = 4;
-                        continue;
-                    }
-                    long q = draw_node(c, &x->pos, 0);
-                    maxlen = q >= 0 ? c->wn[q].len : 0;
-                }
-                c->items[item].rec.draw = pst_move_of(&x->mv);
-                closed = 1;
-                break;
-            }
-            if (!closed && attempt == 1)
-                return walk_stuck(c, &p, "no move keeps the proof, even after a new search");
-        } else {
-            closed = 1;
-            for (int i = 0; i < n && closed; i++) {
-                child *x = &ch[i];
-                int lf = walk_leaf(c, &x->pos);
-                if (lf == -2)
-                    return walk_fail(c, &x->pos, "database probe failed"), -1;
-                if (lf == -1) /* a reply the proof cannot survive */
-                    return walk_stuck(c, &x->pos, "a reply reaches a losing leaf");
-                if (lf == 1)
-                    continue;
-                long q = draw_node(c, &x->pos, 0);
-                if (q >= 0) {
-                    if (c->wn[q].len > maxlen)
-                        maxlen = c->wn[q].len;
-                    continue;
-                }
-                dfpn_descend(c, ply, x);
-                if (!child_wins(c, x)) {
-                    research(c, ply + 1, x);
-                    if (c->error)
-                        return -1;
-                    if (!child_wins(c, x)) {
-                        closed = 0;
-                        break;
-                    }
-                }
-                int r = draw_walk(c, ply + 1);
-                if (r != 0)
-                    return r; /* the choice above tries another move */
-                q = draw_node(c, &x->pos, 0);
-                if (q >= 0 && c->wn[q].len > maxlen)
-                    maxlen = c->wn[q].len;
-            }
-            if (!closed && attempt == 1)
-                return walk_stuck(c, &p, "a reply escapes the proof, even after a new search");
-        }
-    }
-    c->top = top0;
-    c->wn[se].state = WS_DONE;
-    c->wn[se].len = (uint16_t)(maxlen + 1 > UINT16_MAX - 1 ? UINT16_MAX - 1 : maxlen + 1);
-    c->items[item].rec.effort = effort_of(c, &p);
-    return 0;
+    if (c->o->stop && *c->o->stop)
+        return "stopped while writing the proof";
+    if (c->node_limit && c->nodes >= c->node_limit)
+        return "the positions for writing the proof ran out";
+    return "the time for writing the proof ran out";
 }
 
 /* ---- writing a win ------------------------------------------------------ */
@@ -392,9 +190,9 @@ draw_walk(dfpn_ctx *c, int ply)
  * through whatever the table holds then, so the facts' own supports can
  * run in circles, and the proof lengths they carry then no longer
  * decrease along a proof. (A walk that followed those lengths depth
- * first, as the draw walk does, met its own line again and again, gave
- * up what it had closed below each choice, and searched again until its
- * time ran out: test_win_walk_small_table in tests/test_prover_dfpn.c.)
+ * first met its own line again and again, gave up what it had closed
+ * below each choice, and searched again until its time ran out:
+ * test_win_walk_small_table in tests/test_prover_dfpn.c.)
  *
  * So the win walk builds a graph of the proof's candidates and closes it
  * from the leaves up, the way a retrograde analysis does:
@@ -554,13 +352,13 @@ close_failed(dfpn_ctx *c, uint32_t i)
 /*
  * Searches q again as a root of its own (dfpn_root, dfpn_deepen: depth
  * rounds, GHI-safe while the win walk runs) within cap positions (0: no
- * cap); block (nonzero): afresh (q's own fact aside) and with the stuck
+ * cap); afresh: q's own fact aside; block (nonzero): with the stuck
  * component block - 1 blocked (value_child).
  * RETURN 1 won for w_side, 0 not, 2 undecided, -1 the walk is cut short
  * or failed (c->abort, c->error).
  */
 static int
-win_research(dfpn_ctx *c, const eng_pos *q, uint64_t cap, uint32_t block)
+win_research(dfpn_ctx *c, const eng_pos *q, uint64_t cap, uint32_t block, int afresh)
 {
     child rc;
     c->researched++;
@@ -568,7 +366,7 @@ win_research(dfpn_ctx *c, const eng_pos *q, uint64_t cap, uint32_t block)
     c->maxply = FIRST_DEPTH;
     c->round++; /* the numbers of the rounds before saw other cuts */
     c->wblock = block;
-    dfpn_root(c, q, !block, &rc);
+    dfpn_root(c, q, !afresh, &rc);
     dfpn_deepen(c, &rc);
     c->wblock = 0;
     c->node_limit = 0;
@@ -639,7 +437,7 @@ win_expand(dfpn_ctx *c, uint32_t i)
         int r = win_widen(c, i);
         if (r != 0)
             return r < 0 ? -1 : 0;
-        r = win_research(c, &p, 0, 0);
+        r = win_research(c, &p, 0, 0, 0);
         if (r < 0)
             return -1;
         if (r == 0)
@@ -780,7 +578,7 @@ unstick(dfpn_ctx *c, const uint32_t *m, uint32_t n)
                 continue;
             x->tried = (uint32_t)c->wmap.n, x->level = (uint8_t)level;
             eng_pos p = x->pos;
-            int r = win_research(c, &p, cap, x->idx + 1);
+            int r = win_research(c, &p, cap, x->idx + 1, 1);
             if (r < 0)
                 return -1;
             if (r != 2) /* an answer: a larger budget gives the same */
@@ -869,7 +667,6 @@ win_walk(dfpn_ctx *c)
     const eng_pos top = c->path[0];
     int loose = c->loose;
     c->loose = 0;
-    c->strict = 0;
     c->wcap = c->nodes > BREAK_MAX_MIN ? c->nodes : BREAK_MAX_MIN;
     int rc = 0;
     long root = win_node(c, &top);
@@ -902,6 +699,309 @@ win_walk(dfpn_ctx *c)
         break;
     }
     c->loose = loose;
+    c->path[0] = top;
+    return rc;
+}
+
+/* ---- writing a draw ----------------------------------------------------- */
+
+/*
+ * WRITING A DRAW
+ * The proof that w_side (the safety side) at least draws is a set of
+ * positions closed under play: where w_side moves, one move into the set
+ * or to a leaf; where the other side moves, every reply. It may have
+ * cycles (going round one is a draw), so unlike a win it needs no order
+ * among its positions: the walk builds a graph of candidates, as the win
+ * walk does, and keeps the largest closed set in it (a greatest fixed
+ * point, where the win walk closes the least): a node STANDS until it
+ * FAILS.
+ *   taking    where w_side moves, a node takes one candidate move at a
+ *             time: a leaf that satisfies the goal, else a child that
+ *             stands in the graph, else a child the table says w_side
+ *             succeeds in; where the other side moves, every reply (a
+ *             reply the table does not know is first searched again, as
+ *             a root of its own).
+ *   failing   a node where the other side moves FAILS when a reply is a
+ *             losing leaf or a failed node, or a search does not show
+ *             that w_side succeeds there; a node where w_side moves
+ *             FAILS when no candidate is left, after one new search of
+ *             the node itself (whose children then come in, ranked by
+ *             the table's numbers, when no fact names one: a draw that
+ *             rests on a repetition of the node is not stored as a
+ *             fact). A failure goes up at once: a parent where the other
+ *             side moves fails, and a parent where w_side moves whose
+ *             candidate it was takes its next one.
+ *   closing   when no node is left to expand and the root stands, the
+ *             nodes the root reaches by candidates and replies stand,
+ *             and they are the proof.
+ * Every position is expanded once and searched again at most once, so an
+ * answer that cannot be closed (an optimistic search's draw resting on a
+ * repetition as if it held on every line) is refused within one pass
+ * over the positions it names. The table's facts only guide the choice:
+ * a draw fact may be loose (an optimistic query's) and the set is closed
+ * whatever they say; a fact that w_side fails is the other side's win,
+ * which never rests on a repetition, so it is believed. (The walk this
+ * replaces went depth first along one line, and rolled back what it had
+ * taken below a failed choice: docs/solver.md, "The draw walk".)
+ */
+
+/* The table's fact on q: 1 w_side succeeds, 0 it fails, -1 none; *num:
+ * without a fact, w_side's number in the live open entry (UINT32_MAX
+ * when there is none). */
+static int
+known_draw(dfpn_ctx *c, const eng_pos *q, uint32_t *num)
+{
+    look l;
+    dfpn_tt_find(c, q, eng_key(q), &l);
+    if (l.fin)
+        return l.att_won == (c->w_side == c->attacker);
+    *num = !l.open ? UINT32_MAX : c->w_side == c->attacker ? l.open->pn : l.open->dn;
+    return -1;
+}
+
+/*
+ * Searches q again as a root of its own (win_research), within the walk's
+ * budgets and at most c->wcap positions.
+ * RETURN 1 w_side succeeds there, 0 it does not or the search could not
+ * tell, -1 the walk is cut short (c->abort) or failed (c->error).
+ */
+static int
+draw_research(dfpn_ctx *c, const eng_pos *q, int afresh)
+{
+    uint64_t limit = c->node_limit, cap = c->wcap;
+    if (limit && c->nodes >= limit) {
+        c->abort = 1;
+        return -1;
+    }
+    if (limit && limit - c->nodes < cap)
+        cap = limit - c->nodes;
+    int r = win_research(c, q, cap, 0, afresh);
+    c->node_limit = limit;
+    return r == 2 ? 0 : r;
+}
+
+/*
+ * Gives node i (standing, w_side moves) its next candidate (WRITING A
+ * DRAW, taking); with any, also a child no fact names, the smallest
+ * number first.
+ * RETURN 1 when it has one, 0 when none is left, -1 on error.
+ */
+static int
+draw_widen(dfpn_ctx *c, uint32_t i, int any)
+{
+    eng_pos p = c->wn[i].pos, q;
+    eng_movelist ml;
+    int n = eng_generate(&p, &ml, ENG_DUPS_MERGE), best = -1, rank = 4;
+    uint32_t bestnum = UINT32_MAX;
+    for (int k = 0; k < n; k++) {
+        eng_make(&p, &ml.m[k], &q);
+        int lf = walk_leaf(c, &q);
+        if (lf == -2)
+            return walk_fail(c, &q, "database probe failed"), -1;
+        if (lf == 1) {
+            c->wn[i].mv = (uint16_t)k;
+            return 1;
+        }
+        if (lf == -1)
+            continue;
+        long j = pmap_find(&c->wmap, &q);
+        if (j >= 0) {
+            if (c->wn[j].state != WS_FAIL && rank > 1)
+                best = k, rank = 1;
+            continue;
+        }
+        uint32_t num = UINT32_MAX;
+        int f = known_draw(c, &q, &num);
+        if (f == 1 && rank > 2)
+            best = k, rank = 2;
+        else if (f < 0 && any && (rank > 3 || (rank == 3 && num < bestnum)))
+            best = k, rank = 3, bestnum = num;
+    }
+    if (best < 0)
+        return 0;
+    eng_make(&p, &ml.m[best], &q);
+    long j = win_node(c, &q);
+    if (j < 0 || edge_add(c, i, (uint32_t)j, best) != 0)
+        return no_memory(c), -1;
+    c->wn[i].mv = (uint16_t)best;
+    return 1;
+}
+
+/* Node i (w_side moves) has no candidate left: unless done already, it
+ * is searched again, and its children come in (draw_widen with any).
+ * RETURN as draw_widen. */
+static int
+draw_retry(dfpn_ctx *c, uint32_t i)
+{
+    if (c->wn[i].level) /* searched again already */
+        return 0;
+    c->wn[i].level = 1;
+    eng_pos p = c->wn[i].pos;
+    int r = draw_research(c, &p, 1);
+    if (r <= 0)
+        return r;
+    return draw_widen(c, i, 1);
+}
+
+/*
+ * Node i FAILS, and the failure goes up (WRITING A DRAW, failing).
+ * RETURN 0, or -1 on error (c->error set, or the walk cut short).
+ */
+static int
+draw_fail(dfpn_ctx *c, uint32_t i)
+{
+    wlist *f = &c->wprop;
+    f->n = 0;
+    c->wn[i].state = WS_FAIL;
+    if (wl_push(f, i) != 0)
+        return no_memory(c), -1;
+    while (f->n) {
+        uint32_t x = f->v[--f->n];
+        for (uint32_t e = c->wn[x].parents; e != NO_EDGE; e = c->we[e].next) {
+            uint32_t u = c->we[e].node;
+            if (c->wn[u].state != WS_OPEN)
+                continue;
+            if (c->wn[u].mover) {
+                if (c->wn[u].mv != c->we[e].mv) /* not its candidate */
+                    continue;
+                int r = draw_widen(c, u, c->wn[u].level);
+                if (r == 0)
+                    r = draw_retry(c, u);
+                if (r < 0)
+                    return -1;
+                if (r > 0)
+                    continue;
+            }
+            c->wn[u].state = WS_FAIL;
+            if (wl_push(f, u) != 0)
+                return no_memory(c), -1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * Expands node i (WS_NEW): where w_side moves, its first candidate; where
+ * the other side moves, an edge to every reply (the cheap refutations
+ * first: a losing leaf, a failed node, a fact against w_side).
+ * RETURN 0, or -1 on error (c->error set, or the walk cut short).
+ */
+static int
+draw_expand(dfpn_ctx *c, uint32_t i)
+{
+    c->wn[i].state = WS_OPEN;
+    if (c->wn[i].mover) {
+        int r = draw_widen(c, i, 0);
+        if (r == 0)
+            r = draw_retry(c, i);
+        if (r < 0)
+            return -1;
+        return r ? 0 : draw_fail(c, i);
+    }
+    eng_pos p = c->wn[i].pos, q;
+    eng_movelist ml;
+    int n = eng_generate(&p, &ml, ENG_DUPS_MERGE);
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; k < n; k++) {
+            eng_make(&p, &ml.m[k], &q);
+            int lf = walk_leaf(c, &q);
+            if (lf == -2)
+                return walk_fail(c, &q, "database probe failed"), -1;
+            if (lf == -1)
+                return draw_fail(c, i);
+            if (lf == 1)
+                continue;
+            long j = pmap_find(&c->wmap, &q);
+            if (j >= 0 && c->wn[j].state == WS_FAIL)
+                return draw_fail(c, i);
+            uint32_t num;
+            int f = j >= 0 ? 1 : known_draw(c, &q, &num);
+            if (f == 0)
+                return draw_fail(c, i);
+            if (pass == 0)
+                continue;
+            if (f < 0 && (f = draw_research(c, &q, 0)) <= 0)
+                return f < 0 ? -1 : draw_fail(c, i);
+            if ((j = win_node(c, &q)) < 0 || edge_add(c, i, (uint32_t)j, k) != 0)
+                return no_memory(c), -1;
+        }
+    return 0;
+}
+
+/* The records of the standing set from the root: each node once, where
+ * w_side moves with its candidate. RETURN 0, or -1 on error. */
+static int
+draw_records(dfpn_ctx *c, uint32_t root)
+{
+    c->wtodo.n = 0;
+    if (wl_push(&c->wtodo, root) != 0)
+        goto nomem;
+    while (c->wtodo.n) {
+        uint32_t i = c->wtodo.v[--c->wtodo.n];
+        if (c->wn[i].state == WS_DONE)
+            continue;
+        eng_pos p = c->wn[i].pos;
+        if (c->wn[i].state != WS_OPEN) /* cannot be: a failure goes up */
+            return walk_fail(c, &p, "a position of the draw is not standing"), -1;
+        c->wn[i].state = WS_DONE;
+        if (add_item(c, &p, i) != 0)
+            goto nomem;
+        pst_record *r = &c->items[c->wn[i].item].rec;
+        r->effort = effort_of(c, &p);
+        eng_movelist ml;
+        int n = eng_generate(&p, &ml, ENG_DUPS_MERGE);
+        if (c->wn[i].mover) {
+            r->draw = pst_move_of(&ml.m[c->wn[i].mv]);
+            n = 1, ml.m[0] = ml.m[c->wn[i].mv];
+        }
+        for (int k = 0; k < n; k++) {
+            eng_pos q;
+            eng_make(&p, &ml.m[k], &q);
+            if (walk_leaf(c, &q) == 1)
+                continue;
+            long j = pmap_find(&c->wmap, &q);
+            if (j < 0)
+                return walk_fail(c, &q, "a reply of the draw is not in it"), -1;
+            if (wl_push(&c->wtodo, (uint32_t)j) != 0)
+                goto nomem;
+        }
+    }
+    return 0;
+nomem:
+    no_memory(c);
+    return -1;
+}
+
+/*
+ * draw_walk - the draw proof of path[0] (not a leaf) into the batch.
+ * RETURN 0; 1 when it cannot be closed (c->stuck says why); -1 with
+ * c->error set.
+ */
+static int
+draw_walk(dfpn_ctx *c)
+{
+    const eng_pos top = c->path[0];
+    c->wcap = c->nodes / DRAW_RESEARCH_SHARE > BREAK_MAX_MIN ? c->nodes / DRAW_RESEARCH_SHARE
+                                                             : BREAK_MAX_MIN;
+    int rc = 0;
+    long root = win_node(c, &top);
+    if (root < 0)
+        return no_memory(c), -1;
+    while (c->wtodo.n && !c->error && !c->abort && c->wn[root].state != WS_FAIL) {
+        uint32_t i = c->wtodo.v[--c->wtodo.n];
+        if (walk_cut(c))
+            c->abort = 1;
+        else if (c->wn[i].state == WS_NEW && draw_expand(c, i) != 0)
+            break;
+    }
+    if (c->error)
+        rc = -1;
+    else if (c->abort)
+        rc = walk_stuck(c, &top, cut_reason(c));
+    else if (c->wn[root].state == WS_FAIL)
+        rc = walk_stuck(c, &top, "no move keeps the proof, even after new searches");
+    else
+        rc = draw_records(c, (uint32_t)root);
     c->path[0] = top;
     return rc;
 }
@@ -953,7 +1053,7 @@ dfpn_write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
     c->w_side = attacker_won_root ? c->attacker : !c->attacker;
     c->w_reach = c->w_side != c->safety;
     pmap_clear(&c->wmap);
-    c->wlog.n = c->wtodo.n = c->wprop.n = c->wq.n = 0;
+    c->wtodo.n = c->wprop.n = c->wq.n = 0;
     c->nwe = 0;
     c->nitems = 0;
     c->top = 0;
@@ -961,7 +1061,8 @@ dfpn_write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
     /* The walk may search again: it gets a budget of its own, half the
      * query's time (at least 5 s). Without a time limit the win walk has
      * none (it expands each position once, and searches only what a
-     * proof needs), the draw walk a minute. */
+     * proof needs), the draw walk a minute (its searches of positions
+     * the table does not know may each run to c->wcap). */
     double tl = c->o->time_limit;
     c->deadline = tl > 0 ? now() + (tl / 2 > 5 ? tl / 2 : 5) : c->w_reach ? 0 : now() + 60;
     /* with a node budget, the walk's searches get half of it more, and at
@@ -1009,9 +1110,7 @@ dfpn_write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
         wr = win_walk(c);
         c->path[0] = root; /* its searches ran from roots of their own */
     } else {
-        c->strict = 1;
-        wr = draw_walk(c, 0);
-        c->strict = 0;
+        wr = draw_walk(c);
     }
     if (wr > 0)
         dfpn_set_error(c, DFPN_EPROOF, c->stuck);

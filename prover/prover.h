@@ -125,12 +125,13 @@
  *   the candidates wait on one another in circles, a position among them
  *   is searched again with the circle blocked; a position whose children
  *   the table lost is searched again as a root (dfpn_walk.c, WRITING A
- *   WIN). A draw proof is closed under play and may contain cycles; its
- *   results may rest on repetitions of the line above them, so it is
- *   walked depth first along a line of its own (for the proving side the
- *   child resting on the fewest repetitions), and a child the tables no
- *   longer know (evicted, or a path-dependent result of another line) is
- *   searched again on that line (WRITING A DRAW).
+ *   WIN). A draw proof is closed under play and may contain cycles, so it
+ *   needs no order: it is walked as a graph of candidates too, and the
+ *   largest closed set in it is kept (a position stands until a reply
+ *   fails it or its candidates run out; a failure goes up at once), the
+ *   table's draws serving only as guides, since they may rest on a
+ *   repetition of the line they were found on; a position the tables do
+ *   not know is searched again as a root (WRITING A DRAW).
  *
  * THREAD SAFETY
  *   prv_solve uses its own contexts; the database and store handles may be

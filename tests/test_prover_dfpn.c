@@ -596,6 +596,51 @@ test_win_walk_small_table(void **state)
     }
 }
 
+/* ---- writing a draw --------------------------------------------------------- */
+
+/*
+ * A draw the optimistic search found must be written when a closed set
+ * holds it. The draw walk went depth first along one line, and where a
+ * reply came back to the line on a choice that failed below, it rolled
+ * back and searched again: these two drawn 5-piece positions (from a scan
+ * of 230 drawn ones: the 4-piece databases, a 1 MB table, at most 2M
+ * positions) had their optimistic answers refused, and the value was
+ * left open (W:WK9,K26:B21,K18,K29) or half proved (B:WK15,K32:B2,5,9,
+ * ">=draw"). The walk now keeps the largest closed set of a graph of
+ * candidates (dfpn_walk.c, WRITING A DRAW): each must be a draw, as the
+ * 5-piece database says, with no answer refused, and a proof the checker
+ * accepts.
+ */
+static void
+test_draw_walk_graph(void **state)
+{
+    (void)state;
+    static const char *fens[] = {"W:WK9,K26:B21,K18,K29", "B:WK15,K32:B2,5,9"};
+    int n = test_sanitized() ? 1 : 2;
+    for (int i = 0; i < n; i++) {
+        char path[300], err[512] = "";
+        snprintf(path, sizeof path, "%s/draw-walk-%d", F.tmp, i);
+        pst_env *st;
+        assert_int_equal(pst_open(path, 0, &st, err, sizeof err), 0);
+        eng_pos p;
+        assert_int_equal(eng_parse_fen(fens[i], &p, err, sizeof err), 0);
+        assert_int_equal(db_bound(F.db5, &p), ENG_DD);
+        prv_opts o = {
+            .db = F.db4, .db_pieces = 4, .store = st, .tt_bytes = 1u << 20, .node_limit = 2000000};
+        prv_result r;
+        int rc = prv_solve(&p, &o, &r, err, sizeof err);
+        if (rc != 0 || !r.complete || r.bound != ENG_DD || r.refuted)
+            fail_msg("%s: rc %d (%s), %s, complete %d, %d answers refused; a draw", fens[i], rc,
+                     err, eng_bound_name(r.bound), r.complete, r.refuted);
+        pchk_result cr;
+        assert_int_equal(pchk_check(st, F.db4, &p, &cr, err, sizeof err), 0);
+        if (cr.status != PCHK_VALID || cr.bound != ENG_DD)
+            fail_msg("%s: the written proof fails its check at %s: %s", fens[i], cr.where, cr.why);
+        printf("  %s: draw, %" PRIu64 " positions\n", fens[i], r.nodes);
+        pst_close(st);
+    }
+}
+
 int
 main(void)
 {
@@ -608,6 +653,7 @@ main(void)
         cmocka_unit_test(test_store_leaves_both_ways),
         cmocka_unit_test(test_one_table_many_queries),
         cmocka_unit_test(test_win_walk_small_table),
+        cmocka_unit_test(test_draw_walk_graph),
     };
     if (getenv("CHECKERS_TEST_FILTER")) /* one test by name, e.g. while working on it */
         cmocka_set_test_filter(getenv("CHECKERS_TEST_FILTER"));
