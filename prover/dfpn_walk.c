@@ -179,6 +179,58 @@ cut_reason(const dfpn_ctx *c)
     return "the time for writing the proof ran out";
 }
 
+/* ---- the records of a proof -------------------------------------------- */
+
+/*
+ * The records of the proof from the root: each of its nodes once (the WON
+ * nodes of the win walk, the standing ones of the draw walk, which become
+ * DONE), where w_side moves with its move (c->wn[].mv).
+ * RETURN 0, or -1 on error.
+ */
+static int
+proof_records(dfpn_ctx *c, uint32_t root)
+{
+    int win = c->w_reach;
+    c->wtodo.n = 0;
+    if (wl_push(&c->wtodo, root) != 0)
+        goto nomem;
+    while (c->wtodo.n) {
+        uint32_t i = c->wtodo.v[--c->wtodo.n];
+        if (c->wn[i].item != NO_ITEM)
+            continue;
+        eng_pos p = c->wn[i].pos;
+        c->wn[i].state = WS_DONE;
+        if (add_item(c, &p, i) != 0)
+            goto nomem;
+        pst_record *r = &c->items[c->wn[i].item].rec;
+        r->effort = effort_of(c, &p);
+        if (win)
+            r->length = c->wn[i].len;
+        eng_movelist ml;
+        int n = eng_generate(&p, &ml, ENG_DUPS_MERGE);
+        if (c->wn[i].mover) {
+            *(win ? &r->win : &r->draw) = pst_move_of(&ml.m[c->wn[i].mv]);
+            n = 1, ml.m[0] = ml.m[c->wn[i].mv];
+        }
+        for (int k = 0; k < n; k++) {
+            eng_pos q;
+            eng_make(&p, &ml.m[k], &q);
+            if (walk_leaf(c, &q) == 1)
+                continue;
+            /* cannot be: a node closes (or stands) on its children */
+            long j = pmap_find(&c->wmap, &q);
+            if (j < 0 || c->wn[j].state == WS_FAIL || (win && c->wn[j].state != WS_DONE))
+                return walk_fail(c, &q, "a child of the proof is not in it"), -1;
+            if (wl_push(&c->wtodo, (uint32_t)j) != 0)
+                goto nomem;
+        }
+    }
+    return 0;
+nomem:
+    no_memory(c);
+    return -1;
+}
+
 /* ---- writing a win ------------------------------------------------------ */
 
 /*
@@ -610,50 +662,6 @@ win_unstick(dfpn_ctx *c, uint32_t root)
     return freed;
 }
 
-/* The records of the won graph from the root: each WON node once, where
- * w_side moves with its move. RETURN 0, or -1 on error. */
-static int
-win_records(dfpn_ctx *c, uint32_t root)
-{
-    c->wtodo.n = 0;
-    if (wl_push(&c->wtodo, root) != 0)
-        goto nomem;
-    while (c->wtodo.n) {
-        uint32_t i = c->wtodo.v[--c->wtodo.n];
-        if (c->wn[i].item != NO_ITEM)
-            continue;
-        eng_pos p = c->wn[i].pos;
-        if (add_item(c, &p, i) != 0)
-            goto nomem;
-        pst_record *r = &c->items[c->wn[i].item].rec;
-        look l;
-        dfpn_tt_find(c, &p, eng_key(&p), &l);
-        r->effort = l.fin ? l.fin->work : l.open ? l.open->work : 0;
-        r->length = c->wn[i].len;
-        eng_movelist ml;
-        int n = eng_generate(&p, &ml, ENG_DUPS_MERGE);
-        if (c->wn[i].mover) {
-            r->win = pst_move_of(&ml.m[c->wn[i].mv]);
-            n = 1, ml.m[0] = ml.m[c->wn[i].mv];
-        }
-        for (int k = 0; k < n; k++) {
-            eng_pos q;
-            eng_make(&p, &ml.m[k], &q);
-            if (walk_leaf(c, &q) == 1)
-                continue;
-            long j = pmap_find(&c->wmap, &q);
-            if (j < 0 || c->wn[j].state != WS_DONE) /* cannot be: the node closed on it */
-                return walk_fail(c, &q, "a won position's child is not won"), -1;
-            if (wl_push(&c->wtodo, (uint32_t)j) != 0)
-                goto nomem;
-        }
-    }
-    return 0;
-nomem:
-    no_memory(c);
-    return -1;
-}
-
 /*
  * win_walk - the win proof of path[0] (not a leaf) into the batch.
  * RETURN 0; 1 when it cannot be closed (c->stuck says why); -1 with
@@ -683,7 +691,7 @@ win_walk(dfpn_ctx *c)
         } else if (c->abort) {
             rc = walk_stuck(c, &top, cut_reason(c));
         } else if (c->wn[root].state == WS_DONE) {
-            rc = win_records(c, (uint32_t)root);
+            rc = proof_records(c, (uint32_t)root);
         } else if (c->wn[root].state == WS_FAIL) {
             rc = walk_stuck(c, &top, "a reply the proof needs is not won (a bug)");
         } else {
@@ -928,50 +936,6 @@ draw_expand(dfpn_ctx *c, uint32_t i)
     return 0;
 }
 
-/* The records of the standing set from the root: each node once, where
- * w_side moves with its candidate. RETURN 0, or -1 on error. */
-static int
-draw_records(dfpn_ctx *c, uint32_t root)
-{
-    c->wtodo.n = 0;
-    if (wl_push(&c->wtodo, root) != 0)
-        goto nomem;
-    while (c->wtodo.n) {
-        uint32_t i = c->wtodo.v[--c->wtodo.n];
-        if (c->wn[i].state == WS_DONE)
-            continue;
-        eng_pos p = c->wn[i].pos;
-        if (c->wn[i].state != WS_OPEN) /* cannot be: a failure goes up */
-            return walk_fail(c, &p, "a position of the draw is not standing"), -1;
-        c->wn[i].state = WS_DONE;
-        if (add_item(c, &p, i) != 0)
-            goto nomem;
-        pst_record *r = &c->items[c->wn[i].item].rec;
-        r->effort = effort_of(c, &p);
-        eng_movelist ml;
-        int n = eng_generate(&p, &ml, ENG_DUPS_MERGE);
-        if (c->wn[i].mover) {
-            r->draw = pst_move_of(&ml.m[c->wn[i].mv]);
-            n = 1, ml.m[0] = ml.m[c->wn[i].mv];
-        }
-        for (int k = 0; k < n; k++) {
-            eng_pos q;
-            eng_make(&p, &ml.m[k], &q);
-            if (walk_leaf(c, &q) == 1)
-                continue;
-            long j = pmap_find(&c->wmap, &q);
-            if (j < 0)
-                return walk_fail(c, &q, "a reply of the draw is not in it"), -1;
-            if (wl_push(&c->wtodo, (uint32_t)j) != 0)
-                goto nomem;
-        }
-    }
-    return 0;
-nomem:
-    no_memory(c);
-    return -1;
-}
-
 /*
  * draw_walk - the draw proof of path[0] (not a leaf) into the batch.
  * RETURN 0; 1 when it cannot be closed (c->stuck says why); -1 with
@@ -1001,7 +965,7 @@ draw_walk(dfpn_ctx *c)
     else if (c->wn[root].state == WS_FAIL)
         rc = walk_stuck(c, &top, "no move keeps the proof, even after new searches");
     else
-        rc = draw_records(c, (uint32_t)root);
+        rc = proof_records(c, (uint32_t)root);
     c->path[0] = top;
     return rc;
 }
