@@ -331,6 +331,20 @@ edge_add(dfpn_ctx *c, uint32_t from, uint32_t to, int mv)
     return 0;
 }
 
+/* Node i (position p) takes its child by move m (index k of its list) as
+ * a candidate: the child's node (made when missing) and an edge to it.
+ * RETURN 1, or -1 when out of memory. */
+static int
+take_child(dfpn_ctx *c, uint32_t i, const eng_pos *p, const eng_move *m, int k)
+{
+    eng_pos q;
+    eng_make(p, m, &q);
+    long j = win_node(c, &q);
+    if (j < 0 || edge_add(c, i, (uint32_t)j, k) != 0)
+        return no_memory(c), -1;
+    return 1;
+}
+
 static int
 has_edge(const dfpn_ctx *c, uint32_t from, uint32_t to)
 {
@@ -467,11 +481,7 @@ win_widen(dfpn_ctx *c, uint32_t i)
         return close_won(c, i, len_plus(donelen), done) != 0 ? (no_memory(c), -1) : 1;
     if (best < 0)
         return 0;
-    eng_make(&p, &ml.m[best], &q);
-    long j = win_node(c, &q);
-    if (j < 0 || edge_add(c, i, (uint32_t)j, best) != 0)
-        return no_memory(c), -1;
-    return 1;
+    return take_child(c, i, &p, &ml.m[best], best);
 }
 
 /*
@@ -827,12 +837,8 @@ draw_widen(dfpn_ctx *c, uint32_t i, int any)
     }
     if (best < 0)
         return 0;
-    eng_make(&p, &ml.m[best], &q);
-    long j = win_node(c, &q);
-    if (j < 0 || edge_add(c, i, (uint32_t)j, best) != 0)
-        return no_memory(c), -1;
     c->wn[i].mv = (uint16_t)best;
-    return 1;
+    return take_child(c, i, &p, &ml.m[best], best);
 }
 
 /* Node i (w_side moves) has no candidate left: unless done already, it
