@@ -637,7 +637,7 @@ dfpn_free(dfpn_ctx *c)
     pmap_free(&c->wmap);
     free(c->wn);
     free(c->we);
-    free(c->wtodo.v);
+    free(c->wstack.v);
     free(c->wprop.v);
     free(c->wq.v);
     free(c->wsink.v);

@@ -242,13 +242,13 @@ struct dfpn_ctx {
     size_t wn_cap;
     wedge *we; /* the walk's edges */
     size_t nwe, we_cap;
-    wlist wtodo, wprop, wq; /* the walk's work: nodes to expand, to close
-                               or fail; Tarjan's stacks */
-    wlist wsink;            /* the win walk's stuck components */
-    uint32_t wseen;         /* the win walk's searches for stuck parts */
-    uint32_t wblock;        /* nonzero: the win walk searches with the
-                               component wblock - 1 of its last search
-                               for stuck parts blocked (value_child) */
+    wlist wstack, wprop, wq; /* the walk's work: nodes to visit (a stack),
+                                to close or fail; Tarjan's stacks */
+    wlist wsink;             /* the win walk's stuck components */
+    uint32_t wseen;          /* the win walk's searches for stuck parts */
+    uint32_t wblock;         /* nonzero: the win walk searches with the
+                                component wblock - 1 of its last search
+                                for stuck parts blocked (value_child) */
     pst_item *items;
     size_t nitems, items_cap;
     int w_side, w_reach; /* the proof being written: its side, reach or not */

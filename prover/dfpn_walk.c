@@ -191,11 +191,11 @@ static int
 proof_records(dfpn_ctx *c, uint32_t root)
 {
     int win = c->w_reach;
-    c->wtodo.n = 0;
-    if (wl_push(&c->wtodo, root) != 0)
+    c->wstack.n = 0;
+    if (wl_push(&c->wstack, root) != 0)
         goto nomem;
-    while (c->wtodo.n) {
-        uint32_t i = c->wtodo.v[--c->wtodo.n];
+    while (c->wstack.n) {
+        uint32_t i = c->wstack.v[--c->wstack.n];
         if (c->wn[i].item != NO_ITEM)
             continue;
         eng_pos p = c->wn[i].pos;
@@ -221,7 +221,7 @@ proof_records(dfpn_ctx *c, uint32_t root)
             long j = pmap_find(&c->wmap, &q);
             if (j < 0 || c->wn[j].state == WS_FAIL || (win && c->wn[j].state != WS_DONE))
                 return walk_fail(c, &q, "a child of the proof is not in it"), -1;
-            if (wl_push(&c->wtodo, (uint32_t)j) != 0)
+            if (wl_push(&c->wstack, (uint32_t)j) != 0)
                 goto nomem;
         }
     }
@@ -301,7 +301,7 @@ win_new(dfpn_ctx *c, long i)
     wnode *n = &c->wn[i];
     n->state = WS_NEW;
     n->mover = n->pos.stm == c->w_side;
-    return wl_push(&c->wtodo, (uint32_t)i);
+    return wl_push(&c->wstack, (uint32_t)i);
 }
 
 /* The node of q, made when missing. RETURN its index, or -1 when out of
@@ -691,8 +691,8 @@ win_walk(dfpn_ctx *c)
     if (root < 0)
         return no_memory(c), -1;
     for (;;) {
-        while (c->wtodo.n && !c->error && !c->abort) {
-            uint32_t i = c->wtodo.v[--c->wtodo.n];
+        while (c->wstack.n && !c->error && !c->abort) {
+            uint32_t i = c->wstack.v[--c->wstack.n];
             if (c->wn[i].state == WS_NEW && win_expand(c, i) != 0)
                 break;
         }
@@ -915,30 +915,36 @@ draw_expand(dfpn_ctx *c, uint32_t i)
     eng_pos p = c->wn[i].pos, q;
     eng_movelist ml;
     int n = eng_generate(&p, &ml, ENG_DUPS_MERGE);
-    for (int pass = 0; pass < 2; pass++)
-        for (int k = 0; k < n; k++) {
+    /* each reply: 0 a satisfying leaf, 1 taken as it is (a node of the
+     * graph, or a draw the table knows), 2 searched again first */
+    uint8_t take[ENG_MAX_MOVES];
+    for (int k = 0; k < n; k++) {
+        eng_make(&p, &ml.m[k], &q);
+        int lf = walk_leaf(c, &q);
+        if (lf == -2)
+            return walk_fail(c, &q, "database probe failed"), -1;
+        if (lf == -1)
+            return draw_fail(c, i);
+        take[k] = 0;
+        if (lf == 1)
+            continue;
+        long j = pmap_find(&c->wmap, &q);
+        uint32_t num;
+        int f = j < 0 ? known_draw(c, &q, &num) : c->wn[j].state == WS_FAIL ? 0 : 1;
+        if (f == 0)
+            return draw_fail(c, i);
+        take[k] = f > 0 ? 1 : 2;
+    }
+    for (int k = 0; k < n; k++) {
+        if (take[k] == 2) {
             eng_make(&p, &ml.m[k], &q);
-            int lf = walk_leaf(c, &q);
-            if (lf == -2)
-                return walk_fail(c, &q, "database probe failed"), -1;
-            if (lf == -1)
-                return draw_fail(c, i);
-            if (lf == 1)
-                continue;
-            long j = pmap_find(&c->wmap, &q);
-            if (j >= 0 && c->wn[j].state == WS_FAIL)
-                return draw_fail(c, i);
-            uint32_t num;
-            int f = j >= 0 ? 1 : known_draw(c, &q, &num);
-            if (f == 0)
-                return draw_fail(c, i);
-            if (pass == 0)
-                continue;
-            if (f < 0 && (f = draw_research(c, &q, 0)) <= 0)
+            int f = draw_research(c, &q, 0);
+            if (f <= 0)
                 return f < 0 ? -1 : draw_fail(c, i);
-            if ((j = win_node(c, &q)) < 0 || edge_add(c, i, (uint32_t)j, k) != 0)
-                return no_memory(c), -1;
         }
+        if (take[k] && take_child(c, i, &p, &ml.m[k], k) < 0)
+            return -1;
+    }
     return 0;
 }
 
@@ -957,8 +963,8 @@ draw_walk(dfpn_ctx *c)
     long root = win_node(c, &top);
     if (root < 0)
         return no_memory(c), -1;
-    while (c->wtodo.n && !c->error && !c->abort && c->wn[root].state != WS_FAIL) {
-        uint32_t i = c->wtodo.v[--c->wtodo.n];
+    while (c->wstack.n && !c->error && !c->abort && c->wn[root].state != WS_FAIL) {
+        uint32_t i = c->wstack.v[--c->wstack.n];
         if (walk_cut(c))
             c->abort = 1;
         else if (c->wn[i].state == WS_NEW && draw_expand(c, i) != 0)
@@ -1023,7 +1029,7 @@ dfpn_write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
     c->w_side = attacker_won_root ? c->attacker : !c->attacker;
     c->w_reach = c->w_side != c->safety;
     pmap_clear(&c->wmap);
-    c->wtodo.n = c->wprop.n = c->wq.n = 0;
+    c->wstack.n = c->wprop.n = c->wq.n = 0;
     c->nwe = 0;
     c->nitems = 0;
     c->top = 0;
