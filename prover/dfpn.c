@@ -584,7 +584,12 @@ dfpn_root(dfpn_ctx *c, const eng_pos *root, int value, child *rc)
  * next round goes deeper. Proofs and disproofs never rest on a cut
  * position, so every final result of a round is true in the next; the
  * numbers of open positions are not (they saw the cut), so a new round
- * forgets them.
+ * forgets them, and a round too shallow for the proof costs a whole
+ * round's work. FIRST_DEPTH was 24 and is 96: with 24, a king ending's
+ * win (30-60 plies) or a level position's line to the databases took
+ * several rounds, each starting over (docs/solver.md, "The depth
+ * limit's first round"). One round at the full depth stays a bad idea:
+ * the search then ends at once when a line reaches DFPN_MAXPLY.
  */
 void
 dfpn_deepen(dfpn_ctx *c, child *rc)
@@ -694,7 +699,7 @@ dfpn_prove(dfpn_ctx *c, const eng_pos *root, const eng_question *q, const dfpn_o
     c->root_pn = c->root_dn = 1;
     child rc;
     dfpn_root(c, root, 1, &rc);
-    c->maxply = FIRST_DEPTH;
+    c->maxply = o->first_depth > 0 ? o->first_depth : FIRST_DEPTH;
     c->round = 0;
     dfpn_resume(c, root);
     out->resumed = c->resumed;

@@ -60,7 +60,7 @@ enum dfpn_goal { DFPN_DRAW = 0, DFPN_WIN = 1 };
  * after about 47 M positions, and the search stopped with a third of its
  * time left (docs/solver.md, "The depth cut's marker"). */
 #define DEEP (1u << 28)
-#define FIRST_DEPTH 24 /* the first round's depth limit (DEPTH LIMIT)  */
+#define FIRST_DEPTH 96 /* the first round's depth limit (DEPTH LIMIT)  */
 
 enum { F_USED = 1, F_WHITE = 2, F_FINAL = 4 };
 #define ROUND_SHIFT 3 /* open entry: flags bits 3-7, its depth round    */

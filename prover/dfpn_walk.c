@@ -429,7 +429,7 @@ win_research(dfpn_ctx *c, const eng_pos *q, uint64_t cap, uint32_t block, int af
     child rc;
     c->researched++;
     c->node_limit = cap ? c->nodes + cap : 0;
-    c->maxply = FIRST_DEPTH;
+    c->maxply = c->o->first_depth > 0 ? c->o->first_depth : FIRST_DEPTH;
     c->round++; /* the numbers of the rounds before saw other cuts */
     c->wblock = block;
     dfpn_root(c, q, !afresh, &rc);

@@ -169,6 +169,7 @@ typedef struct prv_opts {
                                      solves: a worker allocates it once); NULL: a
                                      table of tt_bytes for this solve alone */
     size_t tt_bytes;              /* df-pn table when ctx is NULL */
+    int first_depth;              /* dfpn_opts.first_depth (0: the default) */
     int hint;                     /* expected outcome for the side to move (-1, 0, 1),
                                      e.g. from ab_search; orders the value queries */
     volatile int *stop;

@@ -101,6 +101,7 @@ prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_
         d.stop = o->stop;
         d.progress = o->progress;
         d.progress_arg = o->progress_arg;
+        d.first_depth = o->first_depth;
         if (o->time_limit > 0) {
             d.time_limit = o->time_limit - (now() - t0);
             if (d.time_limit <= 0.01)
