@@ -699,7 +699,7 @@ dfpn_prove(dfpn_ctx *c, const eng_pos *root, const eng_question *q, const dfpn_o
     c->root_pn = c->root_dn = 1;
     child rc;
     dfpn_root(c, root, 1, &rc);
-    c->maxply = o->first_depth > 0 ? o->first_depth : FIRST_DEPTH;
+    c->maxply = first_depth(o);
     c->round = 0;
     dfpn_resume(c, root);
     out->resumed = c->resumed;

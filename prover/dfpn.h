@@ -94,10 +94,12 @@ typedef struct dfpn_opts {
     uint64_t node_limit; /* positions valued, 0: none */
     double epsilon;      /* the 1+epsilon trick; 0 means the default 0.25 */
     int first_depth;     /* the first depth round's limit in plies (dfpn.c,
-                            DEPTH LIMIT); 0 means the default, 96. Tests
-                            whose positions were found with another
-                            schedule pin it (the search's order decides
-                            which answers an optimistic search reaches) */
+                            DEPTH LIMIT), 2 to DFPN_MAXPLY; 0 means the
+                            default, 96. Tests whose positions were found
+                            with another schedule pin it (the search's
+                            order decides which answers an optimistic or
+                            naive search reaches). A resumed query goes on
+                            with the schedule it started with */
     volatile int *stop;  /* set nonzero to stop (may be NULL) */
     void (*progress)(const dfpn_progress *p, void *arg); /* about twice a second */
     void *progress_arg;

@@ -301,6 +301,16 @@ is_final(uint32_t pn, uint32_t dn)
     return pn == 0 || dn == 0;
 }
 
+/* The first depth round's limit a query asks for (dfpn_opts.first_depth),
+ * kept where the rounds can grow: at least 2 plies (x1.5 of 1 is 1), at
+ * most DFPN_MAXPLY. */
+static inline int
+first_depth(const dfpn_opts *o)
+{
+    int d = o->first_depth > 0 ? o->first_depth : FIRST_DEPTH;
+    return d < 2 ? 2 : d > DFPN_MAXPLY ? DFPN_MAXPLY : d;
+}
+
 /* ---- the table (dfpn_table.c) ----------------------------------------- */
 
 /*

@@ -429,7 +429,7 @@ win_research(dfpn_ctx *c, const eng_pos *q, uint64_t cap, uint32_t block, int af
     child rc;
     c->researched++;
     c->node_limit = cap ? c->nodes + cap : 0;
-    c->maxply = c->o->first_depth > 0 ? c->o->first_depth : FIRST_DEPTH;
+    c->maxply = first_depth(c->o);
     c->round++; /* the numbers of the rounds before saw other cuts */
     c->wblock = block;
     dfpn_root(c, q, !afresh, &rc);
@@ -1070,8 +1070,9 @@ dfpn_write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
             c->node_limit = c->nodes + vn;
     }
     c->abort = 0;
-    /* new searches on the walk's lines may go to the full depth; the open
-     * numbers of the last round saw its cut, so they are forgotten */
+    /* the walk's own steps go to the full depth (its searches of positions
+     * as roots start their rounds afresh: win_research); the open numbers
+     * of the last round saw its cut, so they are forgotten */
     c->maxply = DFPN_MAXPLY;
     c->round++;
     int lf = walk_leaf(c, &root);
