@@ -602,6 +602,21 @@ test_store_leaves_both_ways(void **state)
 
 /* ---- writing a win --------------------------------------------------------- */
 
+/* The walk tests' solve: the 4-piece databases, a store, a 1 MB table, at
+ * most 2M positions, and the first depth round of 24 plies their
+ * positions were found with (each test says what 96 changes). */
+static prv_opts
+walk_opts(pst_env *st)
+{
+    prv_opts o = {.db = F.db4,
+                  .db_pieces = 4,
+                  .store = st,
+                  .tt_bytes = 1u << 20,
+                  .node_limit = 2000000,
+                  .first_depth = 24};
+    return o;
+}
+
 /*
  * A win df-pn found must be written, whatever its table kept of it. With a
  * table far smaller than the search (1 MB, 32,768 entries, for searches
@@ -639,12 +654,7 @@ test_win_walk_small_table(void **state)
          * with 96 the second question of B:WK17,25:B7,K28,27 ("does White
          * at least draw?", optimistic) is not answered in the 2M positions
          * (asked as "does Black win?" it is, in 275,042) */
-        prv_opts o = {.db = F.db4,
-                      .db_pieces = 4,
-                      .store = st,
-                      .tt_bytes = 1u << 20,
-                      .node_limit = 2000000,
-                      .first_depth = 24};
+        prv_opts o = walk_opts(st);
         prv_result r;
         int rc = prv_solve(&p, &o, &r, err, sizeof err);
         if (rc != 0 || !r.complete || r.bound != db_bound(F.db5, &p))
@@ -693,12 +703,7 @@ test_draw_walk_graph(void **state)
          * one's optimistic draw is refused (no closed set holds it; the
          * GHI-safe search then proves the draw, 2.7 M positions in all),
          * so the walk is not what is tested */
-        prv_opts o = {.db = F.db4,
-                      .db_pieces = 4,
-                      .store = st,
-                      .tt_bytes = 1u << 20,
-                      .node_limit = 2000000,
-                      .first_depth = 24};
+        prv_opts o = walk_opts(st);
         prv_result r;
         int rc = prv_solve(&p, &o, &r, err, sizeof err);
         if (rc != 0 || !r.complete || r.bound != ENG_DD || r.refuted)
