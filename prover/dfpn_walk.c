@@ -857,6 +857,16 @@ draw_retry(dfpn_ctx *c, uint32_t i)
     return draw_widen(c, i, 1);
 }
 
+/* Node i (standing, w_side moves) takes its next candidate: from its
+ * children, else after its one new search (draw_retry).
+ * RETURN as draw_widen. */
+static int
+draw_next(dfpn_ctx *c, uint32_t i)
+{
+    int r = draw_widen(c, i, c->wn[i].level);
+    return r == 0 ? draw_retry(c, i) : r;
+}
+
 /*
  * Node i FAILS, and the failure goes up (WRITING A DRAW, failing).
  * RETURN 0, or -1 on error (c->error set, or the walk cut short).
@@ -878,9 +888,7 @@ draw_fail(dfpn_ctx *c, uint32_t i)
             if (c->wn[u].mover) {
                 if (c->wn[u].mv != c->we[e].mv) /* not its candidate */
                     continue;
-                int r = draw_widen(c, u, c->wn[u].level);
-                if (r == 0)
-                    r = draw_retry(c, u);
+                int r = draw_next(c, u);
                 if (r < 0)
                     return -1;
                 if (r > 0)
@@ -905,9 +913,7 @@ draw_expand(dfpn_ctx *c, uint32_t i)
 {
     c->wn[i].state = WS_OPEN;
     if (c->wn[i].mover) {
-        int r = draw_widen(c, i, 0);
-        if (r == 0)
-            r = draw_retry(c, i);
+        int r = draw_next(c, i); /* a new node: not searched again yet */
         if (r < 0)
             return -1;
         return r ? 0 : draw_fail(c, i);
