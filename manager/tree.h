@@ -126,6 +126,30 @@
  *   (docs/manager.md). An opened tree marks its root again.
  *   `--no-root-jobs` (kept in the state) turns the root's own jobs off.
  *
+ * THE ROOT'S OTHER QUESTION: BOTH HALVES OF A DRAW AT ONCE
+ *   A value or a draw is two questions ("does X at least draw", then
+ *   "does the other side at least draw"; or "does X win", then "does X
+ *   at least draw"), and a level position's draw needs both answers. The
+ *   tree works one question at a time, and so did the root's own jobs,
+ *   so with two workers the second question began only when the first
+ *   was answered, as in one `solve`. Now, while the root's own job is in
+ *   flight on one worker and the root's bound leaves both questions
+ *   open, a worker that asks for work can be given the other question,
+ *   at the root, as a series of its own: its budget doubles from the
+ *   first job's without the cap, its next job goes to the worker that had
+ *   the last (whose table holds that search), and its jobs are given
+ *   while they have had at most twice the time of the tree's jobs (those
+ *   in flight at their budgets), or whenever there is no other work.
+ *   One job of it at a time; one worker alone never gets it (the root's
+ *   job is never in flight when that worker asks). Its jobs leave the
+ *   root's own flags and counters alone (mt_jobrec.other) and count as
+ *   others' time for the root's turn. When the first question is
+ *   answered and the tree moves to the second, a job of it in flight
+ *   becomes the root's own. What it proves is admitted like any job's
+ *   proof: the root's bound, which answers the questions, comes only
+ *   from admitted records. Not persisted: after a restart the series
+ *   starts again at the first budget (its workers' tables are new too).
+ *
  * PERSISTENCE (LMDB, directory <state>/tree)
  *   Named databases, little-endian:
  *     "meta"  text keys and values: schema "checkers-proof-tree 2", root

@@ -68,7 +68,7 @@ root_turn(const mt_tree *t)
     const mt_node *r = &t->n[0];
     uint64_t others = t->all_job_ms - r->job_ms;
     for (size_t k = 0; k < t->njob; k++)
-        if (t->job[k].live && t->job[k].node != 0)
+        if (t->job[k].live && (t->job[k].node != 0 || t->job[k].other))
             others += t->job[k].ms;
     return r->jobs == 0 || r->job_ms <= 2 * others;
 }
@@ -152,6 +152,26 @@ q_status(const eng_question *q, const mt_node *n)
     if (q->target == ENG_WIN)
         return lo == ENG_WIN ? 1 : hi <= ENG_DRAW ? -1 : 0;
     return lo >= ENG_DRAW ? 1 : hi == ENG_LOSS ? -1 : 0;
+}
+
+/* THE ROOT'S OTHER QUESTION (tree.h): the question a value or draw goal
+ * asks after the current one, when the root's bound leaves both open.
+ * "Does X win" is followed by "does X at least draw", and "does X at
+ * least draw" by "does the other side at least draw" (next_question). */
+static int
+other_question(const mt_tree *t, eng_question *out)
+{
+    if (t->goal != MT_GOAL_VALUE && t->goal != MT_GOAL_DRAW)
+        return 0;
+    eng_question o = t->q;
+    if (o.target == ENG_WIN)
+        o.target = ENG_DRAW;
+    else
+        o.attacker = !o.attacker;
+    if (q_status(&t->q, &t->n[0]) != 0 || q_status(&o, &t->n[0]) != 0)
+        return 0;
+    *out = o;
+    return 1;
 }
 
 /* ---- the node table ------------------------------------------------------ */
@@ -763,8 +783,71 @@ mtg_job_add(mt_tree *t, uint64_t id, uint32_t node, eng_question q, int live)
     if (pmap_room((void **)&t->job, &t->capjob, t->njob, sizeof *t->job))
         return NULL;
     mt_jobrec *j = &t->job[t->njob++];
-    *j = (mt_jobrec){id, node, q, live, 0};
+    *j = (mt_jobrec){id, node, q, live, 0, 0};
     return j;
+}
+
+/* Whether a job of node i's own (not the root's other question) is in
+ * flight: a node's in-flight mark after one of its jobs ends. */
+static int
+node_live(const mt_tree *t, uint32_t i)
+{
+    for (size_t k = 0; k < t->njob; k++)
+        if (t->job[k].live && !t->job[k].other && t->job[k].node == i)
+            return 1;
+    return 0;
+}
+
+/*
+ * THE ROOT'S OTHER QUESTION (tree.h): whether it may be given now, *q
+ * the question. Only while the root's own job is in flight on another
+ * worker, none of the other question's is, and the root's bound leaves
+ * both questions open; then its first job, or while its jobs have had
+ * at most twice the time of the tree's (in flight counted at their
+ * budgets), or always with force (no other work).
+ */
+static int
+other_turn(const mt_tree *t, int force, eng_question *q)
+{
+    const mt_node *r = &t->n[0];
+    if (t->no_early || t->no_root_jobs || !r->early || !r->inflight || !other_question(t, q))
+        return 0;
+    uint64_t tree = t->all_job_ms - r->job_ms - t->oq_ms;
+    for (size_t k = 0; k < t->njob; k++) {
+        if (!t->job[k].live)
+            continue;
+        if (t->job[k].other)
+            return 0;
+        if (t->job[k].node != 0)
+            tree += t->job[k].ms;
+    }
+    return force || t->oq_jobs == 0 || t->oq_ms <= 2 * tree;
+}
+
+/* The job of the root's other question: its budget doubles with each of
+ * its jobs, without the cap, like the root's own; it goes to the worker
+ * that had the last one, whose table holds that search. */
+static int
+give_other(mt_tree *t, const eng_question *q, mt_job *job, char *err, size_t errlen)
+{
+    mt_jobrec *j = mtg_job_add(t, t->next_job, 0, *q, 1);
+    if (!j)
+        return MT_ENOMEM;
+    j->other = 1;
+    t->next_job++;
+    int rc = mts_job(t, j, err, errlen);
+    if (rc)
+        return rc;
+    uint32_t mult = 1u << (t->oq_jobs < 16 ? t->oq_jobs : 16);
+    uint64_t ms = (uint64_t)t->job_ms * mult;
+    job->id = j->id;
+    job->pos = t->n[0].pos;
+    job->q = *q;
+    job->time_ms = ms > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)ms;
+    job->node_limit = t->job_nodes * mult;
+    job->prefer = t->oq_worker;
+    j->ms = job->time_ms;
+    return MT_PICK_JOB;
 }
 
 /* Flags of the nodes on a selection path, from the bottom up. */
@@ -801,6 +884,16 @@ advance(mt_tree *t, char *err, size_t errlen, int *rc)
     if (q_status(&t->q, root) != 0) {
         t->q = next_question(t->goal, &t->root, root->bound, prv_hint(root->score));
         t->h = t->h0;
+        /* the other question's job in flight is now the root's own
+         * (THE ROOT'S OTHER QUESTION) */
+        for (size_t k = 0; k < t->njob; k++) {
+            mt_jobrec *j = &t->job[k];
+            if (j->other && j->q.attacker == t->q.attacker && j->q.target == t->q.target) {
+                j->other = 0;
+                root->inflight |= (uint8_t)j->live;
+                root->worker = t->oq_worker;
+            }
+        }
     } else if ((root->pn == 0 || root->dn == 0) && t->h < MT_H_INF) {
         t->h = t->h + t->h_step >= MT_H_INF ? MT_H_INF : t->h + t->h_step;
     } else {
@@ -916,6 +1009,9 @@ mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen)
         if (rc)
             return rc;
         mt_node *root = &t->n[0];
+        eng_question oq;
+        if (other_turn(t, root->flagged, &oq))
+            return give_other(t, &oq, job, err, errlen);
         if (root->flagged) {
             if (!t->no_early && widen(t, err, errlen, &rc))
                 continue;
@@ -973,7 +1069,9 @@ void
 mt_given(mt_tree *t, uint64_t id, uint32_t worker)
 {
     mt_jobrec *j = mtg_job_find(t, id);
-    if (j)
+    if (j && j->other)
+        t->oq_worker = worker;
+    else if (j)
         t->n[j->node].worker = worker;
 }
 
@@ -983,7 +1081,7 @@ mt_job_wanted(const mt_tree *t, uint64_t id)
     for (size_t j = 0; j < t->njob; j++)
         if (t->job[j].id == id) {
             const mt_node *n = &t->n[t->job[j].node];
-            return !mt_done(t) && q_status(&t->q, n) == 0;
+            return !mt_done(t) && q_status(t->job[j].other ? &t->job[j].q : &t->q, n) == 0;
         }
     return 0;
 }
@@ -995,7 +1093,7 @@ mt_release(mt_tree *t, uint64_t id, char *err, size_t errlen)
     if (!j || !j->live)
         return 0;
     j->live = 0;
-    t->n[j->node].inflight = 0;
+    t->n[j->node].inflight = (uint8_t)node_live(t, j->node);
     return update_from(t, j->node, err, errlen); /* its flags change above it */
 }
 
@@ -1017,6 +1115,7 @@ mtg_result(mt_tree *t, mt_jobrec *j, eng_bound bound, int settled, int score, in
 {
     uint64_t id = j->id;
     uint32_t i = j->node;
+    int other = j->other;
     mt_node *nd = &t->n[i];
     eng_bound m = eng_bound_meet(nd->own, bound);
     if (m == ENG_BOUND_INVALID) {
@@ -1035,14 +1134,19 @@ mtg_result(mt_tree *t, mt_jobrec *j, eng_bound bound, int settled, int score, in
         nd->score = (int16_t)(score > 32000 ? 32000 : score < -32000 ? -32000 : score);
         nd->depth = (uint16_t)depth;
     }
-    nd->jobs++;
-    nd->job_ms += ms;
+    if (other) { /* THE ROOT'S OTHER QUESTION: not the root's own series */
+        t->oq_jobs++;
+        t->oq_ms += ms;
+    } else {
+        nd->jobs++;
+        nd->job_ms += ms;
+    }
     t->all_job_ms += ms;
     nd->job_nodes += nodes;
-    nd->inflight = 0;
     t->jobs_done++;
     t->jobs_proved += settled ? 1 : 0;
     job_drop(t, id);
+    nd->inflight = (uint8_t)node_live(t, i);
     /* a job that left its leaf open: the leaf's next job gets double
      * the budget, and when its budget has reached the cap the tree grows
      * there instead (a leaf's bound is its own; the one pass below backs
@@ -1050,7 +1154,7 @@ mtg_result(mt_tree *t, mt_jobrec *j, eng_bound bound, int settled, int score, in
     int rc;
     if (!nd->expanded)
         nd->bound = m;
-    int grows = root_series(t, i) || job_mult(t, nd->jobs) > job_mult(t, nd->jobs - 1);
+    int grows = other || root_series(t, i) || job_mult(t, nd->jobs) > job_mult(t, nd->jobs - 1);
     if (t->kid_job != id) /* the scores sent were for another job */
         t->nkid_scores = 0;
     rc = 0;
@@ -1086,6 +1190,8 @@ mt_stats_get(const mt_tree *t, mt_stats *out)
         if (!n->expanded && n->bound != ENG_LW && n->src == SRC_STORE)
             out->leaves_proven++;
     }
+    for (size_t k = 0; k < t->njob; k++)
+        out->in_flight += t->job[k].live && t->job[k].other;
     out->jobs_done = t->jobs_done;
     out->jobs_proved = t->jobs_proved;
     out->jobs_issued = t->next_job - t->first_job;

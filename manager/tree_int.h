@@ -102,6 +102,8 @@ typedef struct mt_jobrec {
     eng_question q;
     int live;    /* in flight in this run */
     uint32_t ms; /* its time budget (0: issued before this run) */
+    int other;   /* the root's other question (tree.h, THE ROOT'S OTHER
+                    QUESTION): it leaves the root's own flags and counters */
 } mt_jobrec;
 
 /* The tree's LMDB environment and tables (tree_lmdb.c). */
@@ -136,6 +138,10 @@ struct mt_tree {
                                     (the root's turn: tree.h, THE ROOT'S OWN JOBS) */
     int no_early;                /* mt_create.no_early */
     int no_root_jobs;            /* mt_create.no_root_jobs (kept) */
+    uint32_t oq_jobs, oq_worker; /* the root's other question (tree.h, THE ROOT'S
+                                    OTHER QUESTION): its jobs answered and the worker
+                                    that had the last one (this run) */
+    uint64_t oq_ms;              /* and their milliseconds (this run) */
 
     /* parameters and state (meta) */
     eng_pos root;

@@ -552,7 +552,7 @@ load_nodes(mt_tree *t, char *err, size_t errlen)
             }
             const uint8_t *vb = v.mv_data;
             eng_question jq = {vb[MT_KEY], vb[MT_KEY + 1]};
-            t->job[t->njob++] = (mt_jobrec){id, (uint32_t)i, jq, 0, 0};
+            t->job[t->njob++] = (mt_jobrec){id, (uint32_t)i, jq, 0, 0, 0};
         }
         mdb_cursor_close(cur);
     }

@@ -260,27 +260,38 @@ count_scored(const mt_view *v, void *arg)
  * tdir, its store in *st): root B:W30,31,K19:B6,K12, first jobs of 1000 ms
  * and 100 nodes growing to job_max_ms; no_early as mt_create has it. */
 static mt_tree *
-budget_tree(const char *name, char *dir, size_t dlen, char *tdir, size_t tlen, pst_env **st,
-            eng_pos *root, uint32_t job_max_ms, int no_early)
+budget_tree_of(const char *name, const char *fen, int goal, uint64_t job_nodes, char *dir,
+               size_t dlen, char *tdir, size_t tlen, pst_env **st, eng_pos *root,
+               uint32_t job_max_ms, int no_early)
 {
     char sdir[300], err[512];
     assert_non_null(test_tmpdir(dir, dlen, name));
     snprintf(sdir, sizeof sdir, "%s/proofs", dir);
     snprintf(tdir, tlen, "%s/tree", dir);
     assert_int_equal(pst_open(sdir, 0, st, err, sizeof err), 0);
-    assert_int_equal(eng_parse_fen("B:W30,31,K19:B6,K12", root, err, sizeof err), 0);
+    assert_int_equal(eng_parse_fen(fen, root, err, sizeof err), 0);
     mt_create cr = {.root = *root,
-                    .goal = MT_GOAL_VALUE,
+                    .goal = goal,
                     .db_pieces = 4,
                     .job_ms = 1000,
                     .job_max_ms = job_max_ms,
-                    .job_nodes = 100,
+                    .job_nodes = job_nodes,
                     .h0 = 100,
                     .h_step = 300,
                     .no_early = no_early};
     mt_tree *t;
     assert_int_equal(mt_open(tdir, &cr, F.db4, *st, &t, err, sizeof err), 0);
     return t;
+}
+
+/* The tree of B:W30,31,K19:B6,K12 (a loss for Black) with jobs of 100
+ * df-pn positions: the budget tests'. */
+static mt_tree *
+budget_tree(const char *name, int goal, char *dir, size_t dlen, char *tdir, size_t tlen,
+            pst_env **st, eng_pos *root, uint32_t job_max_ms, int no_early)
+{
+    return budget_tree_of(name, "B:W30,31,K19:B6,K12", goal, 100, dir, dlen, tdir, tlen, st, root,
+                          job_max_ms, no_early);
 }
 
 /* Growing budgets (tree.h, JOBS): a leaf left open by its job stays a
@@ -296,7 +307,8 @@ test_growing_budgets(void **state)
     eng_pos root;
     /* no_early: a leaf's budget, the root's own jobs aside */
     mt_tree *t =
-        budget_tree("tree-budgets", dir, sizeof dir, tdir, sizeof tdir, &st, &root, 4000, 1);
+        budget_tree("tree-budgets", MT_GOAL_GE_DRAW, dir, sizeof dir, tdir, sizeof tdir, &st, &root,
+                    4000, 1);
     mt_job j;
     int scored = 0;
     eng_pos leaf; /* the first pick: a leaf of the seed line */
@@ -373,7 +385,10 @@ test_root_series(void **state)
     char dir[256], tdir[300], err[512];
     pst_env *st;
     eng_pos root;
-    mt_tree *t = budget_tree("tree-root", dir, sizeof dir, tdir, sizeof tdir, &st, &root, 2000, 0);
+    /* one question: the other question of a value goal has jobs of its
+     * own (test_root_other_question) */
+    mt_tree *t = budget_tree("tree-root", MT_GOAL_GE_DRAW, dir, sizeof dir, tdir, sizeof tdir, &st,
+                             &root, 2000, 0);
     mt_stats s;
     mt_stats_get(t, &s);
     assert_true(s.expanded > 0); /* the seed line */
@@ -434,6 +449,103 @@ test_root_series(void **state)
     mt_close(t);
     pst_close(st);
     rm_rf(dir);
+}
+
+/* The other question of a drawn root's value (tree.h, THE ROOT'S OTHER
+ * QUESTION): given while the root's own job is in flight, never by one
+ * worker alone; answered in either order, the two give the database's
+ * draw, and the one answered second was in flight as the other's. */
+static void
+test_root_other_question(void **state)
+{
+    (void)state;
+    const char *fen = "B:W9,K18,K4:BK10,17"; /* a draw; each question in 20,000 positions */
+    for (int order = 0; order < 2; order++) {
+        char dir[256], tdir[300], wdir[300], err[512];
+        pst_env *st, *wst;
+        eng_pos root;
+        mt_tree *t = budget_tree_of(order ? "tree-other1" : "tree-other0", fen, MT_GOAL_VALUE,
+                                    20000, dir, sizeof dir, tdir, sizeof tdir, &st, &root, 2000, 0);
+        assert_int_equal(db_value(&root), ENG_DD);
+        snprintf(wdir, sizeof wdir, "%s/worker", dir);
+        assert_int_equal(pst_open(wdir, 0, &wst, err, sizeof err), 0);
+        mt_job j, k, l, m;
+        /* one worker: the root's job answered before anyone asks again,
+         * so the next is the tree's, never the other question */
+        assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+        assert_true(eng_equal(&j.pos, &root));
+        mt_given(t, j.id, 1);
+        answer_nothing(t, &j);
+        assert_int_equal(mt_pick(t, &l, err, sizeof err), MT_PICK_JOB);
+        assert_false(eng_equal(&l.pos, &root));
+        mt_given(t, l.id, 1);
+        answer_nothing(t, &l);
+        /* the root's job in flight: the next worker gets the other
+         * question, the one after it the tree */
+        assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+        assert_true(eng_equal(&j.pos, &root));
+        assert_int_equal(j.prefer, 1);
+        mt_given(t, j.id, 1);
+        eng_question want = j.q;
+        if (want.target == ENG_WIN)
+            want.target = ENG_DRAW;
+        else
+            want.attacker = !want.attacker;
+        assert_int_equal(mt_pick(t, &k, err, sizeof err), MT_PICK_JOB);
+        assert_true(eng_equal(&k.pos, &root));
+        assert_int_equal(k.q.attacker, want.attacker);
+        assert_int_equal(k.q.target, want.target);
+        assert_int_equal(k.time_ms, 1000);
+        assert_int_equal(k.prefer, 0);
+        mt_given(t, k.id, 2);
+        assert_int_equal(mt_pick(t, &l, err, sizeof err), MT_PICK_JOB);
+        assert_false(eng_equal(&l.pos, &root));
+        assert_int_equal(l.q.attacker, j.q.attacker);
+        assert_int_equal(l.q.target, j.q.target);
+        mt_given(t, l.id, 3);
+        mt_stats s;
+        mt_stats_get(t, &s);
+        assert_int_equal(s.in_flight, 3);
+        /* the other question's next job goes to the worker that had it,
+         * with double the budget */
+        answer_nothing(t, &k);
+        assert_int_equal(mt_pick(t, &k, err, sizeof err), MT_PICK_JOB);
+        assert_true(eng_equal(&k.pos, &root));
+        assert_int_equal(k.q.attacker, want.attacker);
+        assert_int_equal(k.q.target, want.target);
+        assert_int_equal(k.time_ms, 2000);
+        assert_int_equal(k.prefer, 2);
+        mt_given(t, k.id, 2);
+        assert_int_equal(mt_check_numbers(t, err, sizeof err), 0);
+        if (order == 0) {
+            /* the root's question first: the other question's job in
+             * flight becomes the root's own, so the tree's next job asks
+             * that question and the root is not given twice */
+            answer(t, wst, &j, 20000);
+            assert_int_equal(mt_pick(t, &m, err, sizeof err), MT_PICK_JOB);
+            assert_false(eng_equal(&m.pos, &root));
+            assert_int_equal(m.q.attacker, want.attacker);
+            assert_int_equal(m.q.target, want.target);
+            answer(t, wst, &k, 20000);
+        } else {
+            /* the other question first: the root's own job goes on */
+            answer(t, wst, &k, 20000);
+            assert_int_equal(mt_pick(t, &m, err, sizeof err), MT_PICK_JOB);
+            assert_false(eng_equal(&m.pos, &root));
+            assert_int_equal(m.q.attacker, j.q.attacker);
+            assert_int_equal(m.q.target, j.q.target);
+            answer(t, wst, &j, 20000);
+        }
+        assert_int_equal(mt_check_numbers(t, err, sizeof err), 0);
+        assert_int_equal(mt_pick(t, &m, err, sizeof err), MT_PICK_DONE);
+        mt_stats_get(t, &s);
+        assert_int_equal(s.root_bound, ENG_DD);
+        assert_int_equal(mt_check_root(t, err, sizeof err), 0);
+        mt_close(t);
+        pst_close(wst);
+        pst_close(st);
+        rm_rf(dir);
+    }
 }
 
 /* A worker's false claim, with a forged record as its "proof", is refused
@@ -517,6 +629,7 @@ main(void)
         cmocka_unit_test(test_random_roots),  cmocka_unit_test(test_restart),
         cmocka_unit_test(test_forged_result), cmocka_unit_test(test_growing_budgets),
         cmocka_unit_test(test_root_series),
+        cmocka_unit_test(test_root_other_question),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
