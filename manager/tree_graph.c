@@ -155,19 +155,16 @@ q_status(const eng_question *q, const mt_node *n)
 }
 
 /* THE ROOT'S OTHER QUESTION (tree.h): the question a value or draw goal
- * asks after the current one, when the root's bound leaves both open.
- * "Does X win" is followed by "does X at least draw", and "does X at
- * least draw" by "does the other side at least draw" (next_question). */
+ * asks after "does X at least draw" ("does the other side at least
+ * draw", next_question), when the root's bound leaves both open. A
+ * first question "does X win" (the score says X is ahead) has none: its
+ * follower is needed only when X does not win. */
 static int
 other_question(const mt_tree *t, eng_question *out)
 {
-    if (t->goal != MT_GOAL_VALUE && t->goal != MT_GOAL_DRAW)
+    if ((t->goal != MT_GOAL_VALUE && t->goal != MT_GOAL_DRAW) || t->q.target != ENG_DRAW)
         return 0;
-    eng_question o = t->q;
-    if (o.target == ENG_WIN)
-        o.target = ENG_DRAW;
-    else
-        o.attacker = !o.attacker;
+    eng_question o = {!t->q.attacker, ENG_DRAW};
     if (q_status(&t->q, &t->n[0]) != 0 || q_status(&o, &t->n[0]) != 0)
         return 0;
     *out = o;

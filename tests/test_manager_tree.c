@@ -486,11 +486,8 @@ test_root_other_question(void **state)
         assert_true(eng_equal(&j.pos, &root));
         assert_int_equal(j.prefer, 1);
         mt_given(t, j.id, 1);
-        eng_question want = j.q;
-        if (want.target == ENG_WIN)
-            want.target = ENG_DRAW;
-        else
-            want.attacker = !want.attacker;
+        assert_int_equal(j.q.target, ENG_DRAW); /* the score calls it level */
+        eng_question want = {!j.q.attacker, ENG_DRAW};
         assert_int_equal(mt_pick(t, &k, err, sizeof err), MT_PICK_JOB);
         assert_true(eng_equal(&k.pos, &root));
         assert_int_equal(k.q.attacker, want.attacker);
@@ -546,6 +543,23 @@ test_root_other_question(void **state)
         pst_close(st);
         rm_rf(dir);
     }
+    /* a root the score calls won for one side: its first question is
+     * "does White win", and the other (needed only if not) waits */
+    char dir[256], tdir[300], err[512];
+    pst_env *st;
+    eng_pos root;
+    mt_tree *t = budget_tree("tree-other2", MT_GOAL_VALUE, dir, sizeof dir, tdir, sizeof tdir, &st,
+                             &root, 2000, 0);
+    mt_job j, k;
+    assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+    assert_true(eng_equal(&j.pos, &root));
+    assert_int_equal(j.q.attacker, ENG_WHITE);
+    assert_int_equal(j.q.target, ENG_WIN);
+    assert_int_equal(mt_pick(t, &k, err, sizeof err), MT_PICK_JOB);
+    assert_false(eng_equal(&k.pos, &root));
+    mt_close(t);
+    pst_close(st);
+    rm_rf(dir);
 }
 
 /* A worker's false claim, with a forged record as its "proof", is refused
