@@ -112,7 +112,9 @@ typedef struct dfpn_opts {
                        then checked like any other. Otherwise status is
                        UNKNOWN and refuted is set: run the query again
                        without this switch. Reach-side results (wins) are
-                       never affected. */
+                       never affected. A query refuted before on this
+                       context is not searched again: refuted is set at
+                       once (dfpn.c, A REFUTED QUERY...) */
     int ghi_naive;  /* TESTS ONLY: keep path-dependent results in the
                        transposition table as if they held on every line
                        (the classic GHI bug), so that a test can show a
@@ -132,7 +134,9 @@ typedef struct dfpn_result {
     uint64_t proof_records; /* records written to the store (write_proof) */
     uint64_t researched;    /* positions re-searched while writing the proof */
     int proof_length;       /* plies of the longest line of a win proof (-1: n/a) */
-    int refuted;            /* optimistic: a safety result the walk could not close */
+    int refuted;            /* optimistic: a safety result the walk could not close
+                               (now, or in an earlier run of the same query on
+                               this context: then nothing was searched) */
     int resumed;            /* went on from the same query's earlier, unanswered run */
     double seconds;
     int pvlen; /* the proof's main line from the root */

@@ -67,6 +67,7 @@ enum { F_USED = 1, F_WHITE = 2, F_FINAL = 4 };
 #define BOUND_SHIFT 3 /* final entry: flags bits 3-5, its eng_bound     */
 #define F_LOOSE 64    /* final entry: found by an optimistic search    */
 #define NSUSP 8       /* unanswered queries whose open entries are kept */
+#define NREFUTED 16   /* queries whose optimistic answer a walk refused */
 
 /* ---- types ------------------------------------------------------------ */
 
@@ -93,6 +94,13 @@ typedef struct susp {
     uint8_t used, attacker, goal, loose, gen, round;
     uint16_t maxply;
 } susp;
+
+/* A query whose optimistic answer the proof walk refused (dfpn.c, A
+ * REFUTED QUERY IS NOT ASKED OPTIMISTICALLY AGAIN). */
+typedef struct refq {
+    eng_pos root;
+    uint8_t used, attacker, goal;
+} refq;
 
 /*
  * The positions above a node that a path-dependent result rests on (the
@@ -208,6 +216,8 @@ struct dfpn_ctx {
     int resumed;          /* this query resumes an earlier one (rgen, rround) */
     int loose;            /* optimistic (or naive): may use F_LOOSE facts */
     susp susp[NSUSP];
+    refq refuted[NREFUTED]; /* a ring: the oldest goes first */
+    unsigned nrefuted;      /* the ring's next slot */
     uint64_t pt_puts; /* path-dependent results stored in this query: none
                          (always so in optimistic mode) skips the lookups */
 

@@ -718,6 +718,54 @@ test_draw_walk_graph(void **state)
     }
 }
 
+/*
+ * A query whose optimistic answer the walk refused is not asked
+ * optimistically again on the same context (dfpn.c, A REFUTED QUERY IS
+ * NOT ASKED OPTIMISTICALLY AGAIN), as a worker's re-jobs ask it:
+ * W:WK9,K26:B21,K18,K29 (a draw; the 4-piece databases, a 1 MB table,
+ * the default schedule), "does White at least draw?", has its optimistic
+ * draw refused. Asked again, optimistic, it returns refuted with nothing
+ * searched; another question of the same position is searched; and
+ * prv_solve on the same context goes straight to the GHI-safe search,
+ * which proves the draw.
+ */
+static void
+test_refuted_once(void **state)
+{
+    (void)state;
+    char err[512] = "";
+    eng_pos p;
+    assert_int_equal(eng_parse_fen("W:WK9,K26:B21,K18,K29", &p, err, sizeof err), 0);
+    dfpn_ctx *c;
+    assert_int_equal(dfpn_new(1u << 20, &c), 0);
+    dfpn_opts o = {0};
+    o.db = F.db4;
+    o.db_pieces = 4;
+    o.node_limit = 2000000;
+    o.optimistic = 1;
+    eng_question q = {ENG_WHITE, ENG_DRAW}, q2 = {ENG_BLACK, ENG_DRAW};
+    dfpn_result r;
+    assert_int_equal(dfpn_prove(c, &p, &q, &o, &r, err, sizeof err), 0);
+    assert_int_equal(r.status, DFPN_UNKNOWN);
+    assert_true(r.refuted);
+    assert_true(r.nodes > 0);
+    assert_int_equal(dfpn_prove(c, &p, &q, &o, &r, err, sizeof err), 0);
+    assert_int_equal(r.status, DFPN_UNKNOWN);
+    assert_true(r.refuted);
+    assert_int_equal(r.nodes, 0);
+    assert_int_equal(dfpn_prove(c, &p, &q2, &o, &r, err, sizeof err), 0);
+    assert_true(r.nodes > 0);
+    prv_opts po = {.db = F.db4, .db_pieces = 4, .node_limit = 5000000, .ctx = c, .question = &q};
+    prv_result pr;
+    assert_int_equal(prv_solve(&p, &po, &pr, err, sizeof err), 0);
+    assert_true(pr.complete);
+    assert_int_equal(pr.bound, ENG_DW); /* White at least draws (White to move) */
+    assert_int_equal(pr.refuted, 1);
+    assert_int_equal(pr.q[0].refuted_nodes, 0);
+    printf("  the GHI-safe search alone: %" PRIu64 " positions\n", pr.nodes);
+    dfpn_free(c);
+}
+
 int
 main(void)
 {
@@ -727,6 +775,7 @@ main(void)
         cmocka_unit_test(test_small_table_gc),
         cmocka_unit_test(test_ghi_cases),
         cmocka_unit_test(test_first_depth_bounds),
+        cmocka_unit_test(test_refuted_once),
         cmocka_unit_test(test_draw_by_repetition),
         cmocka_unit_test(test_store_leaves_both_ways),
         cmocka_unit_test(test_one_table_many_queries),
