@@ -10,17 +10,37 @@
 # of its own (manager/tree.h, THE ROOT'S OWN JOBS) they are settled in 1-8
 # jobs of 5 s, mostly by the root's own df-pn; the figures before and
 # after are in docs/manager.md. SCALING_ROOTS="FEN FEN ..." runs others.
+#
+# SCALING_SET=level runs harder roots, with the 1-7 databases: the level
+# ladder's positions that `frontier run` proved in 4-50 s (results/
+# level-2-7: four draws of 10 and 12 pieces, a 10- and a 14-piece loss)
+# and the king ending draw above. A level draw is two questions, which
+# two workers ask at once (manager/tree.h, THE ROOT'S OTHER QUESTION).
+#
 # Every proof is checked by `proof check --state` (its verdict printed
 # beside it). Needs the 1-6 piece databases in egdb-data (EGDB=DIR to use
-# others). A pass takes a minute or two; by hand, not in make bench
-# (BENCH_BY_HAND).
+# others; SCALING_PIECES=N opens them to N pieces, default 6, or 7 for
+# the level set). A pass takes a minute or two (the level set: five to
+# ten); by hand, not in make bench (BENCH_BY_HAND).
 set -u
 C=${CHECKERS:-bin/checkers}
 DB=${EGDB:-egdb-data}
 T=$(mktemp -d "${TMPDIR:-/tmp}/bench_scaling.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 ROOTS=(${SCALING_ROOTS:-})
-if [ ${#ROOTS[@]} -eq 0 ]; then
+PIECES=${SCALING_PIECES:-6}
+if [ ${#ROOTS[@]} -eq 0 ] && [ "${SCALING_SET:-}" = level ]; then
+    PIECES=${SCALING_PIECES:-7}
+    ROOTS=(
+        'W:W13,26,28,30,32:B1,4,6,17,20'
+        'W:W18,24,27,30,32:B1,3,7,17,20'
+        'B:W19,20,21,22,23,31:B2,3,10,12,13,14'
+        'W:W18,19,20,23,31:B2,7,12,13,17'
+        'B:W22,27,31,32,K16:B10,13,20,24,K29'
+        'B:W9,19,20,23,26,30,31:B1,3,4,11,12,14,17'
+        'W:W28,32,K1,K12:B3,19,20,23,K6,K27'
+    )
+elif [ ${#ROOTS[@]} -eq 0 ]; then
     ROOTS=(
         'W:W28,32,K1,K12:B3,19,20,23,K6,K27'
         'B:W12,14,27,31,32:B3,7,13,20,23'
@@ -39,7 +59,7 @@ pass() { # workers
     for r in "${ROOTS[@]}"; do
         S="$T/w$w-$(echo "$r" | tr ':,' '__')"
         t0=$(now)
-        out=$($C prove --fen "$r" --state "$S" --db "$DB" --pieces 6 --workers "$w" \
+        out=$($C prove --fen "$r" --state "$S" --db "$DB" --pieces "$PIECES" --workers "$w" \
             --job-time 5 --budget 600 --quiet 2>/dev/null)
         rc=$?
         t1=$(now)
