@@ -12,7 +12,8 @@
 # bounds (>=draw, <=draw) are counted apart. Every settled proof of the
 # manager is checked again with `proof check --state`.
 # Not part of `make bench` (about four minutes a rung): run it by hand.
-# Needs the 1-6 piece databases (egdb-data, `make egdb`).
+# Needs the 1-6 piece databases (egdb-data, `make egdb`); HARD_PIECES=N
+# opens them to N pieces only (default: all the folder holds).
 set -u
 C=${CHECKERS:-bin/checkers}
 DB=${HARD_DB:-egdb-data}
@@ -20,6 +21,8 @@ N=${HARD_N:-6}
 RUNGS=${HARD_RUNGS:-10}
 JOB=${HARD_JOB:-2}
 MAX=${HARD_MAX:-16}
+P=()
+[ -n "${HARD_PIECES:-}" ] && P=(--pieces "$HARD_PIECES")
 T=$(mktemp -d "${TMPDIR:-/tmp}/bench_hard.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 [ -d "$DB" ] || { echo "bench/hard.sh: no databases in $DB (make egdb)" >&2; exit 1; }
@@ -30,10 +33,10 @@ printf "%-48s %-9s %-9s %-9s %s\n" position solve_60 solve_120 prove_60 checked
 i=0
 while read -r fen; do
     i=$((i + 1))
-    s60=$($C solve --db "$DB" --time 60 "$fen" 2>/dev/null | head -n 1 | cut -f 2)
-    s120=$($C solve --db "$DB" --time 120 "$fen" 2>/dev/null | head -n 1 | cut -f 2)
+    s60=$($C solve --db "$DB" "${P[@]}" --time 60 "$fen" 2>/dev/null | head -n 1 | cut -f 2)
+    s120=$($C solve --db "$DB" "${P[@]}" --time 120 "$fen" 2>/dev/null | head -n 1 | cut -f 2)
     S="$T/p$i"
-    p60=$($C prove --fen "$fen" --state "$S" --db "$DB" --workers 2 --budget 60 --job-time "$JOB" \
+    p60=$($C prove --fen "$fen" --state "$S" --db "$DB" "${P[@]}" --workers 2 --budget 60 --job-time "$JOB" \
         --job-max "$MAX" --quiet 2>/dev/null | head -n 1 | cut -f 2)
     chk=-
     if [ "$(kind "${p60:-unknown}")" != none ]; then
