@@ -218,8 +218,8 @@ struct dfpn_ctx {
     susp susp[NSUSP];
     refq refuted[NREFUTED]; /* a ring: the oldest goes first */
     unsigned nrefuted;      /* the ring's next slot */
-    uint64_t pt_puts; /* path-dependent results stored in this query: none
-                         (always so in optimistic mode) skips the lookups */
+    uint64_t pt_puts;       /* path-dependent results stored in this query: none
+                               (always so in optimistic mode) skips the lookups */
 
     /* the query */
     const dfpn_opts *o;

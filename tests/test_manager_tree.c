@@ -306,9 +306,8 @@ test_growing_budgets(void **state)
     pst_env *st;
     eng_pos root;
     /* no_early: a leaf's budget, the root's own jobs aside */
-    mt_tree *t =
-        budget_tree("tree-budgets", MT_GOAL_GE_DRAW, dir, sizeof dir, tdir, sizeof tdir, &st, &root,
-                    4000, 1);
+    mt_tree *t = budget_tree("tree-budgets", MT_GOAL_GE_DRAW, dir, sizeof dir, tdir, sizeof tdir,
+                             &st, &root, 4000, 1);
     mt_job j;
     int scored = 0;
     eng_pos leaf; /* the first pick: a leaf of the seed line */
@@ -451,6 +450,22 @@ test_root_series(void **state)
     rm_rf(dir);
 }
 
+/* The next pick is the root's other question (want), with budget ms,
+ * named for worker prefer; given to worker 2. */
+static void
+pick_other(mt_tree *t, mt_job *k, const eng_pos *root, eng_question want, uint32_t ms,
+           uint32_t prefer)
+{
+    char err[512];
+    assert_int_equal(mt_pick(t, k, err, sizeof err), MT_PICK_JOB);
+    assert_true(eng_equal(&k->pos, root));
+    assert_int_equal(k->q.attacker, want.attacker);
+    assert_int_equal(k->q.target, want.target);
+    assert_int_equal(k->time_ms, ms);
+    assert_int_equal(k->prefer, prefer);
+    mt_given(t, k->id, 2);
+}
+
 /* The other question of a drawn root's value (tree.h, THE ROOT'S OTHER
  * QUESTION): given while the root's own job is in flight, never by one
  * worker alone; answered in either order, the two give the database's
@@ -488,13 +503,7 @@ test_root_other_question(void **state)
         mt_given(t, j.id, 1);
         assert_int_equal(j.q.target, ENG_DRAW); /* the score calls it level */
         eng_question want = {!j.q.attacker, ENG_DRAW};
-        assert_int_equal(mt_pick(t, &k, err, sizeof err), MT_PICK_JOB);
-        assert_true(eng_equal(&k.pos, &root));
-        assert_int_equal(k.q.attacker, want.attacker);
-        assert_int_equal(k.q.target, want.target);
-        assert_int_equal(k.time_ms, 1000);
-        assert_int_equal(k.prefer, 0);
-        mt_given(t, k.id, 2);
+        pick_other(t, &k, &root, want, 1000, 0);
         assert_int_equal(mt_pick(t, &l, err, sizeof err), MT_PICK_JOB);
         assert_false(eng_equal(&l.pos, &root));
         assert_int_equal(l.q.attacker, j.q.attacker);
@@ -506,13 +515,7 @@ test_root_other_question(void **state)
         /* the other question's next job goes to the worker that had it,
          * with double the budget */
         answer_nothing(t, &k);
-        assert_int_equal(mt_pick(t, &k, err, sizeof err), MT_PICK_JOB);
-        assert_true(eng_equal(&k.pos, &root));
-        assert_int_equal(k.q.attacker, want.attacker);
-        assert_int_equal(k.q.target, want.target);
-        assert_int_equal(k.time_ms, 2000);
-        assert_int_equal(k.prefer, 2);
-        mt_given(t, k.id, 2);
+        pick_other(t, &k, &root, want, 2000, 2);
         assert_int_equal(mt_check_numbers(t, err, sizeof err), 0);
         if (order == 0) {
             /* the root's question first: the other question's job in
@@ -642,8 +645,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_roots),  cmocka_unit_test(test_restart),
         cmocka_unit_test(test_forged_result), cmocka_unit_test(test_growing_budgets),
-        cmocka_unit_test(test_root_series),
-        cmocka_unit_test(test_root_other_question),
+        cmocka_unit_test(test_root_series),   cmocka_unit_test(test_root_other_question),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
