@@ -48,6 +48,14 @@ job_mult(const mt_tree *t, uint32_t jobs)
     return m;
 }
 
+/* The multiple of the first job's budget after `jobs` jobs, doubled
+ * each time without the cap (at most 2^16). */
+static uint32_t
+uncapped_mult(uint32_t jobs)
+{
+    return 1u << (jobs < 16 ? jobs : 16);
+}
+
 /* THE ROOT'S OWN JOBS (tree.h): the root, while its own jobs go on, has
  * them without the cap. */
 static int
@@ -821,28 +829,28 @@ other_turn(const mt_tree *t, int force, eng_question *q)
     return force || t->oq_jobs == 0 || t->oq_ms <= 2 * tree;
 }
 
-/* The job of the root's other question: its budget doubles with each of
- * its jobs, without the cap, like the root's own; it goes to the worker
- * that had the last one, whose table holds that search. */
+/* A new job on node i for question q (other: the root's other
+ * question), recorded and persisted: mult times the first job's budget,
+ * named for worker prefer. RETURN MT_PICK_JOB (*job filled) or MT_E*. */
 static int
-give_other(mt_tree *t, const eng_question *q, mt_job *job, char *err, size_t errlen)
+issue(mt_tree *t, uint32_t i, eng_question q, int other, uint32_t mult, uint32_t prefer,
+      mt_job *job, char *err, size_t errlen)
 {
-    mt_jobrec *j = mtg_job_add(t, t->next_job, 0, *q, 1);
+    mt_jobrec *j = mtg_job_add(t, t->next_job, i, q, 1);
     if (!j)
         return MT_ENOMEM;
-    j->other = 1;
+    j->other = other;
     t->next_job++;
     int rc = mts_job(t, j, err, errlen);
     if (rc)
         return rc;
-    uint32_t mult = 1u << (t->oq_jobs < 16 ? t->oq_jobs : 16);
     uint64_t ms = (uint64_t)t->job_ms * mult;
     job->id = j->id;
-    job->pos = t->n[0].pos;
-    job->q = *q;
+    job->pos = t->n[i].pos;
+    job->q = q;
     job->time_ms = ms > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)ms;
     job->node_limit = t->job_nodes * mult;
-    job->prefer = t->oq_worker;
+    job->prefer = prefer;
     j->ms = job->time_ms;
     return MT_PICK_JOB;
 }
@@ -1007,8 +1015,9 @@ mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen)
             return rc;
         mt_node *root = &t->n[0];
         eng_question oq;
-        if (other_turn(t, root->flagged, &oq))
-            return give_other(t, &oq, job, err, errlen);
+        if (other_turn(t, root->flagged, &oq)) /* its budget doubles without the cap,
+                                                  like the root's own */
+            return issue(t, 0, oq, 1, uncapped_mult(t->oq_jobs), t->oq_worker, job, err, errlen);
         if (root->flagged) {
             if (!t->no_early && widen(t, err, errlen, &rc))
                 continue;
@@ -1027,28 +1036,13 @@ mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen)
         /* flagged above it, on every path (transpositions too) */
         if ((rc = update_from(t, cur, err, errlen)))
             return rc;
-        mt_jobrec *j = mtg_job_add(t, t->next_job, cur, t->q, 1);
-        if (!j)
-            return MT_ENOMEM;
-        t->next_job++;
-        if ((rc = mts_job(t, j, err, errlen)))
-            return rc;
-        job->id = j->id;
-        job->pos = n->pos;
-        job->q = j->q;
         /* a node gets double the budget of its last job (JOBS in tree.h);
          * an interior node (a repetition blocks its children) cannot be
          * expanded instead, so its budget grows past the cap, and so
          * does the root's own (THE ROOT'S OWN JOBS) */
-        uint32_t mult = (n->expanded && !n->early) || root_series(t, cur)
-                            ? 1u << (n->jobs < 16 ? n->jobs : 16)
-                            : job_mult(t, n->jobs);
-        uint64_t ms = (uint64_t)t->job_ms * mult;
-        job->time_ms = ms > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)ms;
-        job->node_limit = t->job_nodes * mult;
-        job->prefer = n->worker;
-        j->ms = job->time_ms;
-        return MT_PICK_JOB;
+        uint32_t mult = (n->expanded && !n->early) || root_series(t, cur) ? uncapped_mult(n->jobs)
+                                                                          : job_mult(t, n->jobs);
+        return issue(t, cur, t->q, 0, mult, n->worker, job, err, errlen);
     }
     return MT_PICK_WAIT;
 }
