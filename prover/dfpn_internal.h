@@ -68,6 +68,7 @@ enum { F_USED = 1, F_WHITE = 2, F_FINAL = 4 };
 #define F_LOOSE 64    /* final entry: found by an optimistic search    */
 #define NSUSP 8       /* unanswered queries whose open entries are kept */
 #define NREFUTED 16   /* queries whose optimistic answer a walk refused */
+#define NWCUT 8       /* queries whose proof walk ran out of budget     */
 
 /* ---- types ------------------------------------------------------------ */
 
@@ -101,6 +102,16 @@ typedef struct refq {
     eng_pos root;
     uint8_t used, attacker, goal;
 } refq;
+
+/* A query whose proof walk ran out of its time or positions, and what it
+ * had used (dfpn_walk.c, A WALK CUT SHORT GETS TWICE AS MUCH NEXT TIME). */
+typedef struct wcut {
+    eng_pos root;
+    uint8_t used, attacker, goal;
+    double seconds; /* the walk's time */
+    uint64_t nodes; /* positions its searches valued */
+    uint64_t cap;   /* the draw walk's cap on one search (c->wcap) */
+} wcut;
 
 /*
  * The positions above a node that a path-dependent result rests on (the
@@ -218,6 +229,8 @@ struct dfpn_ctx {
     susp susp[NSUSP];
     refq refuted[NREFUTED]; /* a ring: the oldest goes first */
     unsigned nrefuted;      /* the ring's next slot */
+    wcut wcuts[NWCUT];      /* a ring: walks cut short, the oldest goes first */
+    unsigned nwcut;         /* the ring's next slot */
     uint64_t pt_puts;       /* path-dependent results stored in this query: none
                                (always so in optimistic mode) skips the lookups */
 
@@ -263,9 +276,10 @@ struct dfpn_ctx {
     size_t nitems, items_cap;
     int w_side, w_reach; /* the proof being written: its side, reach or not */
     uint64_t researched;
-    uint64_t wcap;   /* positions a walk's search of a position again may
-                        take */
-    char stuck[300]; /* where the last candidate could not be closed */
+    uint64_t wcap;     /* positions a walk's search of a position again may
+                          take */
+    uint64_t wcap_min; /* at least this (A WALK CUT SHORT...) */
+    char stuck[300];   /* where the last candidate could not be closed */
 };
 
 /* What the table knows of a position for this query. */

@@ -686,6 +686,8 @@ win_walk(dfpn_ctx *c)
     int loose = c->loose;
     c->loose = 0;
     c->wcap = c->nodes > BREAK_MAX_MIN ? c->nodes : BREAK_MAX_MIN;
+    if (c->wcap < c->wcap_min) /* A WALK CUT SHORT... */
+        c->wcap = c->wcap_min;
     int rc = 0;
     long root = win_node(c, &top);
     if (root < 0)
@@ -965,6 +967,8 @@ draw_walk(dfpn_ctx *c)
     const eng_pos top = c->path[0];
     c->wcap = c->nodes / DRAW_RESEARCH_SHARE > BREAK_MAX_MIN ? c->nodes / DRAW_RESEARCH_SHARE
                                                              : BREAK_MAX_MIN;
+    if (c->wcap < c->wcap_min) /* A WALK CUT SHORT... */
+        c->wcap = c->wcap_min;
     int rc = 0;
     long root = win_node(c, &top);
     if (root < 0)
@@ -1028,6 +1032,49 @@ main_line(dfpn_ctx *c, const eng_pos *root, dfpn_result *out)
     }
 }
 
+/*
+ * A WALK CUT SHORT GETS TWICE AS MUCH NEXT TIME. A walk gets half of
+ * what is left of its query's time, and the draw walk's searches a share
+ * of the positions its query searched. When a walk runs out, the next run
+ * of the same query (a re-job of the leaf) finds the answer at once in
+ * the table and walks again: with half of its own job's time, which may
+ * be less than the walk that ran out had, and with searches capped by the
+ * few positions that query took. Found in a ladder run: "Black draws" of
+ * B:W12,18,21,22,25,32:B3,6,10,11,15,20 proved in a 20 s job whose walk
+ * ran out after 24.7 s, and walked again, and cut again, in the next
+ * job. So the context keeps the last NWCUT walks cut short (root,
+ * question, the time, positions and search cap they had), and a walk of
+ * the same query gets at least twice each, even past its job's budget
+ * (a worker's late result is still taken). What the cut walk's searches
+ * proved stays in the table.
+ */
+static wcut *
+find_wcut(dfpn_ctx *c, const eng_pos *root)
+{
+    for (int i = 0; i < NWCUT; i++) {
+        wcut *w = &c->wcuts[i];
+        if (w->used && w->attacker == c->attacker && w->goal == c->goal &&
+            eng_equal(&w->root, root))
+            return w;
+    }
+    return NULL;
+}
+
+static void
+remember_wcut(dfpn_ctx *c, const eng_pos *root, double seconds, uint64_t nodes, uint64_t cap)
+{
+    wcut *w = find_wcut(c, root);
+    if (!w)
+        w = &c->wcuts[c->nwcut++ % NWCUT];
+    w->root = *root;
+    w->used = 1;
+    w->attacker = (uint8_t)c->attacker;
+    w->goal = (uint8_t)c->goal;
+    w->seconds = seconds;
+    w->nodes = nodes;
+    w->cap = cap;
+}
+
 int
 dfpn_write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
 {
@@ -1063,7 +1110,8 @@ dfpn_write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
      * W:W28,32,K1,K12:B3,19,20,23,K6,K27 (docs/solver.md): a draw whose
      * four searches take 2.6 M positions spent 45 s in two refused
      * walks. */
-    if (c->o->optimistic && !c->w_reach) {
+    int verify_walk = c->o->optimistic && !c->w_reach;
+    if (verify_walk) {
         double spent = now() - c->t0;
         double vt = spent * DFPN_VERIFY_TIMES > DFPN_VERIFY_MIN_S ? spent * DFPN_VERIFY_TIMES
                                                                   : DFPN_VERIFY_MIN_S;
@@ -1075,6 +1123,18 @@ dfpn_write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
         if (!c->node_limit || c->nodes + vn < c->node_limit)
             c->node_limit = c->nodes + vn;
     }
+    /* a walk of this query was cut short before: twice what it had */
+    const wcut *cut = verify_walk ? NULL : find_wcut(c, &root);
+    if (cut) {
+        double t = 2 * cut->seconds;
+        if (c->deadline > 0 && c->deadline < now() + t)
+            c->deadline = now() + t;
+        if (c->node_limit && c->node_limit < c->nodes + 2 * cut->nodes)
+            c->node_limit = c->nodes + 2 * cut->nodes;
+    }
+    c->wcap_min = cut ? 2 * cut->cap : 0;
+    double w_t0 = now();
+    uint64_t w_n0 = c->nodes;
     c->abort = 0;
     /* the walk's own steps go to the full depth (its searches of positions
      * as roots start their rounds afresh: win_research); the open numbers
@@ -1095,6 +1155,8 @@ dfpn_write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
     } else {
         wr = draw_walk(c);
     }
+    if (wr != 0 && c->abort && !verify_walk && !(c->o->stop && *c->o->stop))
+        remember_wcut(c, &root, now() - w_t0, c->nodes - w_n0, c->wcap);
     if (wr > 0)
         dfpn_set_error(c, DFPN_EPROOF, c->stuck);
     if (wr != 0)
