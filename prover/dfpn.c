@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "engine/value.h"
 #include "prover/dfpn_internal.h"
@@ -607,6 +608,45 @@ dfpn_deepen(dfpn_ctx *c, child *rc)
 
 /* ---- the interface ----------------------------------------------------- */
 
+/*
+ * THE TABLE'S PAGES. The tables are read at random, one entry a position
+ * valued: with 4 KB pages nearly every read of a 256 MB table also misses
+ * the TLB. They are mapped on their own, aligned to 2 MB, and the kernel
+ * is asked for huge pages (MADV_HUGEPAGE: Debian's default transparent
+ * huge pages are "madvise", so a plain calloc gets none; the database
+ * cache does the same, egdb/cache.c). Measured with `solve --nodes
+ * 60000000` on two ten-piece level positions, the same positions valued:
+ * 3.0 -> 3.8 and 3.3 -> 3.6 M a second (docs/solver.md). Where the kernel
+ * gives none, it is the same memory with small pages. Zeroed, as
+ * calloc's was.
+ */
+#define HUGE_PAGE (2u << 20)
+
+static void *
+table_alloc(size_t bytes)
+{
+    size_t len = bytes + HUGE_PAGE;
+    char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    char *p = (char *)(((uintptr_t)m + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+    if (p > m) /* the unaligned head and tail go back */
+        munmap(m, (size_t)(p - m));
+    if (m + len > p + bytes)
+        munmap(p + bytes, (size_t)(m + len - (p + bytes)));
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, bytes, MADV_HUGEPAGE); /* advisory: fine if refused */
+#endif
+    return p;
+}
+
+static void
+table_free(void *p, size_t bytes)
+{
+    if (p)
+        munmap(p, bytes);
+}
+
 int
 dfpn_new(size_t tt_bytes, dfpn_ctx **out)
 {
@@ -620,8 +660,8 @@ dfpn_new(size_t tt_bytes, dfpn_ctx **out)
     c->npt = PT_MIN;
     while (c->npt * sizeof(pt_entry) * 8 < nb * BUCKET * sizeof(tt_entry))
         c->npt *= 2;
-    c->tt = calloc(nb * BUCKET, sizeof *c->tt);
-    c->pt = calloc(c->npt, sizeof *c->pt);
+    c->tt = table_alloc(nb * BUCKET * sizeof *c->tt);
+    c->pt = table_alloc(c->npt * sizeof *c->pt);
     c->arena = malloc(ARENA_CHILDREN * sizeof *c->arena);
     if (!c->tt || !c->pt || !c->arena) {
         dfpn_free(c);
@@ -636,8 +676,8 @@ dfpn_free(dfpn_ctx *c)
 {
     if (!c)
         return;
-    free(c->tt);
-    free(c->pt);
+    table_free(c->tt, c->nbuckets * BUCKET * sizeof *c->tt);
+    table_free(c->pt, c->npt * sizeof *c->pt);
     free(c->arena);
     pmap_free(&c->wmap);
     free(c->wn);
