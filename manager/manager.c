@@ -266,6 +266,37 @@ dispatch(mgr *m)
         finish(m, MGR_PROVED, "proved");
 }
 
+/*
+ * UNWANTED JOBS. A result can settle what another worker's job is still
+ * searching: a sibling proves the parent, the root's answer moves the
+ * tree to its second question while the first question's job runs on,
+ * or the run is settled. Such a job's answer would be kept as a fact and
+ * nothing more, while its worker could have had work the tree needs. So
+ * after each result, every job in flight that the tree no longer wants
+ * (mt_job_wanted) is cancelled (CANCEL: the worker stops it, keeps its
+ * table, and sends nothing for it) and goes back to the tree, and
+ * dispatch gives its worker the next job. A result that crosses the
+ * CANCEL is still taken, as a late one after a lease.
+ */
+static void
+cancel_unwanted(mgr *m)
+{
+    for (mgr_conn *c = m->conns; c; c = c->next) {
+        if (!c->has_job || mt_job_wanted(m->tree, c->job.id))
+            continue;
+        mlog(m, "job %" PRIu64 " on %s: no longer needed (settled elsewhere), cancelled", c->job.id,
+             c->name);
+        mgp_msg cm = {.type = MGP_CANCEL};
+        cm.u.id = c->job.id;
+        send_msg(c, &cm);
+        c->has_job = 0;
+        m->cancelled++;
+        release(m, cm.u.id);
+        if (m->finished)
+            return;
+    }
+}
+
 /* ---- messages --------------------------------------------------------------------- */
 
 static void
@@ -398,6 +429,8 @@ on_result(mgr_conn *c, const mgp_result *r)
     c->jobs_done++;
     m->results_run++;
     m->done_at[m->done_n++ % 256] = mgr_now();
+    if (!mt_done(m->tree))
+        cancel_unwanted(m);
     dispatch(m);
 }
 
@@ -738,6 +771,9 @@ report(mgr *m)
            " early for idle workers in this run); jobs: %" PRIu64 " answered (%" PRIu64
            " settled) over all runs, %" PRIu64 " in this run\n",
            s.nodes, s.expanded, s.widened, s.jobs_done, s.jobs_proved, m->results_run);
+    if (m->cancelled)
+        printf("cancelled: %" PRIu64 " jobs in this run, settled elsewhere while in flight\n",
+               m->cancelled);
     double run = mgr_now() - m->start;
     printf("time: %.1f s this run, %.1f s in all; manager work %.3f s (%.2f ms a job)\n", run,
            s.seconds, m->handle_seconds,

@@ -66,6 +66,7 @@ typedef struct mgr {
     double done_at[256]; /* completion times of recent jobs (ring) */
     unsigned done_n;
     uint64_t results_run;  /* jobs answered in this run */
+    uint64_t cancelled;    /* jobs cancelled as no longer needed (UNWANTED JOBS) */
     double handle_seconds; /* manager time spent handling results and picks */
 } mgr;
 

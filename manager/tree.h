@@ -387,7 +387,14 @@ void mt_child_scores(mt_tree *t, uint64_t id, const int16_t *scores, size_t n);
  * the node's next job will name it in mt_job.prefer. */
 void mt_given(mt_tree *t, uint64_t id, uint32_t worker);
 
-/* Is job id still wanted (its node not yet resolved for the question)? */
+/* mt_job_wanted - is job id still worth its worker's time? Not when the
+ * run is settled, when the job's own question is answered at its node,
+ * when the tree has gone on to another question (a job of the first
+ * question at the root or a leaf, after the root answered it), or when
+ * its node is settled or below no line of open nodes from the root (a
+ * sibling's result settled every parent). The root's other question is
+ * wanted while it is open at the root. The manager cancels a job that is
+ * not (CANCEL, manager.c: UNWANTED JOBS) and gives its worker another. */
 int mt_job_wanted(const mt_tree *t, uint64_t id);
 
 void mt_stats_get(const mt_tree *t, mt_stats *out);

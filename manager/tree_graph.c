@@ -1066,14 +1066,55 @@ mt_given(mt_tree *t, uint64_t id, uint32_t worker)
         t->n[j->node].worker = worker;
 }
 
+/* Whether some line of nodes whose bounds leave the tree's question open
+ * leads from the root down to node i: a node whose every parent is
+ * settled is below no line the tree can still prove through. Bounds, not
+ * numbers: a number 0 may be provisional (THRESHOLD ITERATION), a bound
+ * is proved. The upward walk visits at most WANT_WALK_MAX nodes (beyond
+ * it the node counts as needed). */
+#define WANT_WALK_MAX 512
+static int
+on_open_line(const mt_tree *t, uint32_t i)
+{
+    uint32_t seen[WANT_WALK_MAX], n = 0, k = 0;
+    seen[n++] = i;
+    while (k < n) {
+        const mt_node *x = &t->n[seen[k++]];
+        if (x == &t->n[0])
+            return 1;
+        for (uint32_t p = 0; p < x->npar; p++) {
+            uint32_t q = x->par[p];
+            if (q_status(&t->q, &t->n[q]) != 0)
+                continue;
+            int dup = 0;
+            for (uint32_t v = 0; v < n && !dup; v++)
+                dup = seen[v] == q;
+            if (dup)
+                continue;
+            if (n == WANT_WALK_MAX)
+                return 1;
+            seen[n++] = q;
+        }
+    }
+    return 0;
+}
+
 int
 mt_job_wanted(const mt_tree *t, uint64_t id)
 {
-    for (size_t j = 0; j < t->njob; j++)
-        if (t->job[j].id == id) {
-            const mt_node *n = &t->n[t->job[j].node];
-            return !mt_done(t) && q_status(t->job[j].other ? &t->job[j].q : &t->q, n) == 0;
-        }
+    for (size_t j = 0; j < t->njob; j++) {
+        const mt_jobrec *r = &t->job[j];
+        if (r->id != id)
+            continue;
+        const mt_node *n = &t->n[r->node];
+        if (mt_done(t) || q_status(&r->q, n) != 0)
+            return 0; /* the run is over, or the job's question is answered */
+        if (r->other)
+            return 1; /* the root's other question, still open at the root */
+        if (r->q.attacker != t->q.attacker || r->q.target != t->q.target)
+            return 0; /* the tree has gone on to another question */
+        return on_open_line(t, r->node);
+    }
     return 0;
 }
 

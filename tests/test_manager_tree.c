@@ -517,19 +517,33 @@ test_root_other_question(void **state)
         answer_nothing(t, &k);
         pick_other(t, &k, &root, want, 2000, 2);
         assert_int_equal(mt_check_numbers(t, err, sizeof err), 0);
+        /* all three are wanted while both questions are open */
+        assert_true(mt_job_wanted(t, j.id));
+        assert_true(mt_job_wanted(t, k.id));
+        assert_true(mt_job_wanted(t, l.id));
         if (order == 0) {
             /* the root's question first: the other question's job in
              * flight becomes the root's own, so the tree's next job asks
              * that question and the root is not given twice */
             answer(t, wst, &j, 20000);
+            /* the leaf's job asks the question the root has answered:
+             * the manager cancels it (UNWANTED JOBS); the root's second
+             * question goes on */
+            assert_false(mt_job_wanted(t, l.id));
+            assert_true(mt_job_wanted(t, k.id));
+            assert_false(mt_job_wanted(t, j.id)); /* answered: no longer in flight */
+            assert_int_equal(mt_release(t, l.id, err, sizeof err), 0);
             assert_int_equal(mt_pick(t, &m, err, sizeof err), MT_PICK_JOB);
             assert_false(eng_equal(&m.pos, &root));
             assert_int_equal(m.q.attacker, want.attacker);
             assert_int_equal(m.q.target, want.target);
             answer(t, wst, &k, 20000);
         } else {
-            /* the other question first: the root's own job goes on */
+            /* the other question first: the root's own job goes on, and
+             * so does the leaf's job below it */
             answer(t, wst, &k, 20000);
+            assert_true(mt_job_wanted(t, j.id));
+            assert_true(mt_job_wanted(t, l.id));
             assert_int_equal(mt_pick(t, &m, err, sizeof err), MT_PICK_JOB);
             assert_false(eng_equal(&m.pos, &root));
             assert_int_equal(m.q.attacker, j.q.attacker);
@@ -561,6 +575,133 @@ test_root_other_question(void **state)
     assert_int_equal(mt_pick(t, &k, err, sizeof err), MT_PICK_JOB);
     assert_false(eng_equal(&k.pos, &root));
     mt_close(t);
+    pst_close(st);
+    rm_rf(dir);
+}
+
+/* For test_unwanted_jobs: whether the walk finds target on a line from the
+ * root whose nodes above it all leave the tree's question open. */
+typedef struct open_line {
+    eng_pos target;
+    eng_question q;
+    int open_above[256]; /* open_above[d]: every node at depth < d is open */
+    int found;
+} open_line;
+
+static int
+q_open(const eng_question *q, const eng_pos *pos, eng_bound bound)
+{
+    eng_bound b = pos->stm == q->attacker ? bound : eng_bound_neg(bound);
+    int lo = eng_bound_lo(b), hi = eng_bound_hi(b);
+    if (q->target == ENG_WIN)
+        return !(lo == ENG_WIN || hi <= ENG_DRAW);
+    return !(lo >= ENG_DRAW || hi == ENG_LOSS);
+}
+
+static int
+find_open_line(const mt_view *v, void *arg)
+{
+    open_line *o = arg;
+    if (v->depth >= 255)
+        return 0;
+    if (v->depth == 0)
+        o->open_above[0] = 1;
+    if (o->open_above[v->depth] && eng_equal(&v->pos, &o->target)) {
+        o->found = 1;
+        return 1;
+    }
+    o->open_above[v->depth + 1] = o->open_above[v->depth] && q_open(&o->q, &v->pos, v->bound);
+    return 0;
+}
+
+/*
+ * Jobs the tree no longer wants (mt_job_wanted; the manager cancels them,
+ * manager.c: UNWANTED JOBS), against a plain walk of the tree: with three
+ * jobs in flight and real proofs, after every result each job still in
+ * flight is wanted exactly when its node's question is open and some
+ * line from the root reaches it through open nodes only (every line of
+ * the walk, depth first, not the tree's parent links). The unwanted ones
+ * are released, as the manager does. The root, W:W13,K26,K32:B5,K1 with
+ * jobs of 100 positions, gives all three kinds: jobs of a settled run, of
+ * an answered question, and of an open node whose parents a sibling's
+ * result settled.
+ */
+static void
+test_unwanted_jobs(void **state)
+{
+    (void)state;
+    char dir[256], tdir[300], wdir[300], err[512];
+    pst_env *st, *wst;
+    eng_pos root;
+    mt_tree *t = budget_tree_of("tree-unwanted", "W:W13,K26,K32:B5,K1", MT_GOAL_DRAW, 100, dir,
+                                sizeof dir, tdir, sizeof tdir, &st, &root, 4000, 0);
+    snprintf(wdir, sizeof wdir, "%s/worker", dir);
+    assert_int_equal(pst_open(wdir, 0, &wst, err, sizeof err), 0);
+    /* a new table: the earlier tests' table knows this root */
+    dfpn_free(F.ctx);
+    assert_int_equal(dfpn_new((size_t)8 << 20, &F.ctx), 0);
+    mt_job fl[3];
+    int other[3]; /* the root's other question (its own question when given) */
+    int nfl = 0, results = 0, unwanted = 0, below_settled = 0, rc = MT_PICK_JOB;
+    while (results < 400) {
+        while (nfl < 3 && (rc = mt_pick(t, &fl[nfl], err, sizeof err)) == MT_PICK_JOB) {
+            mt_stats s;
+            mt_stats_get(t, &s);
+            other[nfl] = eng_equal(&fl[nfl].pos, &root) &&
+                         (fl[nfl].q.attacker != s.q.attacker || fl[nfl].q.target != s.q.target);
+            mt_given(t, fl[nfl].id, (uint32_t)nfl + 1);
+            nfl++;
+        }
+        if (rc == MT_PICK_DONE || nfl == 0)
+            break;
+        assert_true(rc == MT_PICK_JOB || rc == MT_PICK_WAIT);
+        answer(t, wst, &fl[0], 3000);
+        results++;
+        memmove(fl, fl + 1, (size_t)(nfl - 1) * sizeof fl[0]);
+        memmove(other, other + 1, (size_t)(nfl - 1) * sizeof other[0]);
+        nfl--;
+        mt_stats s;
+        mt_stats_get(t, &s);
+        for (int k = 0; k < nfl;) {
+            mt_view v;
+            assert_int_equal(mt_lookup(t, &fl[k].pos, &v), 0);
+            open_line o = {.target = fl[k].pos, .q = s.q};
+            mt_walk(t, 250, find_open_line, &o);
+            int same_q = fl[k].q.attacker == s.q.attacker && fl[k].q.target == s.q.target;
+            int want = !mt_goal_settled(s.goal, s.root_bound) &&
+                       q_open(&fl[k].q, &v.pos, v.bound) && (other[k] || (same_q && o.found));
+            if (want != mt_job_wanted(t, fl[k].id)) {
+                char f[ENG_FEN_MAX];
+                eng_format_fen(&fl[k].pos, f, sizeof f);
+                fail_msg("job on %s: mt_job_wanted %d, the walk says %d (same question %d, open "
+                         "%d, on an open line %d, parents %u)",
+                         f, !want, want, same_q, q_open(&fl[k].q, &v.pos, v.bound), o.found,
+                         v.parents);
+            }
+            if (!want) {
+                unwanted++;
+                below_settled += same_q && q_open(&fl[k].q, &v.pos, v.bound) && !other[k] &&
+                                 !mt_goal_settled(s.goal, s.root_bound);
+                assert_int_equal(mt_release(t, fl[k].id, err, sizeof err), 0);
+                fl[k] = fl[--nfl];
+                other[k] = other[nfl];
+            } else {
+                k++;
+            }
+        }
+        assert_int_equal(mt_check_numbers(t, err, sizeof err), 0);
+    }
+    printf("  %d results, %d jobs in flight found unwanted, %d of them open nodes below settled "
+           "ones\n",
+           results, unwanted, below_settled);
+    assert_true(below_settled > 0);
+    assert_int_equal(rc, MT_PICK_DONE);
+    mt_stats s;
+    mt_stats_get(t, &s);
+    assert_true(eng_bound_contains(s.root_bound, eng_bound_lo(db_value(&root))));
+    assert_int_equal(mt_check_root(t, err, sizeof err), 0);
+    mt_close(t);
+    pst_close(wst);
     pst_close(st);
     rm_rf(dir);
 }
@@ -646,6 +787,7 @@ main(void)
         cmocka_unit_test(test_random_roots),  cmocka_unit_test(test_restart),
         cmocka_unit_test(test_forged_result), cmocka_unit_test(test_growing_budgets),
         cmocka_unit_test(test_root_series),   cmocka_unit_test(test_root_other_question),
+        cmocka_unit_test(test_unwanted_jobs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
