@@ -102,6 +102,17 @@ db_bound(const egdb *db, const eng_pos *p)
     return v == EGDB_WIN ? ENG_WW : v == EGDB_LOSS ? ENG_LL : ENG_DD;
 }
 
+/* A new proven-node store named name in the test's folder. */
+static pst_env *
+tmp_store(const char *name)
+{
+    char path[300], err[256];
+    snprintf(path, sizeof path, "%s/%s", F.tmp, name);
+    pst_env *st;
+    assert_int_equal(pst_open(path, 0, &st, err, sizeof err), 0);
+    return st;
+}
+
 /* Solves p with the 4-piece databases and checks the exact value. */
 static void
 solve_and_compare_n(const eng_pos *p, pst_env *st, size_t tt_bytes, prv_result *r, const egdb *dbs,
@@ -181,11 +192,8 @@ static void
 test_five_with_store(void **state)
 {
     (void)state;
-    char path[300];
-    snprintf(path, sizeof path, "%s/store", F.tmp);
-    pst_env *st;
+    pst_env *st = tmp_store("store");
     char err[256];
-    assert_int_equal(pst_open(path, 0, &st, err, sizeof err), 0);
     uint64_t s = 0x5EED0007ull, first = 0, second = 0;
     int n = test_sanitized() ? 60 : 500, exact = 0;
     static char solved[500];
@@ -252,10 +260,8 @@ static void
 test_one_table_many_queries(void **state)
 {
     (void)state;
-    char path[300], err[512] = "";
-    snprintf(path, sizeof path, "%s/store-shared-table", F.tmp);
-    pst_env *st;
-    assert_int_equal(pst_open(path, 0, &st, err, sizeof err), 0);
+    char err[512] = "";
+    pst_env *st = tmp_store("store-shared-table");
     dfpn_ctx *c;
     assert_int_equal(dfpn_new(1u << 20, &c), 0);
     uint64_t s = 0x5EED0009ull;
@@ -521,10 +527,8 @@ static void
 test_store_leaves_both_ways(void **state)
 {
     (void)state;
-    char path[300], err[256];
-    snprintf(path, sizeof path, "%s/leaves", F.tmp);
-    pst_env *st;
-    assert_int_equal(pst_open(path, 0, &st, err, sizeof err), 0);
+    char err[256];
+    pst_env *st = tmp_store("leaves");
     enum { N = 100, FRONT = 4096 };
     size_t cap = 1u << 18, n = 0;
     pst_item *it = calloc(cap, sizeof *it);
@@ -782,10 +786,8 @@ static void
 test_walk_cut_twice(void **state)
 {
     (void)state;
-    char path[300], err[512] = "";
-    snprintf(path, sizeof path, "%s/walk-cut", F.tmp);
-    pst_env *st;
-    assert_int_equal(pst_open(path, 0, &st, err, sizeof err), 0);
+    char err[512] = "";
+    pst_env *st = tmp_store("walk-cut");
     eng_pos p;
     assert_int_equal(eng_parse_fen("B:W6,K11:B4,K21,3", &p, err, sizeof err), 0);
     assert_int_equal(db_bound(F.db5, &p), ENG_DD);
