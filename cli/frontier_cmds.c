@@ -67,9 +67,9 @@ static const char frontier_help[] =
     "usage: checkers frontier ladder [--level] --db DIR [--depth D] [--plies N]\n"
     "                                [--pieces P]\n"
     "       checkers frontier run [--ladder frontier|level] --db DIR [--budget T]\n"
-    "                             [--job-time S] [--workers N] [--openings LIST]\n"
-    "                             [--rungs LIST] [--all] [--untried] [--dir DIR]\n"
-    "                             [--out DIR]\n"
+    "                             [--job-time S] [--workers N] [--pieces P]\n"
+    "                             [--openings LIST] [--rungs LIST] [--all]\n"
+    "                             [--untried] [--dir DIR] [--out DIR]\n"
     "       checkers frontier report [--out DIR]\n"
     "\n"
     "How far from the endgame this machine proves.\n"
@@ -103,7 +103,9 @@ static const char frontier_help[] =
     "        10-16; default DIR proofs/level, default OUT results/level-2-M, M\n"
     "        the largest piece count of the databases); a position that is\n"
     "        the rung of an earlier row too is proved once, the later rows\n"
-    "        taking its result.\n"
+    "        taking its result. --pieces P uses the databases of up to P\n"
+    "        pieces only (default: all DIR holds), as `prove --pieces` does:\n"
+    "        the 2-6 baseline from a folder that holds the 1-7 set.\n"
     "report  rewrites frontier.md and frontier.svg from OUT/frontier.tsv.\n"
     "\n"
     "A rung counts as proved only when the checker accepts the proof of the\n"
@@ -939,6 +941,7 @@ typedef struct fr_run {
     const char *exe;
     double budget;
     long job_s, workers;
+    long pieces; /* --pieces: the databases' piece limit (0: all the folder holds) */
 } fr_run;
 
 /* Runs `checkers prove` for one rung, its output in DIR/NN-PP.log.
@@ -946,7 +949,7 @@ typedef struct fr_run {
 static int
 prove_rung(const fr_run *o, const ops_rung *r, const char *state)
 {
-    char budget[32], job[32], workers[32], log[4400];
+    char budget[32], job[32], workers[32], pieces[32], log[4400];
     snprintf(budget, sizeof budget, "%.0f", o->budget);
     snprintf(job, sizeof job, "%ld", o->job_s);
     snprintf(workers, sizeof workers, "%ld", o->workers);
@@ -971,6 +974,11 @@ prove_rung(const fr_run *o, const ops_rung *r, const char *state)
     argv[n++] = budget;
     argv[n++] = "--workers";
     argv[n++] = workers;
+    if (o->pieces > 0) {
+        snprintf(pieces, sizeof pieces, "%ld", o->pieces);
+        argv[n++] = "--pieces";
+        argv[n++] = pieces;
+    }
     argv[n++] = "--quiet";
     argv[n] = NULL;
     fflush(NULL);
@@ -1111,6 +1119,9 @@ run_cmd(int argc, char **argv)
         } else if (!strcmp(a, "--workers") && more) {
             if ((o.workers = cli_parse_uint("frontier run", "--workers", argv[++i], 1, 256)) < 0)
                 return CLI_EXIT_USAGE;
+        } else if (!strcmp(a, "--pieces") && more) {
+            if ((o.pieces = cli_parse_uint("frontier run", "--pieces", argv[++i], 2, 32)) < 0)
+                return CLI_EXIT_USAGE;
         } else if (!strcmp(a, "--openings") && more) {
             if (parse_list("--openings", argv[++i], 1, OPS_PUBLISHED, open_sel))
                 return CLI_EXIT_USAGE;
@@ -1169,7 +1180,7 @@ run_cmd(int argc, char **argv)
             return CLI_EXIT_USAGE;
         }
     egdb *db;
-    int dbrc = egdb_open(o.db, 0, (size_t)1 << 20, &db, err, sizeof err);
+    int dbrc = egdb_open(o.db, (int)o.pieces, (size_t)1 << 20, &db, err, sizeof err);
     if (dbrc) {
         fprintf(stderr, "checkers frontier run: databases %s: %s\n", o.db, err);
         free(lad);

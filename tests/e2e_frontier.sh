@@ -195,6 +195,17 @@ check "level report: by rung, 12 and 14" 2 \
 $C frontier report --out "$T/results/level-2-5" >/dev/null 2>&1
 check "frontier report on it: exit 0" 0 $?
 check "frontier report keeps the level ladder's report" 1 "$(grep -c '^# Level positions' "$md")"
+# --pieces: the same ladder with the databases of up to 4 pieces only, from the
+# 1-5 folder (a 2-6 baseline from a folder that holds the 1-7 set)
+(cd "$T" && CHECKERS_OPENINGS=$O $C frontier run --ladder level --db "$DB" --pieces 4 \
+    --openings 4 --rungs 12 --budget 2 --workers 1 --job-time 1 --dir "$T/p4") >"$T/p4.out" 2>&1
+check "level run --pieces 4: exit 0" 0 $?
+check "level run --pieces 4: results/level-2-4 by default" 1 \
+    "$(ls "$T/results/level-2-4/frontier.tsv" 2>/dev/null | wc -l)"
+check "level run --pieces 4: the report says 2-4" 1 \
+    "$(grep -c 'Databases: 2-4 pieces' "$T/results/level-2-4/frontier.md" 2>/dev/null)"
+check "level run --pieces 4: the proof used the 2-4 databases" 4 \
+    "$(awk -F'\t' '$1 == 4 && $3 == 12 {print $17}' "$T/results/level-2-4/frontier.tsv")"
 CHECKERS_OPENINGS=$O $F --openings 4 --out "$T/results/level-2-5" >/dev/null 2>"$T/err"
 check "a frontier run into a level table: exit 2" 2 $?
 check "a frontier run into a level table: says so" 1 "$(grep -c 'the results of the level ladder' "$T/err")"
