@@ -124,17 +124,19 @@ compare: all
 FRONTIER_ARGS ?=
 frontier: all
 	@./scripts/ensure-egdb.sh $(EGDB) $(PIECES) ./$(BIN)/checkers
-	./$(BIN)/checkers frontier run --db $(EGDB) --budget $(BUDGET) $(FRONTIER_ARGS)
+	./$(BIN)/checkers frontier run --db $(EGDB) --pieces $(PIECES) --budget $(BUDGET) \
+	    $(FRONTIER_ARGS)
 
 # The level ladder (openings/level.tsv: level positions of 10-16 pieces):
 # every rung proved for BUDGET with two local workers, then
-# results/level-2-N/frontier.md, .tsv and .svg (N: the databases' largest
-# piece count; resumable). The baseline the draw-proving work is measured
-# against: 60 s, 2 workers, every rung (--all).
+# results/level-2-N/frontier.md, .tsv and .svg (N: PIECES, the databases
+# used, default 6, whatever else EGDB holds; resumable). The baseline the
+# draw-proving work is measured against: 60 s, 2 workers, every rung
+# (--all).
 level: all
 	@./scripts/ensure-egdb.sh $(EGDB) $(PIECES) ./$(BIN)/checkers
-	./$(BIN)/checkers frontier run --ladder level --db $(EGDB) --budget $(BUDGET) --workers 2 \
-	    --all $(FRONTIER_ARGS)
+	./$(BIN)/checkers frontier run --ladder level --db $(EGDB) --pieces $(PIECES) \
+	    --budget $(BUDGET) --workers 2 --all $(FRONTIER_ARGS)
 
 # The deepest ladder rung this machine proves in under five minutes
 # (results/frontier.md: opening 14's 14-piece rung, a loss for Black to
