@@ -615,8 +615,9 @@ dfpn_deepen(dfpn_ctx *c, child *rc)
  * is asked for huge pages (MADV_HUGEPAGE: Debian's default transparent
  * huge pages are "madvise", so a plain calloc gets none; the database
  * cache does the same, egdb/cache.c). Measured with `solve --nodes
- * 60000000` on two ten-piece level positions, the same positions valued:
- * 3.0 -> 3.8 and 3.3 -> 3.6 M a second (docs/solver.md). Where the kernel
+ * 60000000` on three ten-piece level positions, the same positions
+ * valued: x1.05 to x1.24 positions a second (docs/solver.md, "The table's
+ * pages"). Where the kernel
  * gives none, it is the same memory with small pages. Zeroed, as
  * calloc's was.
  */
