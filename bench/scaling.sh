@@ -22,6 +22,13 @@
 # others; SCALING_PIECES=N opens them to N pieces, default 6, or 7 for
 # the level set). A pass takes a minute or two (the level set: five to
 # ten); by hand, not in make bench (BENCH_BY_HAND).
+#
+# SCALING_PASSES=N (default 3) runs N rounds of a 1-worker pass then a
+# 2-worker pass, and reports each round's ratio, the ratio of the mean
+# times, and the range: one round says little, since where a draw's job
+# boundaries fall decides which search gets the work the next job
+# resumes, and the same binary has given x1.45 and x3.32 in two rounds
+# (docs/manager.md, scaling on the 2-6 level set).
 set -u
 C=${CHECKERS:-bin/checkers}
 DB=${EGDB:-egdb-data}
@@ -54,10 +61,10 @@ elif [ ${#ROOTS[@]} -eq 0 ]; then
     )
 fi
 now() { date +%s.%N; }
-pass() { # workers
-    local w=$1 total=0 jobs=0 ok=0
+pass() { # workers round
+    local w=$1 n=$2 total=0 jobs=0 ok=0
     for r in "${ROOTS[@]}"; do
-        S="$T/w$w-$(echo "$r" | tr ':,' '__')"
+        S="$T/r$n-w$w-$(echo "$r" | tr ':,' '__')"
         t0=$(now)
         out=$($C prove --fen "$r" --state "$S" --db "$DB" --pieces "$PIECES" --workers "$w" \
             --job-time 5 --budget 600 --quiet 2>/dev/null)
@@ -68,16 +75,29 @@ pass() { # workers
         chk=-
         [ $rc -eq 0 ] && chk=$($C proof check --state "$S" --db "$DB" 2>/dev/null | head -n 1 | cut -f 2)
         [ "$chk" = valid ] && ok=$((ok + 1))
-        printf "%-34s %7d %8.2f %5d  %s (%s)\n" "$r" "$w" "$(echo "$t1 - $t0" | bc)" "${j:-0}" "$res" "$chk"
+        printf "%-34s %5d %7d %8.2f %5d  %s (%s)\n" "$r" "$n" "$w" "$(echo "$t1 - $t0" | bc)" "${j:-0}" "$res" "$chk"
         total=$(echo "$total + $t1 - $t0" | bc)
         jobs=$((jobs + ${j:-0}))
     done
-    printf "%-34s %7d %8.2f %5d  %d of %d proved and checked\n" "all" "$w" "$total" "$jobs" "$ok" "${#ROOTS[@]}"
+    printf "%-34s %5d %7d %8.2f %5d  %d of %d proved and checked\n" "all" "$n" "$w" "$total" "$jobs" "$ok" "${#ROOTS[@]}"
 }
-printf "%-34s %7s %8s %5s  %s\n" root workers wall_s jobs result
-{
-    pass 1
-    pass 2
-} | tee "$T/table"
-awk '$1 == "all" { t[$2] = $3 }
-     END { printf "scaling: %d roots, 1 worker %.1f s, 2 workers %.1f s: x%.2f\n", '"${#ROOTS[@]}"', t[1], t[2], t[1] / t[2] }' "$T/table"
+PASSES=${SCALING_PASSES:-3}
+case $PASSES in '' | *[!0-9]* | 0)
+    echo "scaling.sh: SCALING_PASSES must be a positive whole number, not '$PASSES'" >&2
+    exit 2 ;;
+esac
+printf "%-34s %5s %7s %8s %5s  %s\n" root round workers wall_s jobs result
+for n in $(seq 1 "$PASSES"); do
+    pass 1 "$n"
+    pass 2 "$n"
+done | tee "$T/table"
+awk '$1 == "all" { t[$2, $3] = $4; s[$3] += $4; k[$3]++; if ($2 > r) r = $2 }
+     END {
+         for (n = 1; n <= r; n++) {
+             x = t[n, 1] / t[n, 2]
+             printf "round %d: 1 worker %.1f s, 2 workers %.1f s: x%.2f\n", n, t[n, 1], t[n, 2], x
+             if (n == 1 || x < lo) lo = x
+             if (n == 1 || x > hi) hi = x
+         }
+         printf "scaling: %d roots, %d rounds, mean 1 worker %.1f s, 2 workers %.1f s: x%.2f (rounds x%.2f to x%.2f)\n", '"${#ROOTS[@]}"', r, s[1] / k[1], s[2] / k[2], (s[1] / k[1]) / (s[2] / k[2]), lo, hi
+     }' "$T/table"
