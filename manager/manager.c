@@ -774,6 +774,10 @@ report(mgr *m)
     if (m->cancelled)
         printf("cancelled: %" PRIu64 " jobs in this run, settled elsewhere while in flight\n",
                m->cancelled);
+    if (s.other_jobs)
+        printf("other question: %" PRIu64 " of those jobs (%.1f s) asked the root's other question"
+               " beside the tree's, over all runs\n",
+               s.other_jobs, s.other_ms / 1000.0);
     double run = mgr_now() - m->start;
     printf("time: %.1f s this run, %.1f s in all; manager work %.3f s (%.2f ms a job)\n", run,
            s.seconds, m->handle_seconds,

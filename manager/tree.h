@@ -147,8 +147,15 @@
  *   answered and the tree moves to the second, a job of it in flight
  *   becomes the root's own. What it proves is admitted like any job's
  *   proof: the root's bound, which answers the questions, comes only
- *   from admitted records. Not persisted: after a restart the series
- *   starts again at the first budget (its workers' tables are new too).
+ *   from admitted records. Its jobs answered and their time are kept
+ *   (meta "other_question"), and so is the mark on a job in flight
+ *   ("jobs"), so that after a restart the series goes on at the budget
+ *   it had reached and shares the workers by the time it has had in all
+ *   (when it began again at the first budget, with the tree's time of
+ *   every run against its own of this run, it took the second worker
+ *   whenever the root's job was in flight), and a job of it answered
+ *   late still counts as its own. Only the worker it prefers is not
+ *   kept: the workers of a new run are new.
  *
  * PERSISTENCE (LMDB, directory <state>/tree)
  *   Named databases, little-endian:
@@ -161,8 +168,10 @@
  *             job milliseconds, u64 job nodes, u32 creation order, u32
  *             XXH32 of the key and value bytes 0..27.
  *     "jobs"  key: u64 job id; value: 17-byte position, u8 attacker, u8
- *             goal: every job issued and not yet answered, so that a
- *             result arriving after a restart is still understood.
+ *             goal, u8 1 when the root's other question's (a tree made
+ *             before has no such byte): every job issued and not yet
+ *             answered, so that a result arriving after a restart is
+ *             still understood.
  *     "hist"  key: u64 sample number; value: the root's numbers over time
  *             (f64 seconds, u64 pn, u64 dn, u64 nodes, u64 jobs done,
  *             u64 jobs proved, u8 root bound), for the progress chart.
@@ -266,7 +275,10 @@ typedef struct mt_stats {
     uint64_t root_pn, root_dn;
     uint64_t nodes, expanded, leaves_proven, in_flight;
     uint64_t jobs_done, jobs_proved, jobs_issued;
-    uint64_t widened; /* leaves expanded early for idle workers, this run */
+    uint64_t widened;              /* leaves expanded early for idle workers, this run */
+    uint64_t other_jobs, other_ms; /* the root's other question (THE ROOT'S OTHER
+                                      QUESTION): its jobs answered and their
+                                      milliseconds, over all runs */
     int h;
     int db_pieces;
     uint32_t job_ms, job_max_ms;

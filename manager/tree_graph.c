@@ -631,7 +631,7 @@ void
 mtg_root_early(mt_tree *t)
 {
     mt_node *r = &t->n[0];
-    t->all_job_ms = 0;
+    t->all_job_ms = t->oq_ms; /* kept (THE ROOT'S OTHER QUESTION) */
     for (uint32_t i = 0; i < t->count; i++)
         t->all_job_ms += t->n[i].job_ms;
     if (!t->no_early && !t->no_root_jobs && r->expanded)
@@ -1228,6 +1228,8 @@ mt_stats_get(const mt_tree *t, mt_stats *out)
     out->jobs_proved = t->jobs_proved;
     out->jobs_issued = t->next_job - t->first_job;
     out->widened = t->widened;
+    out->other_jobs = t->oq_jobs;
+    out->other_ms = t->oq_ms;
     out->h = t->h;
     out->db_pieces = t->db_pieces;
     out->job_ms = t->job_ms;

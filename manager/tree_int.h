@@ -139,9 +139,9 @@ struct mt_tree {
     int no_early;                /* mt_create.no_early */
     int no_root_jobs;            /* mt_create.no_root_jobs (kept) */
     uint32_t oq_jobs, oq_worker; /* the root's other question (tree.h, THE ROOT'S
-                                    OTHER QUESTION): its jobs answered and the worker
-                                    that had the last one (this run) */
-    uint64_t oq_ms;              /* and their milliseconds (this run) */
+                                    OTHER QUESTION): its jobs answered (kept) and the
+                                    worker that had the last one (this run) */
+    uint64_t oq_ms;              /* and their milliseconds (kept) */
 
     /* parameters and state (meta) */
     eng_pos root;

@@ -122,6 +122,8 @@ meta_state(mt_tree *t, MDB_txn *txn)
         rc = meta_put(t, txn, "seconds", "%.3f", t->seconds);
     if (!rc)
         rc = meta_put(t, txn, "hist_n", "%" PRIu64, t->hist_n);
+    if (!rc)
+        rc = meta_put(t, txn, "other_question", "%" PRIu32 " %" PRIu64, t->oq_jobs, t->oq_ms);
     /* the store's record count, which only grows: every store write this
      * tree rests on was committed before (STORE AND TREE) */
     uint64_t recs;
@@ -208,10 +210,11 @@ txn_job(mt_tree *t, MDB_txn *txn, void *arg)
 {
     const mt_jobrec *j = arg;
     MDB_val k = {8, (void *)&j->id};
-    uint8_t v[MT_KEY + 2];
+    uint8_t v[MT_KEY + 3];
     pos_key(&t->n[j->node].pos, v);
     v[MT_KEY] = (uint8_t)j->q.attacker;
     v[MT_KEY + 1] = (uint8_t)j->q.target;
+    v[MT_KEY + 2] = (uint8_t)(j->other != 0);
     MDB_val val = {sizeof v, v};
     int rc = mdb_put(txn, t->lm->jobs, &k, &val, 0);
     return rc ? rc : meta_state(t, txn);
@@ -453,6 +456,13 @@ load_meta(mt_tree *t, char *err, size_t errlen)
     if (!bad &&
         (meta_get(t, txn, "records", buf, sizeof buf) || sscanf(buf, "%" SCNu64, &t->records) != 1))
         t->records = 0;
+    /* the root's other question's series (tree.h); a tree made before
+     * it was kept begins it again */
+    if (!bad && (meta_get(t, txn, "other_question", buf, sizeof buf) ||
+                 sscanf(buf, "%" SCNu32 " %" SCNu64, &t->oq_jobs, &t->oq_ms) != 2)) {
+        t->oq_jobs = 0;
+        t->oq_ms = 0;
+    }
     mdb_txn_abort(txn);
     if (bad) {
         static const char *const what[] = {"",        "root",     "goal",     "params",
@@ -532,7 +542,8 @@ load_nodes(mt_tree *t, char *err, size_t errlen)
     if (!out && !mdb_cursor_open(txn, t->lm->jobs, &cur)) {
         for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc;
              rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-            if (k.mv_size != 8 || v.mv_size != MT_KEY + 2)
+            /* MT_KEY + 2: a tree made before the other question's mark */
+            if (k.mv_size != 8 || (v.mv_size != MT_KEY + 2 && v.mv_size != MT_KEY + 3))
                 continue;
             uint64_t id;
             memcpy(&id, k.mv_data, 8);
@@ -552,7 +563,12 @@ load_nodes(mt_tree *t, char *err, size_t errlen)
             }
             const uint8_t *vb = v.mv_data;
             eng_question jq = {vb[MT_KEY], vb[MT_KEY + 1]};
-            t->job[t->njob++] = (mt_jobrec){id, (uint32_t)i, jq, 0, 0, 0};
+            /* marked the other question's, unless the tree has since
+             * gone on to that question: then it is the root's own, as
+             * the question's change made it in that run (tree_graph.c) */
+            int other = v.mv_size == MT_KEY + 3 && vb[MT_KEY + 2] == 1 &&
+                        !(jq.attacker == t->q.attacker && jq.target == t->q.target);
+            t->job[t->njob++] = (mt_jobrec){id, (uint32_t)i, jq, 0, 0, other};
         }
         mdb_cursor_close(cur);
     }

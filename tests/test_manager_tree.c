@@ -466,6 +466,70 @@ pick_other(mt_tree *t, mt_job *k, const eng_pos *root, eng_question want, uint32
     mt_given(t, k->id, 2);
 }
 
+/* THE ROOT'S OTHER QUESTION across a restart: its series goes on at the
+ * budget it had reached, and a job of it issued before the stop and
+ * answered after counts as the other question's, not the root's own. */
+static void
+test_other_question_reopened(void **state)
+{
+    (void)state;
+    const char *fen = "B:W9,K18,K4:BK10,17"; /* a draw (test_root_other_question) */
+    char dir[256], tdir[300], err[512];
+    pst_env *st;
+    eng_pos root;
+    mt_tree *t = budget_tree_of("tree-other-reopen", fen, MT_GOAL_VALUE, 20000, dir, sizeof dir,
+                                tdir, sizeof tdir, &st, &root, 2000, 0);
+    mt_job j, k, l, m, n;
+    mt_stats s;
+    assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+    assert_true(eng_equal(&j.pos, &root));
+    mt_given(t, j.id, 1);
+    eng_question want = {!j.q.attacker, ENG_DRAW};
+    pick_other(t, &k, &root, want, 1000, 0);
+    assert_int_equal(mt_pick(t, &l, err, sizeof err), MT_PICK_JOB);
+    assert_false(eng_equal(&l.pos, &root));
+    mt_given(t, l.id, 3);
+    answer_nothing(t, &k);
+    pick_other(t, &k, &root, want, 2000, 2);
+    /* stopped with three jobs in flight, one of them the other question's */
+    assert_int_equal(mt_check_numbers(t, err, sizeof err), 0);
+    mt_close(t);
+    assert_int_equal(mt_open(tdir, NULL, F.db4, st, &t, err, sizeof err), 0);
+    mt_stats_get(t, &s);
+    assert_int_equal(s.other_jobs, 1);
+    assert_int_equal(s.other_ms, 1000);
+    assert_int_equal(s.jobs_done, 1);
+    /* the root's own series: its first job was never answered */
+    assert_int_equal(mt_pick(t, &m, err, sizeof err), MT_PICK_JOB);
+    assert_true(eng_equal(&m.pos, &root));
+    assert_int_equal(m.q.attacker, j.q.attacker);
+    assert_int_equal(m.time_ms, 1000);
+    mt_given(t, m.id, 1);
+    assert_int_equal(mt_pick(t, &n, err, sizeof err), MT_PICK_JOB);
+    assert_false(eng_equal(&n.pos, &root));
+    mt_given(t, n.id, 3);
+    /* the other question goes on at double its one answered job's budget
+     * (it began again at 1,000 ms before its series was kept); the
+     * workers are new, so it prefers none */
+    pick_other(t, &l, &root, want, 2000, 0);
+    /* the job issued before the stop answers late: the other question's,
+     * not the root's own */
+    answer_nothing(t, &k);
+    mt_stats_get(t, &s);
+    assert_int_equal(s.other_jobs, 2);
+    assert_int_equal(s.other_ms, 3000);
+    answer_nothing(t, &l);
+    answer_nothing(t, &m);
+    answer_nothing(t, &n);
+    mt_stats_get(t, &s);
+    assert_int_equal(s.other_jobs, 3);
+    assert_int_equal(s.other_ms, 5000);
+    assert_int_equal(mt_check_numbers(t, err, sizeof err), 0);
+    mt_close(t);
+    pst_close(st);
+    rm_rf(dir);
+}
+
 /* The other question of a drawn root's value (tree.h, THE ROOT'S OTHER
  * QUESTION): given while the root's own job is in flight, never by one
  * worker alone; answered in either order, the two give the database's
@@ -784,9 +848,13 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_roots),  cmocka_unit_test(test_restart),
-        cmocka_unit_test(test_forged_result), cmocka_unit_test(test_growing_budgets),
-        cmocka_unit_test(test_root_series),   cmocka_unit_test(test_root_other_question),
+        cmocka_unit_test(test_random_roots),
+        cmocka_unit_test(test_restart),
+        cmocka_unit_test(test_forged_result),
+        cmocka_unit_test(test_growing_budgets),
+        cmocka_unit_test(test_root_series),
+        cmocka_unit_test(test_root_other_question),
+        cmocka_unit_test(test_other_question_reopened),
         cmocka_unit_test(test_unwanted_jobs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
