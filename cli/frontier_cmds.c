@@ -93,14 +93,17 @@ static const char frontier_help[] =
     "        independent checker on it. An opening's rungs go from the fewest\n"
     "        pieces up; after one is not proved, the higher ones are skipped\n"
     "        (--all tries them all). State: DIR/NN-PP (default\n"
-    "        proofs/frontier); run again to resume unproved rungs with another\n"
+    "        proofs/frontier with the 1-6 databases, proofs/frontier-2-M with\n"
+    "        1-M); run again to resume unproved rungs with another\n"
     "        budget (proved ones are kept; --untried runs only rungs never\n"
     "        tried, so that every rung has had the same budget). LIST:\n"
     "        \"1,4,7-9\" (openings) or \"8,10\" (rungs). Writes OUT/frontier.tsv,\n"
-    "        frontier.md and frontier.svg (default OUT: results) after every\n"
+    "        frontier.md and frontier.svg (default OUT: results, or\n"
+    "        results/frontier-2-M) after every\n"
     "        rung. Ctrl-C stops cleanly (exit 1); the rung in progress resumes\n"
     "        next time. --ladder level runs openings/level.tsv instead (rungs\n"
-    "        10-16; default DIR proofs/level, default OUT results/level-2-M, M\n"
+    "        10-16; default DIR proofs/level, or proofs/level-2-M, default OUT\n"
+    "        results/level-2-M, M\n"
     "        the largest piece count of the databases); a position that is\n"
     "        the rung of an earlier row too is proved once, the later rows\n"
     "        taking its result. --pieces P uses the databases of up to P\n"
@@ -1186,15 +1189,32 @@ run_cmd(int argc, char **argv)
         free(lad);
         return dbrc == EGDB_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
     }
-    /* the level ladder's results are kept apart by databases: the same
-     * ladder proved with the 2-6 and the 2-7 databases are two baselines */
-    char out_dir[64];
-    snprintf(out_dir, sizeof out_dir, "results/level-2-%d", egdb_max_pieces(db));
+    /* results and states are kept apart by databases: the same ladder
+     * proved with the 2-6 and the 2-7 databases are two baselines, and a
+     * rung's state rests on the databases it began with (`prove` refuses
+     * another --pieces). The 2-6 frontier keeps its first names
+     * (results/, proofs/frontier); the level ladder's results always
+     * named their databases. */
+    int maxp = egdb_max_pieces(db);
     egdb_close(db);
+    char out_dir[64], state_dir[64];
+    if (kind == OPS_LADDER_LEVEL) {
+        snprintf(out_dir, sizeof out_dir, "results/level-2-%d", maxp);
+        snprintf(state_dir, sizeof state_dir, "proofs/level-2-%d", maxp);
+        if (maxp == 6)
+            snprintf(state_dir, sizeof state_dir, "proofs/level");
+    } else {
+        snprintf(out_dir, sizeof out_dir, "results/frontier-2-%d", maxp);
+        snprintf(state_dir, sizeof state_dir, "proofs/frontier-2-%d", maxp);
+        if (maxp == 6) {
+            snprintf(out_dir, sizeof out_dir, "results");
+            snprintf(state_dir, sizeof state_dir, "proofs/frontier");
+        }
+    }
     if (!o.out)
-        o.out = kind == OPS_LADDER_LEVEL ? out_dir : "results";
+        o.out = out_dir;
     if (!o.dir)
-        o.dir = kind == OPS_LADDER_LEVEL ? "proofs/level" : "proofs/frontier";
+        o.dir = state_dir;
     char exe[4096];
     cli_self_exe(exe, sizeof exe, argv[0]);
     o.exe = exe;

@@ -307,6 +307,16 @@ cli_prove(int argc, char **argv)
         return CLI_EXIT_DAMAGED;
     }
     int exists = irc == 0;
+    /* a proof rests on the databases it was begun with: a resume with
+     * --pieces of another count would be reported as that count's */
+    if (exists && pieces > 0 && have_pieces > 0 && pieces != have_pieces) {
+        fprintf(stderr,
+                "checkers prove: the proof in %s rests on the %d-piece databases, and "
+                "--pieces %ld asks for %ld; resume it without --pieces (or with --pieces %d), "
+                "or give another --state\n",
+                state, have_pieces, pieces, pieces, have_pieces);
+        return CLI_EXIT_USAGE;
+    }
     /* a resume needs only the state: the databases are where they were */
     if (exists && !db && have_pieces > 0 && have_db[0])
         db = have_db;

@@ -37,6 +37,11 @@ check "no row CONTRADICTS" 0 "$(grep -c '| CONTRADICTS |' "$T/res/compare-19.md"
 $C prove --fen 'B:W30,31,K19:B6,K12' --state "$T/small" --db "$DB" --pieces 4 --workers 1 \
     --job-nodes 3000 --quiet >/dev/null 2>&1
 check "a small proof" 0 $?
+# resumed with databases of another count: refused, not reported as theirs
+$C prove --state "$T/small" --db "$DB" --pieces 5 --workers 1 --quiet >/dev/null 2>"$T/err"
+check "prove --pieces 5 on a 2-4 proof: exit 2" 2 $?
+check "prove --pieces 5 on a 2-4 proof: says so" 1 \
+    "$(grep -c 'rests on the 4-piece databases, and --pieces 5' "$T/err")"
 $C compare --state "$T/small" --db "$DB" --out "$T/res2" >/dev/null 2>"$T/err"
 check "compare: not an opening, exit 2" 2 $?
 check "compare: says so" 1 "$(grep -c 'not the position of any of the 19' "$T/err")"
@@ -183,8 +188,8 @@ check "level run: rung 12 proved or open ($st)" 1 "$r"
 check "level run: rung 14 takes rung 12's result" \
     "$(awk -F'\t' '$1 == 4 && $3 == 12 {print $6, $7, $9, $10}' "$ltsv")" \
     "$(awk -F'\t' '$1 == 4 && $3 == 14 {print $6, $7, $9, $10}' "$ltsv")"
-check "level run: the position proved once (one state)" "04-12" \
-    "$(find "$T/proofs/level" -mindepth 1 -maxdepth 1 -type d -printf '%f\n')"
+check "level run: the position proved once (one state, in proofs/level-2-5)" "04-12" \
+    "$(find "$T/proofs/level-2-5" -mindepth 1 -maxdepth 1 -type d -printf '%f\n')"
 check "level run: says so" 1 "$(grep -c 'rung 14 (12 pieces): the position of opening 4, rung 12' "$T/lr.out")"
 md=$T/results/level-2-5/frontier.md
 check "level report: the title" 1 "$(grep -c '^# Level positions' "$md")"
@@ -198,8 +203,10 @@ check "frontier report keeps the level ladder's report" 1 "$(grep -c '^# Level p
 # --pieces: the same ladder with the databases of up to 4 pieces only, from the
 # 1-5 folder (a 2-6 baseline from a folder that holds the 1-7 set)
 (cd "$T" && CHECKERS_OPENINGS=$O $C frontier run --ladder level --db "$DB" --pieces 4 \
-    --openings 4 --rungs 12 --budget 2 --workers 1 --job-time 1 --dir "$T/p4") >"$T/p4.out" 2>&1
+    --openings 4 --rungs 12 --budget 2 --workers 1 --job-time 1) >"$T/p4.out" 2>&1
 check "level run --pieces 4: exit 0" 0 $?
+check "level run --pieces 4: its states in proofs/level-2-4 by default" 1 \
+    "$(ls -d "$T"/proofs/level-2-4/04-12 2>/dev/null | wc -l)"
 check "level run --pieces 4: results/level-2-4 by default" 1 \
     "$(ls "$T/results/level-2-4/frontier.tsv" 2>/dev/null | wc -l)"
 check "level run --pieces 4: the report says 2-4" 1 \
