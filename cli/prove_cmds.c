@@ -30,7 +30,7 @@ static const char prove_help[] =
     "                      [--status-port [HOST:]P [--status-token-file F]]\n"
     "                      [--seed-line \"MOVES\"] [--pieces N]\n"
     "                      [--job-time S] [--job-max S] [--job-nodes N] [--threshold H]\n"
-    "                      [--step D]\n"
+    "                      [--step D] [--leaf-step D]\n"
     "                      [--max-proof-records N] [--max-connections N]\n"
     "       checkers prove --state DIR [--db DIR] [--workers N] [...]   (resume)\n"
     "\n"
@@ -85,6 +85,11 @@ static const char prove_help[] =
     "  --threshold H    first heuristic threshold h, hundredths of a man (200)\n"
     "  --step D         h grows by D when the root is resolved provisionally\n"
     "                   (200); the answer never rests on a heuristic leaf\n"
+    "  --leaf-step D    an open leaf's proof or disproof number grows by one\n"
+    "                   per D hundredths of a man its score lies below or\n"
+    "                   above what the question needs (default 50); 0: every\n"
+    "                   open leaf counts 1 and 1 (uniform numbers); this run\n"
+    "                   only, never changes an answer\n"
     "  --quiet          no progress line\n"
     "\n"
     "Nothing a worker sends is written before the checker has proven it: a\n"
@@ -191,6 +196,7 @@ cli_prove(int argc, char **argv)
     long acf = 0, workers = -1, status_port = 0, pieces = 0, cache_mb = 512, thr = 200, step = 200,
          job_s = 30, job_max_s = 0;
     long long job_nodes = 0, max_proof = 0, max_conns = 0;
+    long leaf_step = -1;
     int goal = MT_GOAL_VALUE, quiet = 0, goal_given = 0, no_root_jobs = 0;
     double budget = 0;
     for (int i = 1; i < argc; i++) {
@@ -272,6 +278,9 @@ cli_prove(int argc, char **argv)
                 return CLI_EXIT_USAGE;
         } else if (!strcmp(o, "--step") && more) {
             if ((step = cli_parse_uint("prove", "--step", argv[++i], 1, MT_H_INF)) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (!strcmp(o, "--leaf-step") && more) {
+            if ((leaf_step = cli_parse_uint("prove", "--leaf-step", argv[++i], 0, MT_H_INF)) < 0)
                 return CLI_EXIT_USAGE;
         } else if (!strcmp(o, "--quiet")) {
             quiet = 1;
@@ -419,7 +428,10 @@ cli_prove(int argc, char **argv)
                    .quiet = quiet,
                    .cmdline = cont,
                    .max_proof = (size_t)max_proof,
-                   .max_conns = (int)max_conns};
+                   .max_conns = (int)max_conns,
+                   .leaf_step = leaf_step < 0    ? 0
+                                : leaf_step == 0 ? -1
+                                                 : (int)leaf_step};
     return mgr_run(&mo);
 }
 

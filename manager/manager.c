@@ -976,6 +976,13 @@ mgr_run(const mgr_opts *o)
                : rc == MT_ENOSPC || rc == MT_EIO                    ? MGR_STOPPED
                                                                     : MGR_USAGE;
     }
+    if (o->leaf_step && (rc = mt_set_leaf_step(m.tree, o->leaf_step, err, sizeof err))) {
+        fprintf(stderr, "checkers prove: %s\n", err);
+        mt_close(m.tree);
+        egdb_close(m.db);
+        pst_close(m.store);
+        return rc == MT_ENOSPC || rc == MT_EIO ? MGR_STOPPED : MGR_DAMAGED;
+    }
     mt_stats s;
     mt_stats_get(m.tree, &s);
     if (m.db && egdb_max_pieces(m.db) < s.db_pieces) {

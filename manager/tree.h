@@ -65,11 +65,29 @@
  *
  * THRESHOLD ITERATION (seed 003, section 3.4)
  *   A leaf whose heuristic score for X exceeds h counts as provisionally
- *   proven, one below -h provisionally disproven; the others get pn = dn
- *   = 1. When the root is resolved provisionally, h rises by its step and
+ *   proven, one below -h provisionally disproven; the others get numbers
+ *   from their scores (LEAF NUMBERS). When the root is resolved
+ *   provisionally, h rises by its step and
  *   the numbers are recomputed; past MT_H_INF nothing is provisional. The
  *   answer is only ever read from the root's bound, never from numbers:
  *   it cannot rest on a heuristic leaf.
+ *
+ * LEAF NUMBERS (issue 21: initial numbers from the evaluation)
+ *   An open leaf's numbers come from its heuristic score sx for X, as
+ *   df-pn's new positions' do (prover/dfpn.c, INITIAL NUMBERS): the
+ *   further sx lies below what the question needs (MT_LEAF_NEED: +30 for
+ *   a win, -30 for at least a draw), the larger its proof number, one
+ *   more per leaf_step hundredths of a man (MT_LEAF_STEP); the further
+ *   above, the larger its disproof number; the other number is 1, and
+ *   neither passes MT_LEAF_MAX. So an AND node's most-proving child is the
+ *   defender's best reply by the scores, and an OR node's the attacker's
+ *   best move, where uniform numbers (pn = dn = 1, Chinook's, and this
+ *   tree's before) made an AND node's proof number its count of open
+ *   children and chose among equals by order. Numbers never decide a
+ *   bound, so this changes which leaf is worked next, never an answer.
+ *   mt_set_leaf_step sets the step for a run (not kept: numbers are not
+ *   stored, and every open computes them afresh); a step below 0 gives
+ *   the uniform numbers. Measured in docs/manager.md, "Leaf numbers".
  *
  * JOBS IN FLIGHT (virtual equivalence plus flagging)
  *   A leaf given to a worker keeps its numbers (virtual equivalence: the
@@ -203,6 +221,9 @@
 #define MT_SCORE_DEPTH 6           /* plies of a new node's heuristic score */
 #define MT_SCORE_NODES 4000        /* and its alpha-beta node cap */
 #define MT_SCORES_MAX 256          /* children's scores one result may bring */
+#define MT_LEAF_STEP 50            /* LEAF NUMBERS: one more per 50 hundredths of a man */
+#define MT_LEAF_NEED 30            /* what a win needs (-30: at least a draw) */
+#define MT_LEAF_MAX 64             /* a leaf's numbers at most */
 
 enum mt_err {
     MT_OK = 0,
@@ -419,6 +440,14 @@ void mt_stats_get(const mt_tree *t, mt_stats *out);
  * MT_ESTORE (the check could not run: a damaged record or database).
  */
 int mt_check_root(mt_tree *t, char *err, size_t errlen);
+
+/*
+ * mt_set_leaf_step - the step of LEAF NUMBERS for this run: step > 0
+ * hundredths of a man per unit, 0 the default (MT_LEAF_STEP), < 0 the
+ * uniform numbers (every open leaf pn = dn = 1). Recomputes every node's
+ * numbers (one whole pass). RETURN 0 or MT_E* (a write of the pass).
+ */
+int mt_set_leaf_step(mt_tree *t, int step, char *err, size_t errlen);
 
 /* mt_check_numbers - for tests: runs a whole pass and compares every
  * node's bound, numbers and flag with what the incremental updates left

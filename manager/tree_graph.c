@@ -357,6 +357,25 @@ node_busy(const mt_node *n, int kids_busy)
     return n->early ? n->inflight && kids_busy : n->inflight || kids_busy;
 }
 
+/* LEAF NUMBERS (tree.h): an open leaf's numbers from its score. */
+static void
+leaf_numbers(const mt_tree *t, const mt_node *n, uint64_t *pn, uint64_t *dn)
+{
+    *pn = *dn = 1;
+    int step = t->leaf_step ? t->leaf_step : MT_LEAF_STEP;
+    if (step < 0)
+        return;
+    int sx = n->pos.stm == t->q.attacker ? n->score : -n->score;
+    int m = sx - (t->q.target == ENG_WIN ? MT_LEAF_NEED : -MT_LEAF_NEED);
+    uint64_t k = 1 + (uint64_t)(m < 0 ? -m : m) / (uint64_t)step;
+    if (k > MT_LEAF_MAX)
+        k = MT_LEAF_MAX;
+    if (m < 0)
+        *pn = k;
+    else
+        *dn = k;
+}
+
 /*
  * Node i's bound (its own met with the negamax of its children's), its
  * numbers and its flag, from its children as they stand.
@@ -397,7 +416,7 @@ node_eval(mt_tree *t, uint32_t i)
         n->pn = MT_INF;
         n->dn = 0;
     } else if (!n->expanded || n->nkid == 0) {
-        n->pn = n->dn = 1;
+        leaf_numbers(t, n, &n->pn, &n->dn);
         if (n->inflight) {
             n->flagged = 1;
         } else if (t->h < MT_H_INF) {
@@ -590,6 +609,13 @@ mt_check_numbers(mt_tree *t, char *err, size_t errlen)
     }
     free(keep);
     return rc;
+}
+
+int
+mt_set_leaf_step(mt_tree *t, int step, char *err, size_t errlen)
+{
+    t->leaf_step = step;
+    return mtg_pass(t, err, errlen);
 }
 
 /* ---- creating ------------------------------------------------------------------ */

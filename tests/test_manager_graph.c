@@ -13,7 +13,8 @@
  * Notation in the comments: a node is "pn/dn"; B nodes have Black to move,
  * W nodes White. Every question here is "does Black win", so B nodes are
  * OR nodes (pn = min, dn = sum) and W nodes AND nodes (pn = sum, dn = min);
- * an open leaf is 1/1, a proven node 0/INF, a disproven one INF/0.
+ * an open leaf is 1/1 (uniform numbers, but in test_leaf_numbers), a
+ * proven node 0/INF, a disproven one INF/0.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -79,6 +80,9 @@ mem_tree(int job_max_ms, const char *fen)
     assert_int_equal(t->n[0].own, ENG_LW); /* the root has moves */
     assert_int_equal(t->q.attacker, r.stm);
     assert_int_equal(t->q.target, ENG_WIN);
+    if (!fen) /* hand-worked numbers: every open leaf 1/1 (test_leaf_numbers
+                 checks the scores' numbers) */
+        t->leaf_step = -1;
     return t;
 }
 
@@ -372,6 +376,84 @@ test_shared_and_threshold(void **state)
 }
 
 /*
+ * LEAF NUMBERS (tree.h): an open leaf's numbers from its score, for the
+ * question "does Black win" (a win needs +30): one more per 50.
+ *
+ *          R (B)
+ *       /    |     \
+ *    A (W)  B (W)  G (W)
+ *    /   \    |
+ *  C(B)  D(B) E(B)
+ *
+ * Scores, each for its side to move: C +130, D -70, E +30, G +80 (White's).
+ * C: 130 - 30 = 100 above, dn 1 + 100/50 = 3: 1/3. D: 100 below: 3/1.
+ * E: exactly what a win needs: 1/1. G: -80 for Black, 110 below: 3/1.
+ * A (AND) = 1+3 = 4 / min(3,1) = 1; B = 1/1; R (OR) = min(4,1,3) = 1 /
+ * 1+1+1 = 3.
+ */
+static void
+test_leaf_numbers(void **state)
+{
+    (void)state;
+    enum { R, A, B, G, C, D, E };
+    mt_tree *t = mem_tree(BIG_BUDGET, NULL);
+    t->leaf_step = 0; /* the default step */
+    add_nodes(t, "WWWBBB");
+    kids(t, R, (uint32_t[]){A, B, G}, 3);
+    kids(t, A, (uint32_t[]){C, D}, 2);
+    kids(t, B, (uint32_t[]){E}, 1);
+    t->n[C].score = 130;
+    t->n[D].score = -70;
+    t->n[E].score = 30;
+    t->n[G].score = 80;
+    pass(t);
+    numbers(t, C, 1, 3, 0);
+    numbers(t, D, 3, 1, 0);
+    numbers(t, E, 1, 1, 0);
+    numbers(t, G, 3, 1, 0);
+    numbers(t, A, 4, 1, 0);
+    numbers(t, B, 1, 1, 0);
+    numbers(t, R, 1, 3, 0);
+
+    /* The pick follows the numbers: R -> B (pn 1) -> E. Its job leaves E
+     * open with a score of -20: 50 below, 2/1; B = 2/1, R = min(4,2,3) =
+     * 2 / 3, and the incremental update agrees with a whole pass. */
+    uint64_t id = pick(t, E)->id;
+    answer(t, id, ENG_LW, -20, 1);
+    numbers(t, E, 2, 1, 0);
+    numbers(t, B, 2, 1, 0);
+    numbers(t, R, 2, 3, 0);
+    same_as_pass(t);
+
+    /* Numbers never pass MT_LEAF_MAX: C at +32000 is 1/MT_LEAF_MAX. */
+    t->n[C].score = 32000;
+    pass(t);
+    numbers(t, C, 1, MT_LEAF_MAX, 0);
+    numbers(t, A, 1 + 3, 1, 0);
+
+    /* "Does Black at least draw" needs -30: D (-70) is 40 below, 1 + 40/50
+     * = 1: 1/1; E (-20) is 10 above: 1/1; C +32000 capped as before. */
+    t->q.target = ENG_DRAW;
+    pass(t);
+    numbers(t, D, 1, 1, 0);
+    numbers(t, E, 1, 1, 0);
+    numbers(t, C, 1, MT_LEAF_MAX, 0);
+
+    /* A step of 20: D is 2 below (1 + 40/20 = 3/1). Uniform (< 0): every
+     * open leaf 1/1, A = 2/1, R = 1/3. */
+    char err[256] = "";
+    ok(mt_set_leaf_step(t, 20, err, sizeof err), "mt_set_leaf_step", err);
+    numbers(t, D, 3, 1, 0);
+    ok(mt_set_leaf_step(t, -1, err, sizeof err), "mt_set_leaf_step", err);
+    numbers(t, C, 1, 1, 0);
+    numbers(t, D, 1, 1, 0);
+    numbers(t, A, 2, 1, 0);
+    numbers(t, R, 1, 3, 0);
+    same_as_pass(t);
+    mt_close(t);
+}
+
+/*
  * A cycle: P and Q lead to each other (kings can repeat a position).
  *
  *   R (B) -> P (W) -> Q (B) -> P
@@ -606,6 +688,7 @@ main(void)
         cmocka_unit_test(test_transposition), cmocka_unit_test(test_shared_and_threshold),
         cmocka_unit_test(test_cycle),         cmocka_unit_test(test_real_capture),
         cmocka_unit_test(test_growth),        cmocka_unit_test(test_early_expansion),
+        cmocka_unit_test(test_leaf_numbers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
