@@ -153,8 +153,15 @@ solve_thread(void *arg)
     r->bound = ENG_LW;
     r->status = MGP_BUDGET;
     int dbp = w->db ? w->db_pieces : 0;
-    /* alpha-beta first: a score for the tree, the order of the queries */
-    ab_opts ao = {.db = w->db, .db_pieces = dbp, .time_limit = budget * 0.15, .stop = &w->stop};
+    /* alpha-beta first: a score for the tree, the order of the queries;
+     * 15% of the job's time, and of its node limit when it has one, so
+     * that a job bounded by positions gives the same answer and score on
+     * any machine, however loaded (bench/leafnums.sh compares runs so) */
+    ab_opts ao = {.db = w->db,
+                  .db_pieces = dbp,
+                  .time_limit = budget * 0.15,
+                  .node_limit = j.node_limit ? j.node_limit * 15 / 100 + 1 : 0,
+                  .stop = &w->stop};
     ab_result ar;
     int hint = 0;
     if (w->ab && ab_search(w->ab, &j.pos, &ao, &ar) == 0) {
