@@ -85,11 +85,13 @@ static const char prove_help[] =
     "  --threshold H    first heuristic threshold h, hundredths of a man (200)\n"
     "  --step D         h grows by D when the root is resolved provisionally\n"
     "                   (200); the answer never rests on a heuristic leaf\n"
-    "  --leaf-step D    an open leaf's proof or disproof number grows by one\n"
-    "                   per D hundredths of a man its score lies below or\n"
-    "                   above what the question needs (default 50); 0: every\n"
-    "                   open leaf counts 1 and 1 (uniform numbers); this run\n"
-    "                   only, never changes an answer\n"
+    "  --leaf-step D    numbers from the scores: an open leaf's proof or\n"
+    "                   disproof number grows by one per D hundredths of a\n"
+    "                   man its score lies below or above what the question\n"
+    "                   needs (50 was measured: fewer jobs on decided roots,\n"
+    "                   but a level draw lost; docs/manager.md); default 0:\n"
+    "                   every open leaf counts 1 and 1; this run only, never\n"
+    "                   changes an answer\n"
     "  --quiet          no progress line\n"
     "\n"
     "Nothing a worker sends is written before the checker has proven it: a\n"
@@ -196,7 +198,7 @@ cli_prove(int argc, char **argv)
     long acf = 0, workers = -1, status_port = 0, pieces = 0, cache_mb = 512, thr = 200, step = 200,
          job_s = 30, job_max_s = 0;
     long long job_nodes = 0, max_proof = 0, max_conns = 0;
-    long leaf_step = -1;
+    long leaf_step = 0;
     int goal = MT_GOAL_VALUE, quiet = 0, goal_given = 0, no_root_jobs = 0;
     double budget = 0;
     for (int i = 1; i < argc; i++) {
@@ -429,9 +431,7 @@ cli_prove(int argc, char **argv)
                    .cmdline = cont,
                    .max_proof = (size_t)max_proof,
                    .max_conns = (int)max_conns,
-                   .leaf_step = leaf_step < 0    ? 0
-                                : leaf_step == 0 ? -1
-                                                 : (int)leaf_step};
+                   .leaf_step = (int)leaf_step};
     return mgr_run(&mo);
 }
 

@@ -976,7 +976,7 @@ mgr_run(const mgr_opts *o)
                : rc == MT_ENOSPC || rc == MT_EIO                    ? MGR_STOPPED
                                                                     : MGR_USAGE;
     }
-    if (o->leaf_step && (rc = mt_set_leaf_step(m.tree, o->leaf_step, err, sizeof err))) {
+    if (o->leaf_step > 0 && (rc = mt_set_leaf_step(m.tree, o->leaf_step, err, sizeof err))) {
         fprintf(stderr, "checkers prove: %s\n", err);
         mt_close(m.tree);
         egdb_close(m.db);

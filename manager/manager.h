@@ -121,7 +121,7 @@ typedef struct mgr_opts {
     int max_conns;                 /* connections at once (0: MGR_MAX_CONNS); more are
                                       refused, logged once a second */
     int leaf_step;                 /* mt_set_leaf_step's step for this run (0: the
-                                      default; < 0: uniform leaf numbers) */
+                                      default, uniform leaf numbers) */
 } mgr_opts;
 
 /* Records one job may send unless --max-proof-records says otherwise: a

@@ -73,21 +73,24 @@
  *   it cannot rest on a heuristic leaf.
  *
  * LEAF NUMBERS (issue 21: initial numbers from the evaluation)
- *   An open leaf's numbers come from its heuristic score sx for X, as
- *   df-pn's new positions' do (prover/dfpn.c, INITIAL NUMBERS): the
- *   further sx lies below what the question needs (MT_LEAF_NEED: +30 for
- *   a win, -30 for at least a draw), the larger its proof number, one
- *   more per leaf_step hundredths of a man (MT_LEAF_STEP); the further
+ *   By default every open leaf inside the threshold counts pn = dn = 1
+ *   (Chinook's uniform numbers: an AND node's proof number is then its
+ *   count of open children). With a step (mt_set_leaf_step, `prove
+ *   --leaf-step D`) the numbers come from the leaf's heuristic score sx
+ *   for X instead, as df-pn's new positions' do (prover/dfpn.c, INITIAL
+ *   NUMBERS): the further sx lies below what the question needs
+ *   (MT_LEAF_NEED: +30 for a win, -30 for at least a draw), the larger
+ *   its proof number, one more per step hundredths of a man; the further
  *   above, the larger its disproof number; the other number is 1, and
- *   neither passes MT_LEAF_MAX. So an AND node's most-proving child is the
- *   defender's best reply by the scores, and an OR node's the attacker's
- *   best move, where uniform numbers (pn = dn = 1, Chinook's, and this
- *   tree's before) made an AND node's proof number its count of open
- *   children and chose among equals by order. Numbers never decide a
- *   bound, so this changes which leaf is worked next, never an answer.
- *   mt_set_leaf_step sets the step for a run (not kept: numbers are not
- *   stored, and every open computes them afresh); a step below 0 gives
- *   the uniform numbers. Measured in docs/manager.md, "Leaf numbers".
+ *   neither passes MT_LEAF_MAX. Numbers never decide a bound, so either
+ *   way only the order of the work changes, never an answer.
+ *   Not the default: on ten roots of 8-12 pieces proved by the tree
+ *   alone (bench/leafnums.sh, jobs bounded by positions, so the same
+ *   from run to run), a step of 50 took 42% fewer jobs on the seven both
+ *   settled within 300 s, but left open two that the uniform numbers
+ *   settle, one of them the only level draw of the set; 100 lost the
+ *   same two (docs/manager.md, "Leaf numbers"). Not kept in the state:
+ *   numbers are not stored, every open computes them afresh.
  *
  * JOBS IN FLIGHT (virtual equivalence plus flagging)
  *   A leaf given to a worker keeps its numbers (virtual equivalence: the
@@ -221,7 +224,7 @@
 #define MT_SCORE_DEPTH 6           /* plies of a new node's heuristic score */
 #define MT_SCORE_NODES 4000        /* and its alpha-beta node cap */
 #define MT_SCORES_MAX 256          /* children's scores one result may bring */
-#define MT_LEAF_STEP 50            /* LEAF NUMBERS: one more per 50 hundredths of a man */
+#define MT_LEAF_STEP 50            /* LEAF NUMBERS: the step measured (not the default) */
 #define MT_LEAF_NEED 30            /* what a win needs (-30: at least a draw) */
 #define MT_LEAF_MAX 64             /* a leaf's numbers at most */
 
@@ -442,10 +445,11 @@ void mt_stats_get(const mt_tree *t, mt_stats *out);
 int mt_check_root(mt_tree *t, char *err, size_t errlen);
 
 /*
- * mt_set_leaf_step - the step of LEAF NUMBERS for this run: step > 0
- * hundredths of a man per unit, 0 the default (MT_LEAF_STEP), < 0 the
- * uniform numbers (every open leaf pn = dn = 1). Recomputes every node's
- * numbers (one whole pass). RETURN 0 or MT_E* (a write of the pass).
+ * mt_set_leaf_step - LEAF NUMBERS for this run: step > 0 numbers from the
+ * scores, one more per step hundredths of a man; step <= 0 the uniform
+ * numbers (every open leaf pn = dn = 1), the default of every tree opened.
+ * Recomputes every node's numbers (one whole pass).
+ * RETURN 0 or MT_E* (a write of the pass).
  */
 int mt_set_leaf_step(mt_tree *t, int step, char *err, size_t errlen);
 

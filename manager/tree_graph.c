@@ -362,8 +362,8 @@ static void
 leaf_numbers(const mt_tree *t, const mt_node *n, uint64_t *pn, uint64_t *dn)
 {
     *pn = *dn = 1;
-    int step = t->leaf_step ? t->leaf_step : MT_LEAF_STEP;
-    if (step < 0)
+    int step = t->leaf_step;
+    if (step <= 0) /* uniform, the default */
         return;
     int sx = n->pos.stm == t->q.attacker ? n->score : -n->score;
     int m = sx - (t->q.target == ENG_WIN ? MT_LEAF_NEED : -MT_LEAF_NEED);

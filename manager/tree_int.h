@@ -137,8 +137,9 @@ struct mt_tree {
     uint64_t all_job_ms;         /* milliseconds of every answered job, all nodes
                                     (the root's turn: tree.h, THE ROOT'S OWN JOBS) */
     int no_early;                /* mt_create.no_early */
-    int leaf_step;               /* tree.h, LEAF NUMBERS: 0 MT_LEAF_STEP, < 0
-                                    uniform (mt_set_leaf_step; not kept) */
+    int leaf_step;               /* tree.h, LEAF NUMBERS: <= 0 uniform (the
+                                    default), else the step (mt_set_leaf_step;
+                                    not kept) */
     int no_root_jobs;            /* mt_create.no_root_jobs (kept) */
     uint32_t oq_jobs, oq_worker; /* the root's other question (tree.h, THE ROOT'S
                                     OTHER QUESTION): its jobs answered (kept) and the

@@ -80,9 +80,7 @@ mem_tree(int job_max_ms, const char *fen)
     assert_int_equal(t->n[0].own, ENG_LW); /* the root has moves */
     assert_int_equal(t->q.attacker, r.stm);
     assert_int_equal(t->q.target, ENG_WIN);
-    if (!fen) /* hand-worked numbers: every open leaf 1/1 (test_leaf_numbers
-                 checks the scores' numbers) */
-        t->leaf_step = -1;
+    assert_int_equal(t->leaf_step, 0); /* uniform numbers: every open leaf 1/1 */
     return t;
 }
 
@@ -397,7 +395,7 @@ test_leaf_numbers(void **state)
     (void)state;
     enum { R, A, B, G, C, D, E };
     mt_tree *t = mem_tree(BIG_BUDGET, NULL);
-    t->leaf_step = 0; /* the default step */
+    t->leaf_step = MT_LEAF_STEP; /* numbers from the scores, one more per 50 */
     add_nodes(t, "WWWBBB");
     kids(t, R, (uint32_t[]){A, B, G}, 3);
     kids(t, A, (uint32_t[]){C, D}, 2);
@@ -439,12 +437,12 @@ test_leaf_numbers(void **state)
     numbers(t, E, 1, 1, 0);
     numbers(t, C, 1, MT_LEAF_MAX, 0);
 
-    /* A step of 20: D is 2 below (1 + 40/20 = 3/1). Uniform (< 0): every
+    /* A step of 20: D is 2 below (1 + 40/20 = 3/1). Uniform (0): every
      * open leaf 1/1, A = 2/1, R = 1/3. */
     char err[256] = "";
     ok(mt_set_leaf_step(t, 20, err, sizeof err), "mt_set_leaf_step", err);
     numbers(t, D, 3, 1, 0);
-    ok(mt_set_leaf_step(t, -1, err, sizeof err), "mt_set_leaf_step", err);
+    ok(mt_set_leaf_step(t, 0, err, sizeof err), "mt_set_leaf_step", err);
     numbers(t, C, 1, 1, 0);
     numbers(t, D, 1, 1, 0);
     numbers(t, A, 2, 1, 0);
