@@ -47,7 +47,7 @@ if [ ${#ROOTS[@]} -eq 0 ]; then
         'B:W12,21,23,24,25,K8:B7,9,14,15'
     )
 fi
-now() { date +%s.%N; }
+. "$(dirname "$0")/prove_lib.sh"
 printf "%-42s %5s %8s %6s  %s\n" root step wall_s jobs result
 i=0
 k=0
@@ -56,19 +56,10 @@ for r in "${ROOTS[@]}"; do
     for s in "${STEPS[@]}"; do
         k=$((k + 1))
         S="$T/r$i-s$s-$k" # a new state for every run, the same step twice too
-        t0=$(now)
-        out=$($C prove --fen "$r" --state "$S" --db "$DB" --pieces "$PIECES" --workers 1 \
-            --no-root-jobs --job-nodes "$NODES" --job-time 60 --leaf-step "$s" \
-            --budget "$BUDGET" --quiet 2>/dev/null)
-        rc=$?
-        t1=$(now)
-        j=$(echo "$out" | sed -n 's/.*jobs: \([0-9]*\) answered.*/\1/p')
-        res=$(echo "$out" | head -n 1 | cut -f 2)
-        chk=-
-        [ $rc -eq 0 ] && chk=$($C proof check --state "$S" --db "$DB" 2>/dev/null | head -n 1 | cut -f 2)
-        printf "%-42s %5s %8.2f %6d  %s (%s)\n" "$r" "$s" "$(echo "$t1 - $t0" | bc)" "${j:-0}" \
-            "${res:-?}" "$chk"
-        echo "$i $s $(echo "$t1 - $t0" | bc) ${j:-0} $([ "$chk" = valid ] && echo 1 || echo 0)" >>"$T/rows"
+        prove_root "$S" "$r" --pieces "$PIECES" --workers 1 --no-root-jobs --job-nodes "$NODES" \
+            --job-time 60 --leaf-step "$s" --budget "$BUDGET"
+        printf "%-42s %5s %8.2f %6d  %s (%s)\n" "$r" "$s" "$P_WALL" "$P_JOBS" "${P_RESULT:-?}" "$P_CHECK"
+        echo "$i $s $P_WALL $P_JOBS $([ "$P_CHECK" = valid ] && echo 1 || echo 0)" >>"$T/rows"
     done
 done
 awk -v nsteps="${#STEPS[@]}" '

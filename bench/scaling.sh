@@ -60,24 +60,16 @@ elif [ ${#ROOTS[@]} -eq 0 ]; then
         'B:W8,21,22,32,K4,K24:B13,23,28,K31'
     )
 fi
-now() { date +%s.%N; }
+. "$(dirname "$0")/prove_lib.sh"
 pass() { # workers round
     local w=$1 n=$2 total=0 jobs=0 ok=0
     for r in "${ROOTS[@]}"; do
         S="$T/r$n-w$w-$(echo "$r" | tr ':,' '__')"
-        t0=$(now)
-        out=$($C prove --fen "$r" --state "$S" --db "$DB" --pieces "$PIECES" --workers "$w" \
-            --job-time 5 --budget 600 --quiet 2>/dev/null)
-        rc=$?
-        t1=$(now)
-        j=$(echo "$out" | sed -n 's/.*jobs: \([0-9]*\) answered.*/\1/p')
-        res=$(echo "$out" | head -n 1 | cut -f 2)
-        chk=-
-        [ $rc -eq 0 ] && chk=$($C proof check --state "$S" --db "$DB" 2>/dev/null | head -n 1 | cut -f 2)
-        [ "$chk" = valid ] && ok=$((ok + 1))
-        printf "%-34s %5d %7d %8.2f %5d  %s (%s)\n" "$r" "$n" "$w" "$(echo "$t1 - $t0" | bc)" "${j:-0}" "$res" "$chk"
-        total=$(echo "$total + $t1 - $t0" | bc)
-        jobs=$((jobs + ${j:-0}))
+        prove_root "$S" "$r" --pieces "$PIECES" --workers "$w" --job-time 5 --budget 600
+        [ "$P_CHECK" = valid ] && ok=$((ok + 1))
+        printf "%-34s %5d %7d %8.2f %5d  %s (%s)\n" "$r" "$n" "$w" "$P_WALL" "$P_JOBS" "$P_RESULT" "$P_CHECK"
+        total=$(echo "$total + $P_WALL" | bc)
+        jobs=$((jobs + P_JOBS))
     done
     printf "%-34s %5d %7d %8.2f %5d  %d of %d proved and checked\n" "all" "$n" "$w" "$total" "$jobs" "$ok" "${#ROOTS[@]}"
 }
