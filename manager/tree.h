@@ -65,10 +65,10 @@
  *
  * THRESHOLD ITERATION (seed 003, section 3.4)
  *   A leaf whose heuristic score for X exceeds h counts as provisionally
- *   proven, one below -h provisionally disproven; the others get numbers
- *   from their scores (LEAF NUMBERS). When the root is resolved
- *   provisionally, h rises by its step and
- *   the numbers are recomputed; past MT_H_INF nothing is provisional. The
+ *   proven, one below -h provisionally disproven; the others get the
+ *   LEAF NUMBERS (1 and 1 by default). When the root is resolved
+ *   provisionally, h rises by its step and the numbers are recomputed;
+ *   past MT_H_INF nothing is provisional. The
  *   answer is only ever read from the root's bound, never from numbers:
  *   it cannot rest on a heuristic leaf.
  *

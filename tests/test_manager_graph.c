@@ -437,7 +437,7 @@ test_leaf_numbers(void **state)
     numbers(t, E, 1, 1, 0);
     numbers(t, C, 1, MT_LEAF_MAX, 0);
 
-    /* A step of 20: D is 2 below (1 + 40/20 = 3/1). Uniform (0): every
+    /* A step of 20: D, 40 below, is 1 + 40/20 = 3/1. Uniform (0): every
      * open leaf 1/1, A = 2/1, R = 1/3. */
     char err[256] = "";
     ok(mt_set_leaf_step(t, 20, err, sizeof err), "mt_set_leaf_step", err);
