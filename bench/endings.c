@@ -37,7 +37,8 @@
  * Settings (environment): ENDINGS_DB (default egdb-data), ENDINGS_PER
  * positions per piece count (default 5; the figures in results/ use 20),
  * ENDINGS_SETS (default "kings,seven"), ENDINGS_TIME_KINGS,
- * ENDINGS_TIME_SEVEN. Exit status 1 when any answer is wrong or a proof
+ * ENDINGS_TIME_SEVEN, ENDINGS_GHI (the solver's order of searches under
+ * repetition, prv_opts.ghi: auto, optimistic, safe; default auto). Exit status 1 when any answer is wrong or a proof
  * fails its check.
  */
 #include <inttypes.h>
@@ -137,6 +138,8 @@ make_position(const set_def *d, int n, uint64_t *s)
 
 /* Solves r's position (pos) as the top says and fills r. Returns 0, or -1
  * when the run cannot go on (a store or solver failure, printed). */
+static int g_ghi = PRV_GHI_AUTO; /* ENDINGS_GHI */
+
 static int
 solve_one(const eng_pos *pos, const egdb *small, double tlim, const char *tmpdir, row *r)
 {
@@ -170,6 +173,7 @@ solve_one(const eng_pos *pos, const egdb *small, double tlim, const char *tmpdir
     o.time_limit = tlim;
     o.tt_bytes = 256u << 20;
     o.hint = hint;
+    o.ghi = g_ghi;
     prv_result pr;
     /* the baseline: the same solver, 300,000 positions, no store */
     o.node_limit = BASE_NODES;
@@ -205,6 +209,11 @@ main(void)
     const char *dbdir = getenv("ENDINGS_DB") ? getenv("ENDINGS_DB") : "egdb-data";
     int per = getenv("ENDINGS_PER") ? atoi(getenv("ENDINGS_PER")) : 5;
     const char *sets = getenv("ENDINGS_SETS") ? getenv("ENDINGS_SETS") : "kings,seven";
+    const char *ghi = getenv("ENDINGS_GHI") ? getenv("ENDINGS_GHI") : "auto";
+    if (prv_ghi_parse(ghi, &g_ghi) != 0) {
+        printf("endings bench: bad ENDINGS_GHI '%s' (%s)\n", ghi, PRV_GHI_WORDS);
+        return 2;
+    }
     const char *tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char cpu[128], err[512];
     bench_cpu_model(cpu, sizeof cpu);

@@ -30,7 +30,7 @@ static const char prove_help[] =
     "                      [--status-port [HOST:]P [--status-token-file F]]\n"
     "                      [--seed-line \"MOVES\"] [--pieces N]\n"
     "                      [--job-time S] [--job-max S] [--job-nodes N] [--threshold H]\n"
-    "                      [--step D] [--leaf-step D]\n"
+    "                      [--step D] [--leaf-step D] [--ghi MODE]\n"
     "                      [--max-proof-records N] [--max-connections N]\n"
     "       checkers prove --state DIR [--db DIR] [--workers N] [...]   (resume)\n"
     "\n"
@@ -92,6 +92,9 @@ static const char prove_help[] =
     "                   but a level draw lost; docs/manager.md); default 0:\n"
     "                   every open leaf counts 1 and 1; this run only, never\n"
     "                   changes an answer\n"
+    "  --ghi MODE       the local workers' df-pn under repetition: auto\n"
+    "                   (default), optimistic or safe (`checkers solve --help`);\n"
+    "                   this run only, never changes an answer\n"
     "  --quiet          no progress line\n"
     "\n"
     "Nothing a worker sends is written before the checker has proven it: a\n"
@@ -115,7 +118,7 @@ static const char prove_help[] =
 
 static const char worker_help[] =
     "usage: checkers worker --connect HOST:PORT [--token-file F] [--db DIR]\n"
-    "                       [--store PATH] [--cache MB] [--tt MB]\n"
+    "                       [--store PATH] [--cache MB] [--tt MB] [--ghi MODE]\n"
     "\n"
     "One solver process for a proof-tree manager (`checkers prove`). It answers\n"
     "jobs (alpha-beta first, then df-pn), sends each proof whole to the manager,\n"
@@ -134,6 +137,8 @@ static const char worker_help[] =
     "  --cache MB      database cache (default 512)\n"
     "  --tt MB         df-pn table (default 256); the alpha-beta table gets a\n"
     "                  quarter of it (at least 16 MB)\n"
+    "  --ghi MODE      how each job's df-pn treats repetitions: auto (default),\n"
+    "                  optimistic or safe, as `checkers solve --ghi`\n"
     "\n"
     "Examples (see the README, \"Workers on other machines\"):\n"
     "  checkers worker --connect 10.0.0.5:7000 --token-file ~/.checkers-token --db egdb-data\n"
@@ -199,6 +204,7 @@ cli_prove(int argc, char **argv)
          job_s = 30, job_max_s = 0;
     long long job_nodes = 0, max_proof = 0, max_conns = 0;
     long leaf_step = 0;
+    const char *ghi = NULL;
     int goal = MT_GOAL_VALUE, quiet = 0, goal_given = 0, no_root_jobs = 0;
     double budget = 0;
     for (int i = 1; i < argc; i++) {
@@ -284,6 +290,12 @@ cli_prove(int argc, char **argv)
         } else if (!strcmp(o, "--leaf-step") && more) {
             if ((leaf_step = cli_parse_uint("prove", "--leaf-step", argv[++i], 0, MT_H_INF)) < 0)
                 return CLI_EXIT_USAGE;
+        } else if (!strcmp(o, "--ghi") && more) {
+            int g;
+            if (prv_ghi_parse(ghi = argv[++i], &g) != 0) {
+                fprintf(stderr, "checkers prove: bad --ghi '%s' (%s)\n", ghi, PRV_GHI_WORDS);
+                return CLI_EXIT_USAGE;
+            }
         } else if (!strcmp(o, "--quiet")) {
             quiet = 1;
         } else if (!strcmp(o, "--no-root-jobs")) {
@@ -431,7 +443,8 @@ cli_prove(int argc, char **argv)
                    .cmdline = cont,
                    .max_proof = (size_t)max_proof,
                    .max_conns = (int)max_conns,
-                   .leaf_step = (int)leaf_step};
+                   .leaf_step = (int)leaf_step,
+                   .ghi = ghi};
     return mgr_run(&mo);
 }
 
@@ -442,7 +455,7 @@ cli_worker(int argc, char **argv)
 {
     const char *connect = NULL, *token = NULL, *db = NULL, *store = NULL;
     long cache_mb = 512, tt_mb = 256;
-    int local = 0;
+    int local = 0, ghi = PRV_GHI_AUTO;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         int more = i + 1 < argc;
@@ -463,6 +476,11 @@ cli_worker(int argc, char **argv)
         } else if (!strcmp(o, "--tt") && more) {
             if ((tt_mb = cli_parse_uint("worker", "--tt (MB)", argv[++i], 1, 1000000)) < 0)
                 return CLI_EXIT_USAGE;
+        } else if (!strcmp(o, "--ghi") && more) {
+            if (prv_ghi_parse(argv[++i], &ghi) != 0) {
+                fprintf(stderr, "checkers worker: bad --ghi '%s' (%s)\n", argv[i], PRV_GHI_WORDS);
+                return CLI_EXIT_USAGE;
+            }
         } else if (!strcmp(o, "--local")) {
             local = 1; /* started by a manager: ends with it */
         } else {
@@ -480,6 +498,7 @@ cli_worker(int argc, char **argv)
                    .store = store,
                    .cache_bytes = (size_t)cache_mb << 20,
                    .tt_bytes = (size_t)tt_mb << 20,
+                   .ghi = ghi,
                    .die_with_parent = local};
     return wrk_run(&wo);
 }

@@ -20,7 +20,8 @@
 
 static const char solve_help[] =
     "usage: checkers solve --db DIR [--pieces N] [--store PATH] [--goal value|win|draw]\n"
-    "                      [--time S] [--nodes N] [--tt MB] [--cache MB] [--json] FEN\n"
+    "                      [--time S] [--nodes N] [--tt MB] [--cache MB]\n"
+    "                      [--ghi auto|optimistic|safe] [--json] FEN\n"
     "\n"
     "Proves the game-theoretic value of a position for its side to move with\n"
     "df-pn search over the endgame databases, and writes the whole proof into\n"
@@ -36,6 +37,12 @@ static const char solve_help[] =
     "  --time S, --nodes N   budget for the whole solve (default: none); writing\n"
     "                a proof the search found may search up to half as much again\n"
     "  --tt MB       df-pn table (default 256); --cache MB database cache (default 256)\n"
+    "  --ghi MODE    repetitions: optimistic searches first as if a\n"
+    "                repetition's draw held on every line and keeps the answer\n"
+    "                only if its proof closes, else searches again GHI-safe;\n"
+    "                safe runs only the GHI-safe search; auto (default) is\n"
+    "                optimistic with at most 4 men on the board, else safe\n"
+    "                (docs/solver.md); either way only a closed proof counts\n"
     "  --json        one JSON object instead of the text report\n"
     "\n"
     "Output: the first line is FEN<TAB>RESULT, RESULT one of win, loss, draw,\n"
@@ -116,7 +123,7 @@ print_line(FILE *f, const eng_pos *root, const eng_move *pv, int n)
 int
 cli_solve(int argc, char **argv)
 {
-    const char *db_dir = NULL, *store_path = NULL, *fen = NULL, *goal_s = "value";
+    const char *db_dir = NULL, *store_path = NULL, *fen = NULL, *goal_s = "value", *ghi_s = "auto";
     long pieces = 0, tt_mb = 256, cache_mb = 256;
     double time_s = 0;
     unsigned long long nodes = 0;
@@ -156,6 +163,8 @@ cli_solve(int argc, char **argv)
                 fprintf(stderr, "checkers solve: bad --nodes '%s' (a positive count)\n", argv[i]);
                 return CLI_EXIT_USAGE;
             }
+        } else if (!strcmp(a, "--ghi") && more) {
+            ghi_s = argv[++i];
         } else if (!strcmp(a, "--json")) {
             json = 1;
         } else if (a[0] == '-' && a[1] == '-') {
@@ -176,6 +185,11 @@ cli_solve(int argc, char **argv)
                                          : -1;
     if (goal < 0) {
         fprintf(stderr, "checkers solve: bad --goal '%s' (value, win or draw)\n", goal_s);
+        return CLI_EXIT_USAGE;
+    }
+    int ghi;
+    if (prv_ghi_parse(ghi_s, &ghi) != 0) {
+        fprintf(stderr, "checkers solve: bad --ghi '%s' (%s)\n", ghi_s, PRV_GHI_WORDS);
         return CLI_EXIT_USAGE;
     }
     if (!db_dir || !fen) {
@@ -232,6 +246,7 @@ cli_solve(int argc, char **argv)
     o.node_limit = nodes;
     o.tt_bytes = (size_t)tt_mb << 20;
     o.hint = hint;
+    o.ghi = ghi;
     o.stop = &stop_flag;
     o.progress = isatty(2) && !json ? on_progress : NULL;
     o.progress_arg = &ps;

@@ -613,6 +613,10 @@ spawn_worker(mgr *m, int k)
         argv[a++] = "--db";
         argv[a++] = o->db_dir;
     }
+    if (o->ghi) {
+        argv[a++] = "--ghi";
+        argv[a++] = o->ghi;
+    }
     argv[a++] = "--token-file";
     argv[a++] = m->token_path;
     argv[a] = NULL;

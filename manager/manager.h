@@ -122,6 +122,8 @@ typedef struct mgr_opts {
                                       refused, logged once a second */
     int leaf_step;                 /* mt_set_leaf_step's step for this run (0: the
                                       default, uniform leaf numbers) */
+    const char *ghi;               /* the local workers' --ghi word (prv_ghi_parse);
+                                      NULL: their default */
 } mgr_opts;
 
 /* Records one job may send unless --max-proof-records says otherwise: a
@@ -138,6 +140,7 @@ typedef struct wrk_opts {
                                    * THE DEFAULT STORE) */
     size_t cache_bytes, tt_bytes; /* tt_bytes: the df-pn table; the alpha-beta table
                                    * gets a quarter (at least 16 MB) */
+    int ghi;                      /* prv_opts.ghi of every job (PRV_GHI_*) */
     int die_with_parent;          /* local worker: exit when the manager dies */
     int once;                     /* exit after the first disconnection (tests) */
 } wrk_opts;

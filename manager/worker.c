@@ -181,6 +181,7 @@ solve_thread(void *arg)
                    .ctx = w->dfpn,
                    .tt_bytes = w->o->tt_bytes,
                    .hint = hint,
+                   .ghi = w->o->ghi,
                    .stop = &w->stop};
     prv_result pr;
     char err[400] = ""; /* fits in a RESULT's message with its prefix */
@@ -409,8 +410,8 @@ handle(wrk *w, const mgp_msg *m)
         reopen_db(w);
         if (open_default_store(w))
             break;
-        logf_("connected to %s:%s as worker %u (databases: %d pieces)", w->host, w->port,
-              m->u.welcome.worker_id, w->db_pieces);
+        logf_("connected to %s:%s as worker %u (databases: %d pieces; repetitions: --ghi %s)",
+              w->host, w->port, m->u.welcome.worker_id, w->db_pieces, prv_ghi_word(w->o->ghi));
         send_result(w); /* one the previous manager never acknowledged */
         break;
     case MGP_REJECT: {

@@ -87,8 +87,9 @@
  *   abound: in king endings every line is a long walk that avoids
  *   repeating, and a result that rests on one line's positions is proven
  *   again on every other line (a lone king against a lone king was not
- *   proven in 3 million nodes). So prv_solve runs each query first with
- *   dfpn_opts.optimistic: path-dependent safety results go into the
+ *   proven in 3 million nodes). So in endings (at most PRV_GHI_AUTO_MEN
+ *   men; prv_opts.ghi chooses otherwise) prv_solve runs each query first
+ *   with dfpn_opts.optimistic: path-dependent safety results go into the
  *   transposition table as if they held everywhere, which can be wrong
  *   (the test suite shows positions where it is). Such an answer is not
  *   trusted: it stands only if the proof walk below (WRITING A PROOF)
@@ -96,7 +97,10 @@
  *   certificate whatever search produced it, and which `proof check`
  *   verifies again. If the walk cannot close it, the query runs again
  *   GHI-safe with what is left of the budget. Wins are never affected:
- *   no win rests on a repetition.
+ *   no win rests on a repetition. With more men on the board the
+ *   optimistic answer was refused on most level positions measured, after
+ *   40-140 s, where the GHI-safe search alone answered in 11-24 s; there
+ *   the GHI-safe search runs alone (docs/solver.md, "By the position").
  *   Endless re-expansion (a node whose children's numbers come from its
  *   own ancestors and so never pass its thresholds) is prevented by
  *   Kishimoto's threshold controlling algorithm: when a child was first
@@ -155,6 +159,19 @@ enum prv_err { PRV_OK = 0, PRV_ENOMEM = -501, PRV_EINVAL = -502, PRV_ESOLVER = -
 
 #define PRV_MAXQ 2 /* queries a solve runs at most */
 
+/* prv_opts.ghi: the order of the two searches a query may run (CORRECTNESS
+ * UNDER REPETITION, "Optimistic first"). Either way only a closed
+ * certificate is an answer; the order decides only the time. */
+enum prv_ghi {
+    PRV_GHI_AUTO = 0,       /* by the position (the default): optimistic first
+                               with at most PRV_GHI_AUTO_MEN men on the board,
+                               GHI-safe only with more (docs/solver.md, "By the
+                               position") */
+    PRV_GHI_OPTIMISTIC = 1, /* optimistic first, GHI-safe after a refusal */
+    PRV_GHI_SAFE = 2        /* GHI-safe only */
+};
+#define PRV_GHI_AUTO_MEN 4
+
 /* ---- types ---------------------------------------------------------- */
 
 typedef struct prv_opts {
@@ -172,6 +189,7 @@ typedef struct prv_opts {
     int first_depth;              /* dfpn_opts.first_depth (0: the default) */
     int hint;                     /* expected outcome for the side to move (-1, 0, 1),
                                      e.g. from ab_search; orders the value queries */
+    int ghi;                      /* how each query treats repetitions: PRV_GHI_* */
     volatile int *stop;
     void (*progress)(const dfpn_progress *p, void *arg);
     void *progress_arg;
@@ -218,5 +236,17 @@ int prv_hint(int ab_score);
 /* The bound as `checkers solve` prints it: win, loss, draw, >=draw,
  * <=draw, unknown. Static strings. */
 const char *prv_bound_word(eng_bound b);
+
+/* prv_ghi_parse - a prv_opts.ghi from its word (PRV_GHI_WORDS, as the
+ * command line and the benches take it). 0, or -1 for an unknown word. */
+#define PRV_GHI_WORDS "auto, optimistic or safe"
+int prv_ghi_parse(const char *word, int *ghi);
+/* prv_ghi_word - the word of a prv_opts.ghi (a static string). */
+const char *prv_ghi_word(int ghi);
+
+/* prv_ghi_optimistic - nonzero when a query on p under prv_opts.ghi runs
+ * the optimistic search first (PRV_GHI_AUTO: at most PRV_GHI_AUTO_MEN men
+ * on the board). */
+int prv_ghi_optimistic(const eng_pos *p, int ghi);
 
 #endif /* PROVER_PROVER_H */

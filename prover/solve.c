@@ -37,6 +37,36 @@ prv_bound_word(eng_bound b)
     }
 }
 
+int
+prv_ghi_optimistic(const eng_pos *p, int ghi)
+{
+    if (ghi == PRV_GHI_AUTO)
+        return __builtin_popcount(p->bm | p->wm) <= PRV_GHI_AUTO_MEN;
+    return ghi == PRV_GHI_OPTIMISTIC;
+}
+
+static const char *const ghi_words[] = {[PRV_GHI_AUTO] = "auto",
+                                        [PRV_GHI_OPTIMISTIC] = "optimistic",
+                                        [PRV_GHI_SAFE] = "safe"};
+
+const char *
+prv_ghi_word(int ghi)
+{
+    return ghi >= 0 && ghi <= PRV_GHI_SAFE ? ghi_words[ghi] : "?";
+}
+
+int
+prv_ghi_parse(const char *word, int *ghi)
+{
+    for (int g = 0; g <= PRV_GHI_SAFE; g++) {
+        if (!strcmp(word, ghi_words[g])) {
+            *ghi = g;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 /*
  * The bound for the side to move of p that a query's answer proves.
  * attacker == stm: PROVEN gives lo >= goal, DISPROVEN hi < goal.
@@ -91,6 +121,7 @@ prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_
     } else {
         ask = (eng_question){stm, ENG_DRAW};
     }
+    int optimistic = prv_ghi_optimistic(p, o->ghi);
     int rc = 0;
     for (;;) {
         dfpn_opts d = {0};
@@ -117,7 +148,7 @@ prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_
         /* optimistic first (dfpn.h): fast where cycles abound, and its
          * answer stands only as a closed certificate; if refuted, the
          * GHI-safe search runs with what is left of the budget */
-        d.optimistic = 1;
+        d.optimistic = optimistic;
         rc = dfpn_prove(c, p, &ask, &d, &q->r, err, errlen);
         out->nodes += q->r.nodes;
         out->expanded += q->r.expanded;

@@ -771,6 +771,50 @@ test_refuted_once(void **state)
 }
 
 /*
+ * The order of the two searches (prv_opts.ghi). W:WK9,K26:B21,K18,K29 (a
+ * draw; the 4-piece databases, a 1 MB table) has its optimistic draw
+ * refused (test_refuted_once). With PRV_GHI_SAFE no optimistic search
+ * runs: nothing is refused and the draw's half is proved all the same.
+ * PRV_GHI_AUTO runs the optimistic search first on it (one man) and not
+ * on a position of more than PRV_GHI_AUTO_MEN men; the words parse.
+ */
+static void
+test_ghi_order(void **state)
+{
+    (void)state;
+    char err[512] = "";
+    eng_pos p, many;
+    assert_int_equal(eng_parse_fen("W:WK9,K26:B21,K18,K29", &p, err, sizeof err), 0);
+    assert_int_equal(eng_parse_fen("W:W18,24,27,30,32:B1,3,7,17,20", &many, err, sizeof err), 0);
+    eng_question q = {ENG_WHITE, ENG_DRAW};
+    prv_opts po = {.db = F.db4, .db_pieces = 4, .node_limit = 5000000, .tt_bytes = 1u << 20,
+                   .question = &q, .ghi = PRV_GHI_SAFE};
+    prv_result pr;
+    assert_int_equal(prv_solve(&p, &po, &pr, err, sizeof err), 0);
+    assert_true(pr.complete);
+    assert_int_equal(pr.bound, ENG_DW);
+    assert_int_equal(pr.refuted, 0);
+    printf("  GHI-safe only: %" PRIu64 " positions\n", pr.nodes);
+    po.ghi = PRV_GHI_AUTO;
+    assert_int_equal(prv_solve(&p, &po, &pr, err, sizeof err), 0);
+    assert_true(pr.complete);
+    assert_int_equal(pr.bound, ENG_DW);
+    assert_int_equal(pr.refuted, 1); /* one man: optimistic first, refused */
+    assert_true(prv_ghi_optimistic(&p, PRV_GHI_AUTO));
+    assert_false(prv_ghi_optimistic(&many, PRV_GHI_AUTO));
+    assert_true(prv_ghi_optimistic(&many, PRV_GHI_OPTIMISTIC));
+    assert_false(prv_ghi_optimistic(&p, PRV_GHI_SAFE));
+    int g = -1;
+    assert_int_equal(prv_ghi_parse("auto", &g), 0);
+    assert_int_equal(g, PRV_GHI_AUTO);
+    assert_int_equal(prv_ghi_parse("safe", &g), 0);
+    assert_int_equal(g, PRV_GHI_SAFE);
+    assert_int_equal(prv_ghi_parse("optimistic", &g), 0);
+    assert_int_equal(g, PRV_GHI_OPTIMISTIC);
+    assert_int_equal(prv_ghi_parse("Safe", &g), -1);
+}
+
+/*
  * A proof walk cut short gets twice as much in the next run of the same
  * query on the same context (dfpn_walk.c, A WALK CUT SHORT GETS TWICE AS
  * MUCH NEXT TIME), as a worker's re-job of a leaf runs it.
@@ -831,6 +875,7 @@ main(void)
         cmocka_unit_test(test_ghi_cases),
         cmocka_unit_test(test_first_depth_bounds),
         cmocka_unit_test(test_refuted_once),
+        cmocka_unit_test(test_ghi_order),
         cmocka_unit_test(test_walk_cut_twice),
         cmocka_unit_test(test_draw_by_repetition),
         cmocka_unit_test(test_store_leaves_both_ways),
