@@ -804,14 +804,18 @@ test_ghi_order(void **state)
     assert_false(prv_ghi_optimistic(&many, PRV_GHI_AUTO));
     assert_true(prv_ghi_optimistic(&many, PRV_GHI_OPTIMISTIC));
     assert_false(prv_ghi_optimistic(&p, PRV_GHI_SAFE));
+    /* every mode's word parses back to it; others are refused */
+    static const int modes[] = {PRV_GHI_AUTO, PRV_GHI_OPTIMISTIC, PRV_GHI_SAFE};
+    for (size_t i = 0; i < sizeof modes / sizeof *modes; i++) {
+        int g = -1;
+        assert_int_equal(prv_ghi_parse(prv_ghi_word(modes[i]), &g), 0);
+        assert_int_equal(g, modes[i]);
+    }
     int g = -1;
-    assert_int_equal(prv_ghi_parse("auto", &g), 0);
-    assert_int_equal(g, PRV_GHI_AUTO);
-    assert_int_equal(prv_ghi_parse("safe", &g), 0);
-    assert_int_equal(g, PRV_GHI_SAFE);
-    assert_int_equal(prv_ghi_parse("optimistic", &g), 0);
-    assert_int_equal(g, PRV_GHI_OPTIMISTIC);
+    assert_string_equal(prv_ghi_word(PRV_GHI_AUTO), "auto");
     assert_int_equal(prv_ghi_parse("Safe", &g), -1);
+    assert_int_equal(prv_ghi_parse("", &g), -1);
+    assert_string_equal(prv_ghi_word(7), "?");
 }
 
 /*
