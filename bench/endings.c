@@ -38,8 +38,8 @@
  * positions per piece count (default 5; the figures in results/ use 20),
  * ENDINGS_SETS (default "kings,seven"), ENDINGS_TIME_KINGS,
  * ENDINGS_TIME_SEVEN, ENDINGS_GHI (the solver's order of searches under
- * repetition, prv_opts.ghi: auto, optimistic, safe; default auto). Exit status 1 when any answer is wrong or a proof
- * fails its check.
+ * repetition, prv_opts.ghi: auto, optimistic, safe; default auto). Exit
+ * status 1 when any answer is wrong or a proof fails its check.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -136,10 +136,10 @@ make_position(const set_def *d, int n, uint64_t *s)
     }
 }
 
-/* Solves r's position (pos) as the top says and fills r. Returns 0, or -1
- * when the run cannot go on (a store or solver failure, printed). */
 static int g_ghi = PRV_GHI_AUTO; /* ENDINGS_GHI */
 
+/* Solves r's position (pos) as the top says and fills r. Returns 0, or -1
+ * when the run cannot go on (a store or solver failure, printed). */
 static int
 solve_one(const eng_pos *pos, const egdb *small, double tlim, const char *tmpdir, row *r)
 {

@@ -145,9 +145,10 @@ prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_
         }
         prv_query *q = &out->q[out->nq++];
         q->q = ask;
-        /* optimistic first (dfpn.h): fast where cycles abound, and its
-         * answer stands only as a closed certificate; if refuted, the
-         * GHI-safe search runs with what is left of the budget */
+        /* optimistic first where o->ghi says so (prv_ghi_optimistic):
+         * fast where cycles abound, and its answer stands only as a
+         * closed certificate; if refuted, the GHI-safe search runs with
+         * what is left of the budget */
         d.optimistic = optimistic;
         rc = dfpn_prove(c, p, &ask, &d, &q->r, err, errlen);
         out->nodes += q->r.nodes;
