@@ -6,8 +6,8 @@
 #      is level (results/frontier.tsv: as many men and as many kings a side);
 #   B  the level ladder's ten-piece rungs (openings/level.tsv);
 #   C  the level ladder's twelve-piece rungs.
-# Each distinct position is solved for its value (`solve --goal value`)
-# once per mode in GHI_MODES (default "optimistic safe auto"), with
+# Each distinct position is solved for its value (`solve --goal value`,
+# its proof written to a store and checked by `proof check`) once per mode in GHI_MODES (default "optimistic safe auto"), with
 # GHI_NODES df-pn positions (default 10,000,000, about 3 s of one core)
 # and the databases of GHI_PIECES pieces (default 6) in GHI_DB (default
 # egdb-data). Prints one row per position and mode, then per set and mode
@@ -37,8 +37,16 @@ printf "%-3s %-10s %-44s %-8s %12s %8s\n" set mode position result nodes seconds
 for s in $SETS; do
     while read -r fen; do
         for m in $MODES; do
-            out=$($C solve --db "$DB" --pieces "$PIECES" --nodes "$NODES" --ghi "$m" --json "$fen" 2>/dev/null)
+            rm -rf "$T/store"
+            out=$($C solve --db "$DB" --pieces "$PIECES" --nodes "$NODES" --ghi "$m" --store "$T/store" \
+                --json "$fen" 2>/dev/null)
             res=$(printf '%s' "$out" | sed -n 's/.*"result":"\([^"]*\)".*/\1/p')
+            # every proof written is checked from scratch; a refused one is a bug
+            if [ -n "$res" ] && [ "$res" != unknown ] &&
+                ! $C proof check --store "$T/store" --db "$DB" --pieces "$PIECES" "$fen" >/dev/null 2>&1; then
+                echo "bench/ghiorder.sh: the checker REFUSES the $m proof of $fen ($res)" >&2
+                res="$res-REFUSED"
+            fi
             nod=$(printf '%s' "$out" | sed -n 's/.*"fen":"[^"]*","result":"[^"]*","bound":"[^"]*","complete":[a-z]*,"nodes":\([0-9]*\).*/\1/p')
             sec=$(printf '%s' "$out" | sed -n 's/.*"expanded":[0-9]*,"seconds":\([0-9.]*\).*/\1/p')
             printf "%-3s %-10s %-44s %-8s %12s %8s\n" "$s" "$m" "$fen" "${res:-?}" "${nod:-?}" "${sec:-?}" | tee -a "$T/rows"
