@@ -663,8 +663,10 @@ dfpn_new(size_t tt_bytes, dfpn_ctx **out)
         c->npt *= 2;
     c->tt = table_alloc(nb * BUCKET * sizeof *c->tt);
     c->pt = table_alloc(c->npt * sizeof *c->pt);
+    c->ptag = table_alloc(c->npt * sizeof *c->ptag);
+    c->pbits = calloc(PT_BITS / 64, sizeof *c->pbits);
     c->arena = malloc(ARENA_CHILDREN * sizeof *c->arena);
-    if (!c->tt || !c->pt || !c->arena) {
+    if (!c->tt || !c->pt || !c->ptag || !c->pbits || !c->arena) {
         dfpn_free(c);
         return DFPN_ENOMEM;
     }
@@ -679,6 +681,8 @@ dfpn_free(dfpn_ctx *c)
         return;
     table_free(c->tt, c->nbuckets * BUCKET * sizeof *c->tt);
     table_free(c->pt, c->npt * sizeof *c->pt);
+    table_free(c->ptag, c->npt * sizeof *c->ptag);
+    free(c->pbits);
     free(c->arena);
     pmap_free(&c->wmap);
     free(c->wn);
@@ -766,7 +770,6 @@ dfpn_prove(dfpn_ctx *c, const eng_pos *root, const eng_question *q, const dfpn_o
         return 0;
     }
     dfpn_new_generation(c);
-    c->pt_puts = 0;
     c->o = o;
     int attacker = q->attacker, goal = q->target == ENG_WIN ? DFPN_WIN : DFPN_DRAW;
     c->attacker = attacker;

@@ -321,6 +321,7 @@ dfpn_tt_put(dfpn_ctx *c, const eng_pos *p, uint64_t key, uint32_t pn, uint32_t d
 void
 dfpn_new_generation(dfpn_ctx *c)
 {
+    memset(c->pbits, 0, PT_BITS / 8); /* every path-dependent entry is now stale */
     if (++c->gen != 0)
         return;
     size_t n = c->nbuckets * BUCKET, kept = 0;
@@ -335,6 +336,7 @@ dfpn_new_generation(dfpn_ctx *c)
     }
     c->used = kept;
     memset(c->pt, 0, c->npt * sizeof *c->pt);
+    memset(c->ptag, 0, c->npt * sizeof *c->ptag);
     memset(c->susp, 0, sizeof c->susp);
     c->gen = 2;
 }
@@ -362,11 +364,15 @@ on_line(const dfpn_ctx *c, int seg, int ply, const eng_pos *q, int *at)
 const pt_entry *
 dfpn_pt_get(dfpn_ctx *c, const eng_pos *p, uint64_t key, int seg, int ply, int *rep_up)
 {
-    if (!c->pt_puts)
+    uint32_t bit = pt_bit(key);
+    if (!(c->pbits[bit / 64] >> (bit % 64) & 1)) /* nothing stored under it */
         return NULL;
-    const pt_entry *b = &c->pt[(key & ((c->npt - 1) & ~(size_t)(PT_WAYS - 1)))];
+    size_t at0 = key & ((c->npt - 1) & ~(size_t)(PT_WAYS - 1));
+    const uint32_t *t = &c->ptag[at0], want = pt_tag(key, c->gen);
     for (int i = 0; i < PT_WAYS; i++) {
-        const pt_entry *e = &b[i];
+        if (t[i] != want) /* the tag filters; the position decides */
+            continue;
+        const pt_entry *e = &c->pt[at0 + i];
         if (!e->used || e->gen != c->gen || !same_pos(&e->pos, p))
             continue;
         int ok = 1, up = 0, at;
@@ -386,18 +392,24 @@ dfpn_pt_get(dfpn_ctx *c, const eng_pos *p, uint64_t key, int seg, int ply, int *
 void
 dfpn_pt_put(dfpn_ctx *c, const eng_pos *p, uint64_t key, int att_won, const deps *d, int len)
 {
-    pt_entry *b = &c->pt[(key & ((c->npt - 1) & ~(size_t)(PT_WAYS - 1)))];
-    pt_entry *e = &b[0];
-    c->pt_puts++;
+    size_t at0 = key & ((c->npt - 1) & ~(size_t)(PT_WAYS - 1));
+    pt_entry *b = &c->pt[at0];
+    uint32_t *t = &c->ptag[at0];
+    int w = 0;
     for (int i = 0; i < PT_WAYS; i++) /* a free way, else the first */
         if (!b[i].used || b[i].gen != c->gen) {
-            e = &b[i];
+            w = i;
             break;
         }
-    if (e == &b[0] && b[0].used && b[0].gen == c->gen) { /* all taken: shift out the oldest */
+    if (w == 0 && b[0].used && b[0].gen == c->gen) { /* all taken: shift out the oldest */
         memmove(&b[0], &b[1], (PT_WAYS - 1) * sizeof *b);
-        e = &b[PT_WAYS - 1];
+        memmove(&t[0], &t[1], (PT_WAYS - 1) * sizeof *t);
+        w = PT_WAYS - 1;
     }
+    pt_entry *e = &b[w];
+    t[w] = pt_tag(key, c->gen);
+    uint32_t bit = pt_bit(key);
+    c->pbits[bit / 64] |= (uint64_t)1 << (bit % 64);
     e->pos = *p;
     e->d = *d;
     e->used = 1;
