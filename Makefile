@@ -61,7 +61,8 @@ TOOL_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TOOL_SRCS))
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 # benchmarks too long for `make bench` (each says how to run it)
-BENCH_BY_HAND := bench/hard.sh bench/load.sh bench/scaling.sh
+BENCH_BY_HAND := bench/hard.sh bench/load.sh bench/scaling.sh bench/ghiorder.sh bench/leafnums.sh \
+                 bench/dfpnrate.sh
 
 ALL_SRCS := $(foreach m,$(MODULES),$(call MOD_SRCS,$(m))) $(CLI_SRCS) $(TEST_SRCS) $(TOOL_SRCS) \
             $(BENCH_SRCS)
