@@ -1,0 +1,170 @@
+/*
+ * test_prover_pt.c - df-pn's path-dependent table (prover/dfpn_internal.h,
+ * THE PATH-DEPENDENT TABLE'S TAGS): the bitmap and the tags in front of
+ * the entries only filter. What dfpn_pt_put stored, dfpn_pt_get finds, on
+ * every line that holds the positions it rests on, until a new generation;
+ * a different position under the same key, a different key, an entry
+ * shifted out of a full bucket and every entry of an older generation are
+ * not found. Keys are chosen by hand so that entries share a bucket and
+ * differ in the bits the tags and the bitmap read.
+ *
+ * Needs no databases: the table is driven directly.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "engine/engine.h"
+#include "prover/dfpn_internal.h"
+
+/* A legal-looking position numbered i: one black man on square i % 28,
+ * one white king, Black to move. Distinct for i < 28. */
+static eng_pos
+pos_n(int i)
+{
+    eng_pos p;
+    memset(&p, 0, sizeof p);
+    p.bm = 1u << (i % 28);
+    p.wk = 1u << 31;
+    p.stm = ENG_BLACK;
+    return p;
+}
+
+/* A key in bucket 0 of the table (low bits 0) whose tag bits (40-63) are
+ * hi and whose bitmap bits (20-38) are mid. */
+static uint64_t
+key_of(uint64_t hi, uint64_t mid)
+{
+    return (hi << 40) | (mid << 20);
+}
+
+static const pt_entry *
+get(dfpn_ctx *c, const eng_pos *p, uint64_t key, int ply)
+{
+    int up = -1;
+    return dfpn_pt_get(c, p, key, 0, ply, &up);
+}
+
+static void
+test_found_until_new_generation(void **state)
+{
+    (void)state;
+    dfpn_ctx *c = NULL;
+    assert_int_equal(dfpn_new(1u << 20, &c), 0);
+    dfpn_new_generation(c);
+    deps none = {0};
+    eng_pos a = pos_n(1), b = pos_n(2);
+    uint64_t k = key_of(0x123456, 0x4321);
+
+    assert_null(get(c, &a, k, 1)); /* an empty table */
+    dfpn_pt_put(c, &a, k, 1, &none, 7);
+    const pt_entry *e = get(c, &a, k, 1);
+    assert_non_null(e);
+    assert_int_equal(e->attacker_won, 1);
+    assert_int_equal(e->len, 7);
+    /* the same key, another position: the full position decides */
+    assert_null(get(c, &b, k, 1));
+    /* the same position under keys differing in the tag's or the bitmap's bits */
+    assert_null(get(c, &a, key_of(0x123457, 0x4321), 1));
+    assert_null(get(c, &a, key_of(0x123456, 0x4322), 1));
+
+    dfpn_new_generation(c); /* every entry goes stale */
+    assert_null(get(c, &a, k, 1));
+    dfpn_pt_put(c, &b, k, 0, &none, 3); /* and the way is used again */
+    assert_null(get(c, &a, k, 1));
+    e = get(c, &b, k, 1);
+    assert_non_null(e);
+    assert_int_equal(e->attacker_won, 0);
+    dfpn_free(c);
+}
+
+static void
+test_full_bucket_shifts_out_the_oldest(void **state)
+{
+    (void)state;
+    dfpn_ctx *c = NULL;
+    assert_int_equal(dfpn_new(1u << 20, &c), 0);
+    dfpn_new_generation(c);
+    deps none = {0};
+    eng_pos p[PT_WAYS + 1];
+    for (int i = 0; i <= PT_WAYS; i++) {
+        p[i] = pos_n(3 + i);
+        /* one bucket, tags apart, the bitmap's bits shared by two of them */
+        dfpn_pt_put(c, &p[i], key_of(0x100 + (uint64_t)i, (uint64_t)(i / 2)), i & 1, &none,
+                    10 + i);
+    }
+    assert_null(get(c, &p[0], key_of(0x100, 0), 1)); /* shifted out */
+    for (int i = 1; i <= PT_WAYS; i++) {
+        const pt_entry *e = get(c, &p[i], key_of(0x100 + (uint64_t)i, (uint64_t)(i / 2)), 1);
+        assert_non_null(e);
+        assert_true(memcmp(&e->pos, &p[i], sizeof p[i]) == 0);
+        assert_int_equal(e->attacker_won, i & 1);
+        assert_int_equal(e->len, 10 + i);
+    }
+    dfpn_free(c);
+}
+
+static void
+test_holds_only_on_lines_with_its_positions(void **state)
+{
+    (void)state;
+    dfpn_ctx *c = NULL;
+    assert_int_equal(dfpn_new(1u << 20, &c), 0);
+    dfpn_new_generation(c);
+    eng_pos a = pos_n(7), q = pos_n(8), other = pos_n(9);
+    deps d = {0};
+    d.n = 1;
+    d.p[0] = q;
+    uint64_t k = key_of(0xABCDEF, 0x77);
+    dfpn_pt_put(c, &a, k, 0, &d, 4);
+
+    c->path[0] = other;
+    c->path[1] = other;
+    assert_null(get(c, &a, k, 2)); /* q is not on the line */
+    c->path[1] = q;
+    int up = -1;
+    assert_non_null(dfpn_pt_get(c, &a, k, 0, 2, &up));
+    assert_int_equal(up, 1); /* q is one ply above */
+    assert_null(dfpn_pt_get(c, &a, k, 2, 2, &up)); /* q above the reversible segment */
+    dfpn_free(c);
+}
+
+static void
+test_generation_wrap_forgets(void **state)
+{
+    (void)state;
+    dfpn_ctx *c = NULL;
+    assert_int_equal(dfpn_new(1u << 20, &c), 0);
+    dfpn_new_generation(c); /* generation 1, never seen again after a wrap */
+    dfpn_new_generation(c); /* 2, the first after a wrap */
+    deps none = {0};
+    eng_pos a = pos_n(11);
+    uint64_t k = key_of(0x42, 0x42);
+    uint8_t g = c->gen;
+    dfpn_pt_put(c, &a, k, 1, &none, 1);
+    /* round the 8-bit counter back to the same generation number: the
+     * wrap clears the table, so the old entry must not come back */
+    do
+        dfpn_new_generation(c);
+    while (c->gen != g);
+    assert_null(get(c, &a, k, 1));
+    dfpn_pt_put(c, &a, k, 1, &none, 1);
+    assert_non_null(get(c, &a, k, 1));
+    dfpn_free(c);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_found_until_new_generation),
+        cmocka_unit_test(test_full_bucket_shifts_out_the_oldest),
+        cmocka_unit_test(test_holds_only_on_lines_with_its_positions),
+        cmocka_unit_test(test_generation_wrap_forgets),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
