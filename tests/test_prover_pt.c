@@ -94,8 +94,7 @@ test_full_bucket_shifts_out_the_oldest(void **state)
     for (int i = 0; i <= PT_WAYS; i++) {
         p[i] = pos_n(3 + i);
         /* one bucket, tags apart, the bitmap's bits shared by two of them */
-        dfpn_pt_put(c, &p[i], key_of(0x100 + (uint64_t)i, (uint64_t)(i / 2)), i & 1, &none,
-                    10 + i);
+        dfpn_pt_put(c, &p[i], key_of(0x100 + (uint64_t)i, (uint64_t)(i / 2)), i & 1, &none, 10 + i);
     }
     assert_null(get(c, &p[0], key_of(0x100, 0), 1)); /* shifted out */
     for (int i = 1; i <= PT_WAYS; i++) {
@@ -128,7 +127,7 @@ test_holds_only_on_lines_with_its_positions(void **state)
     c->path[1] = q;
     int up = -1;
     assert_non_null(dfpn_pt_get(c, &a, k, 0, 2, &up));
-    assert_int_equal(up, 1); /* q is one ply above */
+    assert_int_equal(up, 1);                       /* q is one ply above */
     assert_null(dfpn_pt_get(c, &a, k, 2, 2, &up)); /* q above the reversible segment */
     dfpn_free(c);
 }
