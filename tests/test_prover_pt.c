@@ -42,6 +42,16 @@ key_of(uint64_t hi, uint64_t mid)
     return (hi << 40) | (mid << 20);
 }
 
+/* A solver with a 1 MB table, in its first generation. */
+static dfpn_ctx *
+fresh(void)
+{
+    dfpn_ctx *c = NULL;
+    assert_int_equal(dfpn_new(1u << 20, &c), 0);
+    dfpn_new_generation(c);
+    return c;
+}
+
 static const pt_entry *
 get(dfpn_ctx *c, const eng_pos *p, uint64_t key, int ply)
 {
@@ -53,9 +63,7 @@ static void
 test_found_until_new_generation(void **state)
 {
     (void)state;
-    dfpn_ctx *c = NULL;
-    assert_int_equal(dfpn_new(1u << 20, &c), 0);
-    dfpn_new_generation(c);
+    dfpn_ctx *c = fresh();
     deps none = {0};
     eng_pos a = pos_n(1), b = pos_n(2);
     uint64_t k = key_of(0x123456, 0x4321);
@@ -86,9 +94,7 @@ static void
 test_full_bucket_shifts_out_the_oldest(void **state)
 {
     (void)state;
-    dfpn_ctx *c = NULL;
-    assert_int_equal(dfpn_new(1u << 20, &c), 0);
-    dfpn_new_generation(c);
+    dfpn_ctx *c = fresh();
     deps none = {0};
     eng_pos p[PT_WAYS + 1];
     for (int i = 0; i <= PT_WAYS; i++) {
@@ -111,9 +117,7 @@ static void
 test_holds_only_on_lines_with_its_positions(void **state)
 {
     (void)state;
-    dfpn_ctx *c = NULL;
-    assert_int_equal(dfpn_new(1u << 20, &c), 0);
-    dfpn_new_generation(c);
+    dfpn_ctx *c = fresh();
     eng_pos a = pos_n(7), q = pos_n(8), other = pos_n(9);
     deps d = {0};
     d.n = 1;
@@ -136,9 +140,7 @@ static void
 test_generation_wrap_forgets(void **state)
 {
     (void)state;
-    dfpn_ctx *c = NULL;
-    assert_int_equal(dfpn_new(1u << 20, &c), 0);
-    dfpn_new_generation(c); /* generation 1, never seen again after a wrap */
+    dfpn_ctx *c = fresh();  /* generation 1, never seen again after a wrap */
     dfpn_new_generation(c); /* 2, the first after a wrap */
     deps none = {0};
     eng_pos a = pos_n(11);
