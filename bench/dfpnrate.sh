@@ -10,6 +10,9 @@
 # of the whole process, so another job on the machine changes it less than
 # it would change wall time.
 #
+# No proof is written (no --store): the answers are the solvers' own,
+# compared only with each other; what is proved is measured, and checked,
+# by the ladders and bench/endings.c.
 # With the same node budget a search is deterministic, so a change that
 # only makes the search faster must give the same result and the same
 # counts: each row shows both, and "same" or "DIFFERENT". RATE_SAME=1

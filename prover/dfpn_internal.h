@@ -142,8 +142,8 @@ typedef struct pt_entry {
 #define PT_WAYS 4
 
 /*
- * THE PATH-DEPENDENT TABLE'S TAGS. Every child the search values asks the
- * path-dependent table first (once a query has stored anything there), and
+ * THE PATH-DEPENDENT TABLE'S TAGS. Every child the search values that the
+ * main table has no final entry for asks the path-dependent table, and
  * nearly every such lookup misses. An entry is 92 bytes, so one bucket of
  * PT_WAYS spans six cache lines of a table an eighth the size of the main
  * one: with the entries alone, a GHI-safe search of a level ten-piece

@@ -343,6 +343,13 @@ dfpn_new_generation(dfpn_ctx *c)
 
 /* ---- the path-dependent table ------------------------------------------ */
 
+/* The first way of key's bucket in the entries and in the tags. */
+static size_t
+pt_bucket(const dfpn_ctx *c, uint64_t key)
+{
+    return key & ((c->npt - 1) & ~(size_t)(PT_WAYS - 1));
+}
+
 /* Nonzero when q is on the line above ply (plies seg..ply-1); *at is the
  * nearest such ply. */
 static int
@@ -367,7 +374,7 @@ dfpn_pt_get(dfpn_ctx *c, const eng_pos *p, uint64_t key, int seg, int ply, int *
     uint32_t bit = pt_bit(key);
     if (!(c->pbits[bit / 64] >> (bit % 64) & 1)) /* nothing stored under it */
         return NULL;
-    size_t at0 = key & ((c->npt - 1) & ~(size_t)(PT_WAYS - 1));
+    size_t at0 = pt_bucket(c, key);
     const uint32_t *t = &c->ptag[at0], want = pt_tag(key, c->gen);
     for (int i = 0; i < PT_WAYS; i++) {
         if (t[i] != want) /* the tag filters; the position decides */
@@ -392,7 +399,7 @@ dfpn_pt_get(dfpn_ctx *c, const eng_pos *p, uint64_t key, int seg, int ply, int *
 void
 dfpn_pt_put(dfpn_ctx *c, const eng_pos *p, uint64_t key, int att_won, const deps *d, int len)
 {
-    size_t at0 = key & ((c->npt - 1) & ~(size_t)(PT_WAYS - 1));
+    size_t at0 = pt_bucket(c, key);
     pt_entry *b = &c->pt[at0];
     uint32_t *t = &c->ptag[at0];
     int w = 0;
