@@ -12,6 +12,7 @@
 #include "egdb/egdb.h"
 #include "egdb/index.h"
 #include "egdb/partial.h"
+#include "egdb/pipeline.h"
 #include "engine/value.h"
 
 /* ---- static data ------------------------------------------------------ */
@@ -190,7 +191,9 @@ typedef struct egdb_args {
     double memory_gb; /* 0: no limit */
     size_t cache_mb;
     int no_threats;
-    const char *only; /* materials of a partial build */
+    const char *only;  /* materials of a partial build */
+    const char *split; /* build: splits of the top piece count */
+    int pipeline;      /* build: 1 --pipeline, 0 --keep-build-files, -1 default */
     int moves, json;
     char **rest;
     int nrest;
@@ -202,6 +205,7 @@ parse_args(const char *sub, int argc, char **argv, egdb_args *a, int *help)
     memset(a, 0, sizeof *a);
     a->pieces = -1;
     a->cache_mb = 256;
+    a->pipeline = -1;
     a->threads = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
     a->rest = argv;
     *help = 0;
@@ -231,6 +235,12 @@ parse_args(const char *sub, int argc, char **argv, egdb_args *a, int *help)
             if (mb < 0)
                 return -1;
             a->cache_mb = (size_t)mb;
+        } else if (!strcmp(o, "--split") && i + 1 < argc) {
+            a->split = argv[++i];
+        } else if (!strcmp(o, "--pipeline")) {
+            a->pipeline = 1;
+        } else if (!strcmp(o, "--keep-build-files")) {
+            a->pipeline = 0;
         } else if (!strcmp(o, "--only") && i + 1 < argc) {
             a->only = argv[++i];
         } else if (!strcmp(o, "--no-threats")) {
@@ -297,15 +307,30 @@ egdb_build_cmd(const egdb_args *a)
         return CLI_EXIT_USAGE;
     }
     char err[512];
-    uint64_t left;
-    size_t pair_bytes, resident, slices;
-    int rc =
-        egdb_plan(a->dir, (int)a->pieces, &left, &pair_bytes, &resident, &slices, err, sizeof err);
+    /* Eight pieces do not fit this machine's disk as 2-bit files: they are
+     * built unit by unit and each unit's 2-bit files go once nothing reads
+     * them (docs/egdb.md, "Eight pieces"). Smaller sets keep them: the
+     * next piece count's build reads them. */
+    egdb_build_opts o = {(int)a->pieces,
+                         (int)a->threads,
+                         on_progress,
+                         NULL,
+                         &stop_flag,
+                         0,
+                         a->pipeline >= 0 ? a->pipeline : a->pieces >= 8,
+                         a->no_threats};
+    if (a->split && egpl_parse_splits(a->split, (int)a->pieces, &o.splits, err, sizeof err) != 0) {
+        fprintf(stderr, "checkers egdb build: bad --split: %s\n", err);
+        return CLI_EXIT_USAGE;
+    }
+    egdb_cost c;
+    int rc = egdb_estimate(a->dir, &o, &c, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "checkers egdb build: %s\n", err);
         return CLI_EXIT_FAIL;
     }
-    if (left == 0) {
+    uint64_t left = c.positions;
+    if (left == 0 && c.units == 0) {
         /* Built before; a run stopped during compression resumes it here. */
         egdb_compress_stats cst;
         progress_state ps = {isatty(2), 0, 0, NULL};
@@ -318,19 +343,42 @@ egdb_build_cmd(const egdb_args *a)
             return CLI_EXIT_FAIL;
         }
         if (cst.positions == 0)
-            printf("%s: the 1-%ld piece databases are complete; nothing to do\n", a->dir,
-                   a->pieces);
+            printf("%s: the 1-%ld piece databases%s%s are complete; nothing to do\n", a->dir,
+                   a->pieces, a->split ? " of splits " : "", a->split ? a->split : "");
         else
             printf("%s: databases were complete; compressed the %" PRIu64 " slices that were "
                    "not yet\n",
                    a->dir, cst.slices);
         return CLI_EXIT_OK;
     }
-    fprintf(stderr,
-            "building 1-%ld pieces into %s: %zu slices, %" PRIu64 " positions to compute; "
-            "memory: %.1f MB for the largest slice pair + %.1f MB of finished databases "
-            "(2 bits a position)\n",
-            a->pieces, a->dir, slices, left, (double)pair_bytes / 1e6, (double)resident / 1e6);
+    fprintf(
+        stderr,
+        "building 1-%ld pieces%s%s into %s: %zu slices, %" PRIu64 " positions to compute%s\n"
+        "  time:   about %.1f h (build %.1f h, %s %.1f h) on %ld threads, at the 7-piece rates "
+        "measured on 2 cores\n"
+        "  disk:   %.1f GB more at the peak, %.1f GB at the end; %.1f GB free\n"
+        "  memory: %.1f GB for the largest slice pair + up to %.1f GB of 2-bit files mapped "
+        "(page cache)\n",
+        a->pieces, a->split ? ", splits " : "", a->split ? a->split : "", a->dir, c.slices, left,
+        o.pipeline ? "; each material verified, compressed and its 2-bit files deleted when "
+                     "no longer read"
+                   : "",
+        (c.seconds_build + c.seconds_stages) / 3600, c.seconds_build / 3600,
+        o.pipeline ? "verify, compress, compare" : "compress", c.seconds_stages / 3600, a->threads,
+        (double)c.disk_peak / 1e9, (double)c.disk_end / 1e9, (double)c.disk_free / 1e9,
+        (double)c.memory_pair / 1e9, (double)c.memory_mapped_peak / 1e9);
+    /* A build that fills the disk stops with an error half way; say so
+     * before it starts (a margin of 1 GB for the temporary files and the
+     * estimate's error). */
+    if (c.disk_peak + (1ull << 30) > c.disk_free) {
+        fprintf(stderr,
+                "checkers egdb build: not enough free disk in %s: the build needs about %.1f GB "
+                "at its peak (plus 1 GB of margin) and %.1f GB are free; free some space, or "
+                "choose fewer splits (--split 4v4)\n",
+                a->dir, (double)c.disk_peak / 1e9, (double)c.disk_free / 1e9);
+        return CLI_EXIT_FAIL;
+    }
+    size_t pair_bytes = (size_t)c.memory_pair, resident = (size_t)c.memory_mapped_peak;
     if (a->memory_gb > 0) {
         double budget = a->memory_gb * 1e9;
         if ((double)pair_bytes > budget) {
@@ -348,7 +396,7 @@ egdb_build_cmd(const egdb_args *a)
                     (double)resident / 1e9, a->memory_gb);
     }
     progress_state ps = {isatty(2), 0, 0, NULL};
-    egdb_build_opts o = {(int)a->pieces, (int)a->threads, on_progress, &ps, &stop_flag};
+    o.progress_arg = &ps;
     egdb_build_stats st;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);

@@ -52,6 +52,7 @@
 
 #include "egdb/egdb.h"
 #include "egdb/index.h"
+#include "egdb/pipeline.h"
 #include "egdb/run.h"
 #include "egdb/store.h"
 #include "engine/bits.h"
@@ -487,6 +488,130 @@ egdb_plan(const char *dir, int npieces, uint64_t *positions_left, size_t *pair_b
     return 0;
 }
 
+/* Builds (or maps, when kept from an earlier run) the slice pairs of
+ * sl[begin .. end), whose pair numbers are pair[]. */
+static int
+build_range(run_state *rs, const egix_slice *sl, const int *pair, size_t begin, size_t end,
+            char *err, size_t errlen)
+{
+    int rc = 0;
+    for (size_t i = begin; i < end && rc == 0;) {
+        size_t j = i;
+        while (j < end && pair[j] == pair[i])
+            j++;
+        int nmem = (int)(j - i);
+        int complete = 1;
+        for (size_t t = i; t < j; t++)
+            complete &= slice_complete(rs->dir, &sl[t]);
+        if (complete) {
+            /* Kept from an earlier run: map it, checking the payload so
+             * nothing built on it rests on a damaged file. */
+            for (size_t t = i; t < j && rc == 0; t++)
+                rc = egst_add_mapped(&rs->reg, rs->dir, &sl[t], 1, err, errlen);
+            rs->stats->slices_kept += (size_t)nmem;
+        } else {
+            if (rs->opts->stop && *rs->opts->stop) {
+                snprintf(err, errlen, "stopped; finished slices are kept, run again to resume");
+                return EGDB_EINTERRUPT;
+            }
+            rs->pair_no++;
+            rc = build_pair(rs, &sl[i], nmem, err, errlen);
+        }
+        i = j;
+    }
+    return rc;
+}
+
+/* Pairs of sl[begin .. end) with a slice not yet complete in dir. */
+static size_t
+pairs_left(const char *dir, const egix_slice *sl, const int *pair, size_t begin, size_t end)
+{
+    size_t count = 0;
+    for (size_t i = begin; i < end;) {
+        size_t j = i;
+        int missing = 0;
+        while (j < end && pair[j] == pair[i])
+            missing |= !slice_complete(dir, &sl[j++]);
+        count += (size_t)missing;
+        i = j;
+    }
+    return count;
+}
+
+/* Whether a unit after v in the build, not yet staged, needs unit v. */
+static int
+needed_later(const egpl_unit *u, size_t nu, size_t v)
+{
+    for (size_t w = v + 1; w < nu; w++)
+        if (u[w].selected && !u[w].staged && egpl_needs(&u[w], &u[v]))
+            return 1;
+    return 0;
+}
+
+/*
+ * The top piece count of a pipelined or split build (pipeline.h): unit
+ * after unit of the selected splits; with the pipeline, each unit is
+ * staged as soon as it is built, and every staged unit that no unit
+ * still to come needs loses its 2-bit files.
+ */
+static int
+build_units(run_state *rs, const egix_slice *sl, const int *pair, egpl_unit *u, size_t nu,
+            char *err, size_t errlen)
+{
+    const egdb_build_opts *o = rs->opts;
+    int rc = 0;
+    for (size_t i = 0; i < nu && rc == 0; i++) {
+        if (!u[i].selected)
+            continue;
+        if (u[i].staged) {
+            if (!needed_later(u, nu, i)) {
+                /* Left over by a stop between its mark and its drop. */
+                rc = egpl_drop(rs->dir, &rs->reg, &u[i], sl, err, errlen);
+                u[i].dropped = 1;
+                continue;
+            }
+            /* Still read by a unit to come: its 2-bit files are there,
+             * since a unit is dropped only when nothing needs it. */
+            for (size_t t = u[i].begin; t < u[i].end && rc == 0; t++)
+                rc = egst_add_mapped(&rs->reg, rs->dir, &sl[t], 1, err, errlen);
+            if (rc == EGDB_EMISSING) {
+                char name[EGPL_NAME_MAX], tail[256];
+                egpl_unit_name(&u[i], name);
+                snprintf(tail, sizeof tail, "%s", err);
+                snprintf(err, errlen,
+                         "unit %s is marked done but a unit still to build needs its 2-bit "
+                         "files, and %s; delete %s/units/%s.done to build it again",
+                         name, tail, rs->dir, name);
+            }
+            rs->stats->slices_kept += u[i].end - u[i].begin;
+            continue;
+        }
+        rc = build_range(rs, sl, pair, u[i].begin, u[i].end, err, errlen);
+        if (rc != 0 || !o->pipeline)
+            continue;
+        if (o->stop && *o->stop) {
+            snprintf(err, errlen, "stopped; finished slices are kept, run again to resume");
+            return EGDB_EINTERRUPT;
+        }
+        double t0 = egrun_now();
+        rc = egpl_stage(rs->dir, &rs->reg, &u[i], sl, o->threads, !o->no_threats, o->progress,
+                        o->progress_arg, err, errlen);
+        rs->stats->seconds_stages += egrun_now() - t0;
+        if (rc != 0)
+            break;
+        u[i].staged = 1;
+        rs->stats->units_staged++;
+        for (size_t v = 0; v <= i && rc == 0; v++) {
+            if (u[v].selected && u[v].staged && !u[v].dropped && !needed_later(u, nu, v)) {
+                rc = egpl_drop(rs->dir, &rs->reg, &u[v], sl, err, errlen);
+                u[v].dropped = 1;
+                rs->stats->units_dropped++;
+            }
+        }
+    }
+    return rc;
+}
+
 static int
 build_locked(const char *dir, const egdb_build_opts *opts, egdb_build_stats *stats, char *err,
              size_t errlen)
@@ -509,68 +634,49 @@ build_locked(const char *dir, const egdb_build_opts *opts, egdb_build_stats *sta
         snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
         return EGDB_EIO;
     }
-    size_t pair_bytes, resident, slices_left;
-    int rc = egdb_plan(dir, opts->npieces, &rs.run_total, &pair_bytes, &resident, &slices_left, err,
-                       errlen);
+    egdb_cost est;
+    int rc = egdb_estimate(dir, opts, &est, err, errlen);
     if (rc != 0)
         return rc;
+    rs.run_total = est.positions;
     if (egst_registry_init(&rs.reg) != 0)
         return EGDB_ENOMEM;
+    const int unitwise = opts->pipeline || opts->splits;
 
-    /* Count the pairs to build, for progress. */
-    for (int n = 1; n <= opts->npieces; n++) {
-        egix_slice *sl;
-        int *pair;
-        size_t k;
-        if ((rc = list_slices(n, &sl, &pair, &k)) != 0)
-            goto out;
-        for (size_t i = 0; i < k;) {
-            size_t j = i;
-            int missing = 0;
-            while (j < k && pair[j] == pair[i])
-                missing |= !slice_complete(dir, &sl[j++]);
-            rs.pair_count += (size_t)missing;
-            i = j;
-        }
-        free(sl);
-        free(pair);
-    }
-
+    /* The slices of each piece count, their units for the top count when
+     * the build goes unit by unit, and the pairs to build (progress). */
+    egix_slice *sl[EGDB_MAX_PIECES + 1] = {NULL};
+    int *pair[EGDB_MAX_PIECES + 1] = {NULL};
+    size_t k[EGDB_MAX_PIECES + 1] = {0};
+    egpl_unit *u = NULL;
+    size_t nu = 0;
     for (int n = 1; n <= opts->npieces && rc == 0; n++) {
-        egix_slice *sl;
-        int *pair;
-        size_t k;
-        if ((rc = list_slices(n, &sl, &pair, &k)) != 0)
-            goto out;
-        for (size_t i = 0; i < k && rc == 0;) {
-            size_t j = i;
-            while (j < k && pair[j] == pair[i])
-                j++;
-            int nmem = (int)(j - i);
-            int complete = 1;
-            for (size_t t = i; t < j; t++)
-                complete &= slice_complete(dir, &sl[t]);
-            if (complete) {
-                /* Kept from an earlier run: map it, checking the payload so
-                 * nothing built on it rests on a damaged file. */
-                for (size_t t = i; t < j && rc == 0; t++)
-                    rc = egst_add_mapped(&rs.reg, dir, &sl[t], 1, err, errlen);
-                stats->slices_kept += (size_t)nmem;
-            } else {
-                if (opts->stop && *opts->stop) {
-                    snprintf(err, errlen, "stopped; finished slices are kept, run again to resume");
-                    rc = EGDB_EINTERRUPT;
-                    break;
-                }
-                rs.pair_no++;
-                rc = build_pair(&rs, &sl[i], nmem, err, errlen);
-            }
-            i = j;
+        if ((rc = list_slices(n, &sl[n], &pair[n], &k[n])) != 0)
+            break;
+        if (n < opts->npieces || !unitwise) {
+            rs.pair_count += pairs_left(dir, sl[n], pair[n], 0, k[n]);
+            continue;
         }
-        free(sl);
-        free(pair);
+        if ((rc = egpl_units(sl[n], k[n], &u, &nu, err, errlen)) != 0)
+            break;
+        for (size_t i = 0; i < nu; i++) {
+            u[i].selected = !opts->splits || (opts->splits >> u[i].split & 1u);
+            u[i].staged = opts->pipeline && u[i].selected && egpl_staged(dir, &u[i], sl[n]);
+            if (u[i].selected && !u[i].staged)
+                rs.pair_count += pairs_left(dir, sl[n], pair[n], u[i].begin, u[i].end);
+        }
     }
-out:
+    for (int n = 1; n <= opts->npieces && rc == 0; n++) {
+        if (n == opts->npieces && unitwise)
+            rc = build_units(&rs, sl[n], pair[n], u, nu, err, errlen);
+        else
+            rc = build_range(&rs, sl[n], pair[n], 0, k[n], err, errlen);
+    }
+    for (int n = 1; n <= EGDB_MAX_PIECES; n++) {
+        free(sl[n]);
+        free(pair[n]);
+    }
+    free(u);
     stats->seconds_total = egrun_now() - rs.prog.t0;
     egst_registry_free(&rs.reg);
     return rc;

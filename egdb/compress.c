@@ -30,6 +30,7 @@
 #include "egdb/index.h"
 #include "egdb/le.h"
 #include "egdb/run.h"
+#include "egdb/stage.h"
 #include "egdb/store.h"
 #include "engine/engine.h"
 
@@ -65,7 +66,8 @@ typedef struct slice_figures {
 
 typedef struct compress_job {
     const char *dir;
-    const egst_registry *reg;
+    const egst_slice *const *list; /* the slices to compress */
+    size_t n;
     int flags;
     _Atomic size_t next;
     _Atomic int failed;
@@ -105,7 +107,7 @@ report_progress(compress_job *j, const egix_slice *s, int force)
     memset(&p, 0, sizeof p);
     p.phase = "compress";
     p.pair_no = atomic_load(&j->slices_done);
-    p.pair_count = j->reg->n;
+    p.pair_count = j->n;
     p.resolved = p.done_total = atomic_load(&j->done);
     p.positions = p.run_total = j->run_total;
     egrun_report(&j->prog, &p, s, force);
@@ -523,9 +525,9 @@ compress_worker(void *arg)
     compress_job *j = arg;
     for (;;) {
         size_t k = atomic_fetch_add(&j->next, 1);
-        if (k >= j->reg->n || atomic_load(&j->failed))
+        if (k >= j->n || atomic_load(&j->failed))
             break;
-        const egst_slice *e = j->reg->list[k];
+        const egst_slice *e = j->list[k];
         char path[4096], err[512];
         egst_header wh;
         egst_path(j->dir, &e->slice, path, sizeof path);
@@ -576,12 +578,65 @@ compressed_ok(const char *dir, const egix_slice *s)
            egcd_header_decode(hb, &h) == 0 && egix_slice_equal(&h.slice, s);
 }
 
+/* Compresses the n slices of list (loaded 2-bit files of dir) on
+ * o->threads threads, a slice at a time each; the figures go to *st. */
+static int
+compress_list(const char *dir, const egst_slice *const *list, size_t n, const egdb_compress_opts *o,
+              egdb_compress_stats *st, char *err, size_t errlen)
+{
+    int rc = 0, threads = o->threads;
+    compress_job j;
+    memset(&j, 0, sizeof j);
+    j.dir = dir;
+    j.list = list;
+    j.n = n;
+    j.flags = o->threats ? EGCD_FLAG_THREATS : 0;
+    j.err = err;
+    j.errlen = errlen;
+    j.prog.fn = o->progress;
+    j.prog.arg = o->progress_arg;
+    /* The first report after a quarter second, when the rate (and so
+     * the ETA) means something. */
+    j.prog.t0 = j.prog.last = egrun_now();
+    for (size_t i = 0; i < n; i++)
+        j.run_total += list[i]->size;
+    pthread_mutex_init(&j.err_lock, NULL);
+    pthread_mutex_init(&j.sum_lock, NULL);
+    pthread_mutex_init(&j.prog_lock, NULL);
+    int nt = threads < 1 ? 1 : threads > 64 ? 64 : threads;
+    pthread_t tid[64];
+    int started = 0;
+    for (int t = 1; t < nt; t++)
+        if (pthread_create(&tid[started], NULL, compress_worker, &j) == 0)
+            started++;
+    compress_worker(&j);
+    for (int t = 0; t < started; t++)
+        pthread_join(tid[t], NULL);
+    if (!atomic_load(&j.failed))
+        report_progress(&j, &list[n - 1]->slice, 1);
+    pthread_mutex_destroy(&j.err_lock);
+    pthread_mutex_destroy(&j.sum_lock);
+    pthread_mutex_destroy(&j.prog_lock);
+    if (atomic_load(&j.failed))
+        rc = EGDB_EIO;
+    *st = j.sum;
+    return rc;
+}
+
+int
+egcp_compress_slices(const char *dir, const egst_slice *const *list, size_t n,
+                     const egdb_compress_opts *o, egdb_compress_stats *st, char *err, size_t errlen)
+{
+    memset(st, 0, sizeof *st);
+    return n ? compress_list(dir, list, n, o, st, err, errlen) : 0;
+}
+
 static int
 compress_locked(const char *dir, const egdb_compress_opts *o, egdb_compress_stats *st, char *err,
                 size_t errlen)
 {
     egst_registry reg;
-    const int npieces = o->npieces, threads = o->threads;
+    const int npieces = o->npieces;
     memset(st, 0, sizeof *st);
     if (egst_registry_init(&reg) != 0)
         return EGDB_ENOMEM;
@@ -611,42 +666,8 @@ compress_locked(const char *dir, const egdb_compress_opts *o, egdb_compress_stat
         if (present == 0)
             break; /* nothing built with this many pieces */
     }
-    if (rc == 0 && reg.n > 0) {
-        compress_job j;
-        memset(&j, 0, sizeof j);
-        j.dir = dir;
-        j.reg = &reg;
-        j.flags = o->threats ? EGCD_FLAG_THREATS : 0;
-        j.err = err;
-        j.errlen = errlen;
-        j.prog.fn = o->progress;
-        j.prog.arg = o->progress_arg;
-        /* The first report after a quarter second, when the rate (and so
-         * the ETA) means something. */
-        j.prog.t0 = j.prog.last = egrun_now();
-        for (size_t i = 0; i < reg.n; i++)
-            j.run_total += reg.list[i]->size;
-        pthread_mutex_init(&j.err_lock, NULL);
-        pthread_mutex_init(&j.sum_lock, NULL);
-        pthread_mutex_init(&j.prog_lock, NULL);
-        int nt = threads < 1 ? 1 : threads > 64 ? 64 : threads;
-        pthread_t tid[64];
-        int started = 0;
-        for (int t = 1; t < nt; t++)
-            if (pthread_create(&tid[started], NULL, compress_worker, &j) == 0)
-                started++;
-        compress_worker(&j);
-        for (int t = 0; t < started; t++)
-            pthread_join(tid[t], NULL);
-        if (!atomic_load(&j.failed))
-            report_progress(&j, &reg.list[reg.n - 1]->slice, 1);
-        pthread_mutex_destroy(&j.err_lock);
-        pthread_mutex_destroy(&j.sum_lock);
-        pthread_mutex_destroy(&j.prog_lock);
-        if (atomic_load(&j.failed))
-            rc = EGDB_EIO;
-        *st = j.sum;
-    }
+    if (rc == 0 && reg.n > 0)
+        rc = compress_list(dir, (const egst_slice *const *)reg.list, reg.n, o, st, err, errlen);
     egst_registry_free(&reg);
     return rc;
 }

@@ -7,6 +7,7 @@
 #define EGDB_DB_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "egdb/cache.h"
 #include "egdb/decompress.h"
@@ -32,7 +33,11 @@ struct egdb {
     size_t ncmp, cmp_cap;
     uint32_t nblocks; /* pages of all compressed slices (the cache's blocks) */
     egca_cache *cache;
-    int max_pieces; /* every slice of 1..max_pieces is loaded */
+    int max_pieces;  /* every slice of 1..max_pieces is loaded */
+    uint8_t *mat_ok; /* EGDB_NMATS: nonzero for a material whose every
+                        slice, and its twin's, is loaded (egdb_covers) */
 };
+
+#define EGDB_NMATS (13u * 13u * 13u * 13u)
 
 #endif /* EGDB_DB_H */

@@ -127,7 +127,10 @@ typedef struct egdb_build_stats {
     int threads;
     size_t peak_pair_bytes; /* largest working memory of one pair    */
     size_t slices_built;
-    size_t slices_kept; /* already complete from an earlier run  */
+    size_t slices_kept;    /* already complete from an earlier run  */
+    double seconds_stages; /* pipeline: verify, compress, compare  */
+    size_t units_staged;   /* pipeline: units staged in this run   */
+    size_t units_dropped;  /* pipeline: units whose 2-bit files went */
 } egdb_build_stats;
 
 typedef struct egdb_build_opts {
@@ -138,7 +141,33 @@ typedef struct egdb_build_opts {
     volatile int *stop; /* set nonzero (e.g. by a signal handler)
                            to stop after the current pair's data
                            is safe; may be NULL                  */
+    unsigned splits;    /* of the top piece count, build only the units
+                           of these splits: bit a for "a against b"
+                           and "b against a" (a >= b); 0 = all   */
+    int pipeline;       /* nonzero: the top piece count is built unit
+                           by unit (a material and its twin), each
+                           verified, compressed, compared and its
+                           2-bit files deleted once nothing still to
+                           be built reads them (egdb/pipeline.h)  */
+    int no_threats;     /* pipeline: compress as --no-threats     */
 } egdb_build_opts;
+
+/* What a build has left to do and what it will cost (egdb_estimate). */
+typedef struct egdb_cost {
+    uint64_t positions;                /* positions left to build                 */
+    size_t slices;                     /* slices left to build                    */
+    size_t units;                      /* pipelined units left (materials + twins) */
+    uint64_t stage_positions;          /* positions to verify, compress, compare  */
+    uint64_t stage_positions_compress; /* positions to compress at the end */
+    double seconds_build;              /* at this project's measured 7-piece rates */
+    double seconds_stages;             /* verify/compress/compare, same rates     */
+    uint64_t disk_peak;                /* bytes the run adds to the directory at its peak */
+    uint64_t disk_end;                 /* bytes it adds in all                    */
+    uint64_t disk_free;                /* free bytes of the directory's file system now */
+    uint64_t memory_pair;              /* working memory of the largest slice pair */
+    uint64_t memory_mapped_peak;       /* 2-bit files mapped at the peak (page
+                                          cache the kernel can drop)          */
+} egdb_cost;
 
 /* ---- building -------------------------------------------------------- */
 
@@ -154,6 +183,19 @@ typedef struct egdb_build_opts {
  */
 int egdb_plan(const char *dir, int npieces, uint64_t *positions_left, size_t *pair_bytes,
               size_t *resident_bytes, size_t *slices_left, char *err, size_t errlen);
+
+/*
+ * egdb_estimate - the cost of the build that o describes in dir, from
+ * the files already there: positions and slices left, the time at the
+ * rates this project measured for 7 pieces on 2 cores (scaled by
+ * threads; docs/egdb.md), the disk it adds at its peak and in all (2-bit
+ * files, and compressed files at 100 positions a byte, a cautious
+ * figure), the free disk, and the memory: the largest slice pair's
+ * working memory and the 2-bit files mapped at the peak.
+ * RETURN 0 or a negative EGDB_E* code (err says why).
+ */
+int egdb_estimate(const char *dir, const egdb_build_opts *o, egdb_cost *e, char *err,
+                  size_t errlen);
 
 /*
  * egdb_build - builds every database with 1..opts->npieces pieces into
@@ -201,6 +243,17 @@ void egdb_close(egdb *db);
 
 /* The largest piece count for which every slice is present. */
 int egdb_max_pieces(const egdb *db);
+
+/*
+ * egdb_covers - whether the database holds the value of p: p has at most
+ * egdb_max_pieces pieces, or its material and the material's twin are
+ * complete in the directory (a build of some splits of a larger piece
+ * count, e.g. 4 against 4 of 8 pieces). Slices of a material that is
+ * not complete are never loaded, so a probe outside what this says
+ * answers EGDB_ENOTFOUND, never a value.
+ * THREAD SAFETY: safe from any number of threads.
+ */
+int egdb_covers(const egdb *db, const eng_pos *p);
 
 /*
  * egdb_probe - the value of p for its side to move.

@@ -12,6 +12,7 @@
 #include "egdb/decompress.h"
 #include "egdb/egdb.h"
 #include "egdb/index.h"
+#include "egdb/pipeline.h"
 #include "egdb/store.h"
 
 /* ---- types ------------------------------------------------------------ */
@@ -89,13 +90,78 @@ add_compressed(egdb *db, egdc_slice *e)
     return 0;
 }
 
+/* Index of a material in egdb.mat_ok. */
+static size_t
+mat_key(int nbk, int nwk, int nbm, int nwm)
+{
+    return (((size_t)nbk * 13 + (size_t)nwk) * 13 + (size_t)nbm) * 13 + (size_t)nwm;
+}
+
+/*
+ * Loads every slice of unit u (a material and its twin, pipeline.h): its
+ * compressed file if there is one, else its 2-bit build file. A unit
+ * with a slice missing is not loaded at all, so that a probe of a
+ * material whose build is unfinished answers "not in the database"
+ * rather than a value from some of its slices (whose captures and
+ * threats could lead into the missing ones).
+ * RETURN 1 (loaded), 0 (incomplete: nothing loaded), or a negative code
+ * (a damaged file: an error, never a silent gap).
+ */
+static int
+open_unit(egdb *db, const char *dir, const egpl_unit *u, const egix_slice *sl, char *err,
+          size_t errlen)
+{
+    size_t n = u->end - u->begin;
+    egdc_slice **cmp = calloc(n, sizeof *cmp);
+    if (!cmp)
+        return EGDB_ENOMEM;
+    int rc = 1;
+    for (size_t i = 0; i < n && rc == 1; i++) {
+        int r = egdc_open(dir, &sl[u->begin + i], &cmp[i], err, errlen);
+        if (r == 0)
+            continue;
+        cmp[i] = NULL;
+        if (r != EGDB_EMISSING) {
+            rc = r;
+            break;
+        }
+        /* A 2-bit file has one checksum for all of it: read it all now,
+         * so that a probe never answers from a damaged file. */
+        r = egst_add_mapped(&db->reg, dir, &sl[u->begin + i], 1, err, errlen);
+        if (r == EGDB_EMISSING)
+            rc = 0;
+        else if (r != 0)
+            rc = r;
+    }
+    if (rc != 1) {
+        for (size_t i = 0; i < n; i++) {
+            egdc_close(cmp[i]);
+            egst_remove(&db->reg, &sl[u->begin + i]);
+        }
+        free(cmp);
+        return rc;
+    }
+    for (size_t i = 0; i < n && rc == 1; i++) {
+        if (!cmp[i])
+            continue;
+        int r = add_compressed(db, cmp[i]);
+        if (r != 0) {
+            for (size_t t = i; t < n; t++)
+                egdc_close(cmp[t]);
+            rc = r;
+        }
+    }
+    free(cmp);
+    return rc;
+}
+
 int
 egdb_open(const char *dir, int max_pieces, size_t cache_bytes, egdb **out, char *err, size_t errlen)
 {
     egdb *db = calloc(1, sizeof *db);
     if (!db)
         return EGDB_ENOMEM;
-    if (egst_registry_init(&db->reg) != 0 ||
+    if (egst_registry_init(&db->reg) != 0 || !(db->mat_ok = calloc(EGDB_NMATS, 1)) ||
         !(db->cmp_mat = calloc(EGST_NKEYS / 64, sizeof *db->cmp_mat)) ||
         !(db->cmp_rows = calloc(64, sizeof *db->cmp_rows))) {
         egdb_close(db);
@@ -107,28 +173,23 @@ egdb_open(const char *dir, int max_pieces, size_t cache_bytes, egdb **out, char 
         size_t k, present = 0;
         if ((rc = slices_of(n, &sl, &k)) != 0)
             break;
-        for (size_t i = 0; i < k && rc == 0; i++) {
-            egdc_slice *e;
-            int r = egdc_open(dir, &sl[i], &e, err, errlen);
-            if (r == 0) {
-                rc = add_compressed(db, e);
-                if (rc != 0)
-                    egdc_close(e);
-                present++;
-                continue;
-            }
-            if (r != EGDB_EMISSING) {
-                rc = r; /* a damaged file is an error, never a silent gap */
-                break;
-            }
-            /* A 2-bit file has one checksum for all of it: read it all
-             * now, so that a probe never answers from a damaged file. */
-            r = egst_add_mapped(&db->reg, dir, &sl[i], 1, err, errlen);
-            if (r == 0)
-                present++;
-            else if (r != EGDB_EMISSING)
-                rc = r;
+        egpl_unit *u;
+        size_t nu;
+        if ((rc = egpl_units(sl, k, &u, &nu, err, errlen)) != 0) {
+            free(sl);
+            break;
         }
+        for (size_t i = 0; i < nu && rc == 0; i++) {
+            int r = open_unit(db, dir, &u[i], sl, err, errlen);
+            if (r == 1) {
+                present += u[i].end - u[i].begin;
+                db->mat_ok[mat_key(u[i].nbk, u[i].nwk, u[i].nbm, u[i].nwm)] = 1;
+                db->mat_ok[mat_key(u[i].nwk, u[i].nbk, u[i].nwm, u[i].nbm)] = 1;
+            } else if (r < 0) {
+                rc = r;
+            }
+        }
+        free(u);
         free(sl);
         if (rc != 0)
             break;
@@ -169,6 +230,7 @@ egdb_close(egdb *db)
     free(db->cmp_list);
     free(db->cmp_mat);
     free(db->cmp_rows);
+    free(db->mat_ok);
     egca_destroy(db->cache);
     free(db);
 }
@@ -177,6 +239,17 @@ int
 egdb_max_pieces(const egdb *db)
 {
     return db->max_pieces;
+}
+
+int
+egdb_covers(const egdb *db, const eng_pos *p)
+{
+    int nbk = __builtin_popcount(p->bk), nwk = __builtin_popcount(p->wk);
+    int nbm = __builtin_popcount(p->bm), nwm = __builtin_popcount(p->wm);
+    int n = nbk + nwk + nbm + nwm;
+    if (n <= db->max_pieces)
+        return 1;
+    return n <= EGDB_MAX_PIECES && db->mat_ok[mat_key(nbk, nwk, nbm, nwm)];
 }
 
 void

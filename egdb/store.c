@@ -131,6 +131,15 @@ egst_read_header(const char *path, egst_header *h, uint64_t *file_bytes, char *e
 
 /* ---- registry --------------------------------------------------------- */
 
+static void
+slice_free(egst_slice *e)
+{
+    if (e->map)
+        munmap(e->map, e->map_len);
+    egix_table_destroy(e->table);
+    free(e);
+}
+
 int
 egst_registry_init(egst_registry *r)
 {
@@ -142,16 +151,29 @@ egst_registry_init(egst_registry *r)
 void
 egst_registry_free(egst_registry *r)
 {
-    for (size_t i = 0; i < r->n; i++) {
-        egst_slice *e = r->list[i];
-        if (e->map)
-            munmap(e->map, e->map_len);
-        egix_table_destroy(e->table);
-        free(e);
-    }
+    for (size_t i = 0; i < r->n; i++)
+        slice_free(r->list[i]);
     free(r->list);
     free(r->by_key);
     memset(r, 0, sizeof *r);
+}
+
+int
+egst_remove(egst_registry *r, const egix_slice *s)
+{
+    egst_slice *e = r->by_key[egst_key(s)];
+    if (!e)
+        return EGDB_EMISSING;
+    /* Keep the list in the order slices were added: verify.c and the
+     * builders walk it in dependency order. */
+    size_t i = 0;
+    while (i < r->n && r->list[i] != e)
+        i++;
+    memmove(&r->list[i], &r->list[i + 1], (r->n - i - 1) * sizeof *r->list);
+    r->n--;
+    r->by_key[egst_key(s)] = NULL;
+    slice_free(e);
+    return 0;
 }
 
 static int

@@ -120,6 +120,15 @@ egst_find(const egst_registry *r, const egix_slice *s)
 int egst_add_mapped(egst_registry *r, const char *dir, const egix_slice *s, int check_payload,
                     char *err, size_t errlen);
 
+/*
+ * egst_remove - unmaps slice s and takes it out of the registry (the
+ * 8-piece pipeline drops a material's 2-bit files once nothing still to
+ * be built reads them, pipeline.h). The order of the other slices in
+ * r->list is kept. Not thread-safe: no probe may run meanwhile.
+ * RETURN 0, or EGDB_EMISSING when s is not loaded.
+ */
+int egst_remove(egst_registry *r, const egix_slice *s);
+
 /* The value of index i of a loaded slice. */
 static inline int
 egst_value(const egst_slice *e, uint64_t i)

@@ -22,6 +22,8 @@
 #include "egdb/decompress.h"
 #include "egdb/egdb.h"
 #include "egdb/index.h"
+#include "egdb/run.h"
+#include "egdb/stage.h"
 #include "egdb/store.h"
 
 /* ---- constants -------------------------------------------------------- */
@@ -38,8 +40,9 @@
  * (slice number << 40 | index); the smallest wins, so the report does
  * not depend on the threads' timing. */
 typedef struct verify_ctx {
-    const egst_registry *reg;
-    uint64_t *chunk_start; /* per slice: number of its first chunk */
+    const egst_registry *reg;      /* every slice a successor may lie in */
+    const egst_slice *const *list; /* the slices to check, in order      */
+    uint64_t *chunk_start;         /* per slice: number of its first chunk */
     size_t nslices;
     uint64_t nchunks;
     _Atomic uint64_t next;
@@ -191,7 +194,7 @@ verify_worker(void *arg)
             break;
         while (s + 1 < c->nslices && c->chunk_start[s + 1] <= k)
             s++;
-        const egst_slice *e = c->reg->list[s];
+        const egst_slice *e = c->list[s];
         uint64_t b = (k - c->chunk_start[s]) * CHUNK, end = b + CHUNK;
         if (end > e->size)
             end = e->size;
@@ -217,6 +220,68 @@ static const char *
 value_name(int v)
 {
     return v == EGDB_WIN ? "win" : v == EGDB_LOSS ? "loss" : v == EGDB_DRAW ? "draw" : "unknown";
+}
+
+/* Checks every position of the n slices of list against its successors,
+ * looked up in reg (which holds the listed slices too); the first bad
+ * position in list order is reported. */
+static int
+check_list(const egst_registry *reg, const egst_slice *const *list, size_t n, int maxn, int threads,
+           egdb_progress_fn progress, void *arg, char *err, size_t errlen)
+{
+    int rc = 0;
+    verify_ctx c;
+    memset(&c, 0, sizeof c);
+    c.reg = reg;
+    c.list = list;
+    c.nslices = n;
+    c.chunk_start = malloc((n + 1) * sizeof *c.chunk_start);
+    if (!c.chunk_start)
+        rc = EGDB_ENOMEM;
+    uint64_t total = 0;
+    for (size_t s = 0; rc == 0 && s < n; s++) {
+        c.chunk_start[s] = c.nchunks;
+        c.nchunks += (list[s]->size + CHUNK - 1) / CHUNK;
+        total += list[s]->size;
+    }
+    if (rc == 0) {
+        atomic_init(&c.next, 0);
+        atomic_init(&c.first_bad, UINT64_MAX);
+        atomic_init(&c.done, 0);
+        reporter rep = {progress, arg, "2-bit files", maxn, &c.done, total};
+        run_threads(verify_worker, &c, threads, progress ? &rep : NULL);
+        uint64_t bad = atomic_load(&c.first_bad);
+        if (bad != UINT64_MAX) {
+            const egst_slice *e = list[bad >> 40];
+            uint64_t i = bad & ((1ull << 40) - 1);
+            eng_pos p;
+            char fen[ENG_FEN_MAX], name[EGIX_NAME_MAX];
+            egix_unindex(e->table, i, &p);
+            eng_format_fen(&p, fen, sizeof fen);
+            egix_slice_name(&e->slice, name, sizeof name);
+            int want = expected_value(probe_raw, reg, &p);
+            if (want < 0) {
+                /* Every file was checked when loaded: a successor whose
+                 * slice is not there (a database missing a slice). */
+                char mv[ENG_MOVE_STR_MAX], cfen[ENG_FEN_MAX];
+                eng_pos cp;
+                failed_successor(probe_raw, reg, &p, mv, &cp);
+                eng_format_fen(&cp, cfen, sizeof cfen);
+                snprintf(err, errlen,
+                         "slice %s, index %" PRIu64 " (%s): its successor after %s (%s) cannot "
+                         "be looked up: %s",
+                         name, i, fen, mv, cfen, egdb_strerror(want));
+                rc = want == EGDB_ENOTFOUND ? EGDB_EMISSING : want;
+            } else {
+                snprintf(err, errlen,
+                         "slice %s, index %" PRIu64 " (%s): stored %s, successors say %s", name, i,
+                         fen, value_name(egst_value(e, i)), value_name(want));
+                rc = EGDB_EVERIFY;
+            }
+        }
+    }
+    free(c.chunk_start);
+    return rc;
 }
 
 /* Verifies every 2-bit file of dir against its successors. The files
@@ -260,57 +325,21 @@ verify_raw(const char *dir, int threads, egdb_progress_fn progress, void *arg, c
         snprintf(err, errlen, "%s: no database files", dir);
         rc = EGDB_EMISSING;
     }
-    verify_ctx c;
-    memset(&c, 0, sizeof c);
-    c.reg = reg;
-    c.nslices = reg->n;
-    c.chunk_start = malloc((reg->n + 1) * sizeof *c.chunk_start);
-    if (rc == 0 && !c.chunk_start)
-        rc = EGDB_ENOMEM;
-    uint64_t total = 0;
-    for (size_t s = 0; rc == 0 && s < reg->n; s++) {
-        c.chunk_start[s] = c.nchunks;
-        c.nchunks += (reg->list[s]->size + CHUNK - 1) / CHUNK;
-        total += reg->list[s]->size;
-    }
-    if (rc == 0) {
-        atomic_init(&c.next, 0);
-        atomic_init(&c.first_bad, UINT64_MAX);
-        atomic_init(&c.done, 0);
-        reporter rep = {progress, arg, "2-bit files", maxn, &c.done, total};
-        run_threads(verify_worker, &c, threads, progress ? &rep : NULL);
-        uint64_t bad = atomic_load(&c.first_bad);
-        if (bad != UINT64_MAX) {
-            const egst_slice *e = reg->list[bad >> 40];
-            uint64_t i = bad & ((1ull << 40) - 1);
-            eng_pos p;
-            char fen[ENG_FEN_MAX], name[EGIX_NAME_MAX];
-            egix_unindex(e->table, i, &p);
-            eng_format_fen(&p, fen, sizeof fen);
-            egix_slice_name(&e->slice, name, sizeof name);
-            int want = expected_value(probe_raw, reg, &p);
-            if (want < 0) {
-                /* Every file was checked when loaded: a successor whose
-                 * slice is not there (a database missing a slice). */
-                char mv[ENG_MOVE_STR_MAX], cfen[ENG_FEN_MAX];
-                eng_pos cp;
-                failed_successor(probe_raw, reg, &p, mv, &cp);
-                eng_format_fen(&cp, cfen, sizeof cfen);
-                snprintf(err, errlen,
-                         "slice %s, index %" PRIu64 " (%s): its successor after %s (%s) cannot "
-                         "be looked up: %s",
-                         name, i, fen, mv, cfen, egdb_strerror(want));
-                rc = want == EGDB_ENOTFOUND ? EGDB_EMISSING : want;
-            } else {
-                snprintf(err, errlen,
-                         "slice %s, index %" PRIu64 " (%s): stored %s, successors say %s", name, i,
-                         fen, value_name(egst_value(e, i)), value_name(want));
-                rc = EGDB_EVERIFY;
-            }
-        }
-    }
-    free(c.chunk_start);
+    if (rc == 0)
+        rc = check_list(reg, (const egst_slice *const *)reg->list, reg->n, maxn, threads, progress,
+                        arg, err, errlen);
     return rc;
+}
+
+int
+egvf_verify_slices(const egst_registry *reg, const egst_slice *const *list, size_t n, int threads,
+                   egdb_progress_fn progress, void *arg, char *err, size_t errlen)
+{
+    int maxn = 0;
+    for (size_t i = 0; i < n; i++)
+        if (egrun_slice_pieces(&list[i]->slice) > maxn)
+            maxn = egrun_slice_pieces(&list[i]->slice);
+    return check_list(reg, list, n, maxn, threads, progress, arg, err, errlen);
 }
 
 /* ---- compressed files ------------------------------------------------- */
@@ -640,4 +669,134 @@ egdb_verify(const char *dir, int threads, egdb_progress_fn progress, void *arg, 
     if (raw_missing && !found)
         return rc;
     return 0;
+}
+
+/* ---- a compressed file against its 2-bit file (pipelined builds) ------ */
+
+/*
+ * What the pipeline (pipeline.h) checks before it deletes a 2-bit file:
+ * that the compressed file written from it holds the same value for every
+ * position it kept. Each page of each file is decoded (which checks its
+ * block's checksum) and compared, position by position, through the
+ * file's own king order and the build order, as step 2 of
+ * verify_compressed does; a dropped position (a capture or threatened
+ * capture, resolved by search when probed) holds no value and is skipped.
+ * Work items are pages of all the files; the first bad one in list order
+ * is reported.
+ */
+typedef struct compare_ctx {
+    const egst_slice *const *raw;
+    egdc_slice **cmp;
+    uint64_t *item_start;
+    size_t n;
+    uint64_t nitems;
+    _Atomic uint64_t next;
+    _Atomic uint64_t first_bad; /* slice << 40 | position index, or UINT64_MAX */
+} compare_ctx;
+
+/* Whether position i of compressed slice e, stored value `stored`,
+ * agrees with the 2-bit file r. */
+static int
+compare_position(const egdc_slice *e, const egst_slice *r, uint64_t i, int stored)
+{
+    eng_pos p;
+    int have;
+    uint64_t j = raw_index(e, r, i, &p, &have);
+    if (egst_value(r, j) == stored)
+        return 1;
+    if (!have)
+        egix_unindex(e->table, i, &p);
+    return egcd_dropped(&p, e->h.flags) != EGCD_KEPT;
+}
+
+static void *
+compare_worker(void *arg)
+{
+    compare_ctx *c = arg;
+    size_t s = 0;
+    uint64_t words[(1u << EGCD_PAGE_SHIFT) / 32];
+    uint8_t *buf = (uint8_t *)words;
+    for (;;) {
+        uint64_t k = atomic_fetch_add(&c->next, 1);
+        if (k >= c->nitems)
+            break;
+        while (s + 1 < c->n && c->item_start[s + 1] <= k)
+            s++;
+        const egdc_slice *e = c->cmp[s];
+        uint32_t g = (uint32_t)(k - c->item_start[s]);
+        uint64_t first = (uint64_t)g << e->h.page_shift;
+        uint64_t end = first + (1ull << e->h.page_shift);
+        if (end > e->h.positions)
+            end = e->h.positions;
+        if (((uint64_t)s << 40 | first) > atomic_load(&c->first_bad))
+            break;
+        if (egdc_decode(e, g, buf) != 0) {
+            record_bad(&c->first_bad, (uint64_t)s << 40 | first);
+            continue;
+        }
+        for (uint64_t i = first; i < end; i++) {
+            int stored = (buf[(i - first) >> 2] >> (((i - first) & 3) * 2)) & 3;
+            if (!compare_position(e, c->raw[s], i, stored)) {
+                record_bad(&c->first_bad, (uint64_t)s << 40 | i);
+                break;
+            }
+        }
+    }
+    return NULL;
+}
+
+int
+egvf_compare_slices(const char *dir, const egst_slice *const *list, size_t n, int threads,
+                    char *err, size_t errlen)
+{
+    compare_ctx c;
+    memset(&c, 0, sizeof c);
+    c.raw = list;
+    c.n = n;
+    c.cmp = calloc(n ? n : 1, sizeof *c.cmp);
+    c.item_start = malloc((n + 1) * sizeof *c.item_start);
+    int rc = c.cmp && c.item_start ? 0 : EGDB_ENOMEM;
+    for (size_t s = 0; s < n && rc == 0; s++) {
+        rc = egdc_open(dir, &list[s]->slice, &c.cmp[s], err, errlen);
+        if (rc == 0 && c.cmp[s]->h.positions != list[s]->size) {
+            snprintf(err, errlen, "%s: holds %" PRIu64 " positions, its 2-bit file %" PRIu64,
+                     c.cmp[s]->path, c.cmp[s]->h.positions, list[s]->size);
+            rc = EGDB_ECORRUPT;
+        }
+        if (rc == 0) {
+            c.item_start[s] = c.nitems;
+            c.nitems += c.cmp[s]->npages;
+        }
+    }
+    if (rc == 0) {
+        atomic_init(&c.next, 0);
+        atomic_init(&c.first_bad, UINT64_MAX);
+        run_threads(compare_worker, &c, threads, NULL);
+        uint64_t bad = atomic_load(&c.first_bad);
+        if (bad != UINT64_MAX) {
+            const egdc_slice *e = c.cmp[bad >> 40];
+            uint64_t i = bad & ((1ull << 40) - 1);
+            char why[400];
+            uint32_t b = e->page_block[i >> e->h.page_shift];
+            if (egdc_check_block(e, b, why, sizeof why) != 0) {
+                snprintf(err, errlen, "%s: %s", e->path, why);
+                rc = EGDB_ECORRUPT;
+            } else {
+                eng_pos p;
+                char fen[ENG_FEN_MAX];
+                egix_unindex(e->table, i, &p);
+                eng_format_fen(&p, fen, sizeof fen);
+                snprintf(err, errlen,
+                         "%s: index %" PRIu64 " (%s): the compressed value differs from the "
+                         "2-bit file's",
+                         e->path, i, fen);
+                rc = EGDB_EVERIFY;
+            }
+        }
+    }
+    for (size_t s = 0; s < n && c.cmp; s++)
+        egdc_close(c.cmp[s]);
+    free(c.cmp);
+    free(c.item_start);
+    return rc;
 }

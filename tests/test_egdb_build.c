@@ -1585,6 +1585,180 @@ test_five_pieces(void **state)
     rm_rf(dir);
 }
 
+/* ---- pipelined builds of some splits (egdb/pipeline.h) --------------------------- */
+
+/* Stops the build at the first progress report of a stage ("verify",
+ * "compress") after `after` reports of any kind: a stop between a unit's
+ * build and its mark. */
+typedef struct stage_stop {
+    volatile int stop;
+    size_t calls, after;
+} stage_stop;
+
+static void
+stop_in_stage(const egdb_progress *p, void *arg)
+{
+    stage_stop *s = arg;
+    if (++s->calls > s->after && (!strcmp(p->phase, "verify") || !strcmp(p->phase, "compress")))
+        s->stop = 1;
+}
+
+/* Every 5-piece .cwl of dir against the one of the same name in ref. */
+static size_t
+assert_same_cwl5(const char *dir, const char *ref)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    size_t n = 0;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len != 11 || strcmp(e->d_name + 7, ".cwl"))
+            continue;
+        int pieces = 0;
+        for (int i = 0; i < 4; i++)
+            pieces += egix_name_digit(e->d_name[i]);
+        if (pieces != 5)
+            continue;
+        char pa[600], pb[600];
+        size_t la, lb;
+        snprintf(pa, sizeof pa, "%s/%s", dir, e->d_name);
+        snprintf(pb, sizeof pb, "%s/%s", ref, e->d_name);
+        uint8_t *x = read_file(pa, &la), *y = read_file(pb, &lb);
+        assert_non_null(x);
+        assert_non_null(y);
+        assert_int_equal(la, lb);
+        assert_memory_equal(x, y, la);
+        free(x);
+        free(y);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Whether dir holds a 2-bit file of 5 pieces. */
+static int
+has_wld5(const char *dir)
+{
+    size_t n;
+    char **v = list_wld(dir, &n);
+    int found = 0;
+    for (size_t i = 0; i < n; i++) {
+        int pieces = 0;
+        for (int j = 0; j < 4; j++)
+            pieces += egix_name_digit(v[i][j]);
+        found |= pieces == 5;
+    }
+    free_names(v, n);
+    return found;
+}
+
+/*
+ * The 5-piece databases of one split built by the pipeline on top of the
+ * 1-4 set: stopped twice (once inside a slice pair's run, once between a
+ * unit's build and its mark) and resumed, the result is byte for byte the
+ * compressed files of the ordinary 1-5 build (the suites' CHECKERS_TEST_DB),
+ * no 5-piece 2-bit file is left, every unit is marked, the split's
+ * positions probe to the ordinary build's values, and a position of
+ * another split is not in the databases (never a value).
+ */
+static void
+test_pipeline_split(void **state)
+{
+    ctx *c = g_ctx;
+    char err[1024], dir[400];
+    egdb_build_stats st;
+    (void)state;
+    const char *ref = test_db_dir();
+    assert_non_null(ref);
+    /* 4 against 1 (46.4 M positions); 5 against 0 under the sanitizers. */
+    const int big = test_sanitized() ? 5 : 4;
+    snprintf(dir, sizeof dir, "%s/pipe", c->root);
+    copy_wld(c->dir_a, dir);
+    egdb_build_opts o;
+    memset(&o, 0, sizeof o);
+    o.npieces = 5;
+    o.threads = c->threads;
+    o.pipeline = 1;
+    o.splits = 1u << big;
+
+    egdb_cost cost;
+    assert_int_equal(egdb_estimate(dir, &o, &cost, err, sizeof err), 0);
+    uint64_t want = 0;
+    assert_int_equal(egix_count(5, big, 5 - big, &want), 0);
+    assert_int_equal(cost.positions, want);
+    assert_true(cost.disk_peak > 0 && cost.disk_peak <= cost.disk_end + want / 4 + 1);
+
+    stop_state ss;
+    memset(&ss, 0, sizeof ss);
+    o.progress = stop_progress;
+    o.progress_arg = &ss;
+    o.stop = &ss.stop;
+    int rc = egdb_build(dir, &o, &st, err, sizeof err);
+    printf("# pipeline %dv%d, first stop: %s (%s), %zu units staged, %zu dropped\n", big, 5 - big,
+           err, egdb_strerror(rc), st.units_staged, st.units_dropped);
+    assert_int_equal(rc, EGDB_EINTERRUPT);
+
+    stage_stop s2;
+    memset(&s2, 0, sizeof s2);
+    s2.after = 3;
+    o.progress = stop_in_stage;
+    o.progress_arg = &s2;
+    o.stop = &s2.stop;
+    rc = egdb_build(dir, &o, &st, err, sizeof err);
+    printf("# second stop: %s (%s)\n", err, egdb_strerror(rc));
+    assert_true(rc == EGDB_EINTERRUPT || rc == 0);
+
+    o.progress = NULL;
+    o.progress_arg = NULL;
+    o.stop = NULL;
+    rc = egdb_build(dir, &o, &st, err, sizeof err);
+    if (rc != 0)
+        printf("# resumed: %s\n", err);
+    assert_int_equal(rc, 0);
+    assert_int_equal(egdb_estimate(dir, &o, &cost, err, sizeof err), 0);
+    assert_int_equal(cost.positions, 0);
+    assert_int_equal(cost.units, 0);
+    size_t ncwl = assert_same_cwl5(dir, ref);
+    printf("# %zu compressed 5-piece files identical to the ordinary build's\n", ncwl);
+    assert_true(ncwl > 0);
+    assert_false(has_wld5(dir));
+
+    egdb *db, *full;
+    assert_int_equal(egdb_open(dir, 0, CACHE_BYTES, &db, err, sizeof err), 0);
+    assert_int_equal(egdb_open(ref, 0, CACHE_BYTES, &full, err, sizeof err), 0);
+    assert_int_equal(egdb_max_pieces(db), 4);
+    uint64_t seed = 0x5eed5eedull, in = 0, out = 0;
+    for (int t = 0; t < 20000; t++) {
+        eng_pos p = test_random_pos(&seed, 5);
+        int nb = __builtin_popcount(p.bm | p.bk), nw = 5 - nb;
+        int mine = (nb > nw ? nb : nw) == big;
+        assert_int_equal(egdb_covers(db, &p), mine);
+        int v = egdb_probe(db, &p);
+        if (mine) {
+            assert_int_equal(v, egdb_probe(full, &p));
+            in++;
+        } else {
+            assert_int_equal(v, EGDB_ENOTFOUND);
+            out++;
+        }
+    }
+    printf("# %" PRIu64 " positions of the split probed as the full build, %" PRIu64
+           " of other splits not found\n",
+           in, out);
+    assert_true(in > 0 && out > 0);
+    egdb_close(db);
+    egdb_close(full);
+    /* The whole directory still verifies (the 5-piece files against their
+     * successors through the compressed files). */
+    rc = egdb_verify(dir, c->threads, NULL, NULL, err, sizeof err);
+    if (rc != 0)
+        printf("# verify: %s\n", err);
+    assert_int_equal(rc, 0);
+    rm_rf(dir);
+}
+
 int
 main(void)
 {
@@ -1597,6 +1771,7 @@ main(void)
         cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_capture_cycle_successor),
         cmocka_unit_test(test_five_pieces),
+        cmocka_unit_test(test_pipeline_split),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

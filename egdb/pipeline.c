@@ -1,0 +1,491 @@
+/*
+ * pipeline.c - units, their stages and drops (pipeline.h), and the cost
+ * of a build said before it starts (egdb_estimate, egdb.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "egdb/codec.h"
+#include "egdb/pipeline.h"
+#include "egdb/run.h"
+#include "egdb/stage.h"
+
+/* ---- constants -------------------------------------------------------- */
+
+#define MARK_MAGIC "checkers egdb unit 1"
+
+/*
+ * Rates of this project's 2-core machine for the 7-piece set, measured
+ * (docs/egdb.md, "Seven pieces"), in positions a second on 2 threads:
+ * the build (both phases and the writes), the check of the 2-bit files
+ * against their successors, the compression, and the comparison of the
+ * compressed files with the 2-bit ones (measured with `egdb verify`'s
+ * comparison step, which also probes one position in 64). Estimates
+ * scale them by threads / 2; bigger slices build somewhat slower a
+ * position (seed 002 and KingsRow's author report it), so they are a
+ * lower bound on the time.
+ */
+#define RATE_BUILD 5.49e6
+#define RATE_VERIFY 10.7e6
+#define RATE_COMPRESS 18.5e6
+#define RATE_COMPARE 28.3e6
+/* Compressed bytes a position, for the disk estimate: the 7-piece set
+ * came to 161.9 positions a byte; 100 leaves room for slices that
+ * compress worse. */
+#define EST_POS_PER_BYTE 100.0
+
+/* ---- units ------------------------------------------------------------ */
+
+/* The material key of a material or of its twin, whichever is smaller:
+ * equal for the two members of a unit. */
+static unsigned
+unit_key(int nbk, int nwk, int nbm, int nwm)
+{
+    unsigned a = (unsigned)(((nbk * 13 + nwk) * 13 + nbm) * 13 + nwm);
+    unsigned b = (unsigned)(((nwk * 13 + nbk) * 13 + nwm) * 13 + nbm);
+    return a < b ? a : b;
+}
+
+int
+egpl_units(const egix_slice *sl, size_t k, egpl_unit **out, size_t *n, char *err, size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    egpl_unit *u = malloc((k ? k : 1) * sizeof *u);
+    if (!u)
+        return EGDB_ENOMEM;
+    size_t nu = 0;
+    for (size_t i = 0; i < k;) {
+        unsigned key = unit_key(sl[i].nbk, sl[i].nwk, sl[i].nbm, sl[i].nwm);
+        size_t j = i;
+        uint64_t pos = 0;
+        while (j < k && unit_key(sl[j].nbk, sl[j].nwk, sl[j].nbm, sl[j].nwm) == key) {
+            uint64_t sz = 0;
+            egix_size(&sl[j], &sz);
+            pos += sz;
+            j++;
+        }
+        /* A unit met again later would mean the list interleaves units,
+         * and dropping one as soon as its dependants are done would then
+         * be unsafe. */
+        for (size_t t = 0; t < nu; t++) {
+            if (unit_key(u[t].nbk, u[t].nwk, u[t].nbm, u[t].nwm) == key) {
+                char name[EGIX_NAME_MAX];
+                egix_slice_name(&sl[i], name, sizeof name);
+                snprintf(err, errlen,
+                         "slice %s: its material's slices are not adjacent in the "
+                         "build order",
+                         name);
+                free(u);
+                return EGDB_EINVAL;
+            }
+        }
+        egpl_unit *x = &u[nu++];
+        memset(x, 0, sizeof *x);
+        x->nbk = sl[i].nbk;
+        x->nwk = sl[i].nwk;
+        x->nbm = sl[i].nbm;
+        x->nwm = sl[i].nwm;
+        x->begin = i;
+        x->end = j;
+        x->positions = pos;
+        int bside = x->nbk + x->nbm, wside = x->nwk + x->nwm;
+        x->split = bside > wside ? bside : wside;
+        i = j;
+    }
+    *out = u;
+    *n = nu;
+    return 0;
+}
+
+int
+egpl_needs(const egpl_unit *a, const egpl_unit *b)
+{
+    unsigned kb = unit_key(b->nbk, b->nwk, b->nbm, b->nwm);
+    /* A black man crowned, or a white one; the twin of a promotes into
+     * the twins of these, which have the same unit key. */
+    return (a->nbm > 0 && unit_key(a->nbk + 1, a->nwk, a->nbm - 1, a->nwm) == kb) ||
+           (a->nwm > 0 && unit_key(a->nbk, a->nwk + 1, a->nbm, a->nwm - 1) == kb);
+}
+
+void
+egpl_unit_name(const egpl_unit *u, char buf[EGPL_NAME_MAX])
+{
+    static const char digit[] = "0123456789abc";
+    buf[0] = digit[u->nbk];
+    buf[1] = digit[u->nwk];
+    buf[2] = digit[u->nbm];
+    buf[3] = digit[u->nwm];
+    buf[4] = '\0';
+}
+
+int
+egpl_parse_splits(const char *s, int npieces, unsigned *mask, char *err, size_t errlen)
+{
+    *mask = 0;
+    if (!strcmp(s, "all")) {
+        for (int a = (npieces + 1) / 2; a <= npieces; a++)
+            *mask |= 1u << a;
+        return 0;
+    }
+    const char *p = s;
+    while (*p) {
+        int a, b, used = 0;
+        if (sscanf(p, "%dv%d%n", &a, &b, &used) != 2 || a < 0 || b < 0 || a + b != npieces) {
+            snprintf(err, errlen,
+                     "'%.40s': expected splits like 4v4,5v3 whose sides add up to %d pieces, or "
+                     "all",
+                     p, npieces);
+            return EGDB_EINVAL;
+        }
+        *mask |= 1u << (a > b ? a : b);
+        p += used;
+        if (*p == ',')
+            p++;
+        else if (*p) {
+            snprintf(err, errlen, "'%.40s': splits are separated by commas", p);
+            return EGDB_EINVAL;
+        }
+    }
+    if (!*mask) {
+        snprintf(err, errlen, "no split given");
+        return EGDB_EINVAL;
+    }
+    return 0;
+}
+
+/* ---- marks ------------------------------------------------------------- */
+
+static int
+mark_path(const char *dir, const egpl_unit *u, char *buf, size_t len)
+{
+    char name[EGPL_NAME_MAX];
+    egpl_unit_name(u, name);
+    return snprintf(buf, len, "%s/units/%s.done", dir, name) < (int)len ? 0 : EGDB_EINVAL;
+}
+
+/* Whether dir holds a compressed file of slice s with a valid header. */
+static int
+compressed_ok(const char *dir, const egix_slice *s)
+{
+    char path[4096], name[EGIX_NAME_MAX], err[64];
+    unsigned char hb[EGCD_HEADER_BYTES];
+    uint64_t len;
+    egcd_header h;
+    egix_slice_name(s, name, sizeof name);
+    snprintf(path, sizeof path, "%s/%s.cwl", dir, name);
+    return egst_read_head(path, hb, sizeof hb, &len, err, sizeof err) == 0 &&
+           egcd_header_decode(hb, &h) == 0 && egix_slice_equal(&h.slice, s);
+}
+
+int
+egpl_staged(const char *dir, const egpl_unit *u, const egix_slice *sl)
+{
+    char path[4096], line[128];
+    if (mark_path(dir, u, path, sizeof path) != 0)
+        return 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    int ok = fgets(line, sizeof line, f) && !strncmp(line, MARK_MAGIC, strlen(MARK_MAGIC));
+    fclose(f);
+    for (size_t i = u->begin; ok && i < u->end; i++)
+        ok = compressed_ok(dir, &sl[i]);
+    return ok;
+}
+
+/* Writes the unit's mark: what was staged, one line a slice (the counts
+ * from the 2-bit headers), for a reader of the directory. */
+static int
+write_mark(const char *dir, const egpl_unit *u, const egix_slice *sl, char *err, size_t errlen)
+{
+    char sub[4096], path[4096], tmp[4200], name[EGPL_NAME_MAX];
+    snprintf(sub, sizeof sub, "%s/units", dir);
+    if (mkdir(sub, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create %.600s: %s", sub, strerror(errno));
+        return EGDB_EIO;
+    }
+    if (mark_path(dir, u, path, sizeof path) != 0) {
+        snprintf(err, errlen, "database path too long: %s", dir);
+        return EGDB_EINVAL;
+    }
+    egpl_unit_name(u, name);
+    size_t cap = 128 + (u->end - u->begin) * 128, n = 0;
+    char *text = malloc(cap);
+    if (!text)
+        return EGDB_ENOMEM;
+    n += (size_t)snprintf(text + n, cap - n, "%s\nunit %s slices %zu positions %" PRIu64 "\n",
+                          MARK_MAGIC, name, u->end - u->begin, u->positions);
+    for (size_t i = u->begin; i < u->end; i++) {
+        char spath[4096], sname[EGIX_NAME_MAX];
+        egst_header h;
+        egst_path(dir, &sl[i], spath, sizeof spath);
+        egix_slice_name(&sl[i], sname, sizeof sname);
+        int rc = egst_read_header(spath, &h, NULL, err, errlen);
+        if (rc != 0) {
+            free(text);
+            return rc;
+        }
+        n += (size_t)snprintf(text + n, cap - n,
+                              "%s\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n", sname,
+                              h.positions, h.wins, h.losses, h.draws);
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    const void *parts[1] = {text};
+    size_t lens[1] = {n};
+    int rc = egst_write_tmp(tmp, parts, lens, 1, err, errlen);
+    if (rc == 0)
+        rc = egst_commit(tmp, path, sub, err, errlen);
+    free(text);
+    return rc;
+}
+
+/* ---- stages and drops -------------------------------------------------- */
+
+int
+egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const egix_slice *sl,
+           int threads, int threats, egdb_progress_fn progress, void *arg, char *err, size_t errlen)
+{
+    size_t n = u->end - u->begin;
+    const egst_slice **list = malloc((n ? n : 1) * sizeof *list);
+    if (!list)
+        return EGDB_ENOMEM;
+    char name[EGPL_NAME_MAX], why[1024];
+    egpl_unit_name(u, name);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        list[i] = egst_find(reg, &sl[u->begin + i]);
+        if (!list[i]) {
+            char sname[EGIX_NAME_MAX];
+            egix_slice_name(&sl[u->begin + i], sname, sizeof sname);
+            snprintf(err, errlen, "unit %s: slice %s is not loaded", name, sname);
+            rc = EGDB_EMISSING;
+        }
+    }
+    const char *stage = "verify";
+    if (rc == 0)
+        rc = egvf_verify_slices(reg, list, n, threads, progress, arg, why, sizeof why);
+    if (rc == 0) {
+        stage = "compress";
+        egdb_compress_opts co = {0, threads, threats, progress, arg};
+        egdb_compress_stats st;
+        rc = egcp_compress_slices(dir, list, n, &co, &st, why, sizeof why);
+    }
+    if (rc == 0) {
+        stage = "compare";
+        rc = egvf_compare_slices(dir, list, n, threads, why, sizeof why);
+    }
+    if (rc == 0) {
+        stage = "mark";
+        rc = write_mark(dir, u, sl, why, sizeof why);
+    }
+    if (rc != 0 && rc != EGDB_EMISSING)
+        snprintf(err, errlen, "unit %s, %s: %s", name, stage, why);
+    free(list);
+    return rc;
+}
+
+int
+egpl_drop(const char *dir, egst_registry *reg, const egpl_unit *u, const egix_slice *sl, char *err,
+          size_t errlen)
+{
+    for (size_t i = u->begin; i < u->end; i++) {
+        char path[4096];
+        egst_remove(reg, &sl[i]); /* EGDB_EMISSING: it was not mapped */
+        egst_path(dir, &sl[i], path, sizeof path);
+        if (unlink(path) != 0 && errno != ENOENT) {
+            snprintf(err, errlen, "cannot delete %s: %s", path, strerror(errno));
+            return EGDB_EIO;
+        }
+    }
+    /* The deletions reach the disk before anything that counts on them. */
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    return 0;
+}
+
+/* ---- the cost of a build ---------------------------------------------- */
+
+/* Whether the 2-bit file of s is in dir with a valid header. */
+static int
+raw_ok(const char *dir, const egix_slice *s)
+{
+    char path[4096], err[128];
+    egst_header h;
+    if (egst_path(dir, s, path, sizeof path) != 0)
+        return 0;
+    return egst_read_header(path, &h, NULL, err, sizeof err) == 0 && egix_slice_equal(&h.slice, s);
+}
+
+static uint64_t
+raw_bytes(uint64_t positions)
+{
+    return EGST_HEADER_BYTES + (positions + 3) / 4;
+}
+
+/* The cost of the top piece count of a pipelined or split build: units
+ * in order, each adding its 2-bit files until nothing needs them. */
+static void
+estimate_units(const char *dir, const egix_slice *sl, egpl_unit *u, size_t nu,
+               const egdb_build_opts *o, egdb_cost *e, uint64_t base, uint64_t *peak)
+{
+    uint64_t live = 0, cwl = 0;
+    for (size_t i = 0; i < nu; i++) {
+        u[i].selected = !o->splits || (o->splits >> u[i].split & 1u);
+        u[i].staged = o->pipeline && u[i].selected && egpl_staged(dir, &u[i], sl);
+        u[i].dropped = 0;
+    }
+    for (size_t i = 0; i < nu; i++) {
+        if (!u[i].selected)
+            continue;
+        int left = 0;
+        u[i].est_bytes = 0;
+        for (size_t s = u[i].begin; s < u[i].end; s++) {
+            uint64_t sz = 0;
+            egix_size(&sl[s], &sz);
+            if (!u[i].staged && !raw_ok(dir, &sl[s])) {
+                left = 1;
+                e->positions += sz;
+                e->slices++;
+                u[i].est_bytes += raw_bytes(sz);
+            }
+        }
+        live += u[i].est_bytes;
+        if (u[i].staged)
+            continue;
+        if (left)
+            e->units++;
+        if (base + live + cwl > *peak)
+            *peak = base + live + cwl;
+        if (!o->pipeline)
+            continue;
+        e->stage_positions += u[i].positions;
+        cwl += (uint64_t)((double)u[i].positions / EST_POS_PER_BYTE);
+        u[i].staged = 1;
+        if (base + live + cwl > *peak)
+            *peak = base + live + cwl;
+        /* Drops that this unit's staging allows (its own included). */
+        for (size_t v = 0; v <= i; v++) {
+            if (!u[v].selected || u[v].dropped || !u[v].staged)
+                continue;
+            int needed = 0;
+            for (size_t w = v + 1; w < nu && !needed; w++)
+                needed = u[w].selected && !u[w].staged && egpl_needs(&u[w], &u[v]);
+            if (!needed) {
+                u[v].dropped = 1;
+                live -= u[v].est_bytes;
+            }
+        }
+        if (live > e->memory_mapped_peak)
+            e->memory_mapped_peak = live;
+    }
+    e->disk_end += live + cwl;
+}
+
+int
+egdb_estimate(const char *dir, const egdb_build_opts *o, egdb_cost *e, char *err, size_t errlen)
+{
+    memset(e, 0, sizeof *e);
+    if (o->npieces < 1 || o->npieces > EGDB_MAX_PIECES) {
+        snprintf(err, errlen, "pieces must be 1..%d", EGDB_MAX_PIECES);
+        return EGDB_EINVAL;
+    }
+    uint64_t added = 0, peak = 0, mapped_lower = 0;
+    for (int n = 1; n <= o->npieces; n++) {
+        egix_slice *sl;
+        int *pair;
+        size_t k;
+        int rc = egix_slices_alloc(n, &sl, &pair, &k);
+        if (rc != 0)
+            return rc == EGIX_ENOMEM ? EGDB_ENOMEM : EGDB_EINVAL;
+        /* Working memory: 2 bytes a position of a slice pair. */
+        for (size_t i = 0; i < k;) {
+            size_t j = i;
+            uint64_t pos = 0;
+            for (; j < k && pair[j] == pair[i]; j++) {
+                uint64_t sz = 0;
+                egix_size(&sl[j], &sz);
+                pos += sz;
+            }
+            int bs = sl[i].nbk + sl[i].nbm, ws = sl[i].nwk + sl[i].nwm;
+            int chosen = n < o->npieces || !o->splits || (o->splits >> (bs > ws ? bs : ws) & 1u);
+            if (chosen && 2 * pos > e->memory_pair)
+                e->memory_pair = 2 * pos;
+            i = j;
+        }
+        free(pair);
+        if (n == o->npieces && (o->pipeline || o->splits)) {
+            egpl_unit *u;
+            size_t nu;
+            rc = egpl_units(sl, k, &u, &nu, err, errlen);
+            if (rc != 0) {
+                free(sl);
+                return rc;
+            }
+            estimate_units(dir, sl, u, nu, o, e, added, &peak);
+            free(u);
+        } else {
+            /* Kept whole: every file stays, compressed at the end. */
+            for (size_t i = 0; i < k; i++) {
+                uint64_t sz = 0;
+                egix_size(&sl[i], &sz);
+                if (n < o->npieces)
+                    mapped_lower += raw_bytes(sz);
+                if (raw_ok(dir, &sl[i]))
+                    continue;
+                e->positions += sz;
+                e->slices++;
+                added += raw_bytes(sz) + (uint64_t)((double)sz / EST_POS_PER_BYTE);
+                e->stage_positions_compress += sz;
+            }
+            if (n == o->npieces) {
+                e->memory_mapped_peak = mapped_lower;
+                for (size_t i = 0; i < k; i++) {
+                    uint64_t sz = 0;
+                    egix_size(&sl[i], &sz);
+                    e->memory_mapped_peak += raw_bytes(sz);
+                }
+            }
+            if (added > peak)
+                peak = added;
+            e->disk_end = added;
+        }
+        free(sl);
+    }
+    if (o->pipeline || o->splits) {
+        e->memory_mapped_peak += mapped_lower;
+        e->disk_end += added;
+    }
+    e->disk_peak = peak;
+    double scale = (o->threads > 0 ? o->threads : 1) / 2.0;
+    e->seconds_build = (double)e->positions / (RATE_BUILD * scale);
+    e->seconds_stages = (double)e->stage_positions *
+                            (1.0 / RATE_VERIFY + 1.0 / RATE_COMPRESS + 1.0 / RATE_COMPARE) / scale +
+                        (double)e->stage_positions_compress / (RATE_COMPRESS * scale);
+    struct statvfs fs;
+    char probe_dir[4096];
+    snprintf(probe_dir, sizeof probe_dir, "%s", dir);
+    /* The directory may not exist yet: ask about the nearest parent. */
+    while (statvfs(probe_dir, &fs) != 0) {
+        char *slash = strrchr(probe_dir, '/');
+        if (!slash || slash == probe_dir) {
+            snprintf(probe_dir, sizeof probe_dir, "%s", slash == probe_dir ? "/" : ".");
+            if (statvfs(probe_dir, &fs) != 0)
+                memset(&fs, 0, sizeof fs);
+            break;
+        }
+        *slash = '\0';
+    }
+    e->disk_free = (uint64_t)fs.f_bavail * (uint64_t)fs.f_frsize;
+    return 0;
+}

@@ -1,0 +1,55 @@
+/*
+ * stage.h - the stages that follow the build of a unit of slices in a
+ * pipelined build (pipeline.h): check the 2-bit files against their
+ * successors, compress them, and compare the compressed files with them,
+ * so that the 2-bit files can be deleted. Internal to the egdb module;
+ * each stage is the same code that `egdb verify` and `egdb compress` run
+ * over a whole directory, given a list of slices instead.
+ */
+#ifndef EGDB_STAGE_H
+#define EGDB_STAGE_H
+
+#include <stddef.h>
+
+#include "egdb/egdb.h"
+#include "egdb/store.h"
+
+/*
+ * egvf_verify_slices (verify.c) - checks every position of the n loaded
+ * 2-bit slices of list against its successors (win iff a move leads to a
+ * loss, loss iff every move leads to a win, draw otherwise), looking the
+ * successors up in reg, which must hold every slice they can lie in
+ * (smaller databases, the unit itself and the slices its promotions and
+ * leading-man advances lead to). Progress goes to progress (phase
+ * "verify") four times a second when it is not NULL.
+ * RETURN 0, EGDB_EVERIFY (err names the first bad slice, index and FEN)
+ * or EGDB_EMISSING (a successor's slice is not loaded).
+ */
+int egvf_verify_slices(const egst_registry *reg, const egst_slice *const *list, size_t n,
+                       int threads, egdb_progress_fn progress, void *arg, char *err, size_t errlen);
+
+/*
+ * egcp_compress_slices (compress.c) - writes the compressed file (.cwl,
+ * codec.h) of each of the n loaded 2-bit slices of list into dir, as
+ * egdb_compress does (same bytes), with o->threads threads, o->threats
+ * and o->progress; o->npieces is not used. The caller holds the
+ * directory's lock.
+ * RETURN 0 and the figures in *st, or a negative code with err naming
+ * the file.
+ */
+int egcp_compress_slices(const char *dir, const egst_slice *const *list, size_t n,
+                         const egdb_compress_opts *o, egdb_compress_stats *st, char *err,
+                         size_t errlen);
+
+/*
+ * egvf_compare_slices (verify.c) - opens the compressed file of each of
+ * the n 2-bit slices of list in dir and checks that it holds exactly
+ * their positions, that every block passes its checksum and decodes, and
+ * that every position whose value it keeps has the 2-bit file's value.
+ * RETURN 0, EGDB_ECORRUPT or EGDB_EMISSING (err names the file and part),
+ * or EGDB_EVERIFY (err names the file, index and FEN).
+ */
+int egvf_compare_slices(const char *dir, const egst_slice *const *list, size_t n, int threads,
+                        char *err, size_t errlen);
+
+#endif /* EGDB_STAGE_H */
