@@ -89,6 +89,18 @@ human_count(uint64_t n, char *buf, size_t len)
         snprintf(buf, len, "%" PRIu64, n);
 }
 
+/* Bytes as "12.3 GB", "45.6 MB" or "789 kB". */
+static void
+human_bytes(uint64_t n, char *buf, size_t len)
+{
+    if (n >= 1000000000ull)
+        snprintf(buf, len, "%.1f GB", (double)n / 1e9);
+    else if (n >= 1000000ull)
+        snprintf(buf, len, "%.1f MB", (double)n / 1e6);
+    else
+        snprintf(buf, len, "%.0f kB", (double)n / 1e3);
+}
+
 typedef struct progress_state {
     int tty;
     int last_len;
@@ -351,31 +363,38 @@ egdb_build_cmd(const egdb_args *a)
                    a->dir, cst.slices);
         return CLI_EXIT_OK;
     }
-    fprintf(
-        stderr,
-        "building 1-%ld pieces%s%s into %s: %zu slices, %" PRIu64 " positions to compute%s\n"
-        "  time:   about %.1f h (build %.1f h, %s %.1f h) on %ld threads, at the 7-piece rates "
-        "measured on 2 cores\n"
-        "  disk:   %.1f GB more at the peak, %.1f GB at the end; %.1f GB free\n"
-        "  memory: %.1f GB for the largest slice pair + up to %.1f GB of 2-bit files mapped "
-        "(page cache)\n",
-        a->pieces, a->split ? ", splits " : "", a->split ? a->split : "", a->dir, c.slices, left,
-        o.pipeline ? "; each material verified, compressed and its 2-bit files deleted when "
-                     "no longer read"
-                   : "",
-        (c.seconds_build + c.seconds_stages) / 3600, c.seconds_build / 3600,
-        o.pipeline ? "verify, compress, compare" : "compress", c.seconds_stages / 3600, a->threads,
-        (double)c.disk_peak / 1e9, (double)c.disk_end / 1e9, (double)c.disk_free / 1e9,
-        (double)c.memory_pair / 1e9, (double)c.memory_mapped_peak / 1e9);
+    char dpeak[32], dend[32], dfree[32], mpair[32], mmapped[32], dmargin[32];
     /* A build that fills the disk stops with an error half way; say so
-     * before it starts (a margin of 1 GB for the temporary files and the
-     * estimate's error). */
-    if (c.disk_peak + (1ull << 30) > c.disk_free) {
+     * before it starts (a margin of 5% and 16 MB for the temporary files
+     * and the estimate's error). */
+    uint64_t margin = c.disk_peak / 20 + (16u << 20);
+    human_bytes(c.disk_peak, dpeak, sizeof dpeak);
+    human_bytes(c.disk_end, dend, sizeof dend);
+    human_bytes(c.disk_free, dfree, sizeof dfree);
+    human_bytes(c.memory_pair, mpair, sizeof mpair);
+    human_bytes(c.memory_mapped_peak, mmapped, sizeof mmapped);
+    human_bytes(margin, dmargin, sizeof dmargin);
+    fprintf(stderr,
+            "building 1-%ld pieces%s%s into %s: %zu slices, %" PRIu64 " positions to compute%s\n"
+            "  time:   about %.2f h (build %.2f h, %s %.2f h) on %ld threads, at the 7-piece "
+            "rates measured on 2 cores\n"
+            "  disk:   %s more at the peak, %s at the end; %s free\n"
+            "  memory: %s for the largest slice pair + up to %s of 2-bit files mapped "
+            "(page cache)\n",
+            a->pieces, a->split ? ", splits " : "", a->split ? a->split : "", a->dir, c.slices,
+            left,
+            o.pipeline ? "; each material verified, compressed and its 2-bit files deleted "
+                         "when no longer read"
+                       : "",
+            (c.seconds_build + c.seconds_stages) / 3600, c.seconds_build / 3600,
+            o.pipeline ? "verify, compress, compare" : "compress", c.seconds_stages / 3600,
+            a->threads, dpeak, dend, dfree, mpair, mmapped);
+    if (c.disk_peak + margin > c.disk_free) {
         fprintf(stderr,
-                "checkers egdb build: not enough free disk in %s: the build needs about %.1f GB "
-                "at its peak (plus 1 GB of margin) and %.1f GB are free; free some space, or "
-                "choose fewer splits (--split 4v4)\n",
-                a->dir, (double)c.disk_peak / 1e9, (double)c.disk_free / 1e9);
+                "checkers egdb build: not enough free disk in %s: the build needs about %s at its "
+                "peak (plus %s of margin) and %s are free; free some space, or choose fewer "
+                "splits (--split 4v4)\n",
+                a->dir, dpeak, dmargin, dfree);
         return CLI_EXIT_FAIL;
     }
     size_t pair_bytes = (size_t)c.memory_pair, resident = (size_t)c.memory_mapped_peak;

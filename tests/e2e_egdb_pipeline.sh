@@ -1,0 +1,110 @@
+#!/bin/bash
+# End-to-end: a pipelined build of one split (egdb/pipeline.h), through the
+# command line only, the way an 8-piece build runs, on 5 pieces:
+#   1. a build whose peak disk is more than the disk has is refused before
+#      it starts, naming both figures (a tmpfs of 16 MB; root only);
+#   2. `egdb build --pieces 5 --split 4v1 --pipeline` killed with SIGKILL at
+#      five random moments (each after a random number of its log lines),
+#      then run to the end: its compressed files are byte for byte those of
+#      the ordinary 1-5 build ($CHECKERS_TEST_DB), and no 5-piece 2-bit file
+#      is left;
+#   3. probes: a position of the split answers as the ordinary build, one of
+#      another split is "not in the database" (exit 1), never a value;
+#      `egdb verify` passes;
+#   4. one byte changed in a 5-piece compressed file: probe and verify exit
+#      3 naming the file.
+# Cost: about a minute on 2 cores.
+set -u
+. "$(dirname "$0")/lib_e2e.sh"
+C=${CHECKERS:-bin/checkers}
+DB=${CHECKERS_TEST_DB:-build/testdata/egdb5}
+if [ ! -f "$DB/2200.00.cwl" ]; then
+    echo "FAIL no test database in $DB (make testdata builds it)"
+    exit 1
+fi
+e2e_setup e2e_egdb_pipeline
+
+# The 1-4 piece build files: what a 5-piece build starts from.
+mkdir "$T/base"
+ls "$DB" | awk '/^[0-9][0-9][0-9][0-9]\.[0-9][0-9]\.wld$/ {
+    if (substr($0, 1, 1) + substr($0, 2, 1) + substr($0, 3, 1) + substr($0, 4, 1) <= 4) print }' |
+    (cd "$DB" && xargs cp -t "$T/base")
+check "1-4 piece build files copied" 1029 "$(ls "$T/base" | wc -l)"
+
+# ---- 1. not enough disk ------------------------------------------------------
+if [ "$(id -u)" -eq 0 ] && mkdir "$T/small" && mount -t tmpfs -o size=16m tmpfs "$T/small" 2>/dev/null; then
+    cp "$T"/base/* "$T/small/"
+    msg=$($C egdb build --pieces 5 --split 4v1 --dir "$T/small" 2>&1)
+    rc=$?
+    check "a build the disk cannot hold: exit" 1 $rc
+    case "$msg" in
+    *"not enough free disk"*"needs about"*"margin"*"are free"*) echo "ok   it names the disk needed and free" ;;
+    *) echo "FAIL the refusal names both figures: $msg"; fail=1 ;;
+    esac
+    check "nothing was built on the small disk" 0 "$(ls "$T/small" | grep -c '\.cwl$')"
+    umount "$T/small"
+else
+    echo "ok   (the disk refusal is checked as root only: skipped)"
+fi
+
+# ---- 2. killed at random moments, then resumed --------------------------------
+cp -r "$T/base" "$T/p"
+RANDOM=$$
+for k in 1 2 3 4 5; do
+    lines=$((1 + RANDOM % 40))
+    $C egdb build --pieces 5 --split 4v1 --pipeline --dir "$T/p" >"$T/out.$k" 2>"$T/log.$k" &
+    bp=$!
+    pids="$pids $bp"
+    # The moment: once the build has logged `lines` lines (or has ended).
+    wait_for 300 sh -c "{ [ -f '$T/log.$k' ] && [ \$(wc -l <'$T/log.$k') -ge $lines ]; } || ! kill -0 $bp 2>/dev/null"
+    kill -9 $bp 2>/dev/null
+    wait $bp 2>/dev/null
+    echo "ok   kill $k after $(wc -l <"$T/log.$k") log lines (asked $lines)"
+done
+$C egdb build --pieces 5 --split 4v1 --pipeline --dir "$T/p" >"$T/out.end" 2>"$T/log.end"
+check "the resumed build ends" 0 $?
+# The 4v1 slices: four pieces of one colour (kings + men) and one of the other.
+four_one() { awk '{ b = substr($0, 1, 1) + substr($0, 3, 1); w = substr($0, 2, 1) + substr($0, 4, 1)
+    if ((b == 4 && w == 1) || (b == 1 && w == 4)) print }'; }
+same=0 differ=0
+for b in $(ls "$T/p" | grep '\.cwl$' | four_one); do
+    if cmp -s "$T/p/$b" "$DB/$b"; then same=$((same + 1)); else differ=$((differ + 1)); fi
+done
+want=$(ls "$DB" | grep '\.cwl$' | four_one | wc -l)
+check "compressed 4v1 files identical to the ordinary build's" "$want 0" "$same $differ"
+check "no 5-piece build file left" 0 "$(ls "$T/p" | grep '\.wld$' | four_one | wc -l)"
+check "every unit marked" "$(ls "$T/p/units" | wc -l)" "$(ls "$T/p/units" | grep -c '\.done$')"
+$C egdb build --pieces 5 --split 4v1 --pipeline --dir "$T/p" >"$T/out.again" 2>&1
+check "a third run has nothing to do" 0 $?
+grep -q "nothing to do" "$T/out.again" && echo "ok   it says so" || {
+    echo "FAIL it says so: $(cat "$T/out.again")"
+    fail=1
+}
+
+# ---- 3. probes and verify -----------------------------------------------------
+for fen in 'B:WK30:BK1,K2,K3,K6' 'W:W30:B1,K2,K3,K6' 'B:W:BK1,K2,K3,K6,K7'; do
+    a=$($C egdb probe --db "$T/p" "$fen" 2>&1)
+    ra=$?
+    b=$($C egdb probe --db "$DB" "$fen" 2>&1)
+    case "$fen" in
+    *W:BK*) # five against none: another split, not built here
+        check "probe $fen (5v0, not built): exit" 1 $ra
+        case "$a" in *"not in the database"*) echo "ok   it says not in the database" ;;
+        *) echo "FAIL it says not in the database: $a"; fail=1 ;; esac ;;
+    *) check "probe $fen as the ordinary build" "$b" "$a" ;;
+    esac
+done
+$C egdb verify --db "$T/p" >"$T/verify" 2>&1
+check "verify the pipelined directory" 0 $?
+
+# ---- 4. one byte changed in a 5-piece compressed file ---------------------------
+f=$T/p/$(ls "$T/p" | grep '\.cwl$' | four_one | tail -1)
+size=$(stat -c %s "$f")
+off=$((size - 3))
+v=$(od -An -tu1 -j"$off" -N1 "$f" | tr -d ' ')
+printf "\\$(printf '%03o' $(((v + 1) % 256)))" | dd of="$f" bs=1 seek="$off" conv=notrunc 2>/dev/null
+msg=$($C egdb verify --db "$T/p" 2>&1)
+check "verify a damaged 5-piece file: exit" 3 $?
+case "$msg" in *"$(basename "$f")"*) echo "ok   verify names the file" ;;
+*) echo "FAIL verify names the file: $msg"; fail=1 ;; esac
+exit $fail
