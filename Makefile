@@ -106,7 +106,9 @@ prove: all
 # verify every file and every position. `make egdb PIECES=7` is the 1-7
 # piece set: 34.8 billion positions, 10 GB of build files and a compressed
 # copy, hours on 2 cores (docs/egdb.md, "Seven pieces"); Ctrl-C stops it
-# and the next run resumes.
+# and the next run resumes. `make egdb PIECES=8` goes on with the 8-piece
+# splits (4v4 first; SPLITS=4v4 for that one alone), each built material
+# by material and kept compressed (docs/egdb.md, "Eight pieces").
 egdb: all
 	@./scripts/ensure-egdb.sh $(EGDB) $(PIECES) ./$(BIN)/checkers
 	./$(BIN)/checkers egdb verify --db $(EGDB)

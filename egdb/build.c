@@ -586,6 +586,18 @@ build_units(run_state *rs, const egix_slice *sl, const int *pair, egpl_unit *u, 
             rs->stats->slices_kept += u[i].end - u[i].begin;
             continue;
         }
+        /* Only this unit's files and those of the units it promotes into
+         * are read while it is built and staged: the other live units'
+         * pages need not stay resident (egst_release). */
+        for (size_t v = 0; v < i; v++) {
+            if (!u[v].selected || u[v].dropped || egpl_needs(&u[i], &u[v]))
+                continue;
+            for (size_t t = u[v].begin; t < u[v].end; t++) {
+                const egst_slice *e = egst_find(&rs->reg, &sl[t]);
+                if (e)
+                    egst_release(e);
+            }
+        }
         rc = build_range(rs, sl, pair, u[i].begin, u[i].end, err, errlen);
         if (rc != 0 || !o->pipeline)
             continue;

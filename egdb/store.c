@@ -176,6 +176,13 @@ egst_remove(egst_registry *r, const egix_slice *s)
     return 0;
 }
 
+void
+egst_release(const egst_slice *e)
+{
+    if (e->map)
+        madvise(e->map, e->map_len, MADV_DONTNEED);
+}
+
 static int
 registry_push(egst_registry *r, egst_slice *e)
 {

@@ -129,6 +129,16 @@ int egst_add_mapped(egst_registry *r, const char *dir, const egix_slice *s, int 
  */
 int egst_remove(egst_registry *r, const egix_slice *s);
 
+/*
+ * egst_release - tells the kernel that the mapped file of e will not be
+ * read for a while: its pages leave the process's resident set (they
+ * stay in the page cache while memory allows, and a later read maps them
+ * back). The 8-piece pipeline keeps the files of units that later units
+ * need mapped, but only the current unit's own and those it reads need to
+ * be resident (pipeline.h).
+ */
+void egst_release(const egst_slice *e);
+
 /* The value of index i of a loaded slice. */
 static inline int
 egst_value(const egst_slice *e, uint64_t i)
