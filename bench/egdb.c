@@ -49,7 +49,7 @@ static int
 run_build(const char *dir, int pieces, int threads, egdb_build_stats *st)
 {
     char err[512];
-    egdb_build_opts o = {pieces, threads, NULL, NULL, NULL, 0, 0, 0};
+    egdb_build_opts o = {pieces, threads, NULL, NULL, NULL, 0, 0, 0, NULL};
     int rc = egdb_build(dir, &o, st, err, sizeof err);
     if (rc != 0)
         fprintf(stderr, "build failed: %s\n", err);

@@ -392,7 +392,7 @@ main(void)
     if (link_files(full, edir, 6, 1) <= 0)
         return 1;
     egdb_build_stats es;
-    egdb_build_opts eo = {6, threads, NULL, NULL, NULL, 0, 0, 0};
+    egdb_build_opts eo = {6, threads, NULL, NULL, NULL, 0, 0, 0, NULL};
     if (egdb_build(edir, &eo, &es, err, sizeof err) != 0) {
         fprintf(stderr, "baseline exact build failed: %s\n", err);
         return 1;

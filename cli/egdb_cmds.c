@@ -18,7 +18,7 @@
 /* ---- static data ------------------------------------------------------ */
 
 static const char egdb_help[] =
-    "usage: checkers egdb <build|probe|stats|verify|count> [options]\n"
+    "usage: checkers egdb <build|probe|stats|verify|count|units> [options]\n"
     "\n"
     "Endgame databases: the exact value (win, loss, draw for the side to move)\n"
     "of every position with few pieces, built by retrograde analysis.\n"
@@ -27,6 +27,19 @@ static const char egdb_help[] =
     "         build every database with up to N pieces into DIR, then its\n"
     "         compressed form (see compress). Ctrl-C or a kill stops it; run it\n"
     "         again to resume (finished slices are kept).\n"
+    "  build  --pieces N --split S --dir DIR [--pipeline | --keep-build-files]\n"
+    "         the top piece count's splits S only (\"4v4,5v3\"; all smaller\n"
+    "         databases first). --pipeline (the default for 8 pieces) builds\n"
+    "         it a unit (a material and its twin) at a time: each verified,\n"
+    "         compressed, compared, and its 2-bit files deleted once no unit\n"
+    "         still to build reads them. The cost (time, peak disk, memory) is\n"
+    "         said first; a build the free disk cannot hold is refused\n"
+    "  build  --pieces N --unit KKMM --dir DIR [--pipeline]\n"
+    "         one unit, as a task of a cluster build (docs/slurm.md): the\n"
+    "         smaller databases and the units it promotes into must be there\n"
+    "  units  --pieces N [--split S]\n"
+    "         the units of N pieces in build order: pieces, men, KKMM, slices,\n"
+    "         positions (units with as many men never depend on each other)\n"
     "  build  --only MATERIALS --dir DIR [--threads T]\n"
     "         build only these materials (\"KKMM\" = black kings, white kings,\n"
     "         black men, white men, comma-separated, twins implied) as a\n"
@@ -57,7 +70,8 @@ static const char egdb_help[] =
     "  checkers egdb build --only 0033,1023 --dir egdb-data   # after 1-5 pieces\n"
     "  checkers egdb probe --db egdb-data 'W:WK3:BK10,K14'\n"
     "  checkers egdb verify --db egdb-data\n"
-    "  checkers egdb count --pieces 8\n";
+    "  checkers egdb count --pieces 8\n"
+    "  checkers egdb build --pieces 8 --split 4v4 --dir egdb-data   # after 1-7 pieces\n";
 
 /* Set by SIGINT/SIGTERM: the build stops after the slice pair in hand. */
 static volatile sig_atomic_t stop_requested;
@@ -205,6 +219,7 @@ typedef struct egdb_args {
     int no_threats;
     const char *only;  /* materials of a partial build */
     const char *split; /* build: splits of the top piece count */
+    const char *unit;  /* build: one unit (a cluster task) */
     int pipeline;      /* build: 1 --pipeline, 0 --keep-build-files, -1 default */
     int moves, json;
     char **rest;
@@ -249,6 +264,8 @@ parse_args(const char *sub, int argc, char **argv, egdb_args *a, int *help)
             a->cache_mb = (size_t)mb;
         } else if (!strcmp(o, "--split") && i + 1 < argc) {
             a->split = argv[++i];
+        } else if (!strcmp(o, "--unit") && i + 1 < argc) {
+            a->unit = argv[++i];
         } else if (!strcmp(o, "--pipeline")) {
             a->pipeline = 1;
         } else if (!strcmp(o, "--keep-build-files")) {
@@ -330,7 +347,8 @@ egdb_build_cmd(const egdb_args *a)
                          &stop_flag,
                          0,
                          a->pipeline >= 0 ? a->pipeline : a->pieces >= 8,
-                         a->no_threats};
+                         a->no_threats,
+                         a->unit};
     if (a->split && egpl_parse_splits(a->split, (int)a->pieces, &o.splits, err, sizeof err) != 0) {
         fprintf(stderr, "checkers egdb build: bad --split: %s\n", err);
         return CLI_EXIT_USAGE;
@@ -339,9 +357,14 @@ egdb_build_cmd(const egdb_args *a)
     int rc = egdb_estimate(a->dir, &o, &c, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "checkers egdb build: %s\n", err);
-        return CLI_EXIT_FAIL;
+        return rc == EGDB_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
     }
     uint64_t left = c.positions;
+    if (a->unit && left == 0 && c.units == 0) {
+        printf("%s: unit %s of %ld pieces is built%s; nothing to do\n", a->dir, a->unit, a->pieces,
+               o.pipeline ? " and staged" : "");
+        return CLI_EXIT_OK;
+    }
     if (left == 0 && c.units == 0) {
         /* Built before; a run stopped during compression resumes it here. */
         egdb_compress_stats cst;
@@ -374,15 +397,19 @@ egdb_build_cmd(const egdb_args *a)
     human_bytes(c.memory_pair, mpair, sizeof mpair);
     human_bytes(c.memory_mapped_peak, mmapped, sizeof mmapped);
     human_bytes(margin, dmargin, sizeof dmargin);
+    char what[64];
+    if (a->unit)
+        snprintf(what, sizeof what, "unit %.8s of %ld pieces", a->unit, a->pieces);
+    else
+        snprintf(what, sizeof what, "1-%ld pieces", a->pieces);
     fprintf(stderr,
-            "building 1-%ld pieces%s%s into %s: %zu slices, %" PRIu64 " positions to compute%s\n"
+            "building %s%s%s into %s: %zu slices, %" PRIu64 " positions to compute%s\n"
             "  time:   about %.2f h (build %.2f h, %s %.2f h) on %ld threads, at the 7-piece "
             "rates measured on 2 cores\n"
             "  disk:   %s more at the peak, %s at the end; %s free\n"
             "  memory: %s for the largest slice pair + up to %s of 2-bit files mapped "
             "(page cache)\n",
-            a->pieces, a->split ? ", splits " : "", a->split ? a->split : "", a->dir, c.slices,
-            left,
+            what, a->split ? ", splits " : "", a->split ? a->split : "", a->dir, c.slices, left,
             o.pipeline ? "; each material verified, compressed and its 2-bit files deleted "
                          "when no longer read"
                        : "",
@@ -429,6 +456,13 @@ egdb_build_cmd(const egdb_args *a)
     if (rc != 0) {
         fprintf(stderr, "checkers egdb build: %s (%s)\n", err, egdb_strerror(rc));
         return CLI_EXIT_FAIL;
+    }
+    if (a->unit) {
+        /* A cluster task: the build's last job compresses what is left. */
+        printf("unit %s: built %zu slices (%zu kept), %" PRIu64 " positions in %.1f s%s\n", a->unit,
+               st.slices_built, st.slices_kept, st.positions, st.seconds_total,
+               st.units_staged ? "; verified, compressed and compared" : "");
+        return CLI_EXIT_OK;
     }
     /* The compressed form is what solvers probe: write it now (slices that
      * already have it are skipped, so this is resumable too). */
@@ -719,6 +753,46 @@ egdb_verify_cmd(const egdb_args *a)
     return CLI_EXIT_OK;
 }
 
+/* The units of N pieces (a material and its twin, egdb/pipeline.h) in
+ * build order, with their men and position counts: the work list of a
+ * cluster build (scripts/slurm-egdb.sh). Units with the same men count
+ * never depend on each other. */
+static int
+egdb_units_cmd(const egdb_args *a)
+{
+    if (a->pieces < 1) {
+        fprintf(stderr, "checkers egdb units: needs --pieces N\n");
+        return CLI_EXIT_USAGE;
+    }
+    char err[256];
+    unsigned splits = 0;
+    if (a->split && egpl_parse_splits(a->split, (int)a->pieces, &splits, err, sizeof err) != 0) {
+        fprintf(stderr, "checkers egdb units: bad --split: %s\n", err);
+        return CLI_EXIT_USAGE;
+    }
+    egix_slice *sl;
+    size_t k, nu;
+    egpl_unit *u;
+    if (egix_slices_alloc((int)a->pieces, &sl, NULL, &k) != 0)
+        return CLI_EXIT_FAIL;
+    if (egpl_units(sl, k, &u, &nu, err, sizeof err) != 0) {
+        fprintf(stderr, "checkers egdb units: %s\n", err);
+        free(sl);
+        return CLI_EXIT_FAIL;
+    }
+    for (size_t i = 0; i < nu; i++) {
+        if (splits && !(splits >> u[i].split & 1u))
+            continue;
+        char name[EGPL_NAME_MAX];
+        egpl_unit_name(&u[i], name);
+        printf("%ld\t%d\t%s\t%zu\t%" PRIu64 "\n", a->pieces, u[i].nbm + u[i].nwm, name,
+               u[i].end - u[i].begin, u[i].positions);
+    }
+    free(u);
+    free(sl);
+    return CLI_EXIT_OK;
+}
+
 static int
 egdb_count_cmd(const egdb_args *a)
 {
@@ -770,6 +844,8 @@ cli_egdb(int argc, char **argv)
         return egdb_verify_cmd(&a);
     if (!strcmp(sub, "count"))
         return egdb_count_cmd(&a);
+    if (!strcmp(sub, "units"))
+        return egdb_units_cmd(&a);
     fprintf(stderr, "checkers egdb: unknown subcommand '%s'\n%s", sub, egdb_help);
     return CLI_EXIT_USAGE;
 }

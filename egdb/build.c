@@ -522,6 +522,28 @@ build_range(run_state *rs, const egix_slice *sl, const int *pair, size_t begin, 
     return rc;
 }
 
+/* A unit build (a cluster task) builds nothing under its piece count:
+ * maps the k slices of n pieces, every one of which must be there. */
+static int
+map_complete(run_state *rs, const egix_slice *sl, size_t k, int n, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < k; i++) {
+        if (!slice_complete(rs->dir, &sl[i])) {
+            char name[EGIX_NAME_MAX];
+            egix_slice_name(&sl[i], name, sizeof name);
+            snprintf(err, errlen,
+                     "the %d-piece databases are not complete in %.3000s (slice %s is missing): "
+                     "a unit is built on complete smaller databases",
+                     n, rs->dir, name);
+            return EGDB_EMISSING;
+        }
+        int rc = egst_add_mapped(&rs->reg, rs->dir, &sl[i], 1, err, errlen);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
 /* Pairs of sl[begin .. end) with a slice not yet complete in dir. */
 static size_t
 pairs_left(const char *dir, const egix_slice *sl, const int *pair, size_t begin, size_t end)
@@ -586,6 +608,31 @@ build_units(run_state *rs, const egix_slice *sl, const int *pair, egpl_unit *u, 
             rs->stats->slices_kept += u[i].end - u[i].begin;
             continue;
         }
+        if (o->unit) {
+            /* A cluster task: the units this one promotes into were built
+             * by earlier tasks; map them (they must be complete). */
+            for (size_t v = 0; v < i && rc == 0; v++) {
+                if (!egpl_needs(&u[i], &u[v]))
+                    continue;
+                for (size_t t = u[v].begin; t < u[v].end && rc == 0; t++) {
+                    if (!slice_complete(rs->dir, &sl[t])) {
+                        char a[EGPL_NAME_MAX], b[EGPL_NAME_MAX], name[EGIX_NAME_MAX];
+                        egpl_unit_name(&u[i], a);
+                        egpl_unit_name(&u[v], b);
+                        egix_slice_name(&sl[t], name, sizeof name);
+                        snprintf(err, errlen,
+                                 "unit %s needs unit %s, whose slice %s is not built yet (build "
+                                 "unit %s first)",
+                                 a, b, name, b);
+                        rc = EGDB_EMISSING;
+                    } else {
+                        rc = egst_add_mapped(&rs->reg, rs->dir, &sl[t], 1, err, errlen);
+                    }
+                }
+            }
+            if (rc != 0)
+                break;
+        }
         /* Only this unit's files and those of the units it promotes into
          * are read while it is built and staged: the other live units'
          * pages need not stay resident (egst_release). */
@@ -613,7 +660,9 @@ build_units(run_state *rs, const egix_slice *sl, const int *pair, egpl_unit *u, 
             break;
         u[i].staged = 1;
         rs->stats->units_staged++;
-        for (size_t v = 0; v <= i && rc == 0; v++) {
+        /* A cluster task deletes nothing: other tasks may still read its
+         * files; the build's last job, a whole build, does the drops. */
+        for (size_t v = 0; v <= i && rc == 0 && !o->unit; v++) {
             if (u[v].selected && u[v].staged && !u[v].dropped && !needed_later(u, nu, v)) {
                 rc = egpl_drop(rs->dir, &rs->reg, &u[v], sl, err, errlen);
                 u[v].dropped = 1;
@@ -653,7 +702,7 @@ build_locked(const char *dir, const egdb_build_opts *opts, egdb_build_stats *sta
     rs.run_total = est.positions;
     if (egst_registry_init(&rs.reg) != 0)
         return EGDB_ENOMEM;
-    const int unitwise = opts->pipeline || opts->splits;
+    const int unitwise = opts->pipeline || opts->splits || opts->unit;
 
     /* The slices of each piece count, their units for the top count when
      * the build goes unit by unit, and the pairs to build (progress). */
@@ -671,16 +720,24 @@ build_locked(const char *dir, const egdb_build_opts *opts, egdb_build_stats *sta
         }
         if ((rc = egpl_units(sl[n], k[n], &u, &nu, err, errlen)) != 0)
             break;
+        size_t chosen = 0;
         for (size_t i = 0; i < nu; i++) {
-            u[i].selected = !opts->splits || (opts->splits >> u[i].split & 1u);
+            u[i].selected = egpl_selected(opts, &u[i]);
             u[i].staged = opts->pipeline && u[i].selected && egpl_staged(dir, &u[i], sl[n]);
+            chosen += (size_t)u[i].selected;
             if (u[i].selected && !u[i].staged)
                 rs.pair_count += pairs_left(dir, sl[n], pair[n], u[i].begin, u[i].end);
+        }
+        if (opts->unit && chosen != 1) {
+            snprintf(err, errlen, "no unit %.8s among the %d-piece materials", opts->unit, n);
+            rc = EGDB_EINVAL;
         }
     }
     for (int n = 1; n <= opts->npieces && rc == 0; n++) {
         if (n == opts->npieces && unitwise)
             rc = build_units(&rs, sl[n], pair[n], u, nu, err, errlen);
+        else if (opts->unit)
+            rc = map_complete(&rs, sl[n], k[n], n, err, errlen);
         else
             rc = build_range(&rs, sl[n], pair[n], 0, k[n], err, errlen);
     }
@@ -699,6 +756,27 @@ egdb_build(const char *dir, const egdb_build_opts *opts, egdb_build_stats *stats
            size_t errlen)
 {
     memset(stats, 0, sizeof *stats);
+    if (opts->unit) {
+        /* The name goes into a lock file's path: four count digits only. */
+        int ok = strlen(opts->unit) == 4;
+        for (int i = 0; ok && i < 4; i++)
+            ok = egix_name_digit(opts->unit[i]) >= 0;
+        if (!ok) {
+            snprintf(err, errlen,
+                     "unit '%.40s': expected four counts KKMM (black kings, white "
+                     "kings, black men, white men), e.g. 2222",
+                     opts->unit);
+            return EGDB_EINVAL;
+        }
+        int fds[2];
+        int rc = egrun_lock_unit(dir, opts->unit, fds, err, errlen);
+        if (rc != 0)
+            return rc;
+        rc = build_locked(dir, opts, stats, err, errlen);
+        egrun_unlock(fds[1]);
+        egrun_unlock(fds[0]);
+        return rc;
+    }
     int lock = egrun_lock(dir, err, errlen);
     if (lock < 0)
         return lock;

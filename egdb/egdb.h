@@ -150,6 +150,15 @@ typedef struct egdb_build_opts {
                            2-bit files deleted once nothing still to
                            be built reads them (egdb/pipeline.h)  */
     int no_threats;     /* pipeline: compress as --no-threats     */
+    const char *unit;   /* NULL, or "KKMM": build only this unit (a
+                           material of npieces and its twin) of the
+                           top piece count, as one task of a cluster
+                           build (docs/slurm.md): the smaller
+                           databases and the units it promotes into
+                           must be built already; with pipeline it
+                           is staged too, but nothing is deleted.
+                           Several unit builds may share a
+                           directory (each locks its unit).      */
 } egdb_build_opts;
 
 /* What a build has left to do and what it will cost (egdb_estimate). */
@@ -157,6 +166,7 @@ typedef struct egdb_cost {
     uint64_t positions;                /* positions left to build                 */
     size_t slices;                     /* slices left to build                    */
     size_t units;                      /* pipelined units left (materials + twins) */
+    size_t units_chosen;               /* units of the top count the build covers */
     uint64_t stage_positions;          /* positions to verify, compress, compare  */
     uint64_t stage_positions_compress; /* positions to compress at the end */
     double seconds_build;              /* at this project's measured 7-piece rates */

@@ -115,6 +115,24 @@ egpl_needs(const egpl_unit *a, const egpl_unit *b)
            (a->nwm > 0 && unit_key(a->nbk, a->nwk + 1, a->nbm, a->nwm - 1) == kb);
 }
 
+int
+egpl_selected(const egdb_build_opts *o, const egpl_unit *u)
+{
+    return (!o->splits || (o->splits >> u->split & 1u)) && (!o->unit || egpl_unit_is(u, o->unit));
+}
+
+int
+egpl_unit_is(const egpl_unit *u, const char *name)
+{
+    if (strlen(name) != 4)
+        return 0;
+    int c[4];
+    for (int i = 0; i < 4; i++)
+        if ((c[i] = egix_name_digit(name[i])) < 0)
+            return 0;
+    return unit_key(c[0], c[1], c[2], c[3]) == unit_key(u->nbk, u->nwk, u->nbm, u->nwm);
+}
+
 void
 egpl_unit_name(const egpl_unit *u, char buf[EGPL_NAME_MAX])
 {
@@ -340,8 +358,10 @@ estimate_units(const char *dir, const egix_slice *sl, egpl_unit *u, size_t nu,
                const egdb_build_opts *o, egdb_cost *e, uint64_t base, uint64_t *peak)
 {
     uint64_t live = 0, cwl = 0;
+    e->units_chosen = 0;
     for (size_t i = 0; i < nu; i++) {
-        u[i].selected = !o->splits || (o->splits >> u[i].split & 1u);
+        u[i].selected = egpl_selected(o, &u[i]);
+        e->units_chosen += (size_t)u[i].selected;
         u[i].staged = o->pipeline && u[i].selected && egpl_staged(dir, &u[i], sl);
         u[i].dropped = 0;
     }
@@ -419,12 +439,17 @@ egdb_estimate(const char *dir, const egdb_build_opts *o, egdb_cost *e, char *err
             }
             int bs = sl[i].nbk + sl[i].nbm, ws = sl[i].nwk + sl[i].nwm;
             int chosen = n < o->npieces || !o->splits || (o->splits >> (bs > ws ? bs : ws) & 1u);
+            if (n == o->npieces && o->unit) {
+                egpl_unit one = {sl[i].nbk, sl[i].nwk, sl[i].nbm, sl[i].nwm, 0, 0,
+                                 0,         0,         0,         0,         0, 0};
+                chosen = egpl_unit_is(&one, o->unit);
+            }
             if (chosen && 2 * pos > e->memory_pair)
                 e->memory_pair = 2 * pos;
             i = j;
         }
         free(pair);
-        if (n == o->npieces && (o->pipeline || o->splits)) {
+        if (n == o->npieces && (o->pipeline || o->splits || o->unit)) {
             egpl_unit *u;
             size_t nu;
             rc = egpl_units(sl, k, &u, &nu, err, errlen);
@@ -434,6 +459,14 @@ egdb_estimate(const char *dir, const egdb_build_opts *o, egdb_cost *e, char *err
             }
             estimate_units(dir, sl, u, nu, o, e, added, &peak);
             free(u);
+            if (o->unit && e->units_chosen != 1) {
+                snprintf(err, errlen,
+                         "no unit %.8s among the %d-piece materials (see: checkers "
+                         "egdb units --pieces %d)",
+                         o->unit, n, n);
+                free(sl);
+                return EGDB_EINVAL;
+            }
         } else {
             /* Kept whole: every file stays, compressed at the end. */
             for (size_t i = 0; i < k; i++) {
@@ -462,7 +495,7 @@ egdb_estimate(const char *dir, const egdb_build_opts *o, egdb_cost *e, char *err
         }
         free(sl);
     }
-    if (o->pipeline || o->splits) {
+    if (o->pipeline || o->splits || o->unit) {
         e->memory_mapped_peak += mapped_lower;
         e->disk_end += added;
     }

@@ -96,6 +96,13 @@ int egpl_units(const egix_slice *sl, size_t k, egpl_unit **out, size_t *n, char 
 /* Whether a promotion of unit a leads into unit b. */
 int egpl_needs(const egpl_unit *a, const egpl_unit *b);
 
+/* Whether a build with options o builds unit u: its split is among
+ * o->splits (all when 0) and, with o->unit, it is that unit. */
+int egpl_selected(const egdb_build_opts *o, const egpl_unit *u);
+
+/* Whether "KKMM" names unit u (either of its two materials). */
+int egpl_unit_is(const egpl_unit *u, const char *name);
+
 /* "KKMM" of the unit's listed material (counts as in slice names). */
 void egpl_unit_name(const egpl_unit *u, char buf[EGPL_NAME_MAX]);
 

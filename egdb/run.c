@@ -138,3 +138,46 @@ egrun_unlock(int fd)
     if (fd >= 0)
         close(fd);
 }
+
+int
+egrun_lock_unit(const char *dir, const char *name, int fds[2], char *err, size_t errlen)
+{
+    char path[4200];
+    fds[0] = fds[1] = -1;
+    snprintf(path, sizeof path, "%s/units", dir);
+    if ((mkdir(dir, 0755) != 0 && errno != EEXIST) || (mkdir(path, 0755) != 0 && errno != EEXIST)) {
+        snprintf(err, errlen, "cannot create %.3000s: %s", path, strerror(errno));
+        return EGDB_EIO;
+    }
+    for (int i = 0; i < 2; i++) {
+        if (i == 0)
+            snprintf(path, sizeof path, "%s/.lock", dir);
+        else
+            snprintf(path, sizeof path, "%s/units/%s.lock", dir, name);
+        fds[i] = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fds[i] < 0) {
+            snprintf(err, errlen, "cannot open %.3000s: %s", path, strerror(errno));
+            break;
+        }
+        if (flock(fds[i], (i == 0 ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
+            int busy = errno == EWOULDBLOCK;
+            snprintf(err, errlen,
+                     i == 0 ? "a whole build or a compression is working in %.3000s; wait for it"
+                            : "unit %.3000s is being built by another task",
+                     i == 0 ? dir : name);
+            close(fds[i]);
+            fds[i] = -1;
+            if (fds[0] >= 0)
+                close(fds[0]);
+            fds[0] = -1;
+            return busy ? EGDB_EBUSY : EGDB_EIO;
+        }
+    }
+    if (fds[1] < 0) {
+        if (fds[0] >= 0)
+            close(fds[0]);
+        fds[0] = -1;
+        return EGDB_EIO;
+    }
+    return 0;
+}

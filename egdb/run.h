@@ -46,6 +46,16 @@ double egrun_now(void);
 int egrun_lock(const char *dir, char *err, size_t errlen);
 void egrun_unlock(int fd);
 
+/*
+ * egrun_lock_unit - the locks of a build of one unit (a cluster task,
+ * egdb_build_opts.unit): dir/.lock shared, so that unit builds run side by
+ * side but never beside a whole build or a compression (which take it
+ * exclusively), and dir/units/<name>.lock exclusively, so that one unit is
+ * built once at a time. RETURN 0 and the two descriptors (egrun_unlock
+ * each), or EGDB_EBUSY (err says who holds what) / EGDB_EIO.
+ */
+int egrun_lock_unit(const char *dir, const char *name, int fds[2], char *err, size_t errlen);
+
 /* Pieces of a slice. */
 static inline int
 egrun_slice_pieces(const egix_slice *s)

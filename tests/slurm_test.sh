@@ -21,6 +21,9 @@
 #      job runs, a second manager on its state is refused (the lock);
 #   3. submits it with workers that cannot start: the script stops the
 #      manager instead of leaving it idle (exit 1, and says why).
+#   4. builds the 1-5 piece databases with scripts/slurm-egdb.sh (a job array
+#      per piece count and men count, a task per unit): byte for byte the
+#      files of a build on one machine.
 # Every wait is on an event (a job's state, a log line, a process gone)
 # with a deadline. The daemons it started are stopped and the folder
 # removed at exit (KEEP=1 keeps the folder).
@@ -326,6 +329,39 @@ if wait_job "$j4" 120; then
         "$(grep -c "the workers' step ended" "$T/work/noworkers-$j4.out" 2>/dev/null)"
 fi
 [ "$fail" = 0 ] || show_job "$j4"
+
+# ---- 4. the 1-5 piece databases built as job arrays ------------------------------
+# scripts/slurm-egdb.sh: one array per piece count and men count, a task a
+# unit, each array after the one before; the files must be byte for byte
+# those of the test databases, built on one machine by `egdb build`.
+E=$T/egdb-slurm
+mkdir -p "$E"
+if CHECKERS="$C" SBATCH_ARGS="-c 1" "$ROOT/scripts/slurm-egdb.sh" "$E" 5 >"$T/work/egdb-jobs" \
+    2>"$T/work/egdb-jobs.err"; then
+    arrays=$(grep -c 'egdb-[0-9]-[0-9]' "$T/work/egdb-jobs")
+    check "4. one job array a level (piece count, men)" 20 "$arrays"
+    jf=$(tail -n 1 "$T/work/egdb-jobs" | cut -f 1)
+    if wait_job "$jf" 900; then
+        check "4. the last job" "COMPLETED 0:0" "$(jobfield "$jf" JobState) $(jobfield "$jf" ExitCode)"
+        same=0 differ=0 missing=0
+        for f in $(cd "$DB" && ls | grep -E '^[0-9]{4}\.[0-9]{2}\.(wld|cwl)$'); do
+            if [ ! -f "$E/$f" ]; then
+                missing=$((missing + 1))
+            elif cmp -s "$DB/$f" "$E/$f"; then
+                same=$((same + 1))
+            else
+                differ=$((differ + 1))
+            fi
+        done
+        check "4. every file byte for byte the one-machine build's ($same)" "0 0" "$differ $missing"
+        check "4. every unit of 1-5 pieces marked done" 65 "$(ls "$E/units" | grep -c '\.done$')"
+    else
+        tail -n 5 "$E"/slurm/*.out 2>/dev/null | tail -n 30
+    fi
+else
+    echo "FAIL 4. slurm-egdb.sh: $(cat "$T/work/egdb-jobs.err")"
+    fail=1
+fi
 
 if [ "$fail" = 0 ]; then
     echo "slurm_test: passed in $((SECONDS - t_start)) s"

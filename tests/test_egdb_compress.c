@@ -84,7 +84,7 @@ setup(void **state)
         return -1;
     char err[512];
     egdb_build_stats bs;
-    egdb_build_opts bo = {f->pieces, 2, NULL, NULL, NULL, 0, 0, 0};
+    egdb_build_opts bo = {f->pieces, 2, NULL, NULL, NULL, 0, 0, 0, NULL};
     if (egdb_build(f->dir, &bo, &bs, err, sizeof err) != 0) {
         fprintf(stderr, "build: %s\n", err);
         return -1;

@@ -237,7 +237,7 @@ setup(void **state)
     snprintf(c->full, sizeof c->full, "%s/full", c->root);
     char err[512];
     egdb_build_stats bs;
-    egdb_build_opts o3 = {3, THREADS, NULL, NULL, NULL, 0, 0, 0}, o4 = {4, THREADS, NULL, NULL, NULL, 0, 0, 0};
+    egdb_build_opts o3 = {3, THREADS, NULL, NULL, NULL, 0, 0, 0, NULL}, o4 = {4, THREADS, NULL, NULL, NULL, 0, 0, 0, NULL};
     if (egdb_build(c->partial, &o3, &bs, err, sizeof err) != 0) {
         fprintf(stderr, "1-3 piece build: %s\n", err);
         return -1;
