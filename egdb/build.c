@@ -653,8 +653,8 @@ build_units(run_state *rs, const egix_slice *sl, const int *pair, egpl_unit *u, 
             return EGDB_EINTERRUPT;
         }
         double t0 = egrun_now();
-        rc = egpl_stage(rs->dir, &rs->reg, &u[i], sl, o->threads, !o->no_threats, o->progress,
-                        o->progress_arg, err, errlen);
+        rc = egpl_stage(rs->dir, &rs->reg, &u[i], sl, o->threads, !o->no_threats, o->stop,
+                        o->progress, o->progress_arg, err, errlen);
         rs->stats->seconds_stages += egrun_now() - t0;
         if (rc != 0)
             break;

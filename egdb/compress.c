@@ -68,6 +68,7 @@ typedef struct compress_job {
     const char *dir;
     const egst_slice *const *list; /* the slices to compress */
     size_t n;
+    volatile int *stop; /* NULL, or set to stop after the slices in hand */
     int flags;
     _Atomic size_t next;
     _Atomic int failed;
@@ -525,7 +526,7 @@ compress_worker(void *arg)
     compress_job *j = arg;
     for (;;) {
         size_t k = atomic_fetch_add(&j->next, 1);
-        if (k >= j->n || atomic_load(&j->failed))
+        if (k >= j->n || atomic_load(&j->failed) || (j->stop && *j->stop))
             break;
         const egst_slice *e = j->list[k];
         char path[4096], err[512];
@@ -582,7 +583,7 @@ compressed_ok(const char *dir, const egix_slice *s)
  * o->threads threads, a slice at a time each; the figures go to *st. */
 static int
 compress_list(const char *dir, const egst_slice *const *list, size_t n, const egdb_compress_opts *o,
-              egdb_compress_stats *st, char *err, size_t errlen)
+              volatile int *stop, egdb_compress_stats *st, char *err, size_t errlen)
 {
     int rc = 0, threads = o->threads;
     compress_job j;
@@ -590,6 +591,7 @@ compress_list(const char *dir, const egst_slice *const *list, size_t n, const eg
     j.dir = dir;
     j.list = list;
     j.n = n;
+    j.stop = stop;
     j.flags = o->threats ? EGCD_FLAG_THREATS : 0;
     j.err = err;
     j.errlen = errlen;
@@ -619,16 +621,21 @@ compress_list(const char *dir, const egst_slice *const *list, size_t n, const eg
     pthread_mutex_destroy(&j.prog_lock);
     if (atomic_load(&j.failed))
         rc = EGDB_EIO;
+    else if (stop && *stop) {
+        snprintf(err, errlen, "stopped; run again to resume");
+        rc = EGDB_EINTERRUPT;
+    }
     *st = j.sum;
     return rc;
 }
 
 int
 egcp_compress_slices(const char *dir, const egst_slice *const *list, size_t n,
-                     const egdb_compress_opts *o, egdb_compress_stats *st, char *err, size_t errlen)
+                     const egdb_compress_opts *o, volatile int *stop, egdb_compress_stats *st,
+                     char *err, size_t errlen)
 {
     memset(st, 0, sizeof *st);
-    return n ? compress_list(dir, list, n, o, st, err, errlen) : 0;
+    return n ? compress_list(dir, list, n, o, stop, st, err, errlen) : 0;
 }
 
 static int
@@ -667,7 +674,8 @@ compress_locked(const char *dir, const egdb_compress_opts *o, egdb_compress_stat
             break; /* nothing built with this many pieces */
     }
     if (rc == 0 && reg.n > 0)
-        rc = compress_list(dir, (const egst_slice *const *)reg.list, reg.n, o, st, err, errlen);
+        rc = compress_list(dir, (const egst_slice *const *)reg.list, reg.n, o, NULL, st, err,
+                           errlen);
     egst_registry_free(&reg);
     return rc;
 }

@@ -269,7 +269,8 @@ write_mark(const char *dir, const egpl_unit *u, const egix_slice *sl, char *err,
 
 int
 egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const egix_slice *sl,
-           int threads, int threats, egdb_progress_fn progress, void *arg, char *err, size_t errlen)
+           int threads, int threats, volatile int *stop, egdb_progress_fn progress, void *arg,
+           char *err, size_t errlen)
 {
     size_t n = u->end - u->begin;
     const egst_slice **list = malloc((n ? n : 1) * sizeof *list);
@@ -289,22 +290,27 @@ egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
     }
     const char *stage = "verify";
     if (rc == 0)
-        rc = egvf_verify_slices(reg, list, n, threads, progress, arg, why, sizeof why);
+        rc = egvf_verify_slices(reg, list, n, threads, stop, progress, arg, why, sizeof why);
     if (rc == 0) {
         stage = "compress";
         egdb_compress_opts co = {0, threads, threats, progress, arg};
         egdb_compress_stats st;
-        rc = egcp_compress_slices(dir, list, n, &co, &st, why, sizeof why);
+        rc = egcp_compress_slices(dir, list, n, &co, stop, &st, why, sizeof why);
     }
     if (rc == 0) {
         stage = "compare";
-        rc = egvf_compare_slices(dir, list, n, threads, why, sizeof why);
+        rc = egvf_compare_slices(dir, list, n, threads, stop, why, sizeof why);
     }
     if (rc == 0) {
         stage = "mark";
         rc = write_mark(dir, u, sl, why, sizeof why);
     }
-    if (rc != 0 && rc != EGDB_EMISSING)
+    if (rc == EGDB_EINTERRUPT)
+        snprintf(err, errlen,
+                 "stopped in unit %s's %s stage; finished slices are kept, run again "
+                 "to resume",
+                 name, stage);
+    else if (rc != 0 && rc != EGDB_EMISSING)
         snprintf(err, errlen, "unit %s, %s: %s", name, stage, why);
     free(list);
     return rc;

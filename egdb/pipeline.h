@@ -121,13 +121,15 @@ int egpl_staged(const char *dir, const egpl_unit *u, const egix_slice *sl);
  * loaded in reg with every file their successors can lie in.
  * PARAMETERS
  *   threads, threats: as for egdb_compress.
+ *   stop:             NULL, or a flag that stops the stage in hand.
  *   progress, arg:    phases "verify" and "compress" (egdb_progress).
- * RETURN 0, or a negative code with err naming the stage, the file and,
- * for a wrong value, the position (nothing is marked then).
+ * RETURN 0; EGDB_EINTERRUPT when stopped; or a negative code with err
+ * naming the stage, the file and, for a wrong value, the position
+ * (nothing is marked then).
  */
 int egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const egix_slice *sl,
-               int threads, int threats, egdb_progress_fn progress, void *arg, char *err,
-               size_t errlen);
+               int threads, int threats, volatile int *stop, egdb_progress_fn progress, void *arg,
+               char *err, size_t errlen);
 
 /*
  * egpl_drop - unmaps unit u's 2-bit files (if loaded in reg) and deletes

@@ -6,6 +6,13 @@
  * each stage is the same code that `egdb verify` and `egdb compress` run
  * over a whole directory, given a list of slices instead.
  */
+/*
+ * Each stage takes a stop flag (NULL for none): once it is set, the
+ * stage's threads finish the item in hand and the stage returns
+ * EGDB_EINTERRUPT with nothing marked, so a unit's stages, which take as
+ * long as its build, stop within seconds of a Ctrl-C; the next run does
+ * the stage again.
+ */
 #ifndef EGDB_STAGE_H
 #define EGDB_STAGE_H
 
@@ -26,7 +33,8 @@
  * or EGDB_EMISSING (a successor's slice is not loaded).
  */
 int egvf_verify_slices(const egst_registry *reg, const egst_slice *const *list, size_t n,
-                       int threads, egdb_progress_fn progress, void *arg, char *err, size_t errlen);
+                       int threads, volatile int *stop, egdb_progress_fn progress, void *arg,
+                       char *err, size_t errlen);
 
 /*
  * egcp_compress_slices (compress.c) - writes the compressed file (.cwl,
@@ -38,8 +46,8 @@ int egvf_verify_slices(const egst_registry *reg, const egst_slice *const *list, 
  * the file.
  */
 int egcp_compress_slices(const char *dir, const egst_slice *const *list, size_t n,
-                         const egdb_compress_opts *o, egdb_compress_stats *st, char *err,
-                         size_t errlen);
+                         const egdb_compress_opts *o, volatile int *stop, egdb_compress_stats *st,
+                         char *err, size_t errlen);
 
 /*
  * egvf_compare_slices (verify.c) - opens the compressed file of each of
@@ -50,6 +58,6 @@ int egcp_compress_slices(const char *dir, const egst_slice *const *list, size_t 
  * or EGDB_EVERIFY (err names the file, index and FEN).
  */
 int egvf_compare_slices(const char *dir, const egst_slice *const *list, size_t n, int threads,
-                        char *err, size_t errlen);
+                        volatile int *stop, char *err, size_t errlen);
 
 #endif /* EGDB_STAGE_H */

@@ -43,6 +43,7 @@
 typedef struct verify_ctx {
     const egst_registry *reg;      /* every slice a successor may lie in */
     const egst_slice *const *list; /* the slices to check, in order      */
+    volatile int *stop;            /* NULL, or set to stop early (pipeline) */
     uint64_t *chunk_start;         /* per slice: number of its first chunk */
     size_t nslices;
     uint64_t nchunks;
@@ -191,7 +192,7 @@ verify_worker(void *arg)
     size_t s = 0;
     for (;;) {
         uint64_t k = atomic_fetch_add(&c->next, 1);
-        if (k >= c->nchunks)
+        if (k >= c->nchunks || (c->stop && *c->stop))
             break;
         while (s + 1 < c->nslices && c->chunk_start[s + 1] <= k)
             s++;
@@ -228,13 +229,14 @@ value_name(int v)
  * position in list order is reported. */
 static int
 check_list(const egst_registry *reg, const egst_slice *const *list, size_t n, int maxn, int threads,
-           egdb_progress_fn progress, void *arg, char *err, size_t errlen)
+           volatile int *stop, egdb_progress_fn progress, void *arg, char *err, size_t errlen)
 {
     int rc = 0;
     verify_ctx c;
     memset(&c, 0, sizeof c);
     c.reg = reg;
     c.list = list;
+    c.stop = stop;
     c.nslices = n;
     c.chunk_start = malloc((n + 1) * sizeof *c.chunk_start);
     if (!c.chunk_start)
@@ -362,20 +364,26 @@ verify_raw(const char *dir, int threads, egdb_progress_fn progress, void *arg, c
         rc = EGDB_EMISSING;
     }
     if (rc == 0)
-        rc = check_list(reg, (const egst_slice *const *)reg->list, reg->n, maxn, threads, progress,
-                        arg, err, errlen);
+        rc = check_list(reg, (const egst_slice *const *)reg->list, reg->n, maxn, threads, NULL,
+                        progress, arg, err, errlen);
     return rc;
 }
 
 int
 egvf_verify_slices(const egst_registry *reg, const egst_slice *const *list, size_t n, int threads,
-                   egdb_progress_fn progress, void *arg, char *err, size_t errlen)
+                   volatile int *stop, egdb_progress_fn progress, void *arg, char *err,
+                   size_t errlen)
 {
     int maxn = 0;
     for (size_t i = 0; i < n; i++)
         if (egrun_slice_pieces(&list[i]->slice) > maxn)
             maxn = egrun_slice_pieces(&list[i]->slice);
-    return check_list(reg, list, n, maxn, threads, progress, arg, err, errlen);
+    int rc = check_list(reg, list, n, maxn, threads, stop, progress, arg, err, errlen);
+    if (rc == 0 && stop && *stop) {
+        snprintf(err, errlen, "stopped; run again to resume");
+        rc = EGDB_EINTERRUPT;
+    }
+    return rc;
 }
 
 /* ---- compressed files ------------------------------------------------- */
@@ -728,6 +736,7 @@ typedef struct compare_ctx {
     uint64_t nitems;
     _Atomic uint64_t next;
     _Atomic uint64_t first_bad; /* slice << 40 | position index, or UINT64_MAX */
+    volatile int *stop;
 } compare_ctx;
 
 /* Whether position i of compressed slice e, stored value `stored`,
@@ -754,7 +763,7 @@ compare_worker(void *arg)
     uint8_t *buf = (uint8_t *)words;
     for (;;) {
         uint64_t k = atomic_fetch_add(&c->next, 1);
-        if (k >= c->nitems)
+        if (k >= c->nitems || (c->stop && *c->stop))
             break;
         while (s + 1 < c->n && c->item_start[s + 1] <= k)
             s++;
@@ -783,10 +792,11 @@ compare_worker(void *arg)
 
 int
 egvf_compare_slices(const char *dir, const egst_slice *const *list, size_t n, int threads,
-                    char *err, size_t errlen)
+                    volatile int *stop, char *err, size_t errlen)
 {
     compare_ctx c;
     memset(&c, 0, sizeof c);
+    c.stop = stop;
     c.raw = list;
     c.n = n;
     c.cmp = calloc(n ? n : 1, sizeof *c.cmp);
@@ -829,6 +839,10 @@ egvf_compare_slices(const char *dir, const egst_slice *const *list, size_t n, in
                 rc = EGDB_EVERIFY;
             }
         }
+    }
+    if (rc == 0 && stop && *stop) {
+        snprintf(err, errlen, "stopped; run again to resume");
+        rc = EGDB_EINTERRUPT;
     }
     for (size_t s = 0; s < n && c.cmp; s++)
         egdc_close(c.cmp[s]);

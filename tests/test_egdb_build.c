@@ -105,6 +105,7 @@
 #include <xxhash.h>
 
 #include "egdb/egdb.h"
+#include "egdb/pipeline.h"
 #include "egdb/index.h" /* egix_slice_name only, for the file-level tests */
 #include "engine/engine.h"
 #include "tests/test_util.h"
@@ -1585,6 +1586,73 @@ test_five_pieces(void **state)
     rm_rf(dir);
 }
 
+/*
+ * The units of the pipeline (egdb/pipeline.h) for 1-8 pieces: egpl_units
+ * accepts egix_slices' order (a unit's slices adjacent), the units' positions
+ * add up to the published counts, and the dependency rule is the rules': for
+ * every material, the material a crowning leads to lies in a unit listed
+ * before it, which egpl_needs names, and no unit needs a later one. Splits
+ * parse as documented.
+ */
+static void
+test_pipeline_units(void **state)
+{
+    (void)state;
+    char err[256];
+    for (int n = 1; n <= 8; n++) {
+        egix_slice *sl;
+        size_t k, nu;
+        egpl_unit *u;
+        assert_int_equal(egix_slices_alloc(n, &sl, NULL, &k), 0);
+        assert_int_equal(egpl_units(sl, k, &u, &nu, err, sizeof err), 0);
+        uint64_t total = 0, want = 0;
+        size_t covered = 0;
+        for (size_t i = 0; i < nu; i++) {
+            total += u[i].positions;
+            covered += u[i].end - u[i].begin;
+            assert_true(i == 0 || u[i].begin == u[i - 1].end);
+            /* Every crowning of either colour, from either member. */
+            for (int side = 0; side < 2; side++) {
+                int bk = u[i].nbk, wk = u[i].nwk, bm = u[i].nbm, wm = u[i].nwm;
+                if (side == 0 ? bm == 0 : wm == 0)
+                    continue;
+                if (side == 0)
+                    bk++, bm--;
+                else
+                    wk++, wm--;
+                egpl_unit target = {bk, wk, bm, wm, 0, 0, 0, 0, 0, 0, 0, 0};
+                size_t found = nu;
+                for (size_t v = 0; v < nu; v++) {
+                    char name[EGPL_NAME_MAX];
+                    egpl_unit_name(&target, name);
+                    if (egpl_unit_is(&u[v], name))
+                        found = v;
+                }
+                assert_true(found < i);
+                assert_true(egpl_needs(&u[i], &u[found]));
+                assert_int_equal(u[found].split, u[i].split);
+            }
+            for (size_t v = i; v < nu; v++)
+                assert_false(egpl_needs(&u[i], &u[v]));
+        }
+        assert_int_equal(covered, k);
+        assert_int_equal(egix_count(n, -1, -1, &want), 0);
+        assert_int_equal(total, want);
+        free(u);
+        free(sl);
+    }
+    unsigned m;
+    assert_int_equal(egpl_parse_splits("4v4,5v3", 8, &m, err, sizeof err), 0);
+    assert_int_equal(m, (1u << 4) | (1u << 5));
+    assert_int_equal(egpl_parse_splits("3v5", 8, &m, err, sizeof err), 0);
+    assert_int_equal(m, 1u << 5);
+    assert_int_equal(egpl_parse_splits("all", 8, &m, err, sizeof err), 0);
+    assert_int_equal(m, 0x1f0u);
+    assert_int_equal(egpl_parse_splits("4v3", 8, &m, err, sizeof err), EGDB_EINVAL);
+    assert_int_equal(egpl_parse_splits("4v4;5v3", 8, &m, err, sizeof err), EGDB_EINVAL);
+    assert_int_equal(egpl_parse_splits("", 8, &m, err, sizeof err), EGDB_EINVAL);
+}
+
 /* ---- pipelined builds of some splits (egdb/pipeline.h) --------------------------- */
 
 /* Stops the build at the first progress report of a stage ("verify",
@@ -1771,6 +1839,7 @@ main(void)
         cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_capture_cycle_successor),
         cmocka_unit_test(test_five_pieces),
+        cmocka_unit_test(test_pipeline_units),
         cmocka_unit_test(test_pipeline_split),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
