@@ -60,6 +60,10 @@ static const unsigned char pwl_magic[8] = {'C', 'K', 'P', 'W', 'L', 0, 0, EGPT_V
 #define EXT_SHIFT 4       /* exits' max in the high nibble           */
 #define EXT_CAPTURE 0x0Fu /* exit nibble of a capture position       */
 
+/* The block cache of the complete databases read compressed (exits of a
+ * partial build over a pipelined 8-piece set). */
+#define PARTIAL_CDB_CACHE ((size_t)1 << 30)
+
 /* Materials by dense key: counts 0..12 for each of the four piece kinds. */
 #define NMATKEYS (13 * 13 * 13 * 13)
 
@@ -95,8 +99,12 @@ typedef struct pslice {
  * material is never loaded as both (the builder skips the .wld files of
  * the chosen materials, egpt_open those of materials with .pwl files). */
 struct egpt_db {
-    egst_registry reg; /* complete .wld slices */
-    pslice **by_key;   /* EGST_NKEYS entries   */
+    egst_registry reg;     /* complete .wld slices */
+    egdb *cdb;             /* the builder's complete databases kept only
+                              compressed (a pipelined 8-piece set), or NULL */
+    const uint8_t *chosen; /* with cdb: NMATKEYS flags of the materials
+                              being built, never read from cdb         */
+    pslice **by_key;       /* EGST_NKEYS entries   */
     pslice **list;
     size_t n, cap;
     uint64_t positions;
@@ -117,6 +125,7 @@ typedef struct pair_work {
     const uint8_t *chosen; /* NMATKEYS flags: materials being built */
     _Atomic uint64_t changed, marks, evaluations, completed, captures, exits;
     _Atomic int missing;
+    _Atomic int damaged; /* a compressed block read for an exit failed */
 } pair_work;
 
 /* One build run: options, the loaded slices, the chosen materials, and
@@ -322,6 +331,7 @@ db_free(egpt_db *db)
     free(db->list);
     free(db->by_key);
     egst_registry_free(&db->reg);
+    egdb_close(db->cdb);
     memset(db, 0, sizeof *db);
 }
 
@@ -412,6 +422,15 @@ db_lookup(const egpt_db *db, const eng_pos *c, egix_slice *s)
     const egst_slice *x = db->reg.by_key[k];
     if (x)
         return bound_of_egdb[egst_value(x, egix_index(x->table, c))];
+    if (db->cdb && !db->chosen[slice_mat_key(s)] && egdb_covers(db->cdb, c)) {
+        /* Exact, through the prober (which resolves a capture position by
+         * playing its captures); a damaged block is an error, never LW. */
+        int v = egdb_probe(db->cdb, c);
+        if (v > 0)
+            return bound_of_egdb[v];
+        if (v == EGDB_ECORRUPT || v == EGDB_EIO)
+            return -2;
+    }
     return -1;
 }
 
@@ -581,7 +600,10 @@ first_range(void *ctx, int m, uint64_t begin, uint64_t end)
                 eng_make(&p, &l.m[k], &c);
                 cc = eng_flip(&c);
                 int b = db_lookup(w->db, &cc, &s);
-                if (b < 0) {
+                if (b == -2) {
+                    atomic_store(&w->damaged, 1);
+                    b = ENG_LW; /* the pair is thrown away */
+                } else if (b < 0) {
                     /* No database: "Such positions are given the value LW"
                      * (seed 000, 2.3) - unless the slice is one being
                      * built, which the build order must have loaded. */
@@ -835,6 +857,16 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
         rc = EGDB_EMISSING;
         goto out;
     }
+    if (atomic_load(&w.damaged)) {
+        char name[EGIX_NAME_MAX];
+        egix_slice_name(&w.slice[0], name, sizeof name);
+        snprintf(err, errlen,
+                 "slice %s: a compressed database file a successor lies in is damaged (egdb "
+                 "verify --db %.3000s names it)",
+                 name, rs->dir);
+        rc = EGDB_ECORRUPT;
+        goto out;
+    }
 
     /* Later passes, until one changes nothing (then nothing is marked).
      * The marks counter of the previous pass (or of the first pass) says
@@ -943,7 +975,7 @@ material_ok(const egpt_material *m)
 {
     int b = m->nbk + m->nbm, wp = m->nwk + m->nwm;
     return m->nbk >= 0 && m->nwk >= 0 && m->nbm >= 0 && m->nwm >= 0 && b <= EGIX_MAX_SIDE &&
-           wp <= EGIX_MAX_SIDE && b + wp >= 1 && b + wp <= EGDB_MAX_PIECES;
+           wp <= EGIX_MAX_SIDE && b + wp >= 1 && b + wp <= EGPT_MAX_PIECES;
 }
 
 /*
@@ -957,6 +989,9 @@ material_ok(const egpt_material *m)
 static int
 load_complete(run_state *rs, int nmax, char *err, size_t errlen)
 {
+    if (nmax > EGDB_MAX_PIECES)
+        nmax = EGDB_MAX_PIECES; /* no complete database has more pieces */
+    int compressed_only = 0;
     for (int n = 1; n <= nmax; n++) {
         egix_slice *sl;
         int *pair;
@@ -969,8 +1004,16 @@ load_complete(run_state *rs, int nmax, char *err, size_t errlen)
                 continue;
             char path[PATH_MAX_LEN];
             struct stat st;
-            if (egst_path(rs->dir, &sl[i], path, sizeof path) != 0 || stat(path, &st) != 0)
-                continue; /* absent: its positions will count as LW */
+            if (egst_path(rs->dir, &sl[i], path, sizeof path) != 0)
+                continue;
+            if (stat(path, &st) != 0) {
+                /* Absent: its positions count as LW, unless it is kept
+                 * compressed only (below). */
+                size_t len = strlen(path);
+                memcpy(path + len - 3, "cwl", 3);
+                compressed_only |= stat(path, &st) == 0;
+                continue;
+            }
             /* Check the payload: nothing built here may rest on a damaged
              * file. */
             rc = egst_add_mapped(&rs->db.reg, rs->dir, &sl[i], 1, err, errlen);
@@ -982,7 +1025,20 @@ load_complete(run_state *rs, int nmax, char *err, size_t errlen)
         if (rc != 0)
             return rc;
     }
-    return 0;
+    /* What is kept only compressed (a pipelined build deletes the 2-bit
+     * files): read through the prober. A directory without a complete
+     * database has nothing to offer here; a damaged file is an error. */
+    if (!compressed_only)
+        return 0;
+    int rc = egdb_open(rs->dir, 0, PARTIAL_CDB_CACHE, &rs->db.cdb, err, errlen);
+    if (rc == EGDB_EMISSING) {
+        rs->db.cdb = NULL;
+        rc = 0;
+    }
+    rs->db.chosen = rs->chosen;
+    if (rc == 0)
+        rs->stats->compressed_exits = 1;
+    return rc;
 }
 
 static int partial_locked(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *err,
@@ -1006,7 +1062,7 @@ partial_locked(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *
     if (!rs)
         return EGDB_ENOMEM;
     memset(stats, 0, sizeof *stats);
-    int rc = 0, counts_used[EGDB_MAX_PIECES + 1] = {0}, nmax = 0;
+    int rc = 0, counts_used[EGPT_MAX_PIECES + 1] = {0}, nmax = 0;
     rs->dir = dir;
     rs->opts = opts;
     rs->stats = stats;
@@ -1025,7 +1081,7 @@ partial_locked(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *
         const egpt_material *m = &opts->materials[i];
         if (!material_ok(m)) {
             snprintf(err, errlen, "material %zu (%d,%d,%d,%d) is not 1..%d pieces, 12 a side", i,
-                     m->nbk, m->nwk, m->nbm, m->nwm, EGDB_MAX_PIECES);
+                     m->nbk, m->nwk, m->nbm, m->nwm, EGPT_MAX_PIECES);
             free(rs);
             return EGDB_EINVAL;
         }
@@ -1155,7 +1211,7 @@ egpt_parse_materials(const char *text, egpt_material *out, size_t cap, size_t *n
         if (!material_ok(&m)) {
             snprintf(err, errlen,
                      "material %.4s at byte %zu: needs 1..%d pieces and at most 12 a side",
-                     text + off, off, EGDB_MAX_PIECES);
+                     text + off, off, EGPT_MAX_PIECES);
             return EGDB_EINVAL;
         }
         if (*n >= cap) {
@@ -1322,7 +1378,7 @@ egpt_probe(const egpt_db *db, const eng_pos *p)
     if (egix_slice_of(&c, &s) != 0)
         return EGDB_EINVAL;
     int b = db_lookup(db, &c, &s);
-    return b < 0 ? EGDB_ENOTFOUND : b;
+    return b == -2 ? EGDB_ECORRUPT : b < 0 ? EGDB_ENOTFOUND : b;
 }
 
 size_t

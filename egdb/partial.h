@@ -34,9 +34,13 @@
  *     - a slice of a chosen material built earlier in this or an earlier
  *       run: its stored bound (a ".pwl" file of dir);
  *     - a slice of a material that is not chosen, when its complete file
- *       "<dir>/<name>.wld" (store.h) is present: its exact value. Files
- *       of chosen materials are never read, even if present, so a partial
- *       build next to a complete one is still a partial build;
+ *       "<dir>/<name>.wld" (store.h) is present: its exact value; or,
+ *       without one, when the material and its twin are complete as
+ *       compressed files (.cwl: a pipelined 8-piece build keeps only
+ *       those), its exact value through the prober (egdb_probe, a block
+ *       cache of 1 GB; a damaged block stops the build). Files of chosen
+ *       materials are never read, even if present, so a partial build
+ *       next to a complete one is still a partial build;
  *     - anything else (for 3-vs-3: a promotion to a second king): LW,
  *       "we have no information about their values" (seed 000, 2.3).
  *   A position with no move is lost (LL). Captures are compulsory, so a
@@ -138,6 +142,9 @@
 #define EGPT_HEADER_BYTES 128
 #define EGPT_VERSION 1
 #define EGPT_MAX_MATERIALS 256 /* materials one build may name        */
+#define EGPT_MAX_PIECES                                                                            \
+    10 /* pieces of a partial material: bounds at 9                                                \
+          and 10 pieces rest on complete 2-8     */
 
 /* Report formats (egpt_report). */
 enum egpt_format { EGPT_REPORT_TEXT = 0, EGPT_REPORT_JSON = 1, EGPT_REPORT_MARKDOWN = 2 };
@@ -181,6 +188,8 @@ typedef struct egpt_stats {
     size_t peak_pair_bytes; /* working memory of the largest pair       */
     size_t pairs_built, slices_built, slices_kept;
     size_t complete_slices; /* .wld slices loaded as exact successors   */
+    int compressed_exits;   /* exits also read from compressed files (a
+                               set kept compressed only, egdb_probe)  */
 } egpt_stats;
 
 /* The header of one partial slice file (see FILE FORMAT). */

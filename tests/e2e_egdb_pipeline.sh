@@ -11,8 +11,10 @@
 #   3. probes: a position of the split answers as the ordinary build, one of
 #      another split is "not in the database" (exit 1), never a value;
 #      `egdb verify` passes;
-#   4. one byte changed in a 5-piece compressed file: probe and verify exit
-#      3 naming the file.
+#   4. one byte changed in a 5-piece compressed file: verify exits 3 naming
+#      the file;
+#   5. a partial (bounds) build over databases kept compressed only writes the
+#      same files as over 2-bit files.
 # Cost: about a minute on 2 cores.
 set -u
 . "$(dirname "$0")/lib_e2e.sh"
@@ -107,4 +109,25 @@ msg=$($C egdb verify --db "$T/p" 2>&1)
 check "verify a damaged 5-piece file: exit" 3 $?
 case "$msg" in *"$(basename "$f")"*) echo "ok   verify names the file" ;;
 *) echo "FAIL verify names the file: $msg"; fail=1 ;; esac
+
+# ---- 5. a partial build over databases kept compressed only ----------------------
+# A pipelined set keeps no 2-bit files: a partial build (bounds, seed 000)
+# then reads its exits through the compressed files. The 4-piece material
+# 0022 over the 1-3 piece files as 2-bit files or as compressed files only:
+# the same bytes.
+mkdir "$T/q-wld" "$T/q-cwl"
+small() { awk '{ if (substr($0, 1, 1) + substr($0, 2, 1) + substr($0, 3, 1) + substr($0, 4, 1) <= 3) print }'; }
+(cd "$DB" && ls | grep '\.wld$' | small | xargs cp -t "$T/q-wld")
+(cd "$DB" && ls | grep '\.cwl$' | small | xargs cp -t "$T/q-cwl")
+$C egdb build --only 0022 --dir "$T/q-wld" >"$T/q-wld.out" 2>&1
+check "partial 0022 over 2-bit files" 0 $?
+$C egdb build --only 0022 --dir "$T/q-cwl" >"$T/q-cwl.out" 2>&1
+check "partial 0022 over compressed files only" 0 $?
+same=0 differ=0
+for f in "$T"/q-wld/*.pwl; do
+    if cmp -s "$f" "$T/q-cwl/$(basename "$f")"; then same=$((same + 1)); else differ=$((differ + 1)); fi
+done
+check "the same bound files ($same)" "0 yes" "$differ $([ "$same" -gt 0 ] && echo yes)"
+check "the same shares of exact values and bounds" "$(grep '^partial database' "$T/q-wld.out")" \
+    "$(grep '^partial database' "$T/q-cwl.out")"
 exit $fail
