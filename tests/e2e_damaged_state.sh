@@ -157,6 +157,30 @@ if mount -t tmpfs -o size=200k tmpfs "$M" 2>/dev/null; then
     $C proof check --state "$M/s" >"$T/fo" 2>/dev/null
     check "... and checks" "0 valid" "$? $(head -n 1 "$T/fo" | cut -f 2)"
     umount "$M"
+
+    # A full disk when the state is created (issue 41): a 3 MiB tmpfs
+    # filled to leave K KiB, then a new proof started on it. Each point
+    # fails in another place (the token, the store's or the tree's first
+    # pages, LMDB's lock files, the first commits, the local workers'
+    # store): always exit 1 naming the full disk, never a crash, a hang or
+    # exit 3, and once the space is freed the same command proves it. The
+    # manager must stop when its local workers cannot start, not wait.
+    mount -t tmpfs -o size=3m tmpfs "$M"
+    for k in 0 8 16 28 40 60 96 120 160; do
+        rm -rf "${M:?}"/*
+        avail=$(df -B1 --output=avail "$M" | tail -n 1)
+        head -c $((avail - k * 1024)) /dev/zero >"$M/fill"
+        timeout 120 $C prove --fen "$f" --state "$M/s" --db "$DB" --pieces 4 --workers 2 \
+            --job-nodes 3000 --no-root-jobs --quiet >"$T/fo" 2>"$T/fe"
+        rc=$?
+        check "start with $k KiB free: exit 1, the full disk named" "1 1" \
+            "$rc $(cat "$T/fo" "$T/fe" | grep -c 'disk is full' | awk '{print ($1 >= 1)}')"
+        rm -f "$M/fill"
+        timeout 120 $C prove --fen "$f" --state "$M/s" --db "$DB" --pieces 4 --workers 2 \
+            --job-nodes 3000 --no-root-jobs --quiet >"$T/fo" 2>"$T/fe"
+        check "... space freed: the same command proves it" "0 $f	loss" "$? $(head -n 1 "$T/fo")"
+    done
+    umount "$M"
 else
     echo "ok   disk full: skipped (no tmpfs can be mounted here)"
 fi

@@ -224,4 +224,20 @@ $C proof check --state "$T/dbroot" >"$T/o" 2>/dev/null
 check "... and proof check --state accepts it (a database leaf)" "0 valid 1" \
     "$? $(head -n 1 "$T/o" | cut -f 2) $(grep -c '^database leaves: 1' "$T/o")"
 
+# Local workers that cannot start (issue 41): their store cannot be made
+# (a file where its folder goes), as on a full disk where their logs cannot
+# be written either. The manager must stop with their words, exit 1, not
+# restart them and wait with no workers; the state then resumes.
+S="$T/nostart"
+r='B:W30,31,K19:B6,K12'
+mkdir -p "$S/workers" && echo x >"$S/workers/store"
+timeout 120 $C prove --fen "$r" --state "$S" --db "$DB" --pieces 4 --job-nodes 3000 --workers 2 \
+    --quiet >"$T/o" 2>"$T/err"
+check "local workers that cannot start: the manager stops (exit 1), saying why" "1 1 1" \
+    "$? $(grep -c 'stopped: local workers could not start' "$T/o") $(grep -c 'checkers worker: store ' "$T/o")"
+rm -f "$S/workers/store"
+$C prove --state "$S" --workers 1 --quiet >"$T/o" 2>"$T/err"
+check "... and once they can, the proof resumes" "0 $r	$($C egdb probe --db "$DB" "$r" | cut -f 2)" \
+    "$? $(head -n 1 "$T/o")"
+
 exit $fail
