@@ -900,8 +900,21 @@ listen_on(mgr *m)
     else if (ss.ss_family == AF_INET6)
         loopback = IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr);
     if (!loopback && !m->o->token_file) {
-        fprintf(stderr, "checkers prove: listening on %s (beyond loopback) needs --token-file\n",
-                spec);
+        fprintf(stderr,
+                "checkers prove: listening on %s (beyond loopback) needs --token-file F, a "
+                "secret of at least %d characters; the state's own, %s (256 random bits), "
+                "will do: copy it to the workers' machines\n",
+                spec, MGR_TOKEN_MIN, m->token_path);
+        return -1;
+    }
+    /* a secret for a network must be beyond guessing (manager.h, SECURITY) */
+    if (!loopback && strlen(m->token) < MGR_TOKEN_MIN) {
+        fprintf(stderr,
+                "checkers prove: listening on %s (beyond loopback) needs a token of at least %d "
+                "characters (128 random bits); %s holds %zu. Make one with\n"
+                "  od -An -N16 -tx1 /dev/urandom | tr -d ' \\n' > %s\n"
+                "or give the state's own token, %s/token, made at its first start\n",
+                spec, MGR_TOKEN_MIN, m->token_path, strlen(m->token), m->token_path, m->o->state);
         return -1;
     }
     m->need_token = 1; /* loopback too (manager.h, SECURITY) */

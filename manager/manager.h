@@ -64,8 +64,11 @@
  *   mode 0600, where its local workers read it; give that file to remote
  *   workers. By default the manager listens on 127.0.0.1 only;
  *   --listen HOST:PORT on any other address needs --token-file (a secret
- *   chosen for the network on purpose). The file's first line is the
- *   shared secret, compared in constant time.
+ *   chosen for the network on purpose) of at least MGR_TOKEN_MIN
+ *   characters: 32 hex digits are 128 random bits, beyond guessing over
+ *   a network (a short one is refused, exit 2; <state>/token, made by
+ *   the first start, qualifies). The file's first line is the shared
+ *   secret, compared in constant time.
  *
  * ADMISSION
  *   A worker's records are checked before anything of them is written
@@ -96,6 +99,8 @@
 #define MGR_LEASE_GRACE_MS 30000
 #define MGR_HELLO_MS 5000 /* a connection must say HELLO within this */
 #define MGR_HELLO_TEXT "5 s"
+
+#define MGR_TOKEN_MIN 32 /* characters of a token beyond loopback (SECURITY) */
 
 enum mgr_exit { MGR_PROVED = 0, MGR_STOPPED = 1, MGR_USAGE = 2, MGR_DAMAGED = 3 };
 

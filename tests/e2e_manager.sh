@@ -211,6 +211,11 @@ check "nothing to resume exit" 2 $?
 check "nothing to resume message" 1 "$(grep -c 'holds no proof' "$T/err")"
 $C prove --fen "$f" --state "$T/y" --db "$DB" --pieces 4 --listen 0.0.0.0:$P >/dev/null 2>"$T/err"
 check "beyond loopback without a token" "2 1" "$? $(grep -c 'needs --token-file' "$T/err")"
+echo "ab" >"$T/weak"
+$C prove --fen "$f" --state "$T/y2" --db "$DB" --pieces 4 --listen 0.0.0.0:$P --token-file "$T/weak" \
+    >/dev/null 2>"$T/err"
+check "beyond loopback with a 2-character token: exit 2, saying how long" "2 1" \
+    "$? $(grep -c 'at least 32 characters' "$T/err")"
 $C prove --opening "12-16 24-19 9-99" --state "$T/z" --db "$DB" >/dev/null 2>"$T/err"
 check "bad opening move" "2 1" "$? $(grep -c "move 3 '9-99'" "$T/err")"
 
