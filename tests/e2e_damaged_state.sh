@@ -141,6 +141,36 @@ store_damage "proofs/data.mdb's newest meta page damaged (LMDB would fall back)"
 $C store stats --store "$D/proofs" >"$T/so" 2>"$T/se"
 check "... store stats refuses it too (exit 3)" "3 1" "$? $(grep -c 'no sequence of commits' "$T/se")"
 
+# A record that fails its checksum outside the root's proof (issue 41:
+# `proof check --state` said valid, exit 0, while `store stats` on the
+# same store exits 3). Records outside the root's proof are added to a
+# copy by `solve --store` on two other positions; then each record in
+# turn is damaged (forge_worker damage-record: one bit, through LMDB).
+# Never exit 0; where the root's proof is whole the first line still
+# says valid, with a line naming the damaged store, and exit 3.
+F="${TOOLS:-build/tests}/forge_worker"
+D="$T/extra"
+cp -r "$S" "$D"
+$C solve --store "$D/proofs" --db "$DB" --pieces 4 "$f2" >/dev/null 2>&1
+$C solve --store "$D/proofs" --db "$DB" --pieces 4 'B:W29,31,K19:B6,K12' >/dev/null 2>&1
+n=$($C store stats --store "$D/proofs" --json | jq .records)
+zero=0
+outside=0
+for ((i = 0; i < n; i += 5)); do
+    rm -rf "$T/rec"
+    cp -r "$D" "$T/rec"
+    "$F" damage-record "$T/rec/proofs" $i >/dev/null
+    $C proof check --state "$T/rec" >"$T/ro" 2>"$T/re"
+    rc=$?
+    [ $rc = 0 ] && zero=$((zero + 1))
+    [ $rc = 3 ] && head -n 1 "$T/ro" | grep -q 'valid' && grep -q '^store: damaged' "$T/ro" &&
+        grep -q 'proof store is damaged' "$T/re" && outside=$((outside + 1))
+done
+check "a damaged record anywhere in the state's store: never exit 0" 0 $zero
+check "... outside the root's proof: 'valid' for the root, the store damaged, exit 3" 1 \
+    $((outside >= 1))
+rm -rf "$T/rec" "$D"
+
 # A full disk is not damage: a run that fills it stops with exit 1 (resumable),
 # naming the full disk; once space is freed the proof resumes and checks.
 # Needs a small tmpfs (root); skipped where none can be mounted.

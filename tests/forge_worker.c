@@ -45,6 +45,17 @@
  * writes TEXT as the schema of a tree (manager/tree.h, "meta"): a state
  * of an older version, made from a new one.
  *
+ *   forge_worker set-meta TREE_DIR KEY TEXT
+ *
+ * writes TEXT (or, for "-", deletes the entry) as any meta entry of a
+ * tree, as damage would: the tree's meta checksum is left as it was.
+ *
+ *   forge_worker damage-record STORE_DIR N
+ *
+ * flips one bit in the value of the N-th record (key order) of a proof
+ * store, through LMDB (the file stays whole, the record fails its
+ * checksum), and prints its key in hex.
+ *
  *   forge_worker cancel-manager PORT_FILE HARD_FEN EASY_FEN WORKER_LOG
  *
  * plays the manager for one real `checkers worker` (the other way round):
@@ -331,13 +342,15 @@ copy_store(const char *src, const char *dst, long skip)
     return 0;
 }
 
+/* Writes text as the meta entry key of the tree in dir, behind the
+ * tree's back (its meta checksum is not updated); text NULL deletes it. */
 static int
-set_schema(const char *dir, const char *text)
+set_meta(const char *dir, const char *key, const char *text)
 {
     MDB_env *env;
     MDB_txn *txn;
     MDB_dbi meta;
-    MDB_val k = {6, "schema"}, v = {strlen(text), (void *)text};
+    MDB_val k = {strlen(key), (void *)key}, v = {text ? strlen(text) : 0, (void *)text};
     int rc = mdb_env_create(&env);
     if (!rc)
         rc = mdb_env_set_maxdbs(env, 8);
@@ -350,12 +363,65 @@ set_schema(const char *dir, const char *text)
     if (!rc)
         rc = mdb_dbi_open(txn, "meta", 0, &meta);
     if (!rc)
-        rc = mdb_put(txn, meta, &k, &v, 0);
+        rc = text ? mdb_put(txn, meta, &k, &v, 0) : mdb_del(txn, meta, &k, NULL);
     if (!rc)
         rc = mdb_txn_commit(txn);
     mdb_env_close(env);
     if (rc)
-        fprintf(stderr, "forge_worker set-schema: %s\n", mdb_strerror(rc));
+        fprintf(stderr, "forge_worker set-meta %s: %s\n", key, mdb_strerror(rc));
+    return rc ? 2 : 0;
+}
+
+static int
+set_schema(const char *dir, const char *text)
+{
+    return set_meta(dir, "schema", text);
+}
+
+/* Flips one bit in the value of the n-th record (key order) of the store
+ * in dir, with LMDB itself: the file stays whole, the record fails its
+ * checksum. Prints the record's key in hex. */
+static int
+damage_record(const char *dir, long n)
+{
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi nodes;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    int rc = mdb_env_create(&env);
+    if (!rc)
+        rc = mdb_env_set_maxdbs(env, 4);
+    if (!rc)
+        rc = mdb_env_set_maxreaders(env, 1022);
+    if (!rc)
+        rc = mdb_env_set_mapsize(env, (size_t)1 << 36);
+    if (!rc)
+        rc = mdb_env_open(env, dir, 0, 0664);
+    if (!rc)
+        rc = mdb_txn_begin(env, NULL, 0, &txn);
+    if (!rc)
+        rc = mdb_dbi_open(txn, "nodes", 0, &nodes);
+    if (!rc)
+        rc = mdb_cursor_open(txn, nodes, &cur);
+    for (long i = 0; !rc && i <= n; i++)
+        rc = mdb_cursor_get(cur, &k, &v, i ? MDB_NEXT : MDB_FIRST);
+    if (!rc) {
+        uint8_t val[64];
+        size_t len = v.mv_size < sizeof val ? v.mv_size : sizeof val;
+        memcpy(val, v.mv_data, len);
+        val[len / 2] ^= 0x10;
+        MDB_val nv = {len, val};
+        for (size_t i = 0; i < k.mv_size; i++)
+            printf("%02x", ((const uint8_t *)k.mv_data)[i]);
+        printf("\n");
+        rc = mdb_cursor_put(cur, &k, &nv, MDB_CURRENT);
+    }
+    if (!rc)
+        rc = mdb_txn_commit(txn);
+    mdb_env_close(env);
+    if (rc)
+        fprintf(stderr, "forge_worker damage-record %ld: %s\n", n, mdb_strerror(rc));
     return rc ? 2 : 0;
 }
 
@@ -516,6 +582,10 @@ main(int argc, char **argv)
         return cancel_manager(argv[2], argv[3], argv[4], argv[5]);
     if (argc == 4 && !strcmp(argv[1], "set-schema"))
         return set_schema(argv[2], argv[3]);
+    if (argc == 5 && !strcmp(argv[1], "set-meta"))
+        return set_meta(argv[2], argv[3], strcmp(argv[4], "-") ? argv[4] : NULL);
+    if (argc == 4 && !strcmp(argv[1], "damage-record"))
+        return damage_record(argv[2], atol(argv[3]));
     if (argc == 5 && !strcmp(argv[1], "copy-store"))
         return copy_store(argv[2], argv[3], atol(argv[4]));
     if (argc != 5) {
