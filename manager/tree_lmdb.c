@@ -107,6 +107,53 @@ meta_get(mt_tree *t, MDB_txn *txn, const char *key, char *out, size_t cap)
     return 0;
 }
 
+/*
+ * The meta entries' checksum (tree.h, PERSISTENCE): XXH64 over every
+ * entry but "check" itself, key and value with their lengths, in key
+ * order. The nodes carry their own checksums; the meta entries decide
+ * what the tree is (root, goal, databases, owner label), and without one
+ * a damaged entry read as a missing one: "give --db", or a proof store
+ * "swapped" when the tree was what changed. RETURN 0 and *sum, or an
+ * LMDB code.
+ */
+static const MDB_val meta_check_key = {5, (void *)"check"};
+
+static int
+meta_sum(mt_tree *t, MDB_txn *txn, uint64_t *sum)
+{
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn, t->lm->meta, &cur);
+    if (rc)
+        return rc;
+    uint64_t h = 0x6d6574612d73756dULL;
+    MDB_val k, v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size == meta_check_key.mv_size &&
+            !memcmp(k.mv_data, meta_check_key.mv_data, k.mv_size))
+            continue;
+        h = XXH64(k.mv_data, k.mv_size, h ^ k.mv_size);
+        h = XXH64(v.mv_data, v.mv_size, h ^ ((uint64_t)v.mv_size << 32));
+    }
+    mdb_cursor_close(cur);
+    *sum = h;
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* Rewrites "check" (inside a write transaction, after its meta writes). */
+static int
+meta_seal(mt_tree *t, MDB_txn *txn)
+{
+    uint64_t sum;
+    int rc = meta_sum(t, txn, &sum);
+    if (rc)
+        return rc;
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016" PRIx64, sum);
+    MDB_val k = meta_check_key, v = {16, hex};
+    return mdb_put(txn, t->lm->meta, &k, &v, 0);
+}
+
 /* Writes the counters and the question (inside txn). */
 static int
 meta_state(mt_tree *t, MDB_txn *txn)
@@ -168,6 +215,8 @@ in_txn(mt_tree *t, txn_fn fn, void *arg, char *err, size_t errlen)
     int rc = mdb_txn_begin(t->lm->env, NULL, 0, &txn);
     if (!rc) {
         rc = fn(t, txn, arg);
+        if (!rc)
+            rc = meta_seal(t, txn); /* every write: the meta as they now are */
         if (rc)
             mdb_txn_abort(txn);
         else
@@ -455,6 +504,26 @@ load_meta(mt_tree *t, char *err, size_t errlen)
                  MT_SCHEMA);
         return MT_ECORRUPT;
     }
+    /* the checksum of the entries (schema 2 trees: a schema 1 tree
+     * predates it, and is refused below anyway) */
+    uint64_t sum = 0;
+    MDB_val ck = meta_check_key, cv;
+    if (!t->unadmitted && !meta_sum(t, txn, &sum) && !mdb_get(txn, t->lm->meta, &ck, &cv)) {
+        char want[17], have[17] = "";
+        snprintf(want, sizeof want, "%016" PRIx64, sum);
+        if (cv.mv_size == 16)
+            memcpy(have, cv.mv_data, 16);
+        have[16] = 0;
+        if (strcmp(have, want)) {
+            mdb_txn_abort(txn);
+            eng_errf(err, errlen,
+                     "the tree is damaged: %s/data.mdb: its meta entries (root, goal, "
+                     "databases, owner label, counters) fail their checksum: one was changed, "
+                     "added or removed outside this program",
+                     t->dir);
+            return MT_ECORRUPT;
+        }
+    }
     char perr[160];
     if (meta_get(t, txn, "root", buf, sizeof buf) ||
         eng_parse_fen(buf, &t->root, perr, sizeof perr))
@@ -713,7 +782,7 @@ store_verdict(const mt_tree *t, const char *label, uint64_t recs, const char *sp
             return STORE_TO_LABEL;
         eng_errf(err, errlen,
                  "the proof store %s belongs to proof %s, but the tree %s carries no "
-                 "label: the store was swapped (the state is damaged)",
+                 "label: the store was swapped, or the tree's label lost (the state is damaged)",
                  sp, label, t->dir);
         return MT_ECORRUPT;
     }

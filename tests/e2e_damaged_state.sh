@@ -141,6 +141,27 @@ store_damage "proofs/data.mdb's newest meta page damaged (LMDB would fall back)"
 $C store stats --store "$D/proofs" >"$T/so" 2>"$T/se"
 check "... store stats refuses it too (exit 3)" "3 1" "$? $(grep -c 'no sequence of commits' "$T/se")"
 
+# The tree's meta entries damaged, added or removed (issue 41: a lost
+# db_dir read as "give --db DIR", exit 2, and a changed owner label as a
+# proofs store that "was swapped"): their checksum names the tree as the
+# damaged part, exit 3, with and without --db.
+F="${TOOLS:-build/tests}/forge_worker"
+for spec in "db_dir -" "db_dir /nonexistent" "owner tree-0123456789abcdef" "owner -" "goal win" \
+    "extra 1"; do
+    D="$T/meta"
+    rm -rf "$D"
+    cp -r "$S" "$D"
+    "$F" set-meta "$D/tree" "${spec%% *}" "${spec#* }"
+    for cmd in "prove --quiet" "prove --quiet --db $DB" "tree" "proof check"; do
+        # shellcheck disable=SC2086
+        $C $cmd --state "$D" >"$T/mo" 2>"$T/me"
+        check "tree meta '$spec': $cmd exits 3, the tree named, nothing else blamed" "3 1 0 0" \
+            "$? $(grep -c 'the tree is damaged' "$T/me") $(grep -c 'swapped\|give --db' "$T/me") \
+$(grep -c 'loss' "$T/mo")"
+    done
+done
+rm -rf "$D"
+
 # A record that fails its checksum outside the root's proof (issue 41:
 # `proof check --state` said valid, exit 0, while `store stats` on the
 # same store exits 3). Records outside the root's proof are added to a
