@@ -339,17 +339,72 @@ on_hello(mgr_conn *c, const mgp_hello *h)
     c->welcomed = -1;
 }
 
+/*
+ * PROOF BOUND (manager.h, ADMISSION)
+ *   A job's records are staged in memory until its RESULT, and then
+ *   admission checks them on the event loop, about 560,000 a second on
+ *   this machine: 4,194,304 records (the old bound, --max-proof-records'
+ *   default) held 280 MB and stalled every other worker for 7.4 s, for a
+ *   job of 2 s. So a job of budget B ms may send MGR_PROOF_PER_S * B /
+ *   1000 records (at least MGR_PROOF_FLOOR, at most --max-proof-records):
+ *   admission then takes a fifth of the job's time at most, and an honest
+ *   df-pn job proves far fewer positions than that. A job not open in
+ *   this proof (answered already, or another proof's) has its records
+ *   counted for the RESULT's check and dropped unread, as mt_result
+ *   would drop them. A job issued before this run has no budget kept:
+ *   --max-proof-records alone.
+ */
+static size_t
+proof_bound(const mgr_conn *c, uint64_t id)
+{
+    size_t cap = c->m->o->max_proof ? c->m->o->max_proof : MGR_PROOF_DEFAULT;
+    uint32_t ms = 0;
+    if (c->has_job && c->job.id == id)
+        ms = c->job.time_ms;
+    else if (!mt_job_open(c->m->tree, id, &ms))
+        return 0;
+    if (ms == 0)
+        return cap;
+    size_t by_time = (size_t)ms * MGR_PROOF_PER_S / 1000;
+    if (by_time < MGR_PROOF_FLOOR)
+        by_time = MGR_PROOF_FLOOR;
+    return by_time < cap ? by_time : cap;
+}
+
+/* A batch's memory back (a flood's: hundreds of MB) once it is handled;
+ * a small one is kept for the next. */
+static void
+proof_release(mgr_conn *c)
+{
+    c->proof.n = 0;
+    c->proof_id = 0;
+    c->proof_dropped = 0;
+    if (c->proof.cap > MGR_PROOF_FLOOR) {
+        padm_items_free(&c->proof);
+        malloc_trim(0);
+    }
+}
+
 static void
 on_proof(mgr_conn *c, const mgp_proof *p)
 {
     if (c->proof_id != p->id) {
         c->proof.n = 0;
+        c->proof_dropped = 0;
         c->proof_id = p->id;
+        c->proof_max = proof_bound(c, p->id);
     }
-    size_t max = c->m->o->max_proof ? c->m->o->max_proof : MGR_PROOF_DEFAULT;
+    if (c->proof_max == 0) { /* not open: counted, not held */
+        c->proof_dropped += p->count;
+        return;
+    }
+    size_t max = c->proof_max;
     if (c->proof.n + p->count > max) {
-        char why[128];
-        snprintf(why, sizeof why, "a proof of more than %zu records (--max-proof-records)", max);
+        char why[200];
+        snprintf(why, sizeof why,
+                 "a proof of more than %zu records (what admission checks in a fifth of the "
+                 "job's time, or --max-proof-records)",
+                 max);
         conn_close(c, why);
         return;
     }
@@ -374,7 +429,7 @@ static void
 on_result(mgr_conn *c, const mgp_result *r)
 {
     mgr *m = c->m;
-    size_t have = c->proof_id == r->id ? c->proof.n : 0;
+    size_t have = c->proof_id == r->id ? c->proof.n + c->proof_dropped : 0;
     if (have != r->records) {
         char why[160];
         snprintf(why, sizeof why,
@@ -393,11 +448,17 @@ on_result(mgr_conn *c, const mgp_result *r)
     double t0 = mgr_now();
     uint64_t admitted = mt_admitted(m->tree);
     mt_child_scores(m->tree, r->id, r->scores, r->nscores);
+    size_t dropped = c->proof_id == r->id ? c->proof_dropped : 0, held = have - dropped;
     int rc = mt_result(m->tree, r->id, r->bound, r->status == MGP_DONE, r->score, r->depth,
-                       r->nodes, r->ms, c->proof.v, have, m->o->max_proof, err, sizeof err);
+                       r->nodes, r->ms, c->proof.v, held, m->o->max_proof, err, sizeof err);
+    if (!rc && dropped) /* what mt_result says of a job not open, for the records not held */
+        snprintf(err, sizeof err,
+                 "job %" PRIu64 " is not open in this proof: its %zu records are dropped", r->id,
+                 have);
     m->handle_seconds += mgr_now() - t0;
-    c->proof.n = 0;
-    c->proof_id = 0;
+    proof_release(c);
+    if (held > MGR_PROOF_FLOOR)
+        malloc_trim(0); /* admission's own memory for a large batch */
     if (rc == MT_EREFUSED) {
         /* a worker whose records are not what it claims is not trusted
          * again on this connection; its job goes back to the pool */

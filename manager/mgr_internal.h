@@ -57,6 +57,8 @@ typedef struct mgr_conn {
     double job_start;
     uint64_t proof_id; /* the job the collected PROOF records belong to */
     padm_items proof;
+    size_t proof_max;     /* records that job may send (PROOF BOUND, manager.c); 0: not open */
+    size_t proof_dropped; /* records of a job not open: counted, not kept */
     uint64_t jobs_done;
 } mgr_conn;
 

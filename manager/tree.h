@@ -438,6 +438,11 @@ void mt_given(mt_tree *t, uint64_t id, uint32_t worker);
  * not (CANCEL, manager.c: UNWANTED JOBS) and gives its worker another. */
 int mt_job_wanted(const mt_tree *t, uint64_t id);
 
+/* mt_job_open - is job id open in this proof (its result would be
+ * admitted, not dropped)? RETURN 1 with *ms its time budget (0: issued
+ * before this run, when budgets were not kept), or 0. */
+int mt_job_open(const mt_tree *t, uint64_t id, uint32_t *ms);
+
 void mt_stats_get(const mt_tree *t, mt_stats *out);
 
 /*

@@ -23,6 +23,13 @@
  *                  position the proof never reaches;
  *   huge           more records than the manager takes (run it with
  *                  --max-proof-records 1000): 1,001 copies of one record;
+ *   flood          the honest records repeated to $FORGE_FLOOD records
+ *                  (default 4,194,304): more than admission can check in
+ *                  the job's time;
+ *   flood-stale    (honest) the answer, acknowledged; then the same job's
+ *                  answer again with the records repeated to $FORGE_FLOOD:
+ *                  a job no longer open, whose records the manager drops
+ *                  unread (exit 0 when that is acknowledged too);
  *   truncated      a result announcing one more record than was sent;
  *   resend         (honest) the answer, the connection closed before the
  *                  ACK, then the same answer again on a new connection, as
@@ -70,6 +77,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,6 +243,15 @@ forge_cycle(const eng_pos *root, int dbmax, size_t limit, padm_items *out)
 
 /* ---- the forged answer --------------------------------------------------- */
 
+/* Records of a flood: $FORGE_FLOOD, or 4,194,304. */
+static size_t
+flood_count(void)
+{
+    const char *e = getenv("FORGE_FLOOD");
+    long v = e ? atol(e) : 0;
+    return v > 0 ? (size_t)v : (size_t)4 << 20;
+}
+
 static int
 forge(const char *mode, const mgp_job *j, egdb *db, pst_env *st, padm_items *out, eng_bound *claim,
       uint32_t *announce)
@@ -293,9 +310,18 @@ forge(const char *mode, const mgp_job *j, egdb *db, pst_env *st, padm_items *out
         out->n = 0;
         for (int k = 0; k < 1001; k++)
             padm_push(out, &one);
+    } else if (!strcmp(mode, "flood")) {
+        /* the honest records, again and again, to $FORGE_FLOOD records
+         * (default 4,194,304, the manager's old cap) */
+        size_t want = flood_count(), honest = out->n;
+        for (size_t k = honest; honest && k < want; k++) {
+            pst_item it = out->v[k % honest]; /* out->v may move */
+            padm_push(out, &it);
+        }
     } else if (!strcmp(mode, "truncated")) {
         *announce = 1;
-    } else if (!strcmp(mode, "resend") || !strcmp(mode, "silent")) {
+    } else if (!strcmp(mode, "resend") || !strcmp(mode, "silent") ||
+               !strcmp(mode, "flood-stale")) {
         /* the honest answer */
     } else {
         fprintf(stderr, "forge_worker: unknown mode '%s'\n", mode);
@@ -578,6 +604,7 @@ cancel_manager(const char *port_file, const char *hard, const char *easy, const 
 int
 main(int argc, char **argv)
 {
+    signal(SIGPIPE, SIG_IGN); /* a manager that closes mid-flood: EPIPE, not death */
     if (argc == 6 && !strcmp(argv[1], "cancel-manager"))
         return cancel_manager(argv[2], argv[3], argv[4], argv[5]);
     if (argc == 4 && !strcmp(argv[1], "set-schema"))
@@ -660,16 +687,28 @@ main(int argc, char **argv)
         send_answer(&job, &items, claim, 0);
     }
     int code = 0;
-    for (;;) {
+    for (int acks = 0;;) {
         if (recv_msg(&m, buf, sizeof buf))
             break; /* closed: refused */
         if (m.type == MGP_ACK && m.u.id == job.id) {
             code = 1;
-            break;
+            if (strcmp(argv[4], "flood-stale") || acks++)
+                break;
+            /* answered and acknowledged: now a flood for the same job,
+             * which is no longer open (its records must be dropped
+             * unread, and not held) */
+            size_t honest = items.n, want = flood_count();
+            for (size_t k = honest; honest && k < want; k++) {
+                pst_item it = items.v[k % honest]; /* items.v may move */
+                padm_push(&items, &it);
+            }
+            send_answer(&job, &items, claim, 0);
+            fprintf(stderr, "forge_worker: job %llu again: %zu records sent\n",
+                    (unsigned long long)job.id, items.n);
         }
     }
-    if (!strcmp(argv[4], "resend")) /* an honest answer: acknowledged is right */
-        code = code == 1 ? 0 : 1;
+    if (!strcmp(argv[4], "resend") || !strcmp(argv[4], "flood-stale"))
+        code = code == 1 ? 0 : 1; /* an honest answer: acknowledged is right */
     padm_items_free(&items);
     pst_close(st);
     egdb_close(db);
