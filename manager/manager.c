@@ -344,9 +344,10 @@ on_hello(mgr_conn *c, const mgp_hello *h)
  *   A job's records are staged in memory until its RESULT, and then
  *   admission checks them on the event loop, about 560,000 a second on
  *   this machine: 4,194,304 records (the old bound, --max-proof-records'
- *   default) held 280 MB and stalled every other worker for 7.4 s, for a
- *   job of 2 s. So a job of budget B ms may send MGR_PROOF_PER_S * B /
- *   1000 records (at least MGR_PROOF_FLOOR, at most --max-proof-records):
+ *   default) took the manager from 35 to 236 MB and stalled every other
+ *   worker for 7.4 s, for a job of 2 s. So a job of budget B ms may send
+ *   MGR_PROOF_PER_S * B / 1000 records (at least MGR_PROOF_FLOOR, at
+ *   most --max-proof-records):
  *   admission then takes a fifth of the job's time at most, and an honest
  *   df-pn job proves far fewer positions than that. A job not open in
  *   this proof (answered already, or another proof's) has its records
