@@ -7,7 +7,9 @@
  *   1  invalid: a proof fails (the position and the reason are printed)
  *   2  nothing stored for the FEN, or bad usage or input (options, FEN,
  *      a path that is not a store or database)
- *   3  a damaged store record or database file (the check could not run)
+ *   3  a damaged store record or database file (the check could not run,
+ *      or, with --state, a record of the state's store outside the root's
+ *      proof fails its checksum: the first line still gives the verdict)
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -49,7 +51,10 @@ static const char proof_help[] =
     "\n"
     "Output: FEN<TAB>valid|invalid|nothing stored, then the bound and the\n"
     "proofs checked, the positions visited, the leaves, the longest win line;\n"
-    "for an invalid proof, the first position that fails and why.\n"
+    "for an invalid proof, the first position that fails and why. With\n"
+    "--state, every record of the state's store is then read too: a line\n"
+    "'store: damaged (...)' names the first that fails its checksum, and the\n"
+    "exit status is 3 even when the root's proof (the first line) is valid.\n"
     "Exit status: 0 valid, 1 invalid, 2 nothing stored or bad usage/input,\n"
     "3 a damaged store or database.\n"
     "\n"
@@ -251,8 +256,29 @@ proof_check_cmd(int argc, char **argv)
         printf("longest win line: %d plies\n", res.longest_win);
     else
         printf("longest win line: none (no win proof)\n");
-    fprintf(stderr, "checked in %.2f s\n", cli_now() - t0);
     status = res.status == PCHK_VALID ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    if (state) {
+        /* The state's store is the proof's and nothing else's: a record
+         * that fails its checksum is damage even where the root's proof
+         * does not reach (a node the tree proved and later left aside, a
+         * worker's record below it). The check above said whether the
+         * root's proof is whole; the scan says whether the store is (exit
+         * 3 when it is not, as `store stats` on it). */
+        pst_stats ss;
+        char serr[512];
+        int src = pst_stats_get(st, &ss, serr, sizeof serr);
+        if (src != 0) {
+            printf("store: damaged (%s); the root's proof above is %s\n", serr,
+                   res.status == PCHK_VALID ? "whole: it does not rest on the damage"
+                                            : "invalid");
+            fprintf(stderr, "checkers proof check: the state's proof store is damaged: %s\n",
+                    serr);
+            status = CLI_EXIT_DAMAGED;
+        } else {
+            printf("store: %" PRIu64 " records, every one whole\n", ss.records);
+        }
+    }
+    fprintf(stderr, "checked in %.2f s\n", cli_now() - t0);
 
 cleanup:
     if (st)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <malloc.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/file.h>
@@ -89,6 +90,7 @@ send_msg(mgr_conn *c, const mgp_msg *msg)
 }
 
 static void finish(mgr *m, int code, const char *why);
+static void local_joined(mgr *m, uint32_t pid);
 
 /* A job back to the pool; a tree that fails doing it stops the run. */
 static void
@@ -327,6 +329,7 @@ on_hello(mgr_conn *c, const mgp_hello *h)
         w.u.welcome.db_pieces = (uint16_t)s.db_pieces;
         send_msg(c, &w);
         mlog(m, "worker %u joined: %s from %s", c->id, c->name, c->addr);
+        local_joined(m, h->pid);
         return;
     }
     mlog(m, "refusing %s from %s: %s", c->name[0] ? c->name : "a worker", c->addr, r.u.reason);
@@ -336,17 +339,73 @@ on_hello(mgr_conn *c, const mgp_hello *h)
     c->welcomed = -1;
 }
 
+/*
+ * PROOF BOUND (manager.h, ADMISSION)
+ *   A job's records are staged in memory until its RESULT, and then
+ *   admission checks them on the event loop, about 560,000 a second on
+ *   this machine: 4,194,304 records (the old bound, --max-proof-records'
+ *   default) took the manager from 35 to 236 MB and stalled every other
+ *   worker for 7.4 s, for a job of 2 s. So a job of budget B ms may send
+ *   MGR_PROOF_PER_S * B / 1000 records (at least MGR_PROOF_FLOOR, at
+ *   most --max-proof-records):
+ *   admission then takes a fifth of the job's time at most, and an honest
+ *   df-pn job proves far fewer positions than that. A job not open in
+ *   this proof (answered already, or another proof's) has its records
+ *   counted for the RESULT's check and dropped unread, as mt_result
+ *   would drop them. A job issued before this run has no budget kept:
+ *   --max-proof-records alone.
+ */
+static size_t
+proof_bound(const mgr_conn *c, uint64_t id)
+{
+    size_t cap = c->m->o->max_proof ? c->m->o->max_proof : MGR_PROOF_DEFAULT;
+    uint32_t ms = 0;
+    if (c->has_job && c->job.id == id)
+        ms = c->job.time_ms;
+    else if (!mt_job_open(c->m->tree, id, &ms))
+        return 0;
+    if (ms == 0)
+        return cap;
+    size_t by_time = (size_t)ms * MGR_PROOF_PER_S / 1000;
+    if (by_time < MGR_PROOF_FLOOR)
+        by_time = MGR_PROOF_FLOOR;
+    return by_time < cap ? by_time : cap;
+}
+
+/* A batch's memory back (a flood's: hundreds of MB) once it is handled;
+ * a small one is kept for the next. */
+static void
+proof_release(mgr_conn *c)
+{
+    c->proof.n = 0;
+    c->proof_id = 0;
+    c->proof_dropped = 0;
+    if (c->proof.cap > MGR_PROOF_FLOOR) {
+        padm_items_free(&c->proof);
+        malloc_trim(0);
+    }
+}
+
 static void
 on_proof(mgr_conn *c, const mgp_proof *p)
 {
     if (c->proof_id != p->id) {
         c->proof.n = 0;
+        c->proof_dropped = 0;
         c->proof_id = p->id;
+        c->proof_max = proof_bound(c, p->id);
     }
-    size_t max = c->m->o->max_proof ? c->m->o->max_proof : MGR_PROOF_DEFAULT;
+    if (c->proof_max == 0) { /* not open: counted, not held */
+        c->proof_dropped += p->count;
+        return;
+    }
+    size_t max = c->proof_max;
     if (c->proof.n + p->count > max) {
-        char why[128];
-        snprintf(why, sizeof why, "a proof of more than %zu records (--max-proof-records)", max);
+        char why[200];
+        snprintf(why, sizeof why,
+                 "a proof of more than %zu records (what admission checks in a fifth of the "
+                 "job's time, or --max-proof-records)",
+                 max);
         conn_close(c, why);
         return;
     }
@@ -371,7 +430,7 @@ static void
 on_result(mgr_conn *c, const mgp_result *r)
 {
     mgr *m = c->m;
-    size_t have = c->proof_id == r->id ? c->proof.n : 0;
+    size_t have = c->proof_id == r->id ? c->proof.n + c->proof_dropped : 0;
     if (have != r->records) {
         char why[160];
         snprintf(why, sizeof why,
@@ -390,11 +449,17 @@ on_result(mgr_conn *c, const mgp_result *r)
     double t0 = mgr_now();
     uint64_t admitted = mt_admitted(m->tree);
     mt_child_scores(m->tree, r->id, r->scores, r->nscores);
+    size_t dropped = c->proof_id == r->id ? c->proof_dropped : 0, held = have - dropped;
     int rc = mt_result(m->tree, r->id, r->bound, r->status == MGP_DONE, r->score, r->depth,
-                       r->nodes, r->ms, c->proof.v, have, m->o->max_proof, err, sizeof err);
+                       r->nodes, r->ms, c->proof.v, held, m->o->max_proof, err, sizeof err);
+    if (!rc && dropped) /* what mt_result says of a job not open, for the records not held */
+        snprintf(err, sizeof err,
+                 "job %" PRIu64 " is not open in this proof: its %zu records are dropped", r->id,
+                 have);
     m->handle_seconds += mgr_now() - t0;
-    c->proof.n = 0;
-    c->proof_id = 0;
+    proof_release(c);
+    if (held > MGR_PROOF_FLOOR)
+        malloc_trim(0); /* admission's own memory for a large batch */
     if (rc == MT_EREFUSED) {
         /* a worker whose records are not what it claims is not trusted
          * again on this connection; its job goes back to the pool */
@@ -577,10 +642,112 @@ on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int
 
 /* ---- local workers ---------------------------------------------------------------------- */
 
-static pid_t
+/*
+ * LOCAL WORKERS
+ *   Each local worker's stderr (and stdout) is a pipe the manager reads:
+ *   it appends what comes to DIR/workers/<k>.log and keeps the last line.
+ *   A worker that cannot start says why on stderr and exits; on a full
+ *   disk its log cannot take that line, so without the pipe the manager
+ *   would know only an exit status. A worker that ends before its HELLO
+ *   was welcomed failed at start; MGR_START_FAILS such ends in a row (no
+ *   local worker joining in between) stop the run with the last one's
+ *   words: restarting a worker that cannot start would only wait for
+ *   ever. The exit status follows the worker's: 3 a damaged store or
+ *   database, 2 bad input, 1 anything else (a full disk among them).
+ */
+
+/* Takes n bytes of worker w's output: to its log, and its lines. */
+static void
+local_take(mgr_local *w, const char *buf, size_t n)
+{
+    if (w->log >= 0 && write(w->log, buf, n) != (ssize_t)n) {
+        /* a full disk: the last line is still kept below */
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i] != '\n') {
+            if (w->len + 1 < sizeof w->line)
+                w->line[w->len++] = buf[i];
+            continue;
+        }
+        w->line[w->len] = 0;
+        if (w->len && strspn(w->line, " \t\r") < w->len)
+            mgr_printable(w->line, w->last, sizeof w->last); /* it reaches the log */
+        w->len = 0;
+    }
+}
+
+/* Reads what worker w wrote until the pipe is empty; at its end (the
+ * worker gone) closes it. */
+static void
+local_read(mgr_local *w)
+{
+    char buf[4096];
+    while (w->out >= 0) {
+        ssize_t n = read(w->out, buf, sizeof buf);
+        if (n > 0) {
+            local_take(w, buf, (size_t)n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        /* the end: a line without its newline counts too */
+        if (w->len)
+            local_take(w, "\n", 1);
+        event_free(w->ev);
+        w->ev = NULL;
+        close(w->out);
+        w->out = -1;
+    }
+}
+
+static void
+on_local_out(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    local_read(arg);
+}
+
+/* Closes what the manager holds of worker w (its process aside). */
+static void
+local_close(mgr_local *w)
+{
+    if (w->ev)
+        event_free(w->ev);
+    w->ev = NULL;
+    if (w->out >= 0)
+        close(w->out);
+    if (w->log >= 0)
+        close(w->log);
+    w->out = w->log = -1;
+}
+
+/* Waits for worker w to end (it was told to), taking what it writes
+ * meanwhile: a full pipe would keep it from ending. */
+static void
+local_wait(mgr_local *w)
+{
+    if (w->pid <= 0)
+        return;
+    while (waitpid(w->pid, NULL, WNOHANG) == 0) {
+        struct pollfd pf = {w->out, POLLIN, 0};
+        if (w->out < 0 || poll(&pf, 1, 100) < 0)
+            waitpid(w->pid, NULL, 0); /* nothing to read: just wait */
+        else
+            local_read(w);
+    }
+    local_read(w);
+    w->pid = 0;
+}
+
+/* Starts local worker k; RETURN 0, or -1 with the reason logged. */
+static int
 spawn_worker(mgr *m, int k)
 {
     const mgr_opts *o = m->o;
+    mgr_local *w = &m->local[k];
     char dir[4200], store[4300], logp[4300], conn[64];
     snprintf(dir, sizeof dir, "%s/workers", o->state);
     mkdir(dir, 0755);
@@ -589,40 +756,74 @@ spawn_worker(mgr *m, int k)
     snprintf(store, sizeof store, "%s/store", dir);
     snprintf(logp, sizeof logp, "%s/%d.log", dir, k);
     snprintf(conn, sizeof conn, "127.0.0.1:%d", m->port);
+    local_close(w);
+    w->m = m;
+    w->k = k;
+    w->joined = 0;
+    w->len = 0;
+    w->last[0] = 0;
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC)) {
+        mlog(m, "local worker %d: no pipe for its output: %s", k, strerror(errno));
+        return -1;
+    }
+    /* the log may fail to open (a full disk): the pipe still brings the
+     * worker's words */
+    w->log = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     fflush(NULL);
     pid_t pid = fork();
-    if (pid != 0)
-        return pid;
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    int fd = open(logp, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-        dup2(fd, 1);
-        dup2(fd, 2);
-        close(fd);
+    if (pid < 0) {
+        mlog(m, "local worker %d: cannot fork: %s", k, strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
     }
-    const char *argv[16];
-    int a = 0;
-    argv[a++] = o->exe;
-    argv[a++] = "worker";
-    argv[a++] = "--connect";
-    argv[a++] = conn;
-    argv[a++] = "--store";
-    argv[a++] = store;
-    argv[a++] = "--local";
-    if (o->db_dir) {
-        argv[a++] = "--db";
-        argv[a++] = o->db_dir;
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        dup2(fds[1], 1); /* dup2 drops O_CLOEXEC on 1 and 2 */
+        dup2(fds[1], 2);
+        const char *argv[16];
+        int a = 0;
+        argv[a++] = o->exe;
+        argv[a++] = "worker";
+        argv[a++] = "--connect";
+        argv[a++] = conn;
+        argv[a++] = "--store";
+        argv[a++] = store;
+        argv[a++] = "--local";
+        if (o->db_dir) {
+            argv[a++] = "--db";
+            argv[a++] = o->db_dir;
+        }
+        if (o->ghi) {
+            argv[a++] = "--ghi";
+            argv[a++] = o->ghi;
+        }
+        argv[a++] = "--token-file";
+        argv[a++] = m->token_path;
+        argv[a] = NULL;
+        execv(o->exe, (char *const *)argv);
+        fprintf(stderr, "cannot run %s: %s\n", o->exe, strerror(errno));
+        _exit(127);
     }
-    if (o->ghi) {
-        argv[a++] = "--ghi";
-        argv[a++] = o->ghi;
-    }
-    argv[a++] = "--token-file";
-    argv[a++] = m->token_path;
-    argv[a] = NULL;
-    execv(o->exe, (char *const *)argv);
-    fprintf(stderr, "cannot run %s: %s\n", o->exe, strerror(errno));
-    _exit(127);
+    close(fds[1]);
+    evutil_make_socket_nonblocking(fds[0]);
+    w->out = fds[0];
+    w->ev = event_new(m->base, w->out, EV_READ | EV_PERSIST, on_local_out, w);
+    event_add(w->ev, NULL);
+    w->pid = pid;
+    return 0;
+}
+
+/* A local worker whose HELLO was welcomed has started (LOCAL WORKERS). */
+static void
+local_joined(mgr *m, uint32_t pid)
+{
+    for (int k = 0; k < m->nlocal; k++)
+        if (m->local[k].pid > 0 && (uint32_t)m->local[k].pid == pid) {
+            m->local[k].joined = 1;
+            m->start_fails = 0;
+        }
 }
 
 static void
@@ -635,19 +836,47 @@ on_sigchld(evutil_socket_t sig, short what, void *arg)
     pid_t pid;
     while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
         for (int k = 0; k < m->nlocal; k++) {
-            if (m->local[k] != pid)
+            mgr_local *w = &m->local[k];
+            if (w->pid != pid)
                 continue;
-            m->local[k] = 0;
+            w->pid = 0;
+            local_read(w); /* its last words */
+            local_close(w);
             if (m->finished)
                 break;
+            char how[48];
+            if (WIFEXITED(st))
+                snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(st));
+            else
+                snprintf(how, sizeof how, "signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+            const char *said = w->last[0] ? w->last : "it wrote nothing";
+            if (!w->joined) {
+                m->start_fails++;
+                mlog(m, "local worker %d ended before it joined (%s): %s", k, how, said);
+                if (m->start_fails >= MGR_START_FAILS) {
+                    char why[sizeof m->stop_reason];
+                    int code = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+                    snprintf(why, sizeof why,
+                             "local workers could not start (%d ended before joining, none "
+                             "joined); the last said: %s",
+                             m->start_fails, said);
+                    finish(m,
+                           code == 3   ? MGR_DAMAGED
+                           : code == 2 ? MGR_USAGE
+                                       : MGR_STOPPED,
+                           why);
+                    break;
+                }
+            } else {
+                mlog(m, "local worker %d ended (%s): %s", k, how, said);
+            }
             if (m->respawns >= 20) {
-                mlog(m, "local worker %d ended (status %d); not restarted (20 restarts already)", k,
-                     st);
+                mlog(m, "local worker %d not restarted (20 restarts already)", k);
                 break;
             }
             m->respawns++;
-            mlog(m, "local worker %d ended (status %d): restarting it", k, st);
-            m->local[k] = spawn_worker(m, k);
+            mlog(m, "local worker %d: restarting it", k);
+            spawn_worker(m, k);
         }
     }
 }
@@ -733,8 +962,21 @@ listen_on(mgr *m)
     else if (ss.ss_family == AF_INET6)
         loopback = IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr);
     if (!loopback && !m->o->token_file) {
-        fprintf(stderr, "checkers prove: listening on %s (beyond loopback) needs --token-file\n",
-                spec);
+        fprintf(stderr,
+                "checkers prove: listening on %s (beyond loopback) needs --token-file F, a "
+                "secret of at least %d characters; the state's own, %s (256 random bits), "
+                "will do: copy it to the workers' machines\n",
+                spec, MGR_TOKEN_MIN, m->token_path);
+        return -1;
+    }
+    /* a secret for a network must be beyond guessing (manager.h, SECURITY) */
+    if (!loopback && strlen(m->token) < MGR_TOKEN_MIN) {
+        fprintf(stderr,
+                "checkers prove: listening on %s (beyond loopback) needs a token of at least %d "
+                "characters (128 random bits); %s holds %zu. Make one with\n"
+                "  od -An -N16 -tx1 /dev/urandom | tr -d ' \\n' > %s\n"
+                "or give the state's own token, %s/token, made at its first start\n",
+                spec, MGR_TOKEN_MIN, m->token_path, strlen(m->token), m->token_path, m->o->state);
         return -1;
     }
     m->need_token = 1; /* loopback too (manager.h, SECURITY) */
@@ -902,7 +1144,10 @@ state_token(const char *state, char *path, size_t cap, char *err, size_t errlen)
     if (fd >= 0)
         close(fd);
     if (!ok || rename(tmp, path) != 0) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        int full = errno == ENOSPC || errno == EDQUOT;
+        snprintf(err, errlen, "cannot write %s: %s", path,
+                 full ? "the disk is full: free some space and run again, nothing was lost"
+                      : strerror(errno));
         unlink(tmp);
         return -1;
     }
@@ -1040,8 +1285,15 @@ mgr_run(const mgr_opts *o)
     struct timeval sec = {1, 0};
     event_add(m.tick, &sec);
     m.nlocal = o->workers < MGR_MAX_LOCAL ? o->workers : MGR_MAX_LOCAL;
+    if (m.nlocal && !(m.local = calloc((size_t)m.nlocal, sizeof *m.local))) {
+        fprintf(stderr, "checkers prove: out of memory for %d local workers\n", m.nlocal);
+        code = MGR_STOPPED;
+        goto out_base;
+    }
     for (int k = 0; k < m.nlocal; k++)
-        m.local[k] = spawn_worker(&m, k);
+        m.local[k].out = m.local[k].log = -1;
+    for (int k = 0; k < m.nlocal; k++)
+        spawn_worker(&m, k);
     event_base_dispatch(m.base);
     code = m.finished ? m.exit_code : MGR_STOPPED;
     if (!m.finished)
@@ -1063,11 +1315,10 @@ mgr_run(const mgr_opts *o)
         }
     }
     for (int k = 0; k < m.nlocal; k++)
-        if (m.local[k] > 0)
-            kill(m.local[k], SIGTERM);
+        if (m.local[k].pid > 0)
+            kill(m.local[k].pid, SIGTERM);
     for (int k = 0; k < m.nlocal; k++)
-        if (m.local[k] > 0)
-            waitpid(m.local[k], NULL, 0);
+        local_wait(&m.local[k]);
     double t = mgr_now();
     mt_add_seconds(m.tree, t - m.last_save);
     mt_sample(m.tree, t - m.start, err, sizeof err);
@@ -1078,6 +1329,9 @@ mgr_run(const mgr_opts *o)
     while (m.conns)
         conn_close(m.conns, NULL);
 out_base:
+    for (int k = 0; k < m.nlocal && m.local; k++)
+        local_close(&m.local[k]);
+    free(m.local);
     web_free(m.web);
     if (m.listener)
         evconnlistener_free(m.listener);

@@ -64,8 +64,11 @@
  *   mode 0600, where its local workers read it; give that file to remote
  *   workers. By default the manager listens on 127.0.0.1 only;
  *   --listen HOST:PORT on any other address needs --token-file (a secret
- *   chosen for the network on purpose). The file's first line is the
- *   shared secret, compared in constant time.
+ *   chosen for the network on purpose) of at least MGR_TOKEN_MIN
+ *   characters: 32 hex digits are 128 random bits, beyond guessing over
+ *   a network (a short one is refused, exit 2; <state>/token, made by
+ *   the first start, qualifies). The file's first line is the shared
+ *   secret, compared in constant time.
  *
  * ADMISSION
  *   A worker's records are checked before anything of them is written
@@ -73,7 +76,14 @@
  *   more than it proves, holds records outside its job, is truncated or
  *   has more than --max-proof-records records costs the worker its
  *   connection (logged with its name) and its job goes back to the pool;
- *   the proof never pays for it.
+ *   the proof never pays for it. A job may send at most what admission
+ *   checks in a fraction of the job's own time (MGR_PROOF_PER_S records a
+ *   second of its budget, at least MGR_PROOF_FLOOR; admission checks
+ *   about 560,000 a second here), so that a flood of records neither
+ *   stalls the event loop for longer than the job ran nor holds memory
+ *   the size of --max-proof-records; the records of a job not open in
+ *   the proof (answered, or of another proof) are counted, never held. A
+ *   batch's memory goes back to the system once it is handled.
  *
  * THREAD SAFETY
  *   mgr_run and wrk_run each own their process's event loop; the worker
@@ -96,6 +106,8 @@
 #define MGR_LEASE_GRACE_MS 30000
 #define MGR_HELLO_MS 5000 /* a connection must say HELLO within this */
 #define MGR_HELLO_TEXT "5 s"
+
+#define MGR_TOKEN_MIN 32 /* characters of a token beyond loopback (SECURITY) */
 
 enum mgr_exit { MGR_PROVED = 0, MGR_STOPPED = 1, MGR_USAGE = 2, MGR_DAMAGED = 3 };
 
@@ -130,6 +142,11 @@ typedef struct mgr_opts {
  * 30 s job of df-pn proves a few hundred thousand positions at most; a
  * batch is staged in memory (about 50 bytes a record) before admission. */
 #define MGR_PROOF_DEFAULT ((size_t)4 << 20)
+/* A job's records at most, besides --max-proof-records: MGR_PROOF_FLOOR,
+ * or MGR_PROOF_PER_S a second of the job's time budget, whichever is
+ * more (manager.c, PROOF BOUND). */
+#define MGR_PROOF_FLOOR ((size_t)1 << 16)
+#define MGR_PROOF_PER_S ((size_t)100000)
 
 typedef struct wrk_opts {
     const char *connect;          /* HOST:PORT */

@@ -20,7 +20,28 @@
 #define MGR_PRE_HELLO_MAX 4096 /* bytes a frame may hold before HELLO (HELLO: < 500) */
 #define MGR_MAX_CONNS 4096     /* connections at once; more are refused (logged) */
 
+#define MGR_START_FAILS 3    /* local workers ending before HELLO, in a row: the run stops */
+#define MGR_LOCAL_LINE 400   /* bytes of a local worker's last line kept */
+
 struct mgr;
+
+/* A local worker: its process, and its stderr, which comes through a
+ * pipe to the manager, who writes it to DIR/workers/<k>.log and keeps the
+ * last line, so that a worker that cannot start (a full disk, where its
+ * log cannot be written either) still says why (manager.c, LOCAL
+ * WORKERS). */
+typedef struct mgr_local {
+    struct mgr *m;
+    int k;
+    pid_t pid;         /* 0: not running */
+    int out;           /* the pipe's read end, or -1 */
+    int log;           /* DIR/workers/<k>.log, or -1 */
+    struct event *ev;  /* reads out */
+    int joined;        /* its HELLO was welcomed (since its last start) */
+    size_t len;        /* bytes in line */
+    char line[MGR_LOCAL_LINE];
+    char last[MGR_LOCAL_LINE]; /* its last whole line that was not blank */
+} mgr_local;
 
 typedef struct mgr_conn {
     struct mgr *m;
@@ -36,6 +57,8 @@ typedef struct mgr_conn {
     double job_start;
     uint64_t proof_id; /* the job the collected PROOF records belong to */
     padm_items proof;
+    size_t proof_max;     /* records that job may send (PROOF BOUND, manager.c); 0: not open */
+    size_t proof_dropped; /* records of a job not open: counted, not kept */
     uint64_t jobs_done;
 } mgr_conn;
 
@@ -61,8 +84,9 @@ typedef struct mgr {
     double start, last_progress, last_sample, last_save;
     int tty, finished, exit_code;
     char stop_reason[1100];
-    pid_t local[MGR_MAX_LOCAL];
+    mgr_local *local; /* nlocal of them */
     int nlocal, respawns;
+    int start_fails; /* local workers ended before HELLO since one last joined */
     double done_at[256]; /* completion times of recent jobs (ring) */
     unsigned done_n;
     uint64_t results_run;  /* jobs answered in this run */

@@ -70,6 +70,14 @@ mgr_status_start(mgr *m)
                   .run_arg = m};
     int rc = web_start(m->base, m->tree, m->store, m->db, &o, &m->web, err, sizeof err);
     memset(token, 0, sizeof token);
+    if (rc == WEB_ENOTOKEN && !o.token) { /* web.c names serve's option */
+        fprintf(stderr,
+                "checkers prove: the status page on %s (beyond loopback) needs "
+                "--status-token-file F (the secret the pages ask for, at least %d characters; "
+                "not the workers' token): anyone on the network could read the proof otherwise\n",
+                o.listen, WEB_TOKEN_MIN);
+        return -1;
+    }
     if (rc) {
         fprintf(stderr, "checkers prove: status page: %s\n", err);
         return -1;

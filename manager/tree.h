@@ -182,7 +182,12 @@
  *   Named databases, little-endian:
  *     "meta"  text keys and values: schema "checkers-proof-tree 2", root
  *             FEN, goal, parameters, the databases' folder (db_dir), the
- *             question, h, counters.
+ *             question, h, counters; and "check", 16 hex digits: XXH64
+ *             over every other entry (key and value, in key order),
+ *             rewritten by every write transaction and verified at open,
+ *             so that a meta entry damaged, added or removed is damage
+ *             (MT_ECORRUPT) and not a missing --db or a swapped store (a
+ *             tree written before the check is read as it is).
  *     "nodes" key: 17 bytes, the exact position (u32 bm, wm, bk, wk, u8
  *             side to move); value 32 bytes: u8 format 1, u8 flags (bit 0
  *             expanded), i16 score, u16 score depth, u16 0, u32 jobs, u32
@@ -432,6 +437,11 @@ void mt_given(mt_tree *t, uint64_t id, uint32_t worker);
  * wanted while it is open at the root. The manager cancels a job that is
  * not (CANCEL, manager.c: UNWANTED JOBS) and gives its worker another. */
 int mt_job_wanted(const mt_tree *t, uint64_t id);
+
+/* mt_job_open - is job id open in this proof (its result would be
+ * admitted, not dropped)? RETURN 1 with *ms its time budget (0: issued
+ * before this run, when budgets were not kept), or 0. */
+int mt_job_open(const mt_tree *t, uint64_t id, uint32_t *ms);
 
 void mt_stats_get(const mt_tree *t, mt_stats *out);
 

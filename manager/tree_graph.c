@@ -1145,6 +1145,18 @@ mt_job_wanted(const mt_tree *t, uint64_t id)
 }
 
 int
+mt_job_open(const mt_tree *t, uint64_t id, uint32_t *ms)
+{
+    for (size_t j = 0; j < t->njob; j++)
+        if (t->job[j].id == id) { /* the test mt_result makes (mtg_job_find) */
+            *ms = t->job[j].ms;
+            return 1;
+        }
+    *ms = 0;
+    return 0;
+}
+
+int
 mt_release(mt_tree *t, uint64_t id, char *err, size_t errlen)
 {
     mt_jobrec *j = mtg_job_find(t, id);

@@ -107,6 +107,53 @@ meta_get(mt_tree *t, MDB_txn *txn, const char *key, char *out, size_t cap)
     return 0;
 }
 
+/*
+ * The meta entries' checksum (tree.h, PERSISTENCE): XXH64 over every
+ * entry but "check" itself, key and value with their lengths, in key
+ * order. The nodes carry their own checksums; the meta entries decide
+ * what the tree is (root, goal, databases, owner label), and without one
+ * a damaged entry read as a missing one: "give --db", or a proof store
+ * "swapped" when the tree was what changed. RETURN 0 and *sum, or an
+ * LMDB code.
+ */
+static const MDB_val meta_check_key = {5, (void *)"check"};
+
+static int
+meta_sum(mt_tree *t, MDB_txn *txn, uint64_t *sum)
+{
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn, t->lm->meta, &cur);
+    if (rc)
+        return rc;
+    uint64_t h = 0x6d6574612d73756dULL;
+    MDB_val k, v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size == meta_check_key.mv_size &&
+            !memcmp(k.mv_data, meta_check_key.mv_data, k.mv_size))
+            continue;
+        h = XXH64(k.mv_data, k.mv_size, h ^ k.mv_size);
+        h = XXH64(v.mv_data, v.mv_size, h ^ ((uint64_t)v.mv_size << 32));
+    }
+    mdb_cursor_close(cur);
+    *sum = h;
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* Rewrites "check" (inside a write transaction, after its meta writes). */
+static int
+meta_seal(mt_tree *t, MDB_txn *txn)
+{
+    uint64_t sum;
+    int rc = meta_sum(t, txn, &sum);
+    if (rc)
+        return rc;
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016" PRIx64, sum);
+    MDB_val k = meta_check_key, v = {16, hex};
+    return mdb_put(txn, t->lm->meta, &k, &v, 0);
+}
+
 /* Writes the counters and the question (inside txn). */
 static int
 meta_state(mt_tree *t, MDB_txn *txn)
@@ -135,6 +182,27 @@ meta_state(mt_tree *t, MDB_txn *txn)
     return rc;
 }
 
+/* A write that failed with rc: on a full disk (ENOSPC, or the EIO LMDB
+ * gives for a short write) err says so, naming the folder, and the
+ * answer is MT_ENOSPC (not damage: LMDB loses the transaction whole and
+ * the file stays as it was); otherwise MT_EIO with LMDB's words after
+ * before, dir and after. */
+static int
+write_failed(const char *dir, int rc, const char *before, const char *after, char *err,
+             size_t errlen)
+{
+    uint64_t avail = 0;
+    if ((rc == ENOSPC || rc == EIO || rc == EDQUOT) && pst_disk_full(dir, &avail)) {
+        eng_errf(err, errlen,
+                 "tree %s: the disk is full (%" PRIu64 " bytes free): free some space and "
+                 "run again, nothing was lost",
+                 dir, avail);
+        return MT_ENOSPC;
+    }
+    eng_errf(err, errlen, "%s%s%s: %s", before, dir, after, lmdb_msg(rc));
+    return MT_EIO;
+}
+
 /* Runs fn inside one write transaction and commits. */
 typedef int (*txn_fn)(mt_tree *t, MDB_txn *txn, void *arg);
 
@@ -147,24 +215,14 @@ in_txn(mt_tree *t, txn_fn fn, void *arg, char *err, size_t errlen)
     int rc = mdb_txn_begin(t->lm->env, NULL, 0, &txn);
     if (!rc) {
         rc = fn(t, txn, arg);
+        if (!rc)
+            rc = meta_seal(t, txn); /* every write: the meta as they now are */
         if (rc)
             mdb_txn_abort(txn);
         else
             rc = mdb_txn_commit(txn);
     }
-    if (rc) {
-        uint64_t avail = 0;
-        if ((rc == ENOSPC || rc == EIO || rc == EDQUOT) && pst_disk_full(t->dir, &avail)) {
-            eng_errf(err, errlen,
-                     "tree %s: the disk is full (%" PRIu64 " bytes free): free some space and "
-                     "run again, nothing was lost",
-                     t->dir, avail);
-            return MT_ENOSPC;
-        }
-        eng_errf(err, errlen, "tree %s: write failed: %s", t->dir, lmdb_msg(rc));
-        return MT_EIO;
-    }
-    return 0;
+    return rc ? write_failed(t->dir, rc, "tree ", ": write failed", err, errlen) : 0;
 }
 
 static int
@@ -259,6 +317,35 @@ mts_state(mt_tree *t, char *err, size_t errlen)
 
 /* ---- opening and creating ---------------------------------------------------- */
 
+/*
+ * A tree whose file was made but whose first commit never happened (the
+ * disk filled while the state was created: LMDB writes the file's first
+ * pages at open, the tables only at the first commit) holds nothing: it
+ * is no tree, not a damaged one, and a new proof may be started in its
+ * place. Its main table is empty; a tree ever committed has its four
+ * tables there. RETURN 0 (it was written), or MT_EINVAL with err.
+ */
+static int
+never_written(mt_tree *t, const char *dir, char *err, size_t errlen)
+{
+    MDB_txn *txn;
+    MDB_dbi main_dbi;
+    MDB_stat st;
+    int rc = mdb_txn_begin(t->lm->env, NULL, MDB_RDONLY, &txn);
+    if (rc)
+        return 0; /* the table reads below say what is wrong */
+    int empty = !mdb_dbi_open(txn, NULL, 0, &main_dbi) && !mdb_stat(txn, main_dbi, &st) &&
+                st.ms_entries == 0;
+    mdb_txn_abort(txn);
+    if (!empty)
+        return 0;
+    eng_errf(err, errlen,
+             "%s holds no proof tree: it was never written whole (the disk was full when the "
+             "proof was started?)",
+             dir);
+    return MT_EINVAL;
+}
+
 /* Opens (creating) the environment in dir into t->lm; on an error t->lm
  * may be left half open: env_close frees it. */
 static int
@@ -270,10 +357,16 @@ env_open(mt_tree *t, const char *dir, char *err, size_t errlen)
         eng_errf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
         return MT_EIO;
     }
+    /* a full disk: an error, not SIGBUS or a file refused for good */
+    char why[600];
+    int hc = t->rdonly ? 0 : pst_lmdb_prepare(dir, 126, why, sizeof why);
+    if (hc) {
+        eng_errf(err, errlen, "tree %s", why);
+        return hc == PST_ENOSPC ? MT_ENOSPC : MT_EIO;
+    }
     /* the fields LMDB trusts, checked before it reads them (a truncated
      * file would make it fault, not fail) */
-    char why[600];
-    int hc = pst_lmdb_check(dir, why, sizeof why);
+    hc = pst_lmdb_check(dir, why, sizeof why);
     if (hc) {
         eng_errf(err, errlen, "the tree is damaged: %s", why);
         return hc == PST_EIO ? MT_EIO : MT_ECORRUPT;
@@ -285,10 +378,8 @@ env_open(mt_tree *t, const char *dir, char *err, size_t errlen)
         rc = mdb_env_set_mapsize(t->lm->env, MT_MAP_BYTES);
     if (!rc)
         rc = mdb_env_open(t->lm->env, dir, MDB_NOTLS | (t->rdonly ? MDB_RDONLY : 0), 0644);
-    if (rc) {
-        eng_errf(err, errlen, "cannot open the tree in %s: %s", dir, lmdb_msg(rc));
-        return MT_EIO;
-    }
+    if (rc) /* creating the file writes its first pages */
+        return write_failed(dir, rc, "cannot open the tree in ", "", err, errlen);
     /* every page read once, guarded, before anything else reads one: a
      * damaged page is an error here, not a fault in load_nodes */
     hc = pst_lmdb_walk(t->lm->env, dir, why, sizeof why);
@@ -300,6 +391,8 @@ env_open(mt_tree *t, const char *dir, char *err, size_t errlen)
     /* read-only: the tables must exist (a read transaction, committed so
      * that its handles stay open for the later ones) */
     unsigned create = t->rdonly ? 0 : MDB_CREATE;
+    if (t->rdonly && (rc = never_written(t, dir, err, errlen)))
+        return rc;
     rc = mdb_txn_begin(t->lm->env, NULL, t->rdonly ? MDB_RDONLY : 0, &txn);
     if (!rc)
         rc = mdb_dbi_open(txn, "meta", create, &t->lm->meta);
@@ -313,10 +406,8 @@ env_open(mt_tree *t, const char *dir, char *err, size_t errlen)
         rc = mdb_txn_commit(txn);
     else
         mdb_txn_abort(txn);
-    if (rc) {
-        eng_errf(err, errlen, "cannot open the tree's tables in %s: %s", dir, lmdb_msg(rc));
-        return MT_EIO;
-    }
+    if (rc)
+        return write_failed(dir, rc, "cannot open the tree's tables in ", "", err, errlen);
     return 0;
 }
 
@@ -330,6 +421,16 @@ tree_present(const char *dir, char *err, size_t errlen)
     snprintf(dm, sizeof dm, "%s/data.mdb", dir);
     if (stat(dm, &sb)) {
         eng_errf(err, errlen, "%s holds no proof tree (no %s)", dir, dm);
+        return MT_EINVAL;
+    }
+    /* less than two pages: LMDB's first write, cut short by a full disk
+     * (pst_lmdb_prepare); no commit ever happened in it */
+    long os_page = sysconf(_SC_PAGESIZE);
+    if (sb.st_size < 2 * (os_page > 0 ? os_page : 4096)) {
+        eng_errf(err, errlen,
+                 "%s holds no proof tree: it was never written whole (the disk was full when "
+                 "the proof was started?)",
+                 dir);
         return MT_EINVAL;
     }
     return 0;
@@ -402,6 +503,26 @@ load_meta(mt_tree *t, char *err, size_t errlen)
         eng_errf(err, errlen, "tree %s has schema '%s', this program reads '%s'", t->dir, buf,
                  MT_SCHEMA);
         return MT_ECORRUPT;
+    }
+    /* the checksum of the entries (schema 2 trees: a schema 1 tree
+     * predates it, and is refused below anyway) */
+    uint64_t sum = 0;
+    MDB_val ck = meta_check_key, cv;
+    if (!t->unadmitted && !meta_sum(t, txn, &sum) && !mdb_get(txn, t->lm->meta, &ck, &cv)) {
+        char want[17], have[17] = "";
+        snprintf(want, sizeof want, "%016" PRIx64, sum);
+        if (cv.mv_size == 16)
+            memcpy(have, cv.mv_data, 16);
+        have[16] = 0;
+        if (strcmp(have, want)) {
+            mdb_txn_abort(txn);
+            eng_errf(err, errlen,
+                     "the tree is damaged: %s/data.mdb: its meta entries (root, goal, "
+                     "databases, owner label, counters) fail their checksum: one was changed, "
+                     "added or removed outside this program",
+                     t->dir);
+            return MT_ECORRUPT;
+        }
     }
     char perr[160];
     if (meta_get(t, txn, "root", buf, sizeof buf) ||
@@ -661,7 +782,7 @@ store_verdict(const mt_tree *t, const char *label, uint64_t recs, const char *sp
             return STORE_TO_LABEL;
         eng_errf(err, errlen,
                  "the proof store %s belongs to proof %s, but the tree %s carries no "
-                 "label: the store was swapped (the state is damaged)",
+                 "label: the store was swapped, or the tree's label lost (the state is damaged)",
                  sp, label, t->dir);
         return MT_ECORRUPT;
     }
@@ -722,7 +843,7 @@ store_check(mt_tree *t, char *err, size_t errlen)
         owner_make(t);
     if ((rc = pst_owner_set(t->store, t->owner, e, sizeof e))) {
         eng_errf(err, errlen, "the proof store: %s", e);
-        return MT_ESTORE;
+        return rc == PST_ENOSPC ? MT_ENOSPC : MT_ESTORE;
     }
     return had ? 0 : in_txn(t, txn_owner, NULL, err, errlen);
 }
@@ -798,7 +919,7 @@ mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store
         char e[512];
         if ((rc = pst_owner_set(t->store, t->owner, e, sizeof e))) {
             eng_errf(err, errlen, "the proof store: %s", e);
-            rc = MT_ESTORE;
+            rc = rc == PST_ENOSPC ? MT_ENOSPC : MT_ESTORE; /* a full disk: resumable */
             goto fail;
         }
         if ((rc = mtg_seed(t, create->seed, err, errlen)))

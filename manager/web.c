@@ -27,6 +27,7 @@
 #include <event2/keyvalq_struct.h>
 #include <event2/util.h>
 
+#include "manager/hmac.h"
 #include "manager/web_internal.h"
 
 /* ---- constants -------------------------------------------------------- */
@@ -123,16 +124,20 @@ same_secret(const char *a, const char *b)
     return diff == 0;
 }
 
-/* The token as the cookie carries it: hex, so that any byte of a token
- * file survives a Cookie header (which cannot hold ';', ',', spaces or
- * quotes). The hex is as secret as the token: it is compared the same
- * way. */
+/* What the cookie carries: not the token, but HMAC-SHA-256(token, a
+ * fixed label), in hex (hmac.h says why): a cookie that leaks lets a
+ * browser in, and nothing else - it is no token, neither the page's
+ * (Bearer) nor, when one file serves both, the workers'. It is compared
+ * in constant time like the token. */
 static void
-hex_of(const char *s, char *out, size_t cap)
+cookie_of(const char *token, char *out, size_t cap)
 {
+    static const char label[] = "checkers status page cookie 1";
+    uint8_t mac[MGR_SHA256_BYTES];
+    mgr_hmac_sha256(token, strlen(token), label, sizeof label - 1, mac);
     size_t o = 0;
-    for (; *s && o + 3 <= cap; s++, o += 2)
-        snprintf(out + o, 3, "%02x", (unsigned char)*s);
+    for (size_t i = 0; i < sizeof mac && o + 3 <= cap; i++, o += 2)
+        snprintf(out + o, 3, "%02x", mac[i]);
     out[o < cap ? o : cap - 1] = 0;
 }
 
@@ -173,7 +178,7 @@ authorized(const web_server *w, struct evkeyvalq *in)
     const char *c = evhttp_find_header(in, "Cookie");
     char got[2 * sizeof w->token + 1], want[2 * sizeof w->token + 1];
     if (c && cookie_value(c, got, sizeof got)) {
-        hex_of(w->token, want, sizeof want);
+        cookie_of(w->token, want, sizeof want);
         return same_secret(got, want);
     }
     return 0;
@@ -312,7 +317,7 @@ login_redirect(web_server *w, struct evhttp_request *req, const char *path, stru
     }
     evbuffer_add(loc, "", 1);
     char hex[2 * sizeof w->token + 1], cookie[2 * sizeof w->token + 100];
-    hex_of(w->token, hex, sizeof hex);
+    cookie_of(w->token, hex, sizeof hex);
     snprintf(cookie, sizeof cookie, COOKIE "=%s; Path=/; HttpOnly; SameSite=Strict", hex);
     struct evkeyvalq *h = evhttp_request_get_output_headers(req);
     evhttp_add_header(h, "Set-Cookie", cookie);
@@ -586,6 +591,14 @@ web_start(struct event_base *base, mt_tree *tree, pst_env *store, const egdb *db
                  "serving the pages on %s (beyond loopback) needs a token (--token-file): anyone "
                  "on the network could read the proof otherwise",
                  spec);
+        return WEB_ENOTOKEN;
+    }
+    if (!loopback && strlen(o->token) < WEB_TOKEN_MIN) {
+        eng_errf(err, errlen,
+                 "serving the pages on %s (beyond loopback) needs a token of at least %d "
+                 "characters (128 random bits; this one has %zu): make one with "
+                 "`od -An -N16 -tx1 /dev/urandom | tr -d ' \\n' > FILE`",
+                 spec, WEB_TOKEN_MIN, strlen(o->token));
         return WEB_ENOTOKEN;
     }
     web_server *w = calloc(1, sizeof *w);

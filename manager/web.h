@@ -63,12 +63,15 @@
  * SECURITY
  *   The pages only read: the tree is opened with mt_open_ro and the
  *   store with PST_RDONLY by `serve`. The server binds to 127.0.0.1
- *   unless told otherwise; on any other address it needs a token
- *   (web_start refuses to start without one). With a token, every
+ *   unless told otherwise; on any other address it needs a token of at
+ *   least WEB_TOKEN_MIN characters, 128 random bits in hex (web_start
+ *   refuses to start without one, or with a shorter one). With a token, every
  *   request must carry it: "Authorization: Bearer TOKEN", or the cookie
  *   that a visit to any page with ?token=TOKEN sets (HttpOnly,
  *   SameSite=Strict; the answer is a redirect to the same page without
- *   the token, so that it leaves the address bar). A request without it
+ *   the token, so that it leaves the address bar; the cookie holds a
+ *   keyed hash of the token, never the token: manager/hmac.h). A
+ *   request without it
  *   gets 401 and a small form that asks for it. Tokens are compared in
  *   constant time and never logged. Plain HTTP carries the token in clear:
  *   beyond a trusted network, reach the page through an SSH tunnel.
@@ -107,11 +110,12 @@ struct event_base;
 #define WEB_MAX_URI 4096
 #define WEB_TIMEOUT_S 10
 #define WEB_MAX_WORKERS 64 /* workers listed on the page (all are counted) */
+#define WEB_TOKEN_MIN 32   /* characters of a token beyond loopback (SECURITY) */
 
 enum web_err {
     WEB_OK = 0,
     WEB_EINVAL = -701,   /* a bad address or option */
-    WEB_ENOTOKEN = -702, /* an address beyond loopback without a token */
+    WEB_ENOTOKEN = -702, /* an address beyond loopback without a token, or a short one */
     WEB_EBIND = -703,    /* the address cannot be bound */
     WEB_ENOMEM = -704
 };

@@ -622,6 +622,9 @@ pst_open(const char *path, int flags, pst_env **out, char *err, size_t errlen)
         rc = PST_EIO;
         goto fail;
     }
+    /* a full disk: an error, not SIGBUS or a file refused for good */
+    if (!rdonly && (rc = pst_lmdb_prepare(path, PST_MAX_READERS, err, errlen)) != 0)
+        goto fail;
     /* LMDB's header, checked before LMDB reads it (store_lmdb.c says
      * why). */
     if ((rc = pst_check_header(path, file, err, errlen)) != 0)

@@ -316,6 +316,21 @@ int pst_disk_full(const char *path, uint64_t *free_bytes);
 int pst_lmdb_check(const char *dir, char *err, size_t errlen);
 
 /*
+ * pst_lmdb_prepare - makes a full disk an error, not a crash, for an
+ * LMDB environment in dir about to be opened for writing (the store's,
+ * the manager's tree): the lock file's pages are allocated (LMDB writes
+ * into a map of it, and on a full tmpfs an unbacked page is SIGBUS), for
+ * maxreaders reader slots when it is new; and a data file that LMDB
+ * began and a full disk cut short before its first commit (less than two
+ * pages: it never held data) is emptied, so that LMDB writes it again,
+ * when no other process has the environment open. Call it before
+ * mdb_env_open, in a process that does not have the environment open
+ * (store_lmdb.c says why).
+ * RETURN 0, PST_ENOSPC (err: the disk is full, nothing lost), PST_EIO.
+ */
+int pst_lmdb_prepare(const char *dir, unsigned maxreaders, char *err, size_t errlen);
+
+/*
  * pst_lmdb_walk - reads every page of another LMDB environment of the
  * project (the manager's tree), open but not yet read: the free list,
  * the main table, each named table it lists, and every key and value

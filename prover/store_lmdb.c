@@ -352,6 +352,86 @@ done:
 #endif
 }
 
+/*
+ * pst_lmdb_prepare (store.h) - a full disk at an environment's creation.
+ *
+ * Why: LMDB makes its lock file with ftruncate (a sparse file) and then
+ * writes into its map of it; on a full tmpfs the first such write finds
+ * no page to back it and the process dies of SIGBUS, inside
+ * mdb_env_open, before any error can be returned. Allocating the lock
+ * file's pages first (posix_fallocate) turns that into ENOSPC here. And
+ * LMDB writes a new data file's two meta pages in one pwrite: cut short
+ * by a full disk, it leaves a file of less than two pages that LMDB
+ * (and pst_check_header) then refuse for good, although no commit ever
+ * happened in it (the first commit writes pages past the second, so a
+ * file of less than two pages never held data). Such a file is emptied,
+ * and LMDB writes it again, but only while no other process has the
+ * environment open: LMDB's first opener takes the exclusive lock on byte
+ * 0 of lock.mdb and keeps a shared one while it runs, so a free
+ * exclusive lock means that nobody is creating the file at this moment.
+ * The fcntl lock taken here goes with the close of its descriptor, which
+ * also drops any lock this process holds on that file: hence "a process
+ * that does not have the environment open" (LMDB's own rule).
+ *
+ * The lock file's size: LMDB 0.9 on 64-bit, 64-byte cache lines: a
+ * header of 192 bytes and 64 bytes a reader slot beyond the first.
+ */
+int
+pst_lmdb_prepare(const char *dir, unsigned maxreaders, char *err, size_t errlen)
+{
+    char lockf[4200], dataf[4200];
+    snprintf(lockf, sizeof lockf, "%s/lock.mdb", dir);
+    snprintf(dataf, sizeof dataf, "%s/data.mdb", dir);
+    int fd = open(lockf, O_RDWR | O_CREAT | O_CLOEXEC, 0664);
+    if (fd < 0) {
+        int e = errno;
+        uint64_t avail = 0;
+        if ((e == ENOSPC || e == EDQUOT) && pst_disk_full(dir, &avail)) {
+            eng_errf(err, errlen,
+                     "%s: the disk is full (%" PRIu64 " bytes free): free some space and run "
+                     "again, nothing was lost",
+                     dir, avail);
+            return PST_ENOSPC;
+        }
+        eng_errf(err, errlen, "%s: cannot open %s: %s", dir, lockf, strerror(e));
+        return PST_EIO;
+    }
+    struct stat st;
+    off_t want = ((off_t)(maxreaders ? maxreaders - 1 : 0) * 64 + 192 + 4095) & ~(off_t)4095;
+    int rc = 0;
+    if (fstat(fd, &st) != 0) {
+        eng_errf(err, errlen, "%s: cannot stat %s: %s", dir, lockf, strerror(errno));
+        rc = PST_EIO;
+    } else {
+        /* an existing lock file keeps its size (LMDB reads its reader
+         * count from it): only its pages are backed */
+        int e = posix_fallocate(fd, 0, st.st_size > 0 ? st.st_size : want);
+        uint64_t avail = 0;
+        if (e == ENOSPC || e == EDQUOT) {
+            pst_disk_full(dir, &avail);
+            eng_errf(err, errlen,
+                     "%s: the disk is full (%" PRIu64 " bytes free): free some space and run "
+                     "again, nothing was lost",
+                     dir, avail);
+            rc = PST_ENOSPC;
+        }
+        /* other errors (a filesystem without fallocate): LMDB as before */
+    }
+    struct stat ds;
+    long os_page = sysconf(_SC_PAGESIZE);
+    if (rc == 0 && stat(dataf, &ds) == 0 && ds.st_size > 0 &&
+        ds.st_size < 2 * (os_page > 0 ? os_page : 4096)) {
+        struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+        if (fcntl(fd, F_SETLK, &fl) == 0 && truncate(dataf, 0) != 0) {
+            eng_errf(err, errlen, "%s: cannot empty %s (begun, never written whole): %s", dir,
+                     dataf, strerror(errno));
+            rc = PST_EIO;
+        }
+    }
+    close(fd);
+    return rc;
+}
+
 int
 pst_check_header(const char *path, const char *file, char *err, size_t errlen)
 {

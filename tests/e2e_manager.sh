@@ -211,6 +211,11 @@ check "nothing to resume exit" 2 $?
 check "nothing to resume message" 1 "$(grep -c 'holds no proof' "$T/err")"
 $C prove --fen "$f" --state "$T/y" --db "$DB" --pieces 4 --listen 0.0.0.0:$P >/dev/null 2>"$T/err"
 check "beyond loopback without a token" "2 1" "$? $(grep -c 'needs --token-file' "$T/err")"
+echo "ab" >"$T/weak"
+$C prove --fen "$f" --state "$T/y2" --db "$DB" --pieces 4 --listen 0.0.0.0:$P --token-file "$T/weak" \
+    >/dev/null 2>"$T/err"
+check "beyond loopback with a 2-character token: exit 2, saying how long" "2 1" \
+    "$? $(grep -c 'at least 32 characters' "$T/err")"
 $C prove --opening "12-16 24-19 9-99" --state "$T/z" --db "$DB" >/dev/null 2>"$T/err"
 check "bad opening move" "2 1" "$? $(grep -c "move 3 '9-99'" "$T/err")"
 
@@ -223,5 +228,21 @@ check "a root in the databases: settled with their value" "0 $rv" "$? $(head -n 
 $C proof check --state "$T/dbroot" >"$T/o" 2>/dev/null
 check "... and proof check --state accepts it (a database leaf)" "0 valid 1" \
     "$? $(head -n 1 "$T/o" | cut -f 2) $(grep -c '^database leaves: 1' "$T/o")"
+
+# Local workers that cannot start (issue 41): their store cannot be made
+# (a file where its folder goes), as on a full disk where their logs cannot
+# be written either. The manager must stop with their words, exit 1, not
+# restart them and wait with no workers; the state then resumes.
+S="$T/nostart"
+r='B:W30,31,K19:B6,K12'
+mkdir -p "$S/workers" && echo x >"$S/workers/store"
+timeout 120 $C prove --fen "$r" --state "$S" --db "$DB" --pieces 4 --job-nodes 3000 --workers 2 \
+    --quiet >"$T/o" 2>"$T/err"
+check "local workers that cannot start: the manager stops (exit 1), saying why" "1 1 1" \
+    "$? $(grep -c 'stopped: local workers could not start' "$T/o") $(grep -c 'checkers worker: store ' "$T/o")"
+rm -f "$S/workers/store"
+$C prove --state "$S" --workers 1 --quiet >"$T/o" 2>"$T/err"
+check "... and once they can, the proof resumes" "0 $r	$($C egdb probe --db "$DB" "$r" | cut -f 2)" \
+    "$? $(head -n 1 "$T/o")"
 
 exit $fail

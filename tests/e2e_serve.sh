@@ -216,19 +216,31 @@ check "the state's files are byte for byte the same" "" "$(diff "$T/before.sum" 
 # 5. Beyond loopback: a token, or no start; with one, nothing without it.
 $C serve --state "$S" --listen 0.0.0.0:0 >/dev/null 2>"$T/nt.err"
 check "beyond loopback without a token: exit 2" "2 1" "$? $(grep -c 'needs a token' "$T/nt.err")"
-echo "view-s3cret" >"$T/view-token"
+#    A token a network could guess (issue 41: 2 characters were taken):
+#    at least 32 characters, 128 random bits in hex.
+echo "s3cret" >"$T/short-token"
+$C serve --state "$S" --listen 0.0.0.0:0 --token-file "$T/short-token" >/dev/null 2>"$T/st.err"
+check "beyond loopback with a 6-character token: exit 2, saying how long" "2 1" \
+    "$? $(grep -c 'at least 32 characters' "$T/st.err")"
+echo "view-s3cret-0123456789abcdef0123456789" >"$T/view-token"
 serve_bg "$T/serve2.log" --state "$S" --listen 0.0.0.0:0 --token-file "$T/view-token"
 U2="http://127.0.0.1:$(grep -o 'serving http://[0-9.]*:[0-9]*' "$T/serve2.log" | sed 's/.*://')"
 check "no token: 401" 401 "$(code "$U2/api/status")"
 check "a wrong token: 401" 401 "$(code -H 'Authorization: Bearer nope' "$U2/api/status")"
-check "Authorization: Bearer: 200" 200 "$(code -H 'Authorization: Bearer view-s3cret' "$U2/api/status")"
-curl -s -m 30 -D "$T/login.h" -o /dev/null "$U2/tree?token=view-s3cret&fen=$F"
+check "Authorization: Bearer: 200" 200 "$(code -H 'Authorization: Bearer view-s3cret-0123456789abcdef0123456789' "$U2/api/status")"
+curl -s -m 30 -D "$T/login.h" -o /dev/null "$U2/tree?token=view-s3cret-0123456789abcdef0123456789&fen=$F"
 check "?token=: a redirect without it, and a cookie" "303 1 1" \
     "$(sed -n '1s/^HTTP\/1.1 \([0-9]*\).*/\1/p' "$T/login.h" | tr -d '\r') \
 $(grep -ci '^set-cookie: checkers_token=.*httponly' "$T/login.h") \
 $(grep -c '^Location: /tree?fen=' "$T/login.h")"
 cookie=$(sed -n 's/^Set-Cookie: \([^;]*\);.*/\1/p' "$T/login.h")
 check "the cookie opens the pages" 200 "$(code -H "Cookie: $cookie" "$U2/tree")"
+#    The cookie is no token (issue 41: it held the token in hex): neither
+#    the token nor its hex, and it does not pass as a Bearer token.
+cv=${cookie#*=}
+check "the cookie holds neither the token nor its hex" "0 0" \
+    "$(echo "$cv" | grep -c 's3cret') $(echo "$cv" | grep -ci "$(printf %s 'view-s3cret' | od -An -tx1 | tr -d ' \n')")"
+check "... and is refused as a Bearer token" 401 "$(code -H "Authorization: Bearer $cv" "$U2/api/status")"
 check "the token is never logged" 0 "$(grep -c 's3cret' "$T/serve2.log")"
 kill -TERM $sp
 wait $sp
@@ -275,7 +287,7 @@ wait $mp
 check "running: the manager stops cleanly" 1 $?
 $C prove --fen "$HARD" --state "$T/r2" --db "$DB" --pieces 4 --workers 0 \
     --status-port 0.0.0.0:0 --budget 5 >/dev/null 2>"$T/r2.err"
-check "running: pages beyond loopback without a token: exit 2" "2 1" \
-    "$? $(grep -c 'needs a token' "$T/r2.err")"
+check "running: pages beyond loopback without a token: exit 2, naming --status-token-file" "2 1 0" \
+    "$? $(grep -c 'needs --status-token-file' "$T/r2.err") $(grep -c ' --token-file' "$T/r2.err")"
 
 exit $fail

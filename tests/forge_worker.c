@@ -23,6 +23,13 @@
  *                  position the proof never reaches;
  *   huge           more records than the manager takes (run it with
  *                  --max-proof-records 1000): 1,001 copies of one record;
+ *   flood          the honest records repeated to $FORGE_FLOOD records
+ *                  (default 4,194,304): more than admission can check in
+ *                  the job's time;
+ *   flood-stale    (honest) the answer, acknowledged; then the same job's
+ *                  answer again with the records repeated to $FORGE_FLOOD:
+ *                  a job no longer open, whose records the manager drops
+ *                  unread (exit 0 when that is acknowledged too);
  *   truncated      a result announcing one more record than was sent;
  *   resend         (honest) the answer, the connection closed before the
  *                  ACK, then the same answer again on a new connection, as
@@ -45,6 +52,17 @@
  * writes TEXT as the schema of a tree (manager/tree.h, "meta"): a state
  * of an older version, made from a new one.
  *
+ *   forge_worker set-meta TREE_DIR KEY TEXT
+ *
+ * writes TEXT (or, for "-", deletes the entry) as any meta entry of a
+ * tree, as damage would: the tree's meta checksum is left as it was.
+ *
+ *   forge_worker damage-record STORE_DIR N
+ *
+ * flips one bit in the value of the N-th record (key order) of a proof
+ * store, through LMDB (the file stays whole, the record fails its
+ * checksum), and prints its key in hex.
+ *
  *   forge_worker cancel-manager PORT_FILE HARD_FEN EASY_FEN WORKER_LOG
  *
  * plays the manager for one real `checkers worker` (the other way round):
@@ -59,6 +77,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,6 +243,15 @@ forge_cycle(const eng_pos *root, int dbmax, size_t limit, padm_items *out)
 
 /* ---- the forged answer --------------------------------------------------- */
 
+/* Records of a flood: $FORGE_FLOOD, or 4,194,304. */
+static size_t
+flood_count(void)
+{
+    const char *e = getenv("FORGE_FLOOD");
+    long v = e ? atol(e) : 0;
+    return v > 0 ? (size_t)v : (size_t)4 << 20;
+}
+
 static int
 forge(const char *mode, const mgp_job *j, egdb *db, pst_env *st, padm_items *out, eng_bound *claim,
       uint32_t *announce)
@@ -282,9 +310,18 @@ forge(const char *mode, const mgp_job *j, egdb *db, pst_env *st, padm_items *out
         out->n = 0;
         for (int k = 0; k < 1001; k++)
             padm_push(out, &one);
+    } else if (!strcmp(mode, "flood")) {
+        /* the honest records, again and again, to $FORGE_FLOOD records
+         * (default 4,194,304, the manager's old cap) */
+        size_t want = flood_count(), honest = out->n;
+        for (size_t k = honest; honest && k < want; k++) {
+            pst_item it = out->v[k % honest]; /* out->v may move */
+            padm_push(out, &it);
+        }
     } else if (!strcmp(mode, "truncated")) {
         *announce = 1;
-    } else if (!strcmp(mode, "resend") || !strcmp(mode, "silent")) {
+    } else if (!strcmp(mode, "resend") || !strcmp(mode, "silent") ||
+               !strcmp(mode, "flood-stale")) {
         /* the honest answer */
     } else {
         fprintf(stderr, "forge_worker: unknown mode '%s'\n", mode);
@@ -331,13 +368,15 @@ copy_store(const char *src, const char *dst, long skip)
     return 0;
 }
 
+/* Writes text as the meta entry key of the tree in dir, behind the
+ * tree's back (its meta checksum is not updated); text NULL deletes it. */
 static int
-set_schema(const char *dir, const char *text)
+set_meta(const char *dir, const char *key, const char *text)
 {
     MDB_env *env;
     MDB_txn *txn;
     MDB_dbi meta;
-    MDB_val k = {6, "schema"}, v = {strlen(text), (void *)text};
+    MDB_val k = {strlen(key), (void *)key}, v = {text ? strlen(text) : 0, (void *)text};
     int rc = mdb_env_create(&env);
     if (!rc)
         rc = mdb_env_set_maxdbs(env, 8);
@@ -350,12 +389,65 @@ set_schema(const char *dir, const char *text)
     if (!rc)
         rc = mdb_dbi_open(txn, "meta", 0, &meta);
     if (!rc)
-        rc = mdb_put(txn, meta, &k, &v, 0);
+        rc = text ? mdb_put(txn, meta, &k, &v, 0) : mdb_del(txn, meta, &k, NULL);
     if (!rc)
         rc = mdb_txn_commit(txn);
     mdb_env_close(env);
     if (rc)
-        fprintf(stderr, "forge_worker set-schema: %s\n", mdb_strerror(rc));
+        fprintf(stderr, "forge_worker set-meta %s: %s\n", key, mdb_strerror(rc));
+    return rc ? 2 : 0;
+}
+
+static int
+set_schema(const char *dir, const char *text)
+{
+    return set_meta(dir, "schema", text);
+}
+
+/* Flips one bit in the value of the n-th record (key order) of the store
+ * in dir, with LMDB itself: the file stays whole, the record fails its
+ * checksum. Prints the record's key in hex. */
+static int
+damage_record(const char *dir, long n)
+{
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi nodes;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    int rc = mdb_env_create(&env);
+    if (!rc)
+        rc = mdb_env_set_maxdbs(env, 4);
+    if (!rc)
+        rc = mdb_env_set_maxreaders(env, 1022);
+    if (!rc)
+        rc = mdb_env_set_mapsize(env, (size_t)1 << 36);
+    if (!rc)
+        rc = mdb_env_open(env, dir, 0, 0664);
+    if (!rc)
+        rc = mdb_txn_begin(env, NULL, 0, &txn);
+    if (!rc)
+        rc = mdb_dbi_open(txn, "nodes", 0, &nodes);
+    if (!rc)
+        rc = mdb_cursor_open(txn, nodes, &cur);
+    for (long i = 0; !rc && i <= n; i++)
+        rc = mdb_cursor_get(cur, &k, &v, i ? MDB_NEXT : MDB_FIRST);
+    if (!rc) {
+        uint8_t val[64];
+        size_t len = v.mv_size < sizeof val ? v.mv_size : sizeof val;
+        memcpy(val, v.mv_data, len);
+        val[len / 2] ^= 0x10;
+        MDB_val nv = {len, val};
+        for (size_t i = 0; i < k.mv_size; i++)
+            printf("%02x", ((const uint8_t *)k.mv_data)[i]);
+        printf("\n");
+        rc = mdb_cursor_put(cur, &k, &nv, MDB_CURRENT);
+    }
+    if (!rc)
+        rc = mdb_txn_commit(txn);
+    mdb_env_close(env);
+    if (rc)
+        fprintf(stderr, "forge_worker damage-record %ld: %s\n", n, mdb_strerror(rc));
     return rc ? 2 : 0;
 }
 
@@ -512,10 +604,15 @@ cancel_manager(const char *port_file, const char *hard, const char *easy, const 
 int
 main(int argc, char **argv)
 {
+    signal(SIGPIPE, SIG_IGN); /* a manager that closes mid-flood: EPIPE, not death */
     if (argc == 6 && !strcmp(argv[1], "cancel-manager"))
         return cancel_manager(argv[2], argv[3], argv[4], argv[5]);
     if (argc == 4 && !strcmp(argv[1], "set-schema"))
         return set_schema(argv[2], argv[3]);
+    if (argc == 5 && !strcmp(argv[1], "set-meta"))
+        return set_meta(argv[2], argv[3], strcmp(argv[4], "-") ? argv[4] : NULL);
+    if (argc == 4 && !strcmp(argv[1], "damage-record"))
+        return damage_record(argv[2], atol(argv[3]));
     if (argc == 5 && !strcmp(argv[1], "copy-store"))
         return copy_store(argv[2], argv[3], atol(argv[4]));
     if (argc != 5) {
@@ -590,16 +687,28 @@ main(int argc, char **argv)
         send_answer(&job, &items, claim, 0);
     }
     int code = 0;
-    for (;;) {
+    for (int acks = 0;;) {
         if (recv_msg(&m, buf, sizeof buf))
             break; /* closed: refused */
         if (m.type == MGP_ACK && m.u.id == job.id) {
             code = 1;
-            break;
+            if (strcmp(argv[4], "flood-stale") || acks++)
+                break;
+            /* answered and acknowledged: now a flood for the same job,
+             * which is no longer open (its records must be dropped
+             * unread, and not held) */
+            size_t honest = items.n, want = flood_count();
+            for (size_t k = honest; honest && k < want; k++) {
+                pst_item it = items.v[k % honest]; /* items.v may move */
+                padm_push(&items, &it);
+            }
+            send_answer(&job, &items, claim, 0);
+            fprintf(stderr, "forge_worker: job %llu again: %zu records sent\n",
+                    (unsigned long long)job.id, items.n);
         }
     }
-    if (!strcmp(argv[4], "resend")) /* an honest answer: acknowledged is right */
-        code = code == 1 ? 0 : 1;
+    if (!strcmp(argv[4], "resend") || !strcmp(argv[4], "flood-stale"))
+        code = code == 1 ? 0 : 1; /* an honest answer: acknowledged is right */
     padm_items_free(&items);
     pst_close(st);
     egdb_close(db);
