@@ -357,7 +357,7 @@ static const char style[] =
     ".note{color:#555;font-size:.92em}.chart{display:block;margin:.6em 0;border:1px solid #ddd}"
     "dl{display:grid;grid-template-columns:max-content auto;gap:.25em 1em}dt{color:#555}"
     "dd{margin:0}a{color:#1f5fa8}.bad{color:#b03a2e;font-weight:600}"
-    ".good{color:#1e7b34;font-weight:600}nav a{margin-right:1.2em}</style>\n";
+    ".good{color:#1e7b34;font-weight:600}nav a,nav span{margin-right:1.2em}</style>\n";
 
 static void
 pn_cell(struct evbuffer *b, uint64_t v)
@@ -753,7 +753,7 @@ static const char tree_script[] =
     "ine.moves.length-1?' class=\"here\"':'')+'>'+esc(m.move)+'</a></span>';});\n"
     "$('line').innerHTML='line: '+L;\n"
     "var ml=d.main_line||[];$('endline').innerHTML=ml.length?'<button id=\"endbtn\" title=\"play "
-    "the main line to its end (e)\">\\u23ed play the main line to its end</button> <span class=\""
+    "the main line to its end (e)\">\\u25b6\\u25b6 play the main line to its end</button> <span class=\""
     "note\">'+ml.length+' move'+(ml.length>1?'s':'')+': '+ml.slice(0,8).map(function(m){return es"
     "c(m.move);}).join(' ')+(ml.length>8?' \\u2026':'')+' (it ends at '+esc(d.main_line_end)+')</"
     "span>':'<span class=\"note\">main line: none from here ('+esc(d.main_line_end||'')+')</span>"

@@ -609,6 +609,8 @@ test_provisional_labels(void **state)
     web_page_overview(w, b);
     const char *html = body_of(b);
     assert_null(strstr(html, "href='/export/proof.pdn'"));
+    /* the charts: a second series dashed, so that a line on another stays seen */
+    assert_non_null(strstr(html, "stroke-dasharray='7 4'"));
     /* no sentence cut off: the threshold's explanation ends */
     assert_non_null(strstr(html, "h rises when the root is decided only provisionally, so that "
                                  "no answer rests on a score"));
