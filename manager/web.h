@@ -58,8 +58,9 @@
  *   and "main_line_end" (why it ends: a database position, no move, an
  *   open position, a repetition). /api/check with no record for the
  *   position: "status" "nothing stored", "bound" and "value" null.
- *   An error is {"error": {"code", "reason", "message"}} on /api/* and
- *   the JSON export; an HTML page with links back on the other routes.
+ *   An error is {"error": {"code", "reason", "message"}} on the /api/
+ *   routes and the JSON export; an HTML page with links back on the
+ *   others.
  *
  * STATUS: WHAT "CHECKED" SAYS
  *   "database" and "no move" are the checker's own leaves; "admitted":
