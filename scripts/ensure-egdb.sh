@@ -11,7 +11,7 @@ if [ -f "$dir/.complete-$n" ]; then
 fi
 case $n in
 [1-4]) t="a few seconds" ;;
-5) t="about 30 seconds" ;;
+5) t="about a minute on 2 idle cores" ;;
 6) t="about 10 minutes on 2 cores (2.5 billion positions; 27 MB compressed)" ;;
 7) t="about 2.3 hours on 2 cores and 10 GB of disk, then 1.4 hours of verification (34.8 billion positions; docs/egdb.md)" ;;
 *) t="many hours" ;;
