@@ -229,7 +229,7 @@ $(E2E_RUNS): run-e2e-%:
 	@echo "== tests/$*.sh"; \
 	    $(call TIMED,CHECKERS=$(CURDIR)/$(BIN)/checkers TOOLS=$(CURDIR)/build/tests bash tests/$*.sh,tests/$*.sh)
 
-# The 1-5 piece databases the solver suites share (built once, about 30 s,
+# The 1-5 piece databases the solver suites share (built once, about a minute,
 # by the release binary whatever SANITIZE says; a finished build is a no-op).
 TESTDB := $(CURDIR)/build/testdata/egdb5
 export CHECKERS_TEST_DB := $(TESTDB)

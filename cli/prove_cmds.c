@@ -32,6 +32,7 @@ static const char prove_help[] =
     "                      [--job-time S] [--job-max S] [--job-nodes N] [--threshold H]\n"
     "                      [--step D] [--leaf-step D] [--ghi MODE]\n"
     "                      [--max-proof-records N] [--max-connections N]\n"
+    "                      [--no-root-jobs] [--quiet]\n"
     "       checkers prove --state DIR [--db DIR] [--workers N] [...]   (resume)\n"
     "\n"
     "Proves a position with the proof-tree manager: best-first PN-search over the\n"
@@ -355,11 +356,23 @@ cli_prove(int argc, char **argv)
             return CLI_EXIT_USAGE;
         if (exists) {
             if (!eng_equal(&have_root, &cr.root) || (goal_given && goal != have_goal)) {
-                fprintf(stderr,
-                        "checkers prove: %s already holds the proof of another root or "
-                        "goal; resume it with `checkers prove --state %s`, or choose "
-                        "another directory\n",
-                        state, state);
+                /* which of the two differs, and what is stored: the reader
+                 * may have mistyped the root, or forgotten the folder */
+                char hf[ENG_FEN_MAX], gf[ENG_FEN_MAX];
+                eng_format_fen(&have_root, hf, sizeof hf);
+                eng_format_fen(&cr.root, gf, sizeof gf);
+                if (!eng_equal(&have_root, &cr.root))
+                    fprintf(stderr,
+                            "checkers prove: %s already holds the proof of %s (goal %s), not "
+                            "of the root given, %s; resume it with `checkers prove --state "
+                            "%s`, or choose another directory\n",
+                            state, hf, mt_goal_name(have_goal), gf, state);
+                else
+                    fprintf(stderr,
+                            "checkers prove: %s already holds the proof of %s with the goal "
+                            "%s, not %s; resume it with `checkers prove --state %s`, or "
+                            "choose another directory\n",
+                            state, hf, mt_goal_name(have_goal), mt_goal_name(goal), state);
                 return CLI_EXIT_USAGE;
             }
             nroots = 0; /* the same root: resume */

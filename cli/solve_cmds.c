@@ -48,21 +48,23 @@ static const char solve_help[] =
     "Output: the first line is FEN<TAB>RESULT, RESULT one of win, loss, draw,\n"
     ">=draw, <=draw, unknown (for the side to move); then the main line of the\n"
     "proof in PDN, the queries run, nodes, time and table use.\n"
-    "Exit status: 0 the goal was proved, 1 the budget ran out (a partial bound\n"
-    "may still be printed), 2 bad usage or input, 3 a damaged database or store.\n"
+    "Exit status: 0 the goal was proved, 1 the budget ran out or Ctrl-C / SIGTERM\n"
+    "stopped it (a partial bound may still be printed), 2 bad usage or input, 3 a\n"
+    "damaged database or store.\n"
     "\n"
     "Examples:\n"
     "  checkers solve --db egdb-data --store proofs 'B:W18,22,K27:B5,9,K14'\n"
     "  checkers solve --db egdb-data --pieces 4 --goal win --time 30 FEN\n";
 
 static volatile int stop_flag;
+static volatile int stop_sig; /* the signal that stopped the search (0: none) */
 
 /* ---- helpers ---------------------------------------------------------- */
 
 static void
 on_signal(int sig)
 {
-    (void)sig;
+    stop_sig = sig;
     stop_flag = 1;
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
@@ -73,6 +75,19 @@ typedef struct prog {
     int q;
 } prog;
 
+/* A proof or disproof number as text: "inf" from DFPN_INF on, as the
+ * pages, their JSON and `checkers tree` write infinity (before, solve
+ * printed 2^30 as if it were a count). */
+static const char *
+pn_text(uint32_t v, char *buf, size_t cap)
+{
+    if (v >= DFPN_INF)
+        snprintf(buf, cap, "inf");
+    else
+        snprintf(buf, cap, "%u", v);
+    return buf;
+}
+
 /* A progress line on a terminal, rewritten in place. */
 static void
 on_progress(const dfpn_progress *p, void *arg)
@@ -80,11 +95,12 @@ on_progress(const dfpn_progress *p, void *arg)
     prog *ps = arg;
     char line[200];
     double rate = p->seconds > 0 ? (double)p->nodes / p->seconds : 0;
-    int n =
-        snprintf(line, sizeof line,
-                 "\rdf-pn: %" PRIu64 " nodes  %.0f nodes/s  root pn %u dn %u  table %.0f%%"
-                 "  gc %" PRIu64 "  %.0fs",
-                 p->nodes, rate, p->root_pn, p->root_dn, 100 * p->tt_fill, p->gc_runs, p->seconds);
+    char a[16], b[16];
+    int n = snprintf(line, sizeof line,
+                     "\rdf-pn: %" PRIu64 " nodes  %.0f nodes/s  root pn %s dn %s  table %.0f%%"
+                     "  gc %" PRIu64 "  %.0fs",
+                     p->nodes, rate, pn_text(p->root_pn, a, sizeof a),
+                     pn_text(p->root_dn, b, sizeof b), 100 * p->tt_fill, p->gc_runs, p->seconds);
     fprintf(stderr, "%s%*s", line, ps->last_len > n ? ps->last_len - n : 0, "");
     ps->last_len = n;
     fflush(stderr);
@@ -252,8 +268,10 @@ cli_solve(int argc, char **argv)
     o.progress_arg = &ps;
     prv_result r;
     rc = prv_solve(&p, &o, &r, err, sizeof err);
-    if (ps.last_len)
-        fprintf(stderr, "\r%*s\r", ps.last_len, "");
+    /* the progress line, and the "^C" a terminal echoed after it,
+     * erased: the answer starts on a clean line */
+    if (ps.last_len || (stop_sig && isatty(2)))
+        fputs("\r\033[K", stderr);
     char canon[ENG_FEN_MAX];
     eng_format_fen(&p, canon, sizeof canon);
     const char *word = prv_bound_word(r.bound);
@@ -267,12 +285,17 @@ cli_solve(int argc, char **argv)
                r.expanded, r.seconds, nps);
         for (int i = 0; i < r.nq; i++) {
             const dfpn_result *d = &r.q[i].r;
-            printf("%s{\"query\":\"%s\",\"status\":\"%s\",\"pn\":%u,\"dn\":%u,\"nodes\":%" PRIu64
+            char a[16], b[16];
+            /* numbers, or "inf" (a string, as the pages' JSON has it) */
+            printf("%s{\"query\":\"%s\",\"status\":\"%s\",\"pn\":%s%s%s,\"dn\":%s%s%s,"
+                   "\"nodes\":%" PRIu64
                    ",\"seconds\":%.3f,\"proof_records\":%" PRIu64 ",\"proof_length\":%d,"
                    "\"table_used\":%" PRIu64 ",\"table_entries\":%" PRIu64 ",\"gc_runs\":%" PRIu64
                    "}",
-                   i ? "," : "", query_name(&r.q[i].q), status_name(d->status), d->pn, d->dn,
-                   d->nodes, d->seconds, d->proof_records, d->proof_length, d->tt_used,
+                   i ? "," : "", query_name(&r.q[i].q), status_name(d->status),
+                   d->pn >= DFPN_INF ? "\"" : "", pn_text(d->pn, a, sizeof a),
+                   d->pn >= DFPN_INF ? "\"" : "", d->dn >= DFPN_INF ? "\"" : "",
+                   pn_text(d->dn, b, sizeof b), d->dn >= DFPN_INF ? "\"" : "", d->nodes, d->seconds, d->proof_records, d->proof_length, d->tt_used,
                    d->tt_entries, d->gc_runs);
         }
         printf("]%s%s%s}\n", rc ? ",\"error\":\"" : "", rc ? err : "", rc ? "\"" : "");
@@ -285,9 +308,10 @@ cli_solve(int argc, char **argv)
         }
         for (int i = 0; i < r.nq; i++) {
             const dfpn_result *d = &r.q[i].r;
-            printf("query %d: %-22s %-9s %" PRIu64 " nodes, %.2fs, root pn %u dn %u", i + 1,
+            char a[16], b[16];
+            printf("query %d: %-22s %-9s %" PRIu64 " nodes, %.2fs, root pn %s dn %s", i + 1,
                    query_name(&r.q[i].q), status_name(d->status), d->nodes, d->seconds,
-                   d->pn >= DFPN_INF ? DFPN_INF : d->pn, d->dn >= DFPN_INF ? DFPN_INF : d->dn);
+                   pn_text(d->pn, a, sizeof a), pn_text(d->dn, b, sizeof b));
             if (d->proof_records)
                 printf(", proof of %" PRIu64 " positions written", d->proof_records);
             if (d->proof_length >= 0)
@@ -306,7 +330,10 @@ cli_solve(int argc, char **argv)
                    last->r.tt_used, last->r.tt_entries, last->r.gc_runs);
         /* a budget is named only when one was given: without one, an
          * incomplete answer is the solver's failure, said on stderr */
-        if (!r.complete && !rc && (o.time_limit > 0 || o.node_limit || stop_flag))
+        if (!r.complete && !rc && stop_sig) /* a Ctrl-C is not a budget */
+            printf("%s: %s\n", stop_sig == SIGINT ? "interrupted (Ctrl-C)" : "stopped (SIGTERM)",
+                   r.bound == ENG_LW ? "nothing proved" : "only the bound above was proved");
+        else if (!r.complete && !rc && (o.time_limit > 0 || o.node_limit || stop_flag))
             printf("budget ran out: %s\n",
                    r.bound == ENG_LW ? "nothing proved" : "only the bound above was proved");
         else if (!r.complete)

@@ -178,8 +178,8 @@ progress_line(mgr *m, int final)
              s.jobs_done, s.in_flight, workers, mgr_jobs_per_minute(m, t), h);
     if (m->tty && !final)
         fprintf(stderr, "\r\033[K%s", line);
-    else
-        fprintf(stderr, "%s\n", line);
+    else /* on a terminal the final line replaces the live one (and a "^C" after it) */
+        fprintf(stderr, "%s%s\n", m->tty ? "\r\033[K" : "", line);
     fflush(stderr);
     m->last_progress = t;
 }

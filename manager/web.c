@@ -107,6 +107,25 @@ web_url(struct evbuffer *b, const char *s)
     }
 }
 
+/* Echoed input, cut to at most max bytes: "…" marks a cut, so that a
+ * reader never takes a prefix for the whole (nor a cut for a typo). The
+ * cut falls before a UTF-8 continuation byte's lead, never inside a
+ * character. */
+const char *
+web_clip(const char *s, size_t max, char *buf, size_t cap)
+{
+    size_t n = strlen(s);
+    if (n <= max && n < cap) {
+        snprintf(buf, cap, "%s", s);
+        return buf;
+    }
+    size_t k = max < cap - 4 ? max : cap - 4; /* room for "…" (3 bytes) and NUL */
+    while (k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80)
+        k--;
+    snprintf(buf, cap, "%.*s\u2026", (int)k, s);
+    return buf;
+}
+
 /* ---- authentication ---------------------------------------------------------- */
 
 /* Equal strings, in a time that does not depend on where they differ:
@@ -206,31 +225,52 @@ security_headers(struct evhttp_request *req, const char *type)
     evhttp_add_header(h, "Cache-Control", "no-store");
 }
 
+/* The reason phrase of a status (the reply's and the error page's). */
+static const char *
+reason_of(int code)
+{
+    switch (code) {
+    case 200:
+        return "OK";
+    case 303:
+        return "See Other";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 414:
+        return "URI Too Long";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 500:
+        return "Internal Server Error";
+    default:
+        return "Error";
+    }
+}
+
 static void
 reply(struct evhttp_request *req, int code, const char *type, struct evbuffer *body)
 {
     security_headers(req, type);
-    static const struct {
-        int code;
-        const char *why;
-    } reasons[] = {{200, "OK"},
-                   {303, "See Other"},
-                   {400, "Bad Request"},
-                   {401, "Unauthorized"},
-                   {403, "Forbidden"},
-                   {404, "Not Found"},
-                   {405, "Method Not Allowed"},
-                   {414, "URI Too Long"},
-                   {431, "Request Header Fields Too Large"},
-                   {500, "Internal Server Error"}};
-    const char *why = "Error";
-    for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
-        if (reasons[i].code == code)
-            why = reasons[i].why;
+    const char *why = reason_of(code);
     evhttp_send_reply(req, code, why, body);
 }
 
-/* A plain-text error: the status and what was wrong. */
+/*
+ * An error in the form its reader takes: JSON for the API and the JSON
+ * export ({"error": {"code", "reason", "message"}}), which a script
+ * parses as it parses the answer it wanted; an HTML page for everything
+ * a browser opens (pages and PDN exports), with the message, a way back
+ * and links to the overview and the root. Before, every error was plain
+ * text, which the page's own script could only show raw.
+ */
 static void
 reply_error(web_server *w, struct evhttp_request *req, int code, const char *msg)
 {
@@ -239,8 +279,21 @@ reply_error(web_server *w, struct evhttp_request *req, int code, const char *msg
         evhttp_send_error(req, 500, NULL);
         return;
     }
-    evbuffer_add_printf(b, "%s: %d: %s\n", w->name, code, msg);
-    reply(req, code, "text/plain; charset=utf-8", b);
+    const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
+    const char *path = u ? evhttp_uri_get_path(u) : NULL;
+    size_t pl = path ? strlen(path) : 0;
+    int json = path && (!strncmp(path, "/api/", 5) || !strcmp(path, "/status.json") ||
+                        (pl >= 5 && !strcmp(path + pl - 5, ".json")));
+    if (json) {
+        evbuffer_add_printf(b, "{\"error\":{\"code\":%d,\"reason\":\"%s\",\"message\":", code,
+                            reason_of(code));
+        web_json_str(b, msg);
+        evbuffer_add_printf(b, "}}\n");
+        reply(req, code, "application/json", b);
+    } else {
+        web_page_error(b, w->name, code, reason_of(code), msg);
+        reply(req, code, "text/html; charset=utf-8", b);
+    }
     evbuffer_free(b);
 }
 
@@ -285,7 +338,9 @@ num_param(struct evkeyvalq *q, const char *name, long def, long lo, long hi, cha
     char *end;
     long v = strtol(s, &end, 10);
     if (!*s || *end || v < lo || v > hi) {
-        snprintf(err, errlen, "%s='%.40s' is not a number from %ld to %ld", name, s, lo, hi);
+        char c[48];
+        snprintf(err, errlen, "%s='%s' is not a number from %ld to %ld", name,
+                 web_clip(s, 40, c, sizeof c), lo, hi);
         return -1;
     }
     return v;
@@ -352,7 +407,8 @@ serve_route(web_server *w, struct evhttp_request *req, const struct route *r, st
     if (fen) {
         char perr[300];
         if (eng_parse_fen(fen, &p, perr, sizeof perr)) {
-            snprintf(err, sizeof err, "fen='%.120s': %s", fen, perr);
+            char c[128];
+            snprintf(err, sizeof err, "fen='%s': %s", web_clip(fen, 120, c, sizeof c), perr);
             code = 400;
         }
     } else if (line && (r->id == R_TREE || r->id == R_NODE || r->id == R_LINE_PDN)) {
@@ -382,7 +438,7 @@ serve_route(web_server *w, struct evhttp_request *req, const struct route *r, st
             if (code == 200) {
                 evbuffer_add(j, "", 1);
                 type = "text/html; charset=utf-8";
-                web_page_tree(w, b, (const char *)evbuffer_pullup(j, -1));
+                web_page_tree(w, b, &p, (const char *)evbuffer_pullup(j, -1));
             }
             evbuffer_free(j);
             break;
@@ -406,11 +462,11 @@ serve_route(web_server *w, struct evhttp_request *req, const struct route *r, st
             }
             break;
         case R_LINE_PDN:
-            type = "application/x-checkers-pdn; charset=utf-8";
+            type = "text/plain; charset=utf-8"; /* shown, not downloaded */
             code = web_export_line(w, &p, line, b, err, sizeof err);
             break;
         case R_PROOF_PDN: {
-            type = "application/x-checkers-pdn; charset=utf-8";
+            type = "text/plain; charset=utf-8";
             long max = num_param(q, "max", 5000, 1, 200000, err, sizeof err);
             code = max < 0 ? 400 : web_export_proof(w, &p, max, b, err, sizeof err);
             break;
@@ -476,12 +532,23 @@ on_request(struct evhttp_request *req, void *arg)
     const char *query = u ? evhttp_uri_get_query(u) : NULL;
     if (!path || !*path)
         path = "/";
+    /* a %00 would be decoded into a NUL that ends the value early: the
+     * rest of the parameter would be dropped unseen (fen=B:W1%00junk
+     * read as B:W1), so it is refused before the query is parsed */
+    if (query && strstr(query, "%00")) {
+        char msg[200], c[88];
+        snprintf(msg, sizeof msg, "query '%s': a NUL byte (%%00) in a parameter",
+                 web_clip(query, 80, c, sizeof c));
+        reply_error(w, req, 400, msg);
+        return;
+    }
     struct evkeyvalq q;
     TAILQ_INIT(&q);
     if (query && evhttp_parse_query_str(query, &q)) {
-        char msg[200];
+        char msg[200], c[88];
         snprintf(msg, sizeof msg,
-                 "malformed query '%.80s': expected name=value pairs separated by '&'", query);
+                 "malformed query '%s': expected name=value pairs separated by '&'",
+                 web_clip(query, 80, c, sizeof c));
         reply_error(w, req, 400, msg);
         evhttp_clear_headers(&q);
         return;
@@ -513,11 +580,11 @@ on_request(struct evhttp_request *req, void *arg)
         if (!strcmp(path, routes[i].path))
             r = &routes[i];
     if (!r) {
-        char msg[300];
+        char msg[300], c[88];
         snprintf(msg, sizeof msg,
-                 "no page '%.80s' (pages: /, /tree, /api/node, /api/status, /api/check, "
+                 "no page '%s' (pages: /, /tree, /api/node, /api/status, /api/check, "
                  "/export/line.pdn, /export/proof.pdn, /export/subtree.json)",
-                 path);
+                 web_clip(path, 80, c, sizeof c));
         reply_error(w, req, 404, msg);
         evhttp_clear_headers(&q);
         return;
@@ -527,9 +594,9 @@ on_request(struct evhttp_request *req, void *arg)
         for (const char *const *p = r->params; *p && !ok; p++)
             ok = !strcmp(kv->key, *p);
         if (!ok) {
-            char msg[300];
-            int off = snprintf(msg, sizeof msg, "%s takes no parameter '%.40s' (it takes:", path,
-                               kv->key);
+            char msg[300], c[48];
+            int off = snprintf(msg, sizeof msg, "%s takes no parameter '%s' (it takes:", path,
+                               web_clip(kv->key, 40, c, sizeof c));
             for (const char *const *p = r->params; *p && off < (int)sizeof msg - 40; p++)
                 off += snprintf(msg + off, sizeof msg - (size_t)off, " %s", *p);
             snprintf(msg + off, sizeof msg - (size_t)off, "%s)", r->params[0] ? "" : " none");
@@ -744,6 +811,7 @@ web_free(web_server *w)
     if (w->http)
         evhttp_free(w->http);
     free(w->pts);
+    free(w->ops);
     free(w);
 }
 

@@ -28,7 +28,8 @@
  *                         from F over the proof store, now: only on a
  *                         served state (a running manager answers 403,
  *                         as the check would stop its event loop)
- *   /export/line.pdn?fen=F&line=L   the line as a PDN game (SetUp, FEN)
+ *   /export/line.pdn?fen=F&line=L   the line as a PDN game (SetUp, FEN);
+ *                         the exports are text/plain, shown by a browser
  *   /export/proof.pdn?fen=F&max=N   the proof below F as a PDN game tree
  *                         with variations (CheckerBoard reads it): where
  *                         the prover moves, the move its record keeps;
@@ -46,8 +47,20 @@
  *   (database, no move, proof store, tree, none), "checked" (how the
  *   checker stands to the value: see STATUS), pn, dn, "provisional"
  *   (+1/-1 when pn or dn is 0 only because the heuristic score is past
- *   h, else 0), score and "score_text" (the score explained), in_flight,
+ *   h, else 0: the question's, for the attacker, whoever moves at the
+ *   position), score and "score_text" (the score explained), in_flight,
  *   jobs, job_ms, job_nodes, expanded, children, parents.
+ *   /api/node adds "proving" (the move the proof takes, or null, with
+ *   "proving_note" saying why: the other side proves there, or nothing
+ *   is proven yet) and "main_line": the moves from the position to the
+ *   proof's end (the proving move where the side to move proves, else
+ *   the reply whose proof cost the most), each with its FEN, at most 200,
+ *   and "main_line_end" (why it ends: a database position, no move, an
+ *   open position, a repetition). /api/check with no record for the
+ *   position: "status" "nothing stored", "bound" and "value" null.
+ *   An error is {"error": {"code", "reason", "message"}} on the /api/
+ *   routes and the JSON export; an HTML page with links back on the
+ *   others.
  *
  * STATUS: WHAT "CHECKED" SAYS
  *   "database" and "no move" are the checker's own leaves; "admitted":
@@ -83,8 +96,9 @@
  *   headers (431), a URI of at most WEB_MAX_URI bytes (414), no body;
  *   a connection idle for WEB_TIMEOUT_S seconds is closed. Bad input
  *   (a FEN that does not parse, a move that is not legal, a position
- *   the proof does not hold, a malformed query) gets 400 or 404 with a
- *   message that names what was wrong and where.
+ *   the proof does not hold, a malformed query, a %00 anywhere in the
+ *   query) gets 400 or 404 with a message that names what was wrong and
+ *   where; input echoed in it is cut with "…".
  *
  * THREAD SAFETY
  *   Everything runs in the caller's event loop (one struct event_base);

@@ -437,7 +437,9 @@ web_line_get(web_server *w, const eng_pos *p, const char *text, web_line *line, 
                 return -1;
             }
             if (eng_parse_move(&cur, tok, &m, perr, sizeof perr)) {
-                snprintf(err, errlen, "line, move %d '%.20s': %s", n + 1, tok, perr);
+                char c[32];
+                snprintf(err, errlen, "line, move %d '%s': %s", n + 1,
+                         web_clip(tok, 20, c, sizeof c), perr);
                 return -1;
             }
             eng_format_move(&m, line->move[n], sizeof line->move[n]);
@@ -494,6 +496,116 @@ proof_json(web_server *w, struct evbuffer *b, const mt_stats *st)
     evbuffer_add_printf(b, ",\"state\":");
     web_json_str(b, w->state);
     evbuffer_add_printf(b, "}");
+}
+
+/*
+ * Why a position has no proving move, in words (NULL when it has one):
+ * the side to move is the defender of a proven bound (every move of it
+ * is refuted), or nothing is proven there yet. Before, every such
+ * position said "the side to move is not proving here", also where the
+ * side to move is the one the open question is about.
+ */
+static const char *
+proving_note(const web_status *s, int has_pm)
+{
+    if (has_pm)
+        return NULL;
+    if (eng_bound_hi(s->bound) <= ENG_DRAW)
+        return s->pos.stm == ENG_BLACK ? "none: White proves here, and every Black move is refuted"
+                                       : "none: Black proves here, and every White move is refuted";
+    if (eng_bound_lo(s->bound) >= ENG_DRAW)
+        return "none: the record keeps no move for this bound";
+    return "none yet: nothing is proven about this position so far";
+}
+
+/* The move of p to follow on the main line: the proving move where the
+ * side to move proves; where it defends, the reply whose proof cost the
+ * most (its record's effort, else its jobs' time in the tree, else the
+ * first): the longest resistance, as a published main line is. 0 where
+ * the proof ends (a database or no-move leaf) or nothing is proven. */
+static int
+main_move(web_server *w, const eng_pos *p, eng_move *out)
+{
+    web_status s;
+    web_status_of(w, p, &s);
+    if (!strcmp(s.source, "database") || !strcmp(s.source, "no move"))
+        return 0;
+    if (web_proving_move(w, &s, out))
+        return 1;
+    if (eng_bound_hi(s.bound) > ENG_DRAW)
+        return 0; /* open: no main line goes through it */
+    eng_movelist ml;
+    eng_generate(p, &ml, ENG_DUPS_MERGE);
+    uint64_t best = 0;
+    int bi = -1;
+    for (int i = 0; i < ml.n; i++) {
+        eng_pos c;
+        web_status cs;
+        eng_make(p, &ml.m[i], &c);
+        web_status_of(w, &c, &cs);
+        uint64_t e = cs.has_record ? cs.rec.effort + 1 : cs.in_tree ? cs.v.job_ms + 1 : 1;
+        if (bi < 0 || e > best)
+            best = e, bi = i;
+    }
+    if (bi < 0)
+        return 0;
+    *out = ml.m[bi];
+    return 1;
+}
+
+/* The main line from p as JSON moves (each with the FEN it leads to),
+ * at most WEB_MAIN_MAX plies, stopping at a repetition; then why it
+ * ended. One status a move and one a reply: a few ms for 200 plies. */
+#define WEB_MAIN_MAX 200
+static void
+main_line_json(web_server *w, const eng_pos *p, struct evbuffer *b)
+{
+    eng_pos *seen = malloc((WEB_MAIN_MAX + 1) * sizeof *seen);
+    evbuffer_add_printf(b, ",\"main_line\":[");
+    const char *why = "the proof ends here";
+    if (!seen) {
+        evbuffer_add_printf(b, "],\"main_line_end\":\"out of memory\"");
+        return;
+    }
+    eng_pos cur = *p;
+    int n = 0;
+    seen[0] = cur;
+    for (;;) {
+        eng_move m;
+        if (n >= WEB_MAIN_MAX) {
+            why = "cut at 200 moves";
+            break;
+        }
+        if (!main_move(w, &cur, &m)) {
+            web_status s;
+            web_status_of(w, &cur, &s);
+            why = !strcmp(s.source, "database")  ? "a database position"
+                  : !strcmp(s.source, "no move") ? "no move: the game is over"
+                  : s.bound == ENG_LW            ? "an open position: nothing proven yet"
+                                                 : "the proof keeps no move here";
+            break;
+        }
+        char mv[ENG_MOVE_STR_MAX], f[ENG_FEN_MAX];
+        eng_format_move(&m, mv, sizeof mv);
+        eng_make(&cur, &m, &cur);
+        eng_format_fen(&cur, f, sizeof f);
+        evbuffer_add_printf(b, "%s{\"move\":", n ? "," : "");
+        web_json_str(b, mv);
+        evbuffer_add_printf(b, ",\"fen\":");
+        web_json_str(b, f);
+        evbuffer_add_printf(b, "}");
+        seen[++n] = cur;
+        int rep = 0;
+        for (int i = 0; i < n && !rep; i++)
+            rep = eng_equal(&seen[i], &cur);
+        if (rep) {
+            why = "a repetition";
+            break;
+        }
+    }
+    free(seen);
+    evbuffer_add_printf(b, "],\"main_line_end\":");
+    web_json_str(b, why);
 }
 
 /*
@@ -588,6 +700,12 @@ web_api_node(web_server *w, const eng_pos *p, const char *line_text, struct evbu
         web_json_str(b, pmtext);
     else
         evbuffer_add_printf(b, "null");
+    const char *note = proving_note(&s, has_pm);
+    if (note) {
+        evbuffer_add_printf(b, ",\"proving_note\":");
+        web_json_str(b, note);
+    }
+    main_line_json(w, p, b);
     evbuffer_add_printf(b, ",\"moves\":[");
     eng_movelist ml;
     eng_generate(p, &ml, ENG_DUPS_MERGE);
@@ -658,7 +776,13 @@ leaves_visit(const mt_view *v, void *arg)
     leaves_arg *a = arg;
     if (v->in_flight && a->nfly < a->kfly)
         a->fly[a->nfly++] = *v;
-    if (v->expanded || answers(&a->q, &v->pos, v->bound))
+    /* open: not expanded, its bound does not answer the question, and
+     * the threshold does not count it either (pn or dn 0, which is
+     * also what a score proven by alpha-beta gives) - a leaf past h is
+     * decided for the search, not open; an infinite number is a leaf
+     * the question cannot go through */
+    if (v->expanded || answers(&a->q, &v->pos, v->bound) || v->pn == 0 || v->dn == 0 ||
+        v->pn >= MT_INF || v->dn >= MT_INF)
         return 0;
     /* insertion into the k best */
     size_t i = a->nhard < a->khard ? a->nhard++ : a->khard;
@@ -678,7 +802,10 @@ leaves_visit(const mt_view *v, void *arg)
 size_t
 web_leaves(web_server *w, mt_view *hard, size_t khard, size_t *nhard, mt_view *fly, size_t kfly)
 {
-    leaves_arg a = {w->st.q, hard, 0, khard, fly, 0, kfly};
+    /* a settled proof has no open leaf that matters: what is left open
+     * below it is off the proof (a settled root answers every question) */
+    int settled = mt_goal_settled(w->st.goal, w->st.root_bound);
+    leaves_arg a = {w->st.q, hard, 0, settled ? 0 : khard, fly, 0, kfly};
     mt_each(w->tree, leaves_visit, &a);
     *nhard = a.nhard;
     return a.nfly;
@@ -856,15 +983,26 @@ web_api_check(web_server *w, const eng_pos *p, struct evbuffer *b, char *err, si
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
     evbuffer_add_printf(b, "{\"fen\":");
     web_json_str(b, fen);
-    evbuffer_add_printf(
-        b,
-        ",\"status\":\"%s\",\"bound\":\"%s\",\"value\":\"%s\",\"positions\":%" PRIu64
-        ",\"leaves_db\":%" PRIu64 ",\"leaves_end\":%" PRIu64 ",\"longest_win\":%d,\"seconds\":%.3f",
-        r.status == PCHK_VALID     ? "valid"
-        : r.status == PCHK_NOTHING ? "nothing stored"
-                                   : "invalid",
-        eng_bound_name(r.bound), prv_bound_word(r.bound), r.positions, r.leaves_db, r.leaves_end,
-        r.longest_win, secs);
+    /* with nothing stored the checker proved nothing: no bound is
+     * claimed (its result's bound field is not a value then) */
+    evbuffer_add_printf(b, ",\"status\":\"%s\",\"bound\":",
+                        r.status == PCHK_VALID     ? "valid"
+                        : r.status == PCHK_NOTHING ? "nothing stored"
+                                                   : "invalid");
+    if (r.status == PCHK_NOTHING)
+        evbuffer_add_printf(b, "null,\"value\":null");
+    else
+        evbuffer_add_printf(b, "\"%s\",\"value\":\"%s\"", eng_bound_name(r.bound),
+                            prv_bound_word(r.bound));
+    evbuffer_add_printf(b,
+                        ",\"positions\":%" PRIu64 ",\"leaves_db\":%" PRIu64
+                        ",\"leaves_end\":%" PRIu64 ",\"longest_win\":%d,\"seconds\":%.3f",
+                        r.positions, r.leaves_db, r.leaves_end, r.longest_win, secs);
+    if (r.status == PCHK_NOTHING) {
+        evbuffer_add_printf(b, ",\"why\":");
+        web_json_str(b, "the proof store holds no record for this position: nothing is proven "
+                        "about it, so there is nothing to check");
+    }
     if (r.status == PCHK_INVALID) {
         evbuffer_add_printf(b, ",\"where\":");
         web_json_str(b, r.where);
@@ -877,11 +1015,27 @@ web_api_check(web_server *w, const eng_pos *p, struct evbuffer *b, char *err, si
 
 /* ---- PDN exports ------------------------------------------------------------------------ */
 
+/* The Result tag of a position whose value is exact (a win, a loss or
+ * a draw for the side to move): "1-0" White wins, "0-1" Black wins,
+ * "1/2-1/2" a draw, as the PDN description gives them; "*" for a bound
+ * (>=draw, <=draw) or nothing proven, which no game result states. */
+static const char *
+pdn_result(const eng_pos *p, eng_bound b)
+{
+    if (b == ENG_DD)
+        return "1/2-1/2";
+    int white_wins = (b == ENG_WW) == (p->stm == ENG_WHITE);
+    if (b == ENG_WW || b == ENG_LL)
+        return white_wins ? "1-0" : "0-1";
+    return "*";
+}
+
 static void
-pdn_tags(struct evbuffer *b, const char *event, const char *fen)
+pdn_tags(struct evbuffer *b, const char *event, const char *fen, const char *result)
 {
     evbuffer_add_printf(b, "[Event \"%s\"]\n[Site \"checkers proof browser\"]\n", event);
-    evbuffer_add_printf(b, "[Black \"?\"]\n[White \"?\"]\n[Result \"*\"]\n[GameType \"21\"]\n");
+    evbuffer_add_printf(b, "[Black \"?\"]\n[White \"?\"]\n[Result \"%s\"]\n[GameType \"21\"]\n",
+                        result);
     evbuffer_add_printf(b, "[SetUp \"1\"]\n[FEN \"%s\"]\n", fen);
 }
 
@@ -924,7 +1078,7 @@ web_export_line(web_server *w, const eng_pos *p, const char *line_text, struct e
         return 404;
     }
     eng_format_fen(&line->pos[0], rootfen, sizeof rootfen);
-    pdn_tags(b, "proof browser: a line from the root", rootfen);
+    pdn_tags(b, "proof browser: a line from the root", rootfen, "*");
     web_status s;
     web_status_of(w, p, &s);
     evbuffer_add_printf(b, "\n");
@@ -1100,7 +1254,7 @@ web_export_proof(web_server *w, const eng_pos *p, long max_moves, struct evbuffe
         char event[160];
         snprintf(event, sizeof event, "proof: %s %s", web_side(goals[g].x),
                  goals[g].win ? "wins" : "at least draws");
-        pdn_tags(b, event, fen);
+        pdn_tags(b, event, fen, pdn_result(p, s.bound));
         evbuffer_add_printf(b,
                             "\n{The proof that %s %s from this position (%s to move), as the "
                             "proof store holds it: where %s moves, the move the record keeps; "
@@ -1120,7 +1274,7 @@ web_export_proof(web_server *w, const eng_pos *p, long max_moves, struct evbuffe
                 "{The proof goes on where the comment ... stands: this export stops at %ld "
                 "moves (max=, at most 200000), or %d plies deep.} ",
                 max_moves, PROOF_PLIES);
-        evbuffer_add_printf(b, "*\n\n");
+        evbuffer_add_printf(b, "%s\n\n", pdn_result(p, s.bound));
     }
     set_free(&c->shown);
     free(c);

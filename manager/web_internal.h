@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "manager/web.h"
+#include "openings/openings.h"
 
 struct evbuffer;
 struct evhttp;
@@ -51,6 +52,9 @@ struct web_server {
     mt_stats st;     /* the tree's figures (web_refresh) */
     double st_at;    /* when they were read (0: never) */
     eng_pos root;
+    ops_book *ops; /* the 19 published openings, read at the first /tree (NULL: unread or
+                      not found: the page then offers none) */
+    int ops_tried;
 };
 
 /* A position's status, as the pages and the JSON show it. */
@@ -86,6 +90,9 @@ void web_json_pn(struct evbuffer *b, uint64_t v);
 void web_html(struct evbuffer *b, const char *s);
 /* A query value for a URL (everything but [A-Za-z0-9-_.~:,] as %XX). */
 void web_url(struct evbuffer *b, const char *s);
+/* s cut to at most max bytes with "…" where it was cut, in buf (cap at
+ * least max + 4); returns buf. For input echoed in a message. */
+const char *web_clip(const char *s, size_t max, char *buf, size_t cap);
 
 /* ---- functions: positions and the API (web_api.c) ---------------------- */
 
@@ -142,8 +149,12 @@ int web_export_subtree(web_server *w, const eng_pos *p, int depth, struct evbuff
 
 void web_page_overview(web_server *w, struct evbuffer *b);
 /* The browser; node_json is /api/node's answer for the first position. */
-void web_page_tree(web_server *w, struct evbuffer *b, const char *node_json);
+void web_page_tree(web_server *w, struct evbuffer *b, const eng_pos *p, const char *node_json);
 /* The 401 page: a form that asks for the token. */
 void web_page_login(struct evbuffer *b, const char *path);
+/* An error as a page: its title, the message (escaped), a way back
+ * and links to the overview and the root's page. */
+void web_page_error(struct evbuffer *b, const char *name, int code, const char *reason,
+                    const char *msg);
 
 #endif /* MANAGER_WEB_INTERNAL_H */

@@ -207,12 +207,13 @@ chart(struct evbuffer *b, const char *title, const char *ytitle, int ylog, doubl
                 continue;
             }
             double x = XPIX(s[k].x[i]), yy = YPIX(y);
-            if (!open)
+            if (!open) /* the first one wide and solid, the others thin and dashed:
+                          where two lines coincide (workers and jobs in flight, most of
+                          a run) both stay seen */
                 evbuffer_add_printf(b,
-                                    "<polyline fill='none' stroke='%s' stroke-width='%.1f' "
+                                    "<polyline fill='none' stroke='%s' stroke-width='%.1f'%s "
                                     "points='",
-                                    s[k].color, k ? 1.8 : 3.2); /* the first one wider: a
-                                                                  second on it stays seen */
+                                    s[k].color, k ? 2.0 : 4.5, k ? " stroke-dasharray='7 4'" : "");
             else if (s[k].step)
                 evbuffer_add_printf(b, "%.1f,%.1f ", x, py);
             evbuffer_add_printf(b, "%.1f,%.1f ", x, yy);
@@ -226,10 +227,12 @@ chart(struct evbuffer *b, const char *title, const char *ytitle, int ylog, doubl
             evbuffer_add_printf(b, "<circle cx='%.1f' cy='%.1f' r='3' fill='%s'/>\n", lx, lyy,
                                 s[k].color);
         int ly = CH_T + 10 + 20 * (int)k;
-        evbuffer_add_printf(b,
-                            "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='%s' stroke-width='3'/>"
-                            "<text x='%d' y='%d' font-size='12'>",
-                            CH_R + 16, ly, CH_R + 40, ly, s[k].color, CH_R + 46, ly + 4);
+        evbuffer_add_printf(
+            b,
+            "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='%s' stroke-width='%s'%s/>"
+            "<text x='%d' y='%d' font-size='12'>",
+            CH_R + 16, ly, CH_R + 40, ly, s[k].color, k ? "2" : "4.5",
+            k ? " stroke-dasharray='7 4'" : "", CH_R + 46, ly + 4);
         web_html(b, s[k].name);
         evbuffer_add_printf(b, "</text>\n");
     }
@@ -354,7 +357,7 @@ static const char style[] =
     ".note{color:#555;font-size:.92em}.chart{display:block;margin:.6em 0;border:1px solid #ddd}"
     "dl{display:grid;grid-template-columns:max-content auto;gap:.25em 1em}dt{color:#555}"
     "dd{margin:0}a{color:#1f5fa8}.bad{color:#b03a2e;font-weight:600}"
-    ".good{color:#1e7b34;font-weight:600}nav a{margin-right:1.2em}</style>\n";
+    ".good{color:#1e7b34;font-weight:600}nav a,nav span{margin-right:1.2em}</style>\n";
 
 static void
 pn_cell(struct evbuffer *b, uint64_t v)
@@ -381,16 +384,23 @@ fen_link(struct evbuffer *b, const eng_pos *p, const char *line, const char *tex
     evbuffer_add_printf(b, "</a>");
 }
 
-/* The value column: proven, provisional, or open. */
+/* The value column: proven, provisional, or open. A provisional flag
+ * is the question's (tree.h, THRESHOLD ITERATION: pn 0 when the
+ * attacker's score is past h, dn 0 when it is below -h), whichever side
+ * moves at the position, so it is written with the attacker's name and
+ * never turned for the mover: before, the root's moves turned it, and a
+ * move with pn ∞, dn 0 read "counted proven". */
 static void
-value_cell(struct evbuffer *b, const web_status *s, const char *word, int h)
+value_cell(struct evbuffer *b, const web_status *s, const char *word, int h, int attacker)
 {
     if (s->bound != ENG_LW && strcmp(word, "unknown"))
         evbuffer_add_printf(b, "%s", word);
     else if (s->provisional > 0)
-        evbuffer_add_printf(b, "open: counted proven (score past h = %d)", h);
+        evbuffer_add_printf(b, "open: counted proven for %s (%s's score past h = %d)",
+                            web_side(attacker), web_side(attacker), h);
     else if (s->provisional < 0)
-        evbuffer_add_printf(b, "open: counted disproven (score past -h = %d)", -h);
+        evbuffer_add_printf(b, "open: counted disproven for %s (%s's score below −h = %d)",
+                            web_side(attacker), web_side(attacker), -h);
     else
         evbuffer_add_printf(b, "open");
 }
@@ -426,10 +436,7 @@ root_moves(web_server *w, struct evbuffer *b)
                             !strcmp(mv, pmtext) ? " class='proving'" : "");
         fen_link(b, &c, mv, mv);
         evbuffer_add_printf(b, "%s</td><td class='l'>", !strcmp(mv, pmtext) ? " ★" : "");
-        /* the child's provisional flag is for its side: turned for the mover */
-        web_status t = s;
-        t.provisional = -s.provisional;
-        value_cell(b, &t, prv_bound_word(eng_bound_neg(s.bound)), w->st.h);
+        value_cell(b, &s, prv_bound_word(eng_bound_neg(s.bound)), w->st.h, w->st.q.attacker);
         evbuffer_add_printf(b, "</td><td class='l'>%s</td><td>", s.checked);
         if (s.in_tree) {
             pn_cell(b, s.v.pn);
@@ -496,7 +503,10 @@ leaves_tables(web_server *w, struct evbuffer *b)
                            "is still open at, most job time first. Every open leaf has pn = dn = 1 "
                            "(tree.h), so they are ranked by the work they resisted.</p>\n");
     if (!nhard) {
-        evbuffer_add_printf(b, "<p class='note'>none</p>\n");
+        evbuffer_add_printf(b, "<p class='note'>none%s</p>\n",
+                            mt_goal_settled(w->st.goal, w->st.root_bound)
+                                ? ": the proof is settled, no leaf is open"
+                                : "");
         return;
     }
     evbuffer_add_printf(
@@ -529,11 +539,15 @@ web_page_overview(web_server *w, struct evbuffer *b)
     if (w->run)
         evbuffer_add_printf(b, "<meta http-equiv='refresh' content='10'>");
     evbuffer_add_printf(b, "<title>proof of %s</title>%s</head><body>\n", s->root_fen, style);
+    /* the proof's PDN only once something is proven at the root: before
+     * that the link could only answer 404 */
     evbuffer_add_printf(b,
                         "<nav><a href='/tree'>Browse the proof tree</a><a "
-                        "href='/api/status'>status JSON</a><a href='/export/proof.pdn'>the "
-                        "proof as PDN</a><a href='/export/subtree.json'>the tree as JSON</a>"
-                        "</nav>\n<h1>Proof of <code>%s</code></h1>\n<dl>\n",
+                        "href='/api/status'>status JSON</a>%s<a href='/export/subtree.json'>the "
+                        "tree as JSON</a></nav>\n<h1>Proof of <code>%s</code></h1>\n<dl>\n",
+                        s->root_bound != ENG_LW
+                            ? "<a href='/export/proof.pdn'>the proof as PDN</a>"
+                            : "<span class='note'>(no proof to export yet)</span>",
                         s->root_fen);
     evbuffer_add_printf(b, "<dt>goal</dt><dd>%s, for %s (to move at the root)</dd>\n",
                         mt_goal_name(s->goal), web_side(w->root.stm));
@@ -566,7 +580,8 @@ web_page_overview(web_server *w, struct evbuffer *b)
     else
         evbuffer_add_printf(b,
                             "%d (hundredths of a man): a leaf whose score is beyond ±%d counts "
-                            "as provisionally decided; h rises when the root is",
+                            "as provisionally decided; h rises when the root is decided only "
+                            "provisionally, so that no answer rests on a score",
                             s->h, s->h);
     evbuffer_add_printf(b,
                         "</dd>\n<dt>tree</dt><dd>%" PRIu64 " positions, %" PRIu64
@@ -638,191 +653,302 @@ web_page_overview(web_server *w, struct evbuffer *b)
  * (so that the page shows it at once, without a second request), and
  * then each position's moves on demand from /api/node. */
 static const char tree_head[] =
-    "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-    "<meta name='viewport' content='width=device-width,initial-scale=1'>"
-    "<title>proof browser</title><style>"
-    "body{font-family:system-ui,sans-serif;margin:1em 1.6em;color:#222}"
-    "nav a,nav button{margin-right:1em}h1{font-size:1.25em;margin:.4em 0}"
-    "#summary{color:#444;margin:.3em 0 .8em}#line{margin:.5em 0;line-height:1.8}"
-    "#line a{padding:1px 4px;border-radius:3px;text-decoration:none;color:#1f5fa8}"
-    "#line a.here{background:#1f5fa8;color:#fff}#line .num{color:#888;margin-left:.3em}"
-    "#main{display:flex;flex-wrap:wrap;gap:1.5em;align-items:flex-start}"
-    "#pos{flex:1 1 22em;max-width:42em}#pos dl{display:grid;grid-template-columns:max-content "
-    "auto;gap:.2em .9em;margin:0}"
-    "#pos dt{color:#555}#pos dd{margin:0}"
-    "table{border-collapse:collapse}td,th{padding:3px 8px;text-align:right;"
-    "border-bottom:1px solid #eee}th{background:#f2f2f2;position:sticky;top:0}"
-    "td.l,th.l{text-align:left}tbody tr{cursor:pointer}tbody tr:hover td{background:#f4f8fd}"
-    "tr.proving td{background:#e3f5e3;font-weight:600}tr.sel td{outline:2px solid #1f5fa8;"
-    "outline-offset:-2px}.note{color:#555;font-size:.9em}.err{color:#b03a2e;font-weight:600}"
-    ".win{color:#1e7b34}.loss{color:#b03a2e}a{color:#1f5fa8}kbd{border:1px solid #bbb;"
-    "border-radius:3px;padding:0 4px;font-size:.85em}</style></head><body>\n"
-    "<nav><a href='/'>Overview</a><a id='toroot' href='/tree'>Root</a>"
-    "<button id='up' title='up one move (←)'>↑ up</button>"
-    "<label><input type='checkbox' id='nums'> square numbers (<kbd>n</kbd>)</label></nav>\n"
-    "<h1 id='title'>Proof browser</h1><div id='summary'></div>"
-    "<div id='line'></div><div id='main'><div id='board'></div><div id='pos'></div></div>"
-    "<h2 id='movesh'>Moves</h2><div id='moves'></div>"
-    "<p class='note'>Click a move to go down, <kbd>←</kbd> or ↑ up to go back up the line, "
-    "<kbd>↑</kbd> <kbd>↓</kbd> to choose a move and <kbd>→</kbd> or <kbd>Enter</kbd> to play "
-    "it; the browser's back button works, and every position has its own address. pn and dn are "
-    "the proof and disproof numbers of the question (∞: cannot be proven, resp. disproven, "
-    "there); a score is alpha-beta's heuristic in hundredths of a man for the mover (hover for "
-    "its meaning).</p>"
-    "<h2>Export</h2><div id='export'></div><div id='check'></div>\n"
+    "<!doctype html><html lang='en'><head><meta charset='utf-8'><meta name='viewport' content='wi"
+    "dth=device-width,initial-scale=1'><title>";
+
+/* after the title (the position's FEN, escaped) */
+static const char tree_head2[] =
+    "</title><style>body{font-family:system-ui,sans-serif;margin:1em 1.6em;color:#222}nav a,nav b"
+    "utton{margin-right:1em}h1{font-size:1.25em;margin:.4em 0}#summary{color:#444;margin:.3em 0 ."
+    "8em}#line{margin:.5em 0;line-height:1.8}#line a{white-space:nowrap;padding:1px 4px;border-ra"
+    "dius:3px;text-decoration:none;color:#1f5fa8}#line a.here{background:#1f5fa8;color:#fff}#line"
+    " .num{color:#888;margin-left:.3em}#line .mv{white-space:nowrap}#main{display:flex;flex-wrap:"
+    "wrap;gap:1.5em;align-items:flex-start}#pos{flex:1 1 22em;max-width:42em}#pos dl{display:grid"
+    ";grid-template-columns:max-content auto;gap:.2em .9em;margin:0}#pos dt{color:#555}#pos dd{ma"
+    "rgin:0}table{border-collapse:collapse}td,th{padding:3px 8px;text-align:right;border-bottom:1"
+    "px solid #eee}th{background:#f2f2f2;position:sticky;top:0}td.l,th.l{text-align:left}tbody tr"
+    "{cursor:pointer}tbody tr:hover td{background:#f4f8fd}tr.proving td{background:#e3f5e3;font-w"
+    "eight:600}tr.sel td{outline:2px solid #1f5fa8;outline-offset:-2px}.note{color:#555;font-size"
+    ":.9em}.err{color:#b03a2e;font-weight:600}.win{color:#1e7b34}.loss{color:#b03a2e}a{color:#1f5"
+    "fa8}#tools{margin:.5em 0;display:flex;flex-wrap:wrap;gap:.4em 1.2em;align-items:center}#tool"
+    "s input[type=text]{width:24em}#endline{margin:.2em 0 .6em}kbd{border:1px solid #bbb;border-r"
+    "adius:3px;padding:0 4px;font-size:.85em}</style></head><body>\n"
+    "<nav><a href='/'>Overview</a><a id='toroot' href='/tree'>Root</a><button id='up' title='up o"
+    "ne move (←)'>↑ up</button><label><input type='checkbox' id='nums'> square numbers (<kbd>n</k"
+    "bd>)</label><label><input type='checkbox' id='flip'> flip the board (<kbd>f</kbd>)</label></"
+    "nav>\n"
+    "<div id='tools'><form id='gotoform'><label>go to <input type='text' id='goto' placeholder='a"
+    " FEN, or moves from the root: 11-15 23-19 ...' aria-label='a FEN, or moves from the root'></"
+    "label> <button>go</button></form><label>opening <select id='opening'><option value=''>one of"
+    " the 19 published openings...</option></select></label></div>\n"
+    "<h1 id='title'>Proof browser</h1><div id='summary'></div><div id='line'></div><div id='endli"
+    "ne'></div><div id='main'><div id='board'></div><div id='pos'></div></div><h2 id='movesh'>Mov"
+    "es</h2><div id='moves'></div><p class='note'>Click a move to go down, <kbd>←</kbd> or ↑ up t"
+    "o go back up the line, <kbd>↑</kbd> <kbd>↓</kbd> to choose a move and <kbd>→</kbd> or <kbd>E"
+    "nter</kbd> to play it, <kbd>e</kbd> to play the main line to its end; the browser's back but"
+    "ton works, and every position has its own address. pn and dn are the proof and disproof numb"
+    "ers of the question (∞: cannot be proven, resp. disproven, there); a score is alpha-beta's h"
+    "euristic in hundredths of a man for the mover (hover for its meaning).</p><h2>Export</h2><di"
+    "v id='export'></div><div id='check'></div>\n"
     "<script id='node' type='application/json'>";
 
 static const char tree_script[] =
     "</script><script>\n"
     "(function(){'use strict';\n"
-    "var d=JSON.parse(document.getElementById('node').textContent),sel=0,hover=-1,"
-    "nums=false,busy=false;\n"
+    "var d=JSON.parse(document.getElementById('node').textContent),sel=0,hover=-1,nums=false,flip"
+    "=false,busy=false,ops=[];\n"
+    "try{ops=JSON.parse(document.getElementById('openings').textContent);}catch(e){}\n"
     "function $(i){return document.getElementById(i);}\n"
-    "function esc(s){return String(s).replace(/[&<>\"']/g,function(c){return{'&':'&amp;',"
-    "'<':'&lt;','>':'&gt;','\"':'&quot;',\"'\":'&#39;'}[c];});}\n"
+    "function esc(s){return String(s).replace(/[&<>\"']/g,function(c){return{'&':'&amp;','<':'&lt"
+    ";','>':'&gt;','\"':'&quot;',\"'\":'&#39;'}[c];});}\n"
     "function enc(s){return encodeURIComponent(s).replace(/%3A/g,':').replace(/%2C/g,',');}\n"
     "function pn(v){return v==='inf'?'\\u221e':(v===null||v===undefined)?'\\u2013':String(v);}\n"
     "function side(s){return s==='black'?'Black':'White';}\n"
-    "function lineOf(n){return d.line.moves.slice(0,n).map(function(m){return m.move;})"
-    ".join(',');}\n"
+    "function lineOf(n){return d.line.moves.slice(0,n).map(function(m){return m.move;}).join(',')"
+    ";}\n"
     "function href(fen,line){return '/tree?fen='+enc(fen)+(line!==null?'&line='+enc(line):'');}\n"
     "function cls(v){return v==='win'||v==='>=draw'?'win':v==='loss'||v==='<=draw'?'loss':'';}\n"
-    "function valueText(st,word,flip){if(word!=='unknown')return word;"
-    "var p=flip?-st.provisional:st.provisional,h=d.proof.h;"
-    "if(p>0)return 'open: counted proven (score past h = '+h+')';"
-    "if(p<0)return 'open: counted disproven (score past \\u2212h = '+(-h)+')';return 'open';}\n"
-    "function board(){var mv=d.moves[hover>=0?hover:sel],mark={},cap={},s='',b=d.board;"
-    "if(mv){mark[mv.from]=1;mark[mv.to]=1;mv.path.forEach(function(q){mark[q]=1;});"
-    "mv.captures.forEach(function(q){cap[q]=1;});}\n"
-    "var pc={};b.bm.forEach(function(q){pc[q]='b';});b.wm.forEach(function(q){pc[q]='w';});"
-    "b.bk.forEach(function(q){pc[q]='B';});b.wk.forEach(function(q){pc[q]='W';});\n"
-    "s+=\"<svg id='boardsvg' xmlns='http://www.w3.org/2000/svg' width='344' height='344' "
-    "viewBox='-2 -2 324 324' role='img' aria-label='board'><title>\"+esc(d.fen)+'</title>';\n"
-    "for(var r=0;r<8;r++)for(var c=0;c<8;c++){var dark=(r%2===0)?(c%2===1):(c%2===0),"
-    "x=c*40,y=r*40;s+=\"<rect x='\"+x+\"' y='\"+y+\"' width='40' height='40' fill='\"+"
-    "(dark?'#a7794f':'#f0dcb8')+\"'/>\";if(!dark)continue;var q=r*4+(c>>1)+1;\n"
-    "if(mark[q])s+=\"<rect x='\"+(x+2)+\"' y='\"+(y+2)+\"' width='36' height='36' fill='none' "
-    "stroke='#f7dc3b' stroke-width='4'/>\";\n"
-    "var p=pc[q];if(p){var bl=(p==='b'||p==='B');s+=\"<circle class='piece \"+(bl?'black':"
-    "'white')+(p==='B'||p==='W'?' king':'')+\"' data-sq='\"+q+\"' cx='\"+(x+20)+\"' cy='\"+"
-    "(y+20)+\"' r='15' fill='\"+(bl?'#222':'#f8f8f8')+\"' stroke='\"+(bl?'#000':'#555')+"
-    "\"' stroke-width='1.5'/>\";if(p==='B'||p==='W')s+=\"<text x='\"+(x+20)+\"' y='\"+(y+25)+"
-    "\"' font-size='15' font-weight='bold' text-anchor='middle' fill='\"+(bl?'#f5c542':"
-    "'#b8860b')+\"'>K</text>\";}\n"
-    "if(cap[q])s+=\"<path d='M\"+(x+8)+' '+(y+8)+'L'+(x+32)+' '+(y+32)+'M'+(x+32)+' '+(y+8)+"
-    "'L'+(x+8)+' '+(y+32)+\"' stroke='#d0312d' stroke-width='3'/>\";\n"
-    "if(nums)s+=\"<text class='sqnum' x='\"+(x+3)+\"' y='\"+(y+11)+\"' font-size='10' "
-    "fill='#fff'>\"+q+'</text>';}\n"
-    "s+=\"<rect x='0' y='0' width='320' height='320' fill='none' stroke='#333'/></svg>\";"
-    "$('board').innerHTML=s;}\n"
+    "function valueText(st,word){if(word!=='unknown')return word;var p=st.provisional,h=d.proof.h"
+    ",a=side(d.proof.question.attacker);if(p>0)return 'open: counted proven for '+a+' ('+a+'\\'s "
+    "score past h = '+h+')';if(p<0)return 'open: counted disproven for '+a+' ('+a+'\\'s score bel"
+    "ow \\u2212h = '+(-h)+')';return 'open';}\n"
+    "function board(){var mv=d.moves[hover>=0?hover:sel],mark={},cap={},s='',b=d.board;if(mv){mar"
+    "k[mv.from]=1;mark[mv.to]=1;mv.path.forEach(function(q){mark[q]=1;});mv.captures.forEach(func"
+    "tion(q){cap[q]=1;});}\n"
+    "var pc={};b.bm.forEach(function(q){pc[q]='b';});b.wm.forEach(function(q){pc[q]='w';});b.bk.f"
+    "orEach(function(q){pc[q]='B';});b.wk.forEach(function(q){pc[q]='W';});\n"
+    "s+=\"<svg id='boardsvg' xmlns='http://www.w3.org/2000/svg' width='344' height='344' viewBox="
+    "'-2 -2 324 324' role='img' aria-label='board'><title>\"+esc(d.fen)+'</title>';\n"
+    "for(var r=0;r<8;r++)for(var c=0;c<8;c++){var dark=(r%2===0)?(c%2===1):(c%2===0),x=(flip?7-c:"
+    "c)*40,y=(flip?7-r:r)*40;s+=\"<rect x='\"+x+\"' y='\"+y+\"' width='40' height='40' fill='\"+("
+    "dark?'#a7794f':'#f0dcb8')+\"'/>\";if(!dark)continue;var q=r*4+(c>>1)+1;\n"
+    "if(mark[q])s+=\"<rect x='\"+(x+2)+\"' y='\"+(y+2)+\"' width='36' height='36' fill='none' str"
+    "oke='#f7dc3b' stroke-width='4'/>\";\n"
+    "var p=pc[q];if(p){var bl=(p==='b'||p==='B');s+=\"<circle class='piece \"+(bl?'black':'white'"
+    ")+(p==='B'||p==='W'?' king':'')+\"' data-sq='\"+q+\"' cx='\"+(x+20)+\"' cy='\"+(y+20)+\"' r="
+    "'15' fill='\"+(bl?'#222':'#f8f8f8')+\"' stroke='\"+(bl?'#000':'#555')+\"' stroke-width='1.5'"
+    "/>\";if(p==='B'||p==='W')s+=\"<text x='\"+(x+20)+\"' y='\"+(y+25)+\"' font-size='15' font-we"
+    "ight='bold' text-anchor='middle' fill='\"+(bl?'#f5c542':'#b8860b')+\"'>K</text>\";}\n"
+    "if(cap[q])s+=\"<path d='M\"+(x+8)+' '+(y+8)+'L'+(x+32)+' '+(y+32)+'M'+(x+32)+' '+(y+8)+'L'+("
+    "x+8)+' '+(y+32)+\"' stroke='#d0312d' stroke-width='3'/>\";\n"
+    "if(nums)s+=\"<text class='sqnum' x='\"+(x+2)+\"' y='\"+(y+10)+\"' font-size='10' font-weight"
+    "='bold' fill='#fff' stroke='#000' stroke-width='2.5' paint-order='stroke'>\"+q+'</text>';}\n"
+    "s+=\"<rect x='0' y='0' width='320' height='320' fill='none' stroke='#333'/></svg>\";$('board"
+    "').innerHTML=s;}\n"
     "function render(){var P=d.proof,st=d.status;\n"
-    "$('title').innerHTML='Proof of <code>'+esc(P.root)+'</code>';\n"
-    "$('summary').innerHTML='goal '+esc(P.goal)+': '+(P.settled?'<b>'+esc(P.result)+"
-    "'</b> (settled)':'so far '+esc(P.result))+'. '+(P.check_text?esc(P.check_text)+'. ':'')+"
-    "'Question: does '+side(P.question.attacker)+(P.question.target==='win'?' win':"
-    "' at least draw')+'? Threshold h: '+(P.h===null?'none (nothing provisional)':P.h)+"
-    "(P.live?'. <b>A running proof</b>: this page follows it.':'.');\n"
-    "var L='<a href=\"'+href(P.root,'')+'\" data-n=\"0\"'+(d.line.known&&d.line.moves.length"
-    "===0?' class=\"here\"':'')+'>root</a>',white=P.root.charAt(0)==='W';\n"
-    "if(!d.line.known)L+=' <span class=\"note\">no line from the root through the tree "
-    "reaches this position</span>';\n"
-    "d.line.moves.forEach(function(m,i){var k=i+(white?1:0);if(k%2===0)L+='<span "
-    "class=\"num\">'+(k/2+1)+'.</span>';else if(i===0)L+='<span class=\"num\">'+"
-    "((k-1)/2+1)+'...</span>';L+='<a href=\"'+href(m.fen,lineOf(i+1))+'\" data-n=\"'+(i+1)+"
-    "'\"'+(i===d.line.moves.length-1?' class=\"here\"':'')+'>'+esc(m.move)+'</a>';});\n"
+    "$('title').innerHTML='Proof of <code>'+esc(P.root)+'</code>';document.title=(d.line.known&&d"
+    ".line.moves.length===0?'the root':d.fen)+' \\u2013 proof of '+P.root;\n"
+    "$('summary').innerHTML='goal '+esc(P.goal)+': '+(P.settled?'<b>'+esc(P.result)+'</b> (settle"
+    "d)':'so far '+esc(P.result))+'. '+(P.check_text?esc(P.check_text)+'. ':'')+'Question: does '"
+    "+side(P.question.attacker)+(P.question.target==='win'?' win':' at least draw')+'? Threshold "
+    "h: '+(P.h===null?'none (nothing provisional)':P.h)+(P.live?'. <b>A running proof</b>: this p"
+    "age follows it.':'.');\n"
+    "var L='<a href=\"'+href(P.root,'')+'\" data-n=\"0\"'+(d.line.known&&d.line.moves.length===0?"
+    "' class=\"here\"':'')+'>root</a>',white=P.root.charAt(0)==='W';\n"
+    "if(!d.line.known)L+=' <span class=\"note\">no line from the root through the tree reaches th"
+    "is position</span>';\n"
+    "d.line.moves.forEach(function(m,i){var k=i+(white?1:0);L+=' <span class=\"mv\">';if(k%2===0)"
+    "L+='<span class=\"num\">'+(k/2+1)+'.</span>';else if(i===0)L+='<span class=\"num\">'+((k-1)/"
+    "2+1)+'...</span>';L+='<a href=\"'+href(m.fen,lineOf(i+1))+'\" data-n=\"'+(i+1)+'\"'+(i===d.l"
+    "ine.moves.length-1?' class=\"here\"':'')+'>'+esc(m.move)+'</a></span>';});\n"
     "$('line').innerHTML='line: '+L;\n"
-    "var q='<dl><dt>position</dt><dd><code>'+esc(d.fen)+'</code></dd><dt>to move</dt><dd>'+"
-    "side(d.side)+'</dd><dt>value</dt><dd class=\"'+cls(st.value)+'\">'+"
-    "esc(valueText(st,st.value,false))+' for '+side(d.side)+'</dd><dt>source</dt><dd>'+"
-    "esc(st.source)+'</dd><dt>checked</dt><dd>'+esc(st.checked)+'</dd>';\n"
-    "if(st.in_tree)q+='<dt>pn, dn</dt><dd>'+pn(st.pn)+', '+pn(st.dn)+'</dd><dt>score</dt><dd "
-    "title=\"'+esc(st.score_text)+'\">'+st.score+' <span class=\"note\">'+esc(st.score_text)+"
-    "'</span></dd><dt>jobs</dt><dd>'+st.jobs+' ('+(st.job_ms/1000).toFixed(1)+' s, '+"
-    "st.job_nodes+' df-pn positions)'+(st.in_flight?', <b>in flight</b>':'')+'</dd>"
-    "<dt>in the tree</dt><dd>'+(st.expanded?'expanded: '+st.children+' children':'a leaf')+"
-    "(st.parents>1?', reached by '+st.parents+' parents (a transposition)':'')+'</dd>';\n"
-    "else q+='<dt>in the tree</dt><dd>no (below a leaf: a worker\\'s proof)</dd>';\n"
-    "if(d.record)q+='<dt>record</dt><dd>'+esc(d.record.bound)+' ('+esc(d.record.value)+')'+"
-    "(d.record.win_move?', win move '+esc(d.record.win_move):'')+(d.record.draw_move?', draw "
-    "move '+esc(d.record.draw_move):'')+'</dd>';\n"
-    "q+='<dt>proving move</dt><dd>'+(d.proving?'<b>'+esc(d.proving)+'</b>':'none (the side to "
-    "move is not proving here)')+'</dd></dl>';$('pos').innerHTML=q;\n"
-    "var t='<table id=\"movetable\"><thead><tr><th class=\"l\">move</th><th class=\"l\">value "
-    "for '+side(d.side)+'</th><th class=\"l\">checked</th><th>pn</th><th>dn</th><th>score</th>"
-    "<th>in flight</th><th>jobs</th><th>job s</th></tr></thead><tbody>';\n"
-    "d.moves.forEach(function(m,i){var c=m.status;t+='<tr data-i=\"'+i+'\" class=\"'+"
-    "(m.proving?'proving ':'')+(i===sel?'sel':'')+'\"><td class=\"l\"><a href=\"'+"
-    "href(m.fen,d.line.known?lineOf(d.line.moves.length)+(d.line.moves.length?',':'')+m.move:"
-    "null)+'\">'+esc(m.move)+'</a>'+(m.proving?' \\u2605':'')+'</td><td class=\"l '+"
-    "cls(m.for_mover)+'\">'+esc(valueText(c,m.for_mover,true))+'</td><td class=\"l\">'+"
-    "esc(c.checked)+'</td><td>'+pn(c.pn)+'</td><td>'+pn(c.dn)+'</td><td title=\"'+"
-    "esc(m.mover_score_text||'')+'\">'+(c.in_tree?m.mover_score:'\\u2013')+'</td><td>'+"
-    "(c.in_flight?'yes':'')+'</td><td>'+(c.in_tree?c.jobs:'')+'</td><td>'+(c.in_tree?"
-    "(c.job_ms/1000).toFixed(1):'')+'</td></tr>';});\n"
-    "t+='</tbody></table>';if(!d.moves.length)t='<p>'+side(d.side)+' has no move: the game "
-    "is over.</p>';$('moves').innerHTML=t;\n"
+    "var ml=d.main_line||[];$('endline').innerHTML=ml.length?'<button id=\"endbtn\" title=\"play "
+    "the main line to its end (e)\">\\u25b6\\u25b6 play the main line to its end</button> <span c"
+    "lass=\"note\">'+ml.length+' move'+(ml.length>1?'s':'')+': '+ml.slice(0,8).map(function(m){re"
+    "turn esc(m.move);}).join(' ')+(ml.length>8?' \\u2026':'')+' (it ends at '+esc(d.main_line_en"
+    "d)+')</span>':'<span class=\"note\">main line: none from here ('+esc(d.main_line_end||'')+')"
+    "</span>';\n"
+    "var q='<dl><dt>position</dt><dd><code>'+esc(d.fen)+'</code></dd><dt>to move</dt><dd>'+side(d"
+    ".side)+'</dd><dt>value</dt><dd class=\"'+cls(st.value)+'\">'+esc(valueText(st,st.value))+' f"
+    "or '+side(d.side)+'</dd><dt>source</dt><dd>'+esc(st.source)+'</dd><dt>checked</dt><dd>'+esc("
+    "st.checked)+'</dd>';\n"
+    "if(st.in_tree)q+='<dt>pn, dn</dt><dd>'+pn(st.pn)+', '+pn(st.dn)+'</dd><dt>score</dt><dd titl"
+    "e=\"'+esc(st.score_text)+'\">'+st.score+' <span class=\"note\">'+esc(st.score_text)+'</span>"
+    "</dd><dt>jobs</dt><dd>'+st.jobs+' ('+(st.job_ms/1000).toFixed(1)+' s, '+st.job_nodes+' df-pn"
+    " positions)'+(st.in_flight?', <b>in flight</b>':'')+'</dd><dt>in the tree</dt><dd>'+(st.expa"
+    "nded?'expanded: '+st.children+' children':'a leaf')+(st.parents>1?', reached by '+st.parents"
+    "+' parents (a transposition)':'')+'</dd>';\n"
+    "else q+='<dt>in the tree</dt><dd>'+(st.source==='database'?'no: a database position (its val"
+    "ue is the databases\\')':st.source==='no move'?'no: the game is over here':st.source==='proo"
+    "f store'?'no: below a leaf, in a worker\\'s proof':'no')+'</dd>';\n"
+    "if(d.record)q+='<dt>proof store</dt><dd>'+esc(d.record.value)+' for '+side(d.side)+', proven"
+    " and admitted'+(d.record.win_move?'; its winning move '+esc(d.record.win_move):'')+(d.record"
+    ".draw_move&&d.record.draw_move!==d.record.win_move?'; its drawing move '+esc(d.record.draw_m"
+    "ove):'')+'</dd>';\n"
+    "q+='<dt>proving move</dt><dd>'+(d.proving?'<b>'+esc(d.proving)+'</b>':esc(d.proving_note||'n"
+    "one'))+'</dd></dl>';$('pos').innerHTML=q;\n"
+    "var t='<table id=\"movetable\"><thead><tr><th class=\"l\">move</th><th class=\"l\">value for"
+    " '+side(d.side)+'</th><th class=\"l\">checked</th><th>pn</th><th>dn</th><th>score</th><th>in"
+    " flight</th><th>jobs</th><th>job s</th></tr></thead><tbody>';\n"
+    "d.moves.forEach(function(m,i){var c=m.status;t+='<tr data-i=\"'+i+'\" class=\"'+(m.proving?'"
+    "proving ':'')+(i===sel?'sel':'')+'\"><td class=\"l\"><a href=\"'+href(m.fen,d.line.known?lin"
+    "eOf(d.line.moves.length)+(d.line.moves.length?',':'')+m.move:null)+'\">'+esc(m.move)+'</a>'+"
+    "(m.proving?' \\u2605':'')+'</td><td class=\"l '+cls(m.for_mover)+'\">'+esc(valueText(c,m.for"
+    "_mover))+'</td><td class=\"l\">'+esc(c.checked)+'</td><td>'+pn(c.pn)+'</td><td>'+pn(c.dn)+'<"
+    "/td><td title=\"'+esc(m.mover_score_text||'')+'\">'+(c.in_tree?m.mover_score:'\\u2013')+'</t"
+    "d><td>'+(c.in_flight?'yes':'')+'</td><td>'+(c.in_tree?c.jobs:'')+'</td><td>'+(c.in_tree?(c.j"
+    "ob_ms/1000).toFixed(1):'')+'</td></tr>';});\n"
+    "t+='</tbody></table>';if(!d.moves.length)t='<p>'+side(d.side)+' has no move: the game is ove"
+    "r.</p>';$('moves').innerHTML=t;\n"
     "$('movesh').textContent='Moves ('+d.moves.length+')';\n"
     "var lq=d.line.known?'&line='+enc(lineOf(d.line.moves.length)):'';\n"
-    "$('export').innerHTML='<a href=\"/export/line.pdn?fen='+enc(d.fen)+lq+'\">the line as "
-    "PDN</a> \\u00b7 <a href=\"/export/proof.pdn?fen='+enc(d.fen)+'\">the proof below as PDN"
-    "</a> \\u00b7 <a href=\"/export/subtree.json?fen='+enc(d.fen)+'&depth=3\">the subtree as "
-    "JSON</a> \\u00b7 <a href=\"/api/node?fen='+enc(d.fen)+lq+'\">this position as JSON</a>'+"
-    "(P.live?'':' \\u00b7 <button id=\"checkbtn\">run the checker from here</button>');\n"
+    "$('export').innerHTML='<a href=\"/export/line.pdn?fen='+enc(d.fen)+lq+'\">the line as PDN</a"
+    "> \\u00b7 '+(st.bound!=='LW'?'<a href=\"/export/proof.pdn?fen='+enc(d.fen)+'\">the proof bel"
+    "ow as PDN</a>':'<span class=\"note\">no proof below (nothing proven here)</span>')+' \\u00b7"
+    " <a href=\"/export/subtree.json?fen='+enc(d.fen)+'&depth=3\">the subtree as JSON</a> \\u00b7"
+    " <a href=\"/api/node?fen='+enc(d.fen)+lq+'\">this position as JSON</a>'+(P.live?'':' \\u00b7"
+    " <button id=\"checkbtn\">run the checker from here</button>');\n"
     "$('check').innerHTML='';$('toroot').href=href(P.root,'');board();}\n"
-    "function go(fen,line,push){if(busy)return;busy=true;fetch('/api/node?fen='+enc(fen)+"
-    "(line!==null&&line!==undefined?'&line='+enc(line):''),{credentials:'same-origin'})"
-    ".then(function(r){return r.ok?r.json():r.text().then(function(t){throw new Error(t);});})"
-    ".then(function(j){d=j;sel=0;hover=-1;d.moves.forEach(function(m,i){if(m.proving)sel=i;});"
-    "render();var l=d.line.known?lineOf(d.line.moves.length):null;if(push)"
-    "history.pushState({fen:d.fen,line:l},'',href(d.fen,l));})"
-    ".catch(function(e){$('check').innerHTML='<p class=\"err\">'+esc(e.message)+'</p>';})"
-    ".then(function(){busy=false;});}\n"
-    "function up(){var n=d.line.moves.length;if(!d.line.known||n===0)return;"
-    "go(n>1?d.line.moves[n-2].fen:d.proof.root,lineOf(n-1),true);}\n"
-    "function down(i){var m=d.moves[i];if(!m)return;go(m.fen,d.line.known?"
-    "(lineOf(d.line.moves.length)+(d.line.moves.length?',':'')+m.move):null,true);}\n"
-    "document.addEventListener('click',function(e){var a=e.target.closest('a');"
-    "if(e.target.id==='checkbtn'){$('check').innerHTML='<p class=\"note\">checking...</p>';"
-    "fetch('/api/check?fen='+enc(d.fen)).then(function(r){return r.text();}).then(function(t)"
-    "{$('check').innerHTML='<pre>'+esc(t)+'</pre>';});return;}\n"
-    "if(a&&a.closest('#line')){e.preventDefault();var n=+a.dataset.n;go(n?d.line.moves[n-1]"
-    ".fen:d.proof.root,lineOf(n),true);return;}\n"
+    "function go(fen,line,push){if(busy)return;busy=true;var q=[];if(fen!==null)q.push('fen='+enc"
+    "(fen));if(line!==null&&line!==undefined)q.push('line='+enc(line));fetch('/api/node?'+q.join("
+    "'&'),{credentials:'same-origin'}).then(function(r){return r.ok?r.json():r.text().then(functi"
+    "on(t){var m=t;try{m=JSON.parse(t).error.message;}catch(x){}throw new Error(m);});}).then(fun"
+    "ction(j){d=j;sel=0;hover=-1;d.moves.forEach(function(m,i){if(m.proving)sel=i;});render();var"
+    " l=d.line.known?lineOf(d.line.moves.length):null;if(push)history.pushState({fen:d.fen,line:l"
+    "},'',href(d.fen,l));}).catch(function(e){$('check').innerHTML='<p class=\"err\">'+esc(e.mess"
+    "age)+'</p>';}).then(function(){busy=false;});}\n"
+    "function up(){var n=d.line.moves.length;if(!d.line.known||n===0)return;go(n>1?d.line.moves[n"
+    "-2].fen:d.proof.root,lineOf(n-1),true);}\n"
+    "function toEnd(){var ml=d.main_line||[];if(!ml.length)return;var l=d.line.known?lineOf(d.lin"
+    "e.moves.length):null;if(l!==null)l+=(l?',':'')+ml.map(function(m){return m.move;}).join(',')"
+    ";go(ml[ml.length-1].fen,l,true);}\n"
+    "function down(i){var m=d.moves[i];if(!m)return;go(m.fen,d.line.known?(lineOf(d.line.moves.le"
+    "ngth)+(d.line.moves.length?',':'')+m.move):null,true);}\n"
+    "document.addEventListener('click',function(e){var a=e.target.closest('a');if(e.target.id==='"
+    "endbtn'){toEnd();return;}if(e.target.id==='checkbtn'){$('check').innerHTML='<p class=\"note\""
+    ">checking...</p>';fetch('/api/check?fen='+enc(d.fen)).then(function(r){return r.text();}).th"
+    "en(function(t){var s=t;try{var j=JSON.parse(t);s=j.error?j.error.message:'checker: '+j.statu"
+    "s+(j.value?', '+j.value+' for '+side(d.side):'')+', '+j.positions+' positions in '+j.seconds"
+    "+' s'+(j.why?': '+j.why:'')+(j.where?' (at '+j.where+')':'');}catch(x){}$('check').innerHTML"
+    "='<p>'+esc(s)+'</p>';});return;}\n"
+    "if(a&&a.closest('#line')){e.preventDefault();var n=+a.dataset.n;go(n?d.line.moves[n-1].fen:d"
+    ".proof.root,lineOf(n),true);return;}\n"
     "if(a&&a.id==='toroot'){e.preventDefault();go(d.proof.root,'',true);return;}\n"
-    "var tr=e.target.closest('#movetable tbody tr');if(tr&&!e.ctrlKey&&!e.metaKey){"
-    "e.preventDefault();down(+tr.dataset.i);}});\n"
-    "document.addEventListener('mouseover',function(e){var tr=e.target.closest("
-    "'#movetable tbody tr');var h=tr?+tr.dataset.i:-1;if(h!==hover){hover=h;board();}});\n"
+    "var tr=e.target.closest('#movetable tbody tr');if(tr&&!e.ctrlKey&&!e.metaKey){e.preventDefau"
+    "lt();down(+tr.dataset.i);}});\n"
+    "document.addEventListener('mouseover',function(e){var tr=e.target.closest('#movetable tbody "
+    "tr');var h=tr?+tr.dataset.i:-1;if(h!==hover){hover=h;board();}});\n"
     "$('up').addEventListener('click',up);\n"
     "$('nums').addEventListener('change',function(e){nums=e.target.checked;board();});\n"
-    "document.addEventListener('keydown',function(e){if(e.target.tagName==='INPUT'||e.altKey||"
-    "e.ctrlKey||e.metaKey)return;var k=e.key;\n"
+    "$('flip').addEventListener('change',function(e){flip=e.target.checked;board();});\n"
+    "$('gotoform').addEventListener('submit',function(e){e.preventDefault();var v=$('goto').value"
+    ".trim();if(!v)return;if(v.indexOf(':')>=0){go(v,null,true);return;}var mv=v.split(/[\\s,]+/)"
+    ".filter(function(t){return t&&!/^\\d+\\.+$/.test(t)&&t!=='*';}).map(function(t){return t.rep"
+    "lace(/^\\d+\\.+/,'');});go(null,mv.join(','),true);});\n"
+    "ops.forEach(function(o,i){var op=document.createElement('option');op.value=String(i);op.text"
+    "Content=o.no+'. '+o.moves+' (published: '+o.proof+' for Black)'+(o.held?' \\u2013 in this pr"
+    "oof':' \\u2013 not in this proof');$('opening').appendChild(op);});\n"
+    "$('opening').addEventListener('change',function(e){var o=ops[+e.target.value];if(!o)return;i"
+    "f(o.held){go(o.fen,o.line,true);}else{$('check').innerHTML='<p class=\"err\">Opening '+o.no+"
+    "' ('+esc(o.moves)+') is not in this proof, whose root is '+esc(d.proof.root)+': prove it wit"
+    "h <code>make prove OPENING=\"'+esc(o.moves)+'\"</code> and serve its state.</p>';}e.target.v"
+    "alue='';});\n"
+    "document.addEventListener('keydown',function(e){if(e.target.tagName==='INPUT'||e.target.tagN"
+    "ame==='SELECT'||e.altKey||e.ctrlKey||e.metaKey)return;var k=e.key;\n"
     "if(k==='ArrowLeft'){e.preventDefault();up();}\n"
     "else if(k==='ArrowRight'||k==='Enter'){e.preventDefault();down(sel);}\n"
-    "else if(k==='ArrowDown'||k==='ArrowUp'){e.preventDefault();if(!d.moves.length)return;"
-    "sel=(sel+(k==='ArrowDown'?1:d.moves.length-1))%d.moves.length;render();}\n"
-    "else if(k==='n'){nums=!nums;$('nums').checked=nums;board();}});\n"
-    "window.addEventListener('popstate',function(e){var s=e.state;if(s)go(s.fen,s.line,false);"
-    "});\n"
+    "else if(k==='ArrowDown'||k==='ArrowUp'){e.preventDefault();if(!d.moves.length)return;sel=(se"
+    "l+(k==='ArrowDown'?1:d.moves.length-1))%d.moves.length;render();}\n"
+    "else if(k==='n'){nums=!nums;$('nums').checked=nums;board();}\n"
+    "else if(k==='f'){flip=!flip;$('flip').checked=flip;board();}\n"
+    "else if(k==='e'){toEnd();}});\n"
+    "window.addEventListener('popstate',function(e){var s=e.state;if(s)go(s.fen,s.line,false);});"
+    "\n"
     "d.moves.forEach(function(m,i){if(m.proving)sel=i;});\n"
-    "history.replaceState({fen:d.fen,line:d.line.known?lineOf(d.line.moves.length):null},'',"
-    "location.href);\n"
-    "if(d.proof.live)setInterval(function(){if(!document.hidden)go(d.fen,d.line.known?"
-    "lineOf(d.line.moves.length):null,false);},10000);\n"
+    "history.replaceState({fen:d.fen,line:d.line.known?lineOf(d.line.moves.length):null},'',locat"
+    "ion.href);\n"
+    "if(d.proof.live)setInterval(function(){if(!document.hidden)go(d.fen,d.line.known?lineOf(d.li"
+    "ne.moves.length):null,false);},10000);\n"
     "render();})();\n"
     "</script></body></html>\n";
 
-void
-web_page_tree(web_server *w, struct evbuffer *b, const char *node_json)
+/* JSON inside a script element: "<" written as \u003c, so that no text
+ * of it can close the element. */
+static void
+script_json(struct evbuffer *b, const char *json)
 {
-    (void)w;
-    evbuffer_add(b, tree_head, sizeof tree_head - 1);
-    /* JSON inside a script element: "<" written as \u003c, so that no
-     * text of it can close the element */
-    for (const char *s = node_json; *s; s++) {
+    for (const char *s = json; *s; s++) {
         if (*s == '<')
             evbuffer_add_printf(b, "\\u003c");
         else
             evbuffer_add(b, s, 1);
+    }
+}
+
+/*
+ * The 19 published openings for the page's picker, each with whether
+ * this proof holds its position (in the tree, a record, or the root):
+ * a state proves one root, so most are not in it, and the page says so
+ * rather than answering 404. The files are read once, from
+ * CHECKERS_OPENINGS or ./openings (ops_load); without them the picker
+ * is empty. A line is given where the root is the start position, so
+ * that the browser shows the opening's moves.
+ */
+static void
+openings_json(web_server *w, struct evbuffer *b)
+{
+    if (!w->ops_tried) {
+        char err[300];
+        w->ops_tried = 1;
+        w->ops = malloc(sizeof *w->ops);
+        if (w->ops && ops_load(NULL, w->ops, err, sizeof err)) {
+            free(w->ops);
+            w->ops = NULL;
+        }
+    }
+    evbuffer_add_printf(b, "[");
+    eng_pos start;
+    eng_start(&start);
+    int from_start = eng_equal(&w->root, &start);
+    for (int i = 0; w->ops && i < w->ops->npub; i++) {
+        const ops_published *o = &w->ops->pub[i];
+        web_status s;
+        web_status_of(w, &o->pos, &s);
+        char fen[ENG_FEN_MAX], line[80];
+        eng_format_fen(&o->pos, fen, sizeof fen);
+        snprintf(line, sizeof line, "%s", o->moves);
+        for (char *c = line; *c; c++)
+            if (*c == ' ')
+                *c = ',';
+        evbuffer_add_printf(b, "%s{\"no\":%d,\"moves\":", i ? "," : "", o->no);
+        web_json_str(b, o->moves);
+        evbuffer_add_printf(b, ",\"proof\":");
+        web_json_str(b, o->proof);
+        evbuffer_add_printf(b, ",\"fen\":");
+        web_json_str(b, fen);
+        evbuffer_add_printf(b, ",\"line\":");
+        if (from_start)
+            web_json_str(b, line);
+        else
+            evbuffer_add_printf(b, "null");
+        evbuffer_add_printf(b, ",\"held\":%s}",
+                            s.in_tree || s.has_record || eng_equal(&o->pos, &w->root) ? "true"
+                                                                                      : "false");
+    }
+    evbuffer_add_printf(b, "]");
+}
+
+void
+web_page_tree(web_server *w, struct evbuffer *b, const eng_pos *p, const char *node_json)
+{
+    char fen[ENG_FEN_MAX];
+    eng_format_fen(p, fen, sizeof fen);
+    evbuffer_add(b, tree_head, sizeof tree_head - 1);
+    /* each position's own title (the script keeps it as one moves) */
+    web_html(b, eng_equal(p, &w->root) ? "the root" : fen);
+    evbuffer_add_printf(b, " – proof of ");
+    web_html(b, w->st.root_fen);
+    evbuffer_add(b, tree_head2, sizeof tree_head2 - 1);
+    script_json(b, node_json);
+    evbuffer_add_printf(b, "</script><script id='openings' type='application/json'>");
+    struct evbuffer *o = evbuffer_new();
+    if (o) {
+        openings_json(w, o);
+        evbuffer_add(o, "", 1);
+        script_json(b, (const char *)evbuffer_pullup(o, -1));
+        evbuffer_free(o);
+    } else {
+        evbuffer_add_printf(b, "[]");
     }
     evbuffer_add(b, tree_script, sizeof tree_script - 1);
 }
@@ -839,4 +965,21 @@ web_page_login(struct evbuffer *b, const char *path)
     evbuffer_add_printf(b, "'><label>token <input type='password' name='token' autofocus></label> "
                            "<button>open</button></form><p class='note'>Scripts send it as "
                            "<code>Authorization: Bearer TOKEN</code>.</p></body></html>\n");
+}
+
+void
+web_page_error(struct evbuffer *b, const char *name, int code, const char *reason, const char *msg)
+{
+    evbuffer_add_printf(b,
+                        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+                        "<title>%d %s - proof browser</title>%s</head><body>\n"
+                        "<nav><a href='/'>Overview</a><a href='/tree'>The root</a></nav>\n"
+                        "<h1>%d %s</h1>\n<p class='bad'>",
+                        code, reason, style, code, reason);
+    web_html(b, msg);
+    evbuffer_add_printf(b, "</p>\n<p class='note'>");
+    web_html(b, name);
+    evbuffer_add_printf(b, ". Go <a href='/'>to the overview</a>, <a href='/tree'>to the root's "
+                           "position</a>, or back with the browser's back button.</p>"
+                           "</body></html>\n");
 }

@@ -229,6 +229,51 @@ $C proof check --state "$T/dbroot" >"$T/o" 2>/dev/null
 check "... and proof check --state accepts it (a database leaf)" "0 valid 1" \
     "$? $(head -n 1 "$T/o" | cut -f 2) $(grep -c '^database leaves: 1' "$T/o")"
 
+# A state that holds another proof: the message names what it holds and
+# what differs (the root, or the goal).
+$C prove --fen "$f" --state "$T/dbroot" --db "$DB" >/dev/null 2>"$T/err"
+check "another root: exit 2, both roots named" "2 1" \
+    "$? $(grep -c "holds the proof of $r (goal value), not of the root given, $f" "$T/err")"
+$C prove --fen "$r" --goal win --state "$T/dbroot" --db "$DB" >/dev/null 2>"$T/err"
+check "another goal: exit 2, both goals named" "2 1" \
+    "$? $(grep -c "holds the proof of $r with the goal value, not win" "$T/err")"
+# The usage lines name every option the help describes.
+usage=$($C prove --help | sed -n '1,/^$/p')
+for o in --quiet --no-root-jobs; do
+    check "prove's usage line names $o" 1 "$(echo "$usage" | grep -c -- "\[$o\]")"
+done
+
+# Ctrl-C on a terminal (script(1) gives prove a pty): the last progress
+# line is replaced by the final one, not run into it ("h 200" then
+# "15s root ..." on one line). The signal is sent once a progress line
+# shows, to the manager (found by its state folder in /proc).
+if command -v script >/dev/null; then
+    HARD='B:W17,21,K32:B3,K16'
+    script -qfc "$C prove --fen '$HARD' --state $T/tty --db $DB --pieces 4 --workers 1 --job-time 30" \
+        "$T/tty.txt" >/dev/null 2>&1 &
+    sc=$!
+    wait_for 60 grep -qs 'jobs/min' "$T/tty.txt"
+    ppid_=
+    for c in /proc/[0-9]*/cmdline; do
+        case "$({ tr '\0' ' ' <"$c"; } 2>/dev/null)" in
+        "$C prove --fen $HARD --state $T/tty "*) ppid_=${c#/proc/} ppid_=${ppid_%/cmdline} ;;
+        esac
+    done
+    if [ -n "$ppid_" ]; then
+        kill -INT "$ppid_"
+    else
+        echo "FAIL Ctrl-C: no prove process found"
+        fail=1
+        kill "$sc"
+    fi
+    wait "$sc"
+    check "Ctrl-C: the last progress line does not run into the final one" "0 1" \
+        "$(grep -Ec 'h (inf|[0-9]+)[0-9]+s root' "$T/tty.txt") \
+$(grep -c "$(printf '\033')\\[K[0-9]*s root" "$T/tty.txt" | awk '{print ($1 >= 1)}')"
+else
+    echo "skip Ctrl-C on a terminal: no script(1)"
+fi
+
 # Local workers that cannot start (issue 41): their store cannot be made
 # (a file where its folder goes), as on a full disk where their logs cannot
 # be written either. The manager must stop with their words, exit 1, not

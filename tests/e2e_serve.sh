@@ -127,6 +127,16 @@ check "subtree.json: the root and its children" "$(jq '.moves | length' "$T/root
     "$(get "$U/export/subtree.json?depth=1" | jq '.root.children | length')"
 check "api/check: the checker from the root" "valid loss" \
     "$(get "$U/api/check?fen=$F" | jq -r '.status + " " + .value')"
+check "api/check: nothing stored claims no value" "nothing stored null null" \
+    "$(get "$U/api/check?fen=B:W21,22:B1" | jq -r '[.status, (.bound|tostring), (.value|tostring)] | join(" ")')"
+check "proof.pdn: the settled result (White wins: 1-0), never *" "1 0" \
+    "$(grep -c '^\[Result "1-0"\]$' "$T/proof.pdn") $(grep -c '^\[Result "\*"\]$' "$T/proof.pdn")"
+check "proof.pdn: shown as text, not downloaded" "text/plain; charset=utf-8" \
+    "$(curl -s -m 30 -o /dev/null -w '%{content_type}' "$U/export/proof.pdn")"
+check "api/node: the main line plays to a database leaf" "a database position" \
+    "$(jq -r '.main_line_end' "$T/root.json")"
+check "api/node: the main line starts with the proving move" "$(jq -r '.proving' "$T/w.json")" \
+    "$(jq -r '.main_line[0].move' "$T/w.json")"
 
 # 3. The page in headless Chromium: the DOM holds the board (5 pieces),
 #    the moves, their values and numbers; a screenshot in $T.
@@ -157,6 +167,25 @@ if apt_need chromium chromium; then
         check "chromium: the overview has '$t'" 1 "$(grep -c "$t" "$T/overview.html" |
             awk '{print ($1 >= 1)}')"
     done
+    check "chromium: the page's title is its position's" "$W – proof of $F" \
+        "$(sed -n 's/.*<title>\([^<]*\)<\/title>.*/\1/p' "$T/dom.html" | head -n 1)"
+    check "chromium: the tools (flip, a box for a FEN or moves, the openings, the main line)" \
+        "1 1 1 1" "$(for id in flip goto opening endbtn; do grep -q "id=\"$id\"" "$T/dom.html" && echo 1 || echo 0; done | tr '\n' ' ' | sed 's/ $//')"
+    check "chromium: the 19 openings to pick" 20 "$(grep -o '<option' "$T/dom.html" | wc -l)"
+    check "chromium: the line's moves are not broken" 1 \
+        "$(grep -o '<span class="mv"><span class="num">1.</span><a [^>]*>'"$M1"'</a></span>' "$T/dom.html" | wc -l)"
+    BF=$(jq -r '.main_line[0].fen' "$T/w.json")
+    chrome --dump-dom "$U/tree?fen=$BF" >"$T/bdom.html"
+    check "chromium: Black's position says why it has no proving move" 1 \
+        "$(grep -o '<dd>none: White proves here, and every Black move is refuted' "$T/bdom.html" | wc -l)"
+    # below where the main line ends (a database leaf of the tree): a
+    # database position outside the tree
+    DBF=$(get "$U/api/node?fen=$(jq -r '.main_line[-1].fen' "$T/root.json")" | jq -r '.moves[0].fen')
+    check "api/node: a database position outside the tree" "false database" \
+        "$(get "$U/api/node?fen=$DBF" | jq -r '(.status.in_tree|tostring) + " " + .status.source')"
+    chrome --dump-dom "$U/tree?fen=$DBF" >"$T/dbdom.html"
+    check "chromium: a database position is not called a worker's proof" "1 0" \
+        "$(grep -o '<dd>no: a database position' "$T/dbdom.html" | wc -l) $(grep -o "<dd>no: below a leaf, in a worker's proof" "$T/dbdom.html" | wc -l)"
     chrome --window-size=1200,1300 --screenshot="$T/tree.png" "$U/tree?fen=$W&line=$M1" \
         >/dev/null
     check "chromium: a screenshot in $T" 1 "$([ -s "$T/tree.png" ] && echo 1)"
@@ -170,6 +199,14 @@ check "an unknown FEN (not in the proof): 404" 404 "$(code "$U/api/node?fen=B:W2
 check "... and says so" 1 "$(get "$U/api/node?fen=B:W21-32:B1-12" | grep -c 'not in this proof')"
 check "a FEN that does not parse: 400" 400 "$(code "$U/api/node?fen=B:W33:B1")"
 check "... naming the square" 1 "$(get "$U/api/node?fen=B:W33:B1" | grep -c 'square 33')"
+check "... as JSON for the API" "400 square 33" \
+    "$(get "$U/api/node?fen=B:W33:B1" | jq -r '(.error.code|tostring) + " " + (.error.message | capture("(?<s>square 33)").s)')"
+check "... as a page with a way back for a page" "text/html; charset=utf-8 1" \
+    "$(curl -s -m 30 -o "$T/err.html" -w '%{content_type}' "$U/tree?fen=B:W33:B1") $(grep -o "<a href='/'>" "$T/err.html" | head -n 1 | wc -l)"
+check "a NUL (%00) in fen=: 400" 400 "$(code "$U/api/node?fen=${F}%00junk")"
+long=$(printf 'W1,%.0s' $(seq 80))
+check "echoed input cut with an ellipsis" 1 \
+    "$(get "$U/api/node?fen=B:$long" | jq -r '.error.message' | grep -c "…'")"
 check "a malformed query: 400" 400 "$(code "$U/api/node?fen")"
 check "an unknown parameter: 400" 400 "$(code "$U/api/node?fne=$F")"
 check "an illegal move in the line: 400" 400 "$(code "$U/api/node?line=6-9,1-5")"

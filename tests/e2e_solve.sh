@@ -60,6 +60,50 @@ unknown | ">=draw" | "<=draw") echo "ok   budget result" ;;
 *) echo "FAIL budget result: $(echo "$out" | head -n 1)"; fail=1 ;;
 esac
 
+# Infinity is written "inf", as the pages and their JSON write it (a
+# proven win: dn infinite), never as the number 2^30.
+out=$($C solve --db "$DB" --pieces 3 'B:W24,28:B5,K10')
+check "solve: infinity as inf" "1 0" \
+    "$(echo "$out" | grep -c 'root pn 0 dn inf$') $(echo "$out" | grep -c 1073741824)"
+check "solve --json: infinity as \"inf\"" 1 \
+    "$($C solve --db "$DB" --pieces 3 --json 'B:W24,28:B5,K10' | grep -c '"dn":"inf"')"
+
+# Ctrl-C on a terminal (script(1) gives solve a pty): said as an
+# interruption, not as a budget, and the progress line (with the "^C" a
+# terminal echoes after it) erased before the answer. The signal is sent
+# once a progress line shows the search runs.
+if command -v script >/dev/null; then
+    script -qfc "$C solve --db $DB --pieces 2 --time 300 'B:W17,21,K32:B3,K16'" "$T/tty.txt" \
+        >/dev/null 2>&1 &
+    sc=$!
+    # (sh has no $SECONDS for lib_e2e's wait_for: a count of 50 ms naps)
+    n=0
+    until grep -q 'df-pn:' "$T/tty.txt" 2>/dev/null || [ $n -ge 1200 ]; do
+        sleep 0.05
+        n=$((n + 1))
+    done
+    spid=
+    for f in /proc/[0-9]*/cmdline; do
+        case "$({ tr '\0' ' ' <"$f"; } 2>/dev/null)" in
+        "$C solve "*"--time 300 "*) spid=${f#/proc/} spid=${spid%/cmdline} ;;
+        esac
+    done
+    if [ -n "$spid" ]; then
+        kill -INT "$spid"
+    else
+        echo "FAIL Ctrl-C: no solve process found"
+        fail=1
+        kill "$sc"
+    fi
+    wait "$sc"
+    check "Ctrl-C: interrupted, not a budget" "1 0" \
+        "$(grep -c 'interrupted (Ctrl-C): nothing proved' "$T/tty.txt") $(grep -c 'budget ran out' "$T/tty.txt")"
+    check "Ctrl-C: the progress line erased before the answer" 1 \
+        "$(grep -c "$(printf '\033')\\[KB:W17,21,K32:B3,K16" "$T/tty.txt")"
+else
+    echo "skip Ctrl-C on a terminal: no script(1)"
+fi
+
 # The store, read-only.
 check "store get" "WW" "$($C store get --store "$S" 'B:W24,28:B5,K10' | head -n 1 | cut -f 2)"
 check "store export lines" 1 "$($C store export --store "$S" | awk 'END {print (NR > 10)}')"

@@ -10,15 +10,20 @@
 #      COMPLETED, the result is the database's value, `proof check --state`
 #      accepts it, both workers took part with their own store slots, and
 #      no worker is left once the job has ended;
-#   2. submits a longer proof of the same root (jobs of at most 50
-#      positions: hundreds of jobs), sends the batch shell SIGTERM (what
-#      --signal=B:TERM does before the time limit) once the manager's log
-#      shows 10 admitted results: the manager stops cleanly (exit 1, root
-#      unknown) and the script stops the workers; then submits the script
-#      again with the state alone, which resumes and finishes: proved, the
-#      earlier results kept (jobs over all runs > jobs of this run), checked,
-#      and the workers reused the first job's store slots; while the first
-#      job runs, a second manager on its state is refused (the lock);
+#   2. submits a longer proof of another root (jobs of at most 50
+#      positions: about 270 jobs), and once the manager's log shows 10
+#      admitted results freezes the job's two workers (SIGSTOP): from then
+#      on nothing more can be proven, however fast the solver is, so the
+#      check does not race the proof (before, the root needed 18 jobs and
+#      finished first on a fast run). Then the batch shell gets SIGTERM
+#      (what --signal=B:TERM does before the time limit): the manager
+#      stops cleanly (exit 1, root unknown); the workers are let go on
+#      (SIGCONT) once it is gone, and the script stops them. Then it
+#      submits the script again with the state alone, which resumes and
+#      finishes: proved, the earlier results kept (jobs over all runs >
+#      jobs of this run), checked, and the workers reused the first job's
+#      store slots; while the first job runs, a second manager on its
+#      state is refused (the lock);
 #   3. submits it with workers that cannot start: the script stops the
 #      manager instead of leaving it idle (exit 1, and says why).
 #   4. builds the 1-5 piece databases with scripts/slurm-egdb.sh (a job array
@@ -220,12 +225,25 @@ procs_of() {
     done
 }
 none_left() { [ -z "$(procs_of "$1")" ]; }
+# pids_of PORT WORD: the pids of the processes with the argument
+# 127.0.0.1:PORT and WORD as another argument (worker, prove).
+pids_of() {
+    local f re="127\\.0\\.0\\.1:$1"
+    for f in $(grep -l -a -z -x -e "$re" /proc/[0-9]*/cmdline 2>/dev/null); do
+        if tr '\0' '\n' 2>/dev/null <"$f" | grep -qx "$2"; then
+            f=${f#/proc/}
+            echo "${f%/cmdline}"
+        fi
+    done
+}
 show_job() { # what the job said, for a failure
     echo "---- job $1: $(scontrol -o show job "$1" 2>/dev/null | grep -o 'JobState=[^ ]*\|ExitCode=[^ ]*' | tr '\n' ' ')"
     cat "$T/work/"*"-$1.out" 2>/dev/null | tail -n 25
 }
 egdb_value=$($C egdb probe --db "$DB" 'B:W30,31,K19:B6,K12' | cut -f 2)
 check "the databases' value of the root" loss "$egdb_value"
+check "the databases' value of part 2's root" loss \
+    "$($C egdb probe --db "$DB" 'B:W17,21,K32:B3,K16' | cut -f 2)"
 
 # ---- 1. a whole proof ------------------------------------------------------------
 F='B:W30,31,K19:B6,K12'
@@ -256,6 +274,11 @@ fi
 [ "$fail" = 0 ] || show_job "$j1"
 
 # ---- 2. stopped mid-proof, then resumed by a second submission ------------------
+# A root of about 270 jobs of 50 positions (the jobs are bounded by
+# positions, not time: their count does not depend on the machine); the
+# stop waits on events only (10 results admitted, the workers frozen, the
+# manager gone).
+F2='B:W17,21,K32:B3,K16'
 S2=$T/proofs/resumed
 P2=$(port 4)
 admitted() { # JOBID: results the manager of that job admitted
@@ -264,11 +287,16 @@ admitted() { # JOBID: results the manager of that job admitted
     echo "${n:-0}"
 }
 ten_admitted() { [ "$(admitted "$1")" -ge 10 ] || job_ended "$1"; }
-submit first FEN="$F" STATE="$S2" PIECES=4 JOB_TIME=5 JOB_NODES=50 PORT="$P2" \
+submit first FEN="$F2" STATE="$S2" PIECES=4 JOB_TIME=5 JOB_NODES=50 PORT="$P2" \
     WORKER_STORES="$T/stores"
 j2=$jid
 wait_for 300 ten_admitted "$j2" || echo "FAIL 2. no 10 admitted results within 300 s"
-# the root needs hundreds of such jobs: the signal lands mid-proof
+# frozen: at most the results already sent can still come in, a few of
+# the root's hundreds of jobs: the signal lands mid-proof
+wk=$(pids_of "$P2" worker)
+[ -n "$wk" ] && kill -STOP $wk
+check "2. the first job's two workers frozen" 2 "$(echo $wk | wc -w)"
+mgr=$(pids_of "$P2" prove)
 check "2. first job still running after 10 admitted results" RUNNING "$(jobfield "$j2" JobState)"
 # A second manager on the same state is refused while the first runs (the
 # script run by hand with a job id of its own: it stops at the lock, before
@@ -280,10 +308,14 @@ check "2. a second job on the same state is refused (exit 2)" "2 1" \
 # what Slurm sends before the time limit (--signal=B:TERM@120): the batch
 # shell alone is signalled; the manager stops, the script stops the workers
 scancel --batch --signal=TERM "$j2" || echo "FAIL 2. scancel --batch --signal=TERM $j2"
+# the manager stops; then the workers go on, find it gone, and the
+# script's SIGTERM stops them
+[ -n "$mgr" ] && { wait_for 60 gone "$mgr" || echo "FAIL 2. the manager did not stop within 60 s of the TERM"; }
+[ -n "$wk" ] && kill -CONT $wk
 if wait_job "$j2" 120; then
     check "2. first job: stopped (exit 1: resumable)" "FAILED 1:0" \
         "$(jobfield "$j2" JobState) $(jobfield "$j2" ExitCode)"
-    check "2. first job: root not settled" "$F	unknown" \
+    check "2. first job: root not settled" "$F2	unknown" \
         "$(head -n 1 "$S2/slurm-logs/manager-$j2.out" 2>/dev/null)"
     check "2. first job: the manager saw the TERM" 1 \
         "$(grep -c 'terminated (SIGTERM)' "$S2/slurm-logs/manager-$j2.out" \
@@ -299,7 +331,7 @@ if wait_job "$j3" 300; then
     check "2. second job state" COMPLETED "$(jobfield "$j3" JobState)"
     check "2. second job exit code" 0:0 "$(jobfield "$j3" ExitCode)"
     out="$S2/slurm-logs/manager-$j3.out"
-    check "2. resumed proof's result" "$F	loss" "$(head -n 1 "$out" 2>/dev/null)"
+    check "2. resumed proof's result" "$F2	loss" "$(head -n 1 "$out" 2>/dev/null)"
     all=$(sed -n 's/.*jobs: \([0-9]*\) answered.* over all runs, \([0-9]*\) in this run.*/\1 \2/p' \
         "$out")
     check "2. the first job's $before results kept (jobs over all runs - this run >= $before)" 1 \

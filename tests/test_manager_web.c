@@ -276,6 +276,14 @@ test_line_is_shortest(void **state)
     rm_rf(dir);
 }
 
+/* The body of an evbuffer as a string (NUL added). */
+static const char *
+body_of(struct evbuffer *b)
+{
+    evbuffer_add(b, "", 1);
+    return (const char *)evbuffer_pullup(b, -1);
+}
+
 /* ---- the proof as PDN ------------------------------------------------------------- */
 
 /* Moves seen from each position, to check that the defender's replies
@@ -347,6 +355,8 @@ replay(const char *text, const eng_pos *root, const egdb *db, seen *s, int defen
             p += len;
             if (strchr(tok, '.')) /* a move number */
                 continue;
+            if (!strcmp(tok, "1-0") || !strcmp(tok, "0-1") || !strcmp(tok, "1/2-1/2"))
+                continue; /* the game's result */
             eng_move m;
             char err[300];
             if (eng_parse_move(&cur, tok, &m, err, sizeof err))
@@ -455,6 +465,42 @@ test_proof_pdn_replays(void **state)
     assert_int_equal(web_export_proof(w, &root, 5, b, err, sizeof err), 200);
     evbuffer_add(b, "", 1);
     assert_non_null(strstr((const char *)evbuffer_pullup(b, -1), "this export stops at 5 moves"));
+    /* a settled proof's PDN says who wins (White, to move: 1-0), not "*" */
+    pdn = (const char *)evbuffer_pullup(b, -1);
+    assert_non_null(strstr(pdn, "[Result \"1-0\"]"));
+    assert_null(strstr(pdn, "[Result \"*\"]"));
+    /* a settled proof has no open leaf to list */
+    mt_view hard[20], fly[8];
+    size_t nhard = 99;
+    web_leaves(w, hard, 20, &nhard, fly, 8);
+    assert_int_equal(nhard, 0);
+    /* the checker on a position with nothing stored claims no value */
+    eng_pos none;
+    assert_int_equal(eng_parse_fen("B:W21,22:B1", &none, NULL, 0), 0);
+    evbuffer_drain(b, evbuffer_get_length(b));
+    assert_int_equal(web_api_check(w, &none, b, err, sizeof err), 200);
+    const char *chk = body_of(b);
+    assert_non_null(strstr(chk, "\"status\":\"nothing stored\",\"bound\":null,\"value\":null"));
+    assert_null(strstr(chk, "loss"));
+    /* the root (White proves): its proving move, and a main line that
+     * plays to a database leaf; a Black position after it: no proving
+     * move, because White proves there */
+    evbuffer_drain(b, evbuffer_get_length(b));
+    assert_int_equal(web_api_node(w, &root, NULL, b, err, sizeof err), 200);
+    const char *node = body_of(b);
+    assert_null(strstr(node, "\"proving\":null"));
+    assert_non_null(strstr(node, "\"main_line\":[{\"move\":"));
+    assert_non_null(strstr(node, "\"main_line_end\":\"a database position\""));
+    eng_pos after;
+    eng_move first;
+    web_status rs;
+    web_status_of(w, &root, &rs);
+    assert_int_equal(web_proving_move(w, &rs, &first), 1);
+    eng_make(&root, &first, &after);
+    evbuffer_drain(b, evbuffer_get_length(b));
+    assert_int_equal(web_api_node(w, &after, NULL, b, err, sizeof err), 200);
+    assert_non_null(strstr(body_of(b), "\"proving_note\":\"none: White proves here, and every "
+                                       "Black move is refuted\""));
     free(s);
     evbuffer_free(b);
     web_free(w);
@@ -463,6 +509,117 @@ test_proof_pdn_replays(void **state)
     pst_close(st);
     egdb_close(db4);
     egdb_close(full);
+    rm_rf(dir);
+}
+
+/* ---- labels that must not say the opposite ----------------------------------------------- */
+
+/*
+ * Issue 41, part 5: a leaf counted provisionally by the threshold (its
+ * dn 0 because the attacker's score is below -h) is "counted disproven"
+ * for the attacker, whoever moves at the page; the hardest open leaves
+ * leave it out; a position where nothing is proven yet says so rather
+ * than that its side to move is not proving. The start position, two
+ * jobs answered with scores past h (re-jobs allowed, so the leaves stay
+ * leaves): one below -h for the attacker, one above.
+ */
+static void
+test_provisional_labels(void **state)
+{
+    (void)state;
+    char dir[256], sdir[300], tdir[300], err[512];
+    assert_non_null(test_tmpdir(dir, sizeof dir, "weblabels"));
+    snprintf(sdir, sizeof sdir, "%s/proofs", dir);
+    snprintf(tdir, sizeof tdir, "%s/tree", dir);
+    pst_env *st;
+    assert_int_equal(pst_open(sdir, 0, &st, err, sizeof err), 0);
+    mt_create cr = {.goal = MT_GOAL_VALUE,
+                    .job_ms = 1000,
+                    .job_max_ms = 8000,
+                    .h0 = 200,
+                    .h_step = 200,
+                    .score_nodes = 50,
+                    .no_root_jobs = 1};
+    eng_start(&cr.root);
+    mt_tree *t;
+    assert_int_equal(mt_open(tdir, &cr, NULL, st, &t, err, sizeof err), 0);
+    eng_pos leaf[2];
+    for (int k = 0; k < 2; k++) {
+        mt_job j;
+        assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+        leaf[k] = j.pos;
+        /* k 0: the attacker 5 men behind (dn 0); k 1: 5 men ahead (pn 0) */
+        int for_attacker = k == 0 ? -500 : 500;
+        int score = j.pos.stm == j.q.attacker ? for_attacker : -for_attacker;
+        assert_int_equal(mt_result(t, j.id, ENG_LW, 0, score, 6, 7, 9, NULL, 0, 0, err, sizeof err),
+                         0);
+    }
+    struct event_base *base = event_base_new();
+    web_server *w;
+    web_opts o = {.port = 0, .name = "test", .root_checked = -1};
+    assert_int_equal(web_start(base, t, st, NULL, &o, &w, err, sizeof err), 0);
+    web_refresh(w);
+    const char *att = w->st.q.attacker == ENG_BLACK ? "Black" : "White";
+    eng_pos root;
+    eng_start(&root);
+    for (int k = 0; k < 2; k++) {
+        web_status s;
+        web_status_of(w, &leaf[k], &s);
+        assert_int_equal(s.provisional, k == 0 ? -1 : 1); /* the question's, as web.h says */
+        /* the root's moves on the overview: the move to the leaf, its value cell */
+        eng_movelist ml;
+        eng_generate(&root, &ml, ENG_DUPS_MERGE);
+        char mv[ENG_MOVE_STR_MAX] = "";
+        for (int i = 0; i < ml.n; i++) {
+            eng_pos c;
+            eng_make(&root, &ml.m[i], &c);
+            if (eng_equal(&c, &leaf[k]))
+                eng_format_move(&ml.m[i], mv, sizeof mv);
+        }
+        if (!mv[0])
+            continue; /* a leaf deeper than the root's moves: the JSON check below holds */
+        struct evbuffer *b = evbuffer_new();
+        web_page_overview(w, b);
+        char want[300];
+        snprintf(want, sizeof want, ">%s</a></td><td class='l'>open: counted %s for %s (%s's score",
+                 mv, k == 0 ? "disproven" : "proven", att, att);
+        const char *html = body_of(b);
+        if (!strstr(html, want))
+            fail_msg("the overview has no '%s'", want);
+        evbuffer_free(b);
+    }
+    /* the hardest open leaves: neither of the two (decided for the search) */
+    mt_view hard[20], fly[8];
+    size_t nhard;
+    web_leaves(w, hard, 20, &nhard, fly, 8);
+    assert_true(nhard > 0);
+    for (size_t i = 0; i < nhard; i++) {
+        assert_false(eng_equal(&hard[i].pos, &leaf[0]));
+        assert_false(eng_equal(&hard[i].pos, &leaf[1]));
+        assert_true(hard[i].pn != 0 && hard[i].dn != 0);
+    }
+    /* the root: nothing proven, so no proving move - and it says why */
+    struct evbuffer *b = evbuffer_new();
+    assert_int_equal(web_api_node(w, &root, NULL, b, err, sizeof err), 200);
+    const char *json = body_of(b);
+    assert_non_null(
+        strstr(json, "\"proving\":null,\"proving_note\":\"none yet: nothing is proven"));
+    assert_null(strstr(json, "not proving here"));
+    /* the overview offers no PDN of a proof that does not exist */
+    evbuffer_drain(b, evbuffer_get_length(b));
+    web_page_overview(w, b);
+    const char *html = body_of(b);
+    assert_null(strstr(html, "href='/export/proof.pdn'"));
+    /* the charts: a second series dashed, so that a line on another stays seen */
+    assert_non_null(strstr(html, "stroke-dasharray='7 4'"));
+    /* no sentence cut off: the threshold's explanation ends */
+    assert_non_null(strstr(html, "h rises when the root is decided only provisionally, so that "
+                                 "no answer rests on a score"));
+    evbuffer_free(b);
+    web_free(w);
+    event_base_free(base);
+    mt_close(t);
+    pst_close(st);
     rm_rf(dir);
 }
 
@@ -549,6 +706,7 @@ main(void)
         cmocka_unit_test(test_line_is_shortest),
         cmocka_unit_test(test_proof_pdn_replays),
         cmocka_unit_test(test_hmac_vectors),
+        cmocka_unit_test(test_provisional_labels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
