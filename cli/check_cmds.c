@@ -247,8 +247,12 @@ proof_check_cmd(int argc, char **argv)
         printf("reason: %s\n", res.why);
     }
     printf("positions visited: %" PRIu64 "\n", res.positions);
-    printf("database leaves: %" PRIu64 " (up to %d pieces)\n", res.leaves_db,
-           db ? egdb_max_pieces(db) : 0);
+    char scope[48] = "0";
+    if (db)
+        egdb_scope_name(egdb_scope(db), scope, sizeof scope);
+    printf("database leaves: %" PRIu64 " (up to %s pieces%s)\n", res.leaves_db, scope,
+           db && EGDB_SCOPE_SPLITS(egdb_scope(db)) ? ": the splits after + are of the next count"
+                                                   : "");
     printf("terminal leaves: %" PRIu64 "\n", res.leaves_end);
     if (res.status != PCHK_VALID)
         printf("longest win line: - (the check stopped at the failure)\n");
@@ -269,10 +273,8 @@ proof_check_cmd(int argc, char **argv)
         int src = pst_stats_get(st, &ss, serr, sizeof serr);
         if (src != 0) {
             printf("store: damaged (%s); the root's proof above is %s\n", serr,
-                   res.status == PCHK_VALID ? "whole: it does not rest on the damage"
-                                            : "invalid");
-            fprintf(stderr, "checkers proof check: the state's proof store is damaged: %s\n",
-                    serr);
+                   res.status == PCHK_VALID ? "whole: it does not rest on the damage" : "invalid");
+            fprintf(stderr, "checkers proof check: the state's proof store is damaged: %s\n", serr);
             status = CLI_EXIT_DAMAGED;
         } else {
             printf("store: %" PRIu64 " records, every one whole\n", ss.records);

@@ -334,11 +334,13 @@ cli_prove(int argc, char **argv)
     /* a proof rests on the databases it was begun with: a resume with
      * --pieces of another count would be reported as that count's */
     if (exists && pieces > 0 && have_pieces > 0 && pieces != have_pieces) {
+        char have_s[48];
+        egdb_scope_name(have_pieces, have_s, sizeof have_s);
         fprintf(stderr,
-                "checkers prove: the proof in %s rests on the %d-piece databases, and "
-                "--pieces %ld asks for %ld; resume it without --pieces (or with --pieces %d), "
-                "or give another --state\n",
-                state, have_pieces, pieces, pieces, have_pieces);
+                "checkers prove: the proof in %s rests on the %s-piece databases, and "
+                "--pieces %ld asks for %ld; resume it without --pieces, or give another "
+                "--state\n",
+                state, have_s, pieces, pieces);
         return CLI_EXIT_USAGE;
     }
     /* a resume needs only the state: the databases are where they were */
@@ -397,7 +399,7 @@ cli_prove(int argc, char **argv)
                 fprintf(stderr, "checkers prove: databases %s: %s\n", db, err);
                 return rc == EGDB_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
             }
-            dbp = egdb_max_pieces(e);
+            dbp = egdb_scope(e); /* complete counts and whole splits (egdb.h) */
             egdb_close(e);
         }
         cr.goal = goal;

@@ -230,7 +230,7 @@ cli_solve(int argc, char **argv)
         egdb_close(db);
         return rc == PST_ECORRUPT || rc == PST_EVERSION ? CLI_EXIT_DAMAGED : CLI_EXIT_FAIL;
     }
-    int dbp = egdb_max_pieces(db);
+    int dbp = egdb_scope(db); /* what it holds: complete counts and whole splits */
 
     /* A short alpha-beta search orders the value queries (prover.h). */
     int hint = 0;
@@ -288,15 +288,15 @@ cli_solve(int argc, char **argv)
             char a[16], b[16];
             /* numbers, or "inf" (a string, as the pages' JSON has it) */
             printf("%s{\"query\":\"%s\",\"status\":\"%s\",\"pn\":%s%s%s,\"dn\":%s%s%s,"
-                   "\"nodes\":%" PRIu64
-                   ",\"seconds\":%.3f,\"proof_records\":%" PRIu64 ",\"proof_length\":%d,"
+                   "\"nodes\":%" PRIu64 ",\"seconds\":%.3f,\"proof_records\":%" PRIu64
+                   ",\"proof_length\":%d,"
                    "\"table_used\":%" PRIu64 ",\"table_entries\":%" PRIu64 ",\"gc_runs\":%" PRIu64
                    "}",
                    i ? "," : "", query_name(&r.q[i].q), status_name(d->status),
                    d->pn >= DFPN_INF ? "\"" : "", pn_text(d->pn, a, sizeof a),
                    d->pn >= DFPN_INF ? "\"" : "", d->dn >= DFPN_INF ? "\"" : "",
-                   pn_text(d->dn, b, sizeof b), d->dn >= DFPN_INF ? "\"" : "", d->nodes, d->seconds, d->proof_records, d->proof_length, d->tt_used,
-                   d->tt_entries, d->gc_runs);
+                   pn_text(d->dn, b, sizeof b), d->dn >= DFPN_INF ? "\"" : "", d->nodes, d->seconds,
+                   d->proof_records, d->proof_length, d->tt_used, d->tt_entries, d->gc_runs);
         }
         printf("]%s%s%s}\n", rc ? ",\"error\":\"" : "", rc ? err : "", rc ? "\"" : "");
     } else {

@@ -31,8 +31,10 @@ cli_state_open(const char *dir, const char *db_dir, size_t cache_bytes, cli_stat
         db_dir = kept_db; /* where the proof was started with them */
     if (out->db_pieces > 0) {
         if (!db_dir) {
-            snprintf(err, errlen, "the proof in %s rests on %d-piece databases: give --db", dir,
-                     out->db_pieces);
+            char name[48];
+            egdb_scope_name(out->db_pieces, name, sizeof name);
+            snprintf(err, errlen, "the proof in %s rests on the %s-piece databases: give --db", dir,
+                     name);
             return CLI_EXIT_USAGE;
         }
         rc = egdb_open(db_dir, out->db_pieces, cache_bytes, &out->db, e, sizeof e);

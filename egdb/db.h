@@ -34,10 +34,8 @@ struct egdb {
     uint32_t nblocks; /* pages of all compressed slices (the cache's blocks) */
     egca_cache *cache;
     int max_pieces;  /* every slice of 1..max_pieces is loaded */
-    uint8_t *mat_ok; /* EGDB_NMATS: nonzero for a material whose every
-                        slice, and its twin's, is loaded (egdb_covers) */
+    unsigned splits; /* and of max_pieces + 1 pieces these whole splits
+                        (bit a: a against max_pieces + 1 - a), egdb_scope */
 };
-
-#define EGDB_NMATS (13u * 13u * 13u * 13u)
 
 #endif /* EGDB_DB_H */

@@ -225,8 +225,10 @@ int egdb_build(const char *dir, const egdb_build_opts *opts, egdb_build_stats *s
 /* ---- probing --------------------------------------------------------- */
 
 /*
- * egdb_open - opens the database directory dir: for every slice with up
- * to max_pieces pieces (all when max_pieces <= 0), its compressed file
+ * egdb_open - opens the database directory dir: for every slice of the
+ * scope max_pieces (a piece count, or a DATABASE SCOPE below; all that
+ * dir holds when <= 0: its complete piece counts and the whole splits of
+ * the next), its compressed file
  * (.cwl) if there is one, else its 2-bit build file (.wld), after
  * checking headers and block tables. Block checksums are checked when a
  * block is first decoded; a .wld file, whose one checksum covers its
@@ -255,12 +257,39 @@ void egdb_close(egdb *db);
 int egdb_max_pieces(const egdb *db);
 
 /*
- * egdb_covers - whether the database holds the value of p: p has at most
- * egdb_max_pieces pieces, or its material and the material's twin are
- * complete in the directory (a build of some splits of a larger piece
- * count, e.g. 4 against 4 of 8 pieces). Slices of a material that is
- * not complete are never loaded, so a probe outside what this says
- * answers EGDB_ENOTFOUND, never a value.
+ * DATABASE SCOPE
+ *   Which positions a proof takes from the databases, as one int, so that
+ *   it travels wherever a piece count did (a proof's state, the solvers'
+ *   options, the wire's u16 db_pieces): bits 0-3 a piece count N, every
+ *   position of at most N pieces; bits 4-12 a set of splits of N + 1
+ *   pieces, bit 4 + a for "a against N + 1 - a" with its colour twin
+ *   (a >= (N + 2) / 2), those that a build by splits made whole. The 1-7
+ *   set with 4 against 4 of 8 pieces is EGDB_SCOPE(7, 1u << 4) = 263,
+ *   written "7+4v4". A plain piece count is a scope without splits, so
+ *   states and workers from before read as they did.
+ */
+#define EGDB_SCOPE(n, splits) ((int)((unsigned)(n) | ((unsigned)(splits) << 4)))
+#define EGDB_SCOPE_PIECES(s) ((int)((unsigned)(s)&15u))
+#define EGDB_SCOPE_SPLITS(s) (((unsigned)(s) >> 4) & 0x3ffu)
+
+/* The scope of an open database: its complete piece counts and the whole
+ * splits of the next count that it loaded (egdb_open). */
+int egdb_scope(const egdb *db);
+
+/* Whether scope s takes p's value from the databases. Pure. */
+int egdb_scope_has(int s, const eng_pos *p);
+
+/* Whether every position scope a takes, scope b takes too. Pure. */
+int egdb_scope_within(int a, int b);
+
+/* "7" or "7+4v4,5v3" into buf. RETURN 0 or EGDB_EINVAL (too short). */
+int egdb_scope_name(int s, char *buf, size_t len);
+
+/*
+ * egdb_covers - whether the database holds the value of p: whether its
+ * scope (egdb_scope) takes p. Only whole splits are loaded beyond the
+ * complete piece counts, so a probe outside what this says answers
+ * EGDB_ENOTFOUND, never a value.
  * THREAD SAFETY: safe from any number of threads.
  */
 int egdb_covers(const egdb *db, const eng_pos *p);

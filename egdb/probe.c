@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "egdb/cache.h"
 #include "egdb/db.h"
@@ -90,11 +91,23 @@ add_compressed(egdb *db, egdc_slice *e)
     return 0;
 }
 
-/* Index of a material in egdb.mat_ok. */
-static size_t
-mat_key(int nbk, int nwk, int nbm, int nwm)
+/* Whether every slice of unit u has a file in dir (compressed or 2-bit),
+ * without reading them. */
+static int
+unit_present(const char *dir, const egpl_unit *u, const egix_slice *sl)
 {
-    return (((size_t)nbk * 13 + (size_t)nwk) * 13 + (size_t)nbm) * 13 + (size_t)nwm;
+    for (size_t i = u->begin; i < u->end; i++) {
+        char path[4096];
+        if (egst_path(dir, &sl[i], path, sizeof path) != 0)
+            return 0;
+        if (access(path, F_OK) == 0)
+            continue;
+        size_t len = strlen(path);
+        memcpy(path + len - 3, "cwl", 3);
+        if (access(path, F_OK) != 0)
+            return 0;
+    }
+    return 1;
 }
 
 /*
@@ -161,13 +174,19 @@ egdb_open(const char *dir, int max_pieces, size_t cache_bytes, egdb **out, char 
     egdb *db = calloc(1, sizeof *db);
     if (!db)
         return EGDB_ENOMEM;
-    if (egst_registry_init(&db->reg) != 0 || !(db->mat_ok = calloc(EGDB_NMATS, 1)) ||
+    if (egst_registry_init(&db->reg) != 0 ||
         !(db->cmp_mat = calloc(EGST_NKEYS / 64, sizeof *db->cmp_mat)) ||
         !(db->cmp_rows = calloc(64, sizeof *db->cmp_rows))) {
         egdb_close(db);
         return EGDB_ENOMEM;
     }
-    int rc = 0, limit = max_pieces > 0 ? max_pieces : EGDB_MAX_PIECES;
+    /* scope: N complete piece counts (0: all there are), and of N + 1
+     * pieces the splits asked for (0: every split complete in dir). */
+    const int want_n = EGDB_SCOPE_PIECES(max_pieces);
+    const unsigned want_splits = EGDB_SCOPE_SPLITS(max_pieces);
+    int rc = 0, limit = want_n > 0 ? want_n + 1 : EGDB_MAX_PIECES;
+    if (limit > EGDB_MAX_PIECES)
+        limit = EGDB_MAX_PIECES;
     for (int n = 1; n <= limit && rc == 0; n++) {
         egix_slice *sl;
         size_t k, present = 0;
@@ -179,28 +198,60 @@ egdb_open(const char *dir, int max_pieces, size_t cache_bytes, egdb **out, char 
             free(sl);
             break;
         }
+        /* Which splits of n pieces are whole (every unit's files there):
+         * beyond the complete counts only whole splits are loaded, so what
+         * a handle covers is a scope (egdb_scope) and the same on every
+         * machine that has those files. */
+        unsigned whole = 0, seen = 0;
+        for (size_t i = 0; i < nu; i++)
+            seen |= 1u << u[i].split;
+        whole = seen;
+        for (size_t i = 0; i < nu; i++)
+            if (!unit_present(dir, &u[i], sl))
+                whole &= ~(1u << u[i].split);
+        const int beyond = db->max_pieces < n - 1 || (want_n > 0 && n > want_n);
+        unsigned take = whole;
+        if (beyond || whole != seen) {
+            /* Not (yet) a complete count: the splits asked for, or all
+             * whole ones. */
+            take = want_n > 0 && n == want_n + 1 ? want_splits & whole
+                   : want_n > 0 && n > want_n    ? 0
+                                                 : whole;
+            if (db->max_pieces < n - 1)
+                take = 0; /* a gap below: nothing more is loaded */
+        }
         for (size_t i = 0; i < nu && rc == 0; i++) {
+            if (!(take >> u[i].split & 1u))
+                continue;
             int r = open_unit(db, dir, &u[i], sl, err, errlen);
             if (r == 1) {
                 present += u[i].end - u[i].begin;
-                db->mat_ok[mat_key(u[i].nbk, u[i].nwk, u[i].nbm, u[i].nwm)] = 1;
-                db->mat_ok[mat_key(u[i].nwk, u[i].nbk, u[i].nwm, u[i].nbm)] = 1;
             } else if (r < 0) {
                 rc = r;
+            } else {
+                take &= ~(1u << u[i].split); /* vanished since the check */
             }
         }
         free(u);
         free(sl);
         if (rc != 0)
             break;
-        if (present == k && db->max_pieces == n - 1)
+        if (present == k && db->max_pieces == n - 1) {
             db->max_pieces = n;
+        } else if (present > 0 && db->max_pieces == n - 1) {
+            db->splits = take;
+            break;
+        }
         if (present == 0)
             break;
     }
-    if (rc == 0 && max_pieces > 0 && db->max_pieces < max_pieces) {
-        snprintf(err, errlen, "%s holds complete databases up to %d pieces only, not %d", dir,
-                 db->max_pieces, max_pieces);
+    if (rc == 0 && want_n > 0 &&
+        (db->max_pieces < want_n ||
+         (want_splits && (db->max_pieces > want_n || (db->splits & want_splits) != want_splits)))) {
+        char want[32], have[32];
+        egdb_scope_name(max_pieces, want, sizeof want);
+        egdb_scope_name(egdb_scope(db), have, sizeof have);
+        snprintf(err, errlen, "%s holds the databases %s only, not %s", dir, have, want);
         rc = EGDB_EMISSING;
     }
     if (rc == 0 && db->max_pieces == 0) {
@@ -230,7 +281,6 @@ egdb_close(egdb *db)
     free(db->cmp_list);
     free(db->cmp_mat);
     free(db->cmp_rows);
-    free(db->mat_ok);
     egca_destroy(db->cache);
     free(db);
 }
@@ -242,14 +292,48 @@ egdb_max_pieces(const egdb *db)
 }
 
 int
+egdb_scope(const egdb *db)
+{
+    return EGDB_SCOPE(db->max_pieces, db->splits);
+}
+
+int
+egdb_scope_has(int scope, const eng_pos *p)
+{
+    int nb = __builtin_popcount(p->bm | p->bk), nw = __builtin_popcount(p->wm | p->wk);
+    int n = nb + nw, top = EGDB_SCOPE_PIECES(scope);
+    if (n <= top)
+        return 1;
+    return n == top + 1 && (EGDB_SCOPE_SPLITS(scope) >> (nb > nw ? nb : nw) & 1u);
+}
+
+int
+egdb_scope_within(int a, int b)
+{
+    int na = EGDB_SCOPE_PIECES(a), nb = EGDB_SCOPE_PIECES(b);
+    /* b takes every position of up to nb pieces: all of a when a stops
+     * below nb + 1 pieces; with the same count, a's splits must be b's. */
+    if (na != nb)
+        return na < nb;
+    return (EGDB_SCOPE_SPLITS(a) & ~EGDB_SCOPE_SPLITS(b)) == 0;
+}
+
+int
+egdb_scope_name(int scope, char *buf, size_t len)
+{
+    int n = EGDB_SCOPE_PIECES(scope), w = snprintf(buf, len, "%d", n);
+    unsigned sp = EGDB_SCOPE_SPLITS(scope);
+    for (int a = EGDB_MAX_PIECES + 1; a >= 0 && w >= 0 && (size_t)w < len; a--)
+        if (sp >> a & 1u)
+            w += snprintf(buf + w, len - (size_t)w, "%s%dv%d", (sp >> (a + 1)) ? "," : "+", a,
+                          n + 1 - a);
+    return w >= 0 && (size_t)w < len ? 0 : EGDB_EINVAL;
+}
+
+int
 egdb_covers(const egdb *db, const eng_pos *p)
 {
-    int nbk = __builtin_popcount(p->bk), nwk = __builtin_popcount(p->wk);
-    int nbm = __builtin_popcount(p->bm), nwm = __builtin_popcount(p->wm);
-    int n = nbk + nwk + nbm + nwm;
-    if (n <= db->max_pieces)
-        return 1;
-    return n <= EGDB_MAX_PIECES && db->mat_ok[mat_key(nbk, nwk, nbm, nwm)];
+    return egdb_scope_has(egdb_scope(db), p);
 }
 
 void

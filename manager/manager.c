@@ -315,10 +315,12 @@ on_hello(mgr_conn *c, const mgp_hello *h)
                  h->magic != MGP_MAGIC ? ", and the magic is wrong" : "");
     } else if (m->need_token && !mgp_token_equal(h->token, m->token)) {
         snprintf(r.u.reason, sizeof r.u.reason, "bad token");
-    } else if (h->db_pieces < s.db_pieces) {
+    } else if (!egdb_scope_within(s.db_pieces, h->db_pieces)) {
+        char have[48], need[48];
+        egdb_scope_name(h->db_pieces, have, sizeof have);
+        egdb_scope_name(s.db_pieces, need, sizeof need);
         snprintf(r.u.reason, sizeof r.u.reason,
-                 "the worker's databases cover %u pieces, the proof rests on %d", h->db_pieces,
-                 s.db_pieces);
+                 "the worker's databases cover %s pieces, the proof rests on %s", have, need);
     } else {
         c->welcomed = 1;
         mgp_msg w = {.type = MGP_WELCOME};
@@ -860,11 +862,7 @@ on_sigchld(evutil_socket_t sig, short what, void *arg)
                              "local workers could not start (%d ended before joining, none "
                              "joined); the last said: %s",
                              m->start_fails, said);
-                    finish(m,
-                           code == 3   ? MGR_DAMAGED
-                           : code == 2 ? MGR_USAGE
-                                       : MGR_STOPPED,
-                           why);
+                    finish(m, code == 3 ? MGR_DAMAGED : code == 2 ? MGR_USAGE : MGR_STOPPED, why);
                     break;
                 }
             } else {
@@ -1234,9 +1232,12 @@ mgr_run(const mgr_opts *o)
     }
     mt_stats s;
     mt_stats_get(m.tree, &s);
-    if (m.db && egdb_max_pieces(m.db) < s.db_pieces) {
-        fprintf(stderr, "checkers prove: the proof rests on %d-piece databases; %s covers %d\n",
-                s.db_pieces, o->db_dir, egdb_max_pieces(m.db));
+    if (m.db && !egdb_scope_within(s.db_pieces, egdb_scope(m.db))) {
+        char have[48], need[48];
+        egdb_scope_name(egdb_scope(m.db), have, sizeof have);
+        egdb_scope_name(s.db_pieces, need, sizeof need);
+        fprintf(stderr, "checkers prove: the proof rests on the %s-piece databases; %s covers %s\n",
+                need, o->db_dir, have);
         mt_close(m.tree);
         egdb_close(m.db);
         pst_close(m.store);

@@ -854,8 +854,10 @@ static int
 db_given(const mt_tree *t, const egdb *db, char *err, size_t errlen)
 {
     if (db == NULL && t->db_pieces > 0) {
-        eng_errf(err, errlen, "the proof in %s rests on %d-piece databases: give --db", t->dir,
-                 t->db_pieces);
+        char name[48];
+        egdb_scope_name(t->db_pieces, name, sizeof name);
+        eng_errf(err, errlen, "the proof in %s rests on the %s-piece databases: give --db", t->dir,
+                 name);
         return MT_EINVAL;
     }
     return 0;

@@ -21,7 +21,7 @@ mtp_own(mt_tree *t, mt_node *n, char *err, size_t errlen)
     if (ml.n == 0) {
         n->own = ENG_LL;
         n->src = SRC_END;
-    } else if (t->db && eng_pieces(&n->pos) <= t->db_pieces) {
+    } else if (t->db && egdb_scope_has(t->db_pieces, &n->pos)) {
         int v = egdb_probe(t->db, &n->pos);
         if (v < 0) {
             char fen[ENG_FEN_MAX];
@@ -244,7 +244,7 @@ mt_check_root(mt_tree *t, char *err, size_t errlen)
         int v = -1;
         if (ml.n == 0) {
             ck.bound = ENG_LL;
-        } else if (t->db && eng_pieces(&t->root) <= t->db_pieces &&
+        } else if (t->db && egdb_scope_has(t->db_pieces, &t->root) &&
                    (v = egdb_probe(t->db, &t->root)) >= 0) {
             ck.bound = eng_bound_exact(egdb_outcome(v));
         } else {

@@ -217,7 +217,7 @@ web_status_of(web_server *w, const eng_pos *p, web_status *s)
         if (ml.n == 0) {
             s->bound = ENG_LL;
             s->source = "no move", leaf_kind = 't';
-        } else if (w->db && eng_pieces(p) <= w->db_pieces) {
+        } else if (w->db && egdb_scope_has(w->db_pieces, p)) {
             int v = egdb_probe(w->db, p);
             if (v < 0) {
                 s->error = 1;

@@ -600,8 +600,9 @@ web_page_overview(web_server *w, struct evbuffer *b)
         evbuffer_add_printf(b, "this run %.0f s, ", r->run_s);
     evbuffer_add_printf(b, "%.0f s of manager time over all runs</dd>\n",
                         s->seconds + (w->run ? r->unsaved_s : 0.0));
-    evbuffer_add_printf(b, "<dt>databases</dt><dd>%d pieces</dd>\n<dt>state</dt><dd><code>",
-                        s->db_pieces);
+    char scope[48];
+    egdb_scope_name(s->db_pieces, scope, sizeof scope);
+    evbuffer_add_printf(b, "<dt>databases</dt><dd>%s pieces</dd>\n<dt>state</dt><dd><code>", scope);
     web_html(b, w->state);
     evbuffer_add_printf(b, "</code>%s</dd></dl>\n",
                         w->run ? " (a running manager: this page reloads every 10 s)" : "");

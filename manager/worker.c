@@ -333,12 +333,14 @@ drop(wrk *w, const char *why)
 static void
 reopen_db(wrk *w)
 {
-    if (!w->db || w->busy || egdb_max_pieces(w->db) == w->db_pieces)
+    if (!w->db || w->busy || egdb_scope(w->db) == w->db_pieces)
         return;
     egdb *e;
     char err[512];
     if (egdb_open(w->o->db_dir, w->db_pieces, w->o->cache_bytes, &e, err, sizeof err)) {
-        logf_("cannot open the databases to %d pieces: %s", w->db_pieces, err);
+        char name[48];
+        egdb_scope_name(w->db_pieces, name, sizeof name);
+        logf_("cannot open the databases %s: %s", name, err);
         return;
     }
     egdb_close(w->db);
@@ -410,8 +412,10 @@ handle(wrk *w, const mgp_msg *m)
         reopen_db(w);
         if (open_default_store(w))
             break;
-        logf_("connected to %s:%s as worker %u (databases: %d pieces; repetitions: --ghi %s)",
-              w->host, w->port, m->u.welcome.worker_id, w->db_pieces, prv_ghi_word(w->o->ghi));
+        char scope[48];
+        egdb_scope_name(w->db_pieces, scope, sizeof scope);
+        logf_("connected to %s:%s as worker %u (databases: %s pieces; repetitions: --ghi %s)",
+              w->host, w->port, m->u.welcome.worker_id, scope, prv_ghi_word(w->o->ghi));
         send_result(w); /* one the previous manager never acknowledged */
         break;
     case MGP_REJECT: {
@@ -639,7 +643,7 @@ wrk_run(const wrk_opts *o)
             fprintf(stderr, "checkers worker: databases %s: %s\n", o->db_dir, err);
             return rc == EGDB_ECORRUPT ? 3 : 2;
         }
-        w.db_max = w.db_pieces = egdb_max_pieces(w.db);
+        w.db_max = w.db_pieces = egdb_scope(w.db); /* counts and whole splits */
     }
     /* --store: that store, for every proof; else the default, opened at
      * WELCOME (THE DEFAULT STORE) */

@@ -452,7 +452,7 @@ ab_node(ab_ctx *c, int depth, int ply, int alpha, int beta, int is_pv)
     if (!capture) {
         /* The root is searched even when the database knows it, so that
          * the result has a move and a line. */
-        if (ply > 0 && c->db && __builtin_popcount(p->bm | p->wm | p->bk | p->wk) <= c->db_pieces) {
+        if (ply > 0 && c->db && egdb_scope_has(c->db_pieces, p)) {
             int v;
             if (ab_probe(c, p, ply, &v))
                 return v;
@@ -719,8 +719,10 @@ ab_search(ab_ctx *c, const eng_pos *p, const ab_opts *o, ab_result *out)
     c->db = o->db;
     c->db_pieces = 0;
     if (o->db) {
-        int have = egdb_max_pieces(o->db);
-        c->db_pieces = o->db_pieces > 0 && o->db_pieces < have ? o->db_pieces : have;
+        /* The scope asked for, when the databases hold it (egdb.h). */
+        int have = egdb_scope(o->db);
+        c->db_pieces =
+            o->db_pieces > 0 && egdb_scope_within(o->db_pieces, have) ? o->db_pieces : have;
     }
     c->nodes = 0;
     c->probes = 0;

@@ -102,9 +102,8 @@ typedef struct chk_walk {
     const pchk_source *src;
     const pchk_visitor *vis;
     const egdb *db;
-    int dbmax; /* positions with at most this many pieces are leaves */
-    int x;     /* the colour whose goal it is */
-    int win;   /* 1: "X wins"; 0: "X at least draws" */
+    int x;   /* the colour whose goal it is */
+    int win; /* 1: "X wins"; 0: "X at least draws" */
     vis_set set;
     chk_frame *stack;
     size_t depth, cap;
@@ -119,12 +118,6 @@ static const char *
 colour_name(int c)
 {
     return c == ENG_BLACK ? "Black" : "White";
-}
-
-static int
-piece_count(const eng_pos *p)
-{
-    return __builtin_popcount(p->bm | p->wm | p->bk | p->wk);
 }
 
 /* The goal's outcome for X (ENG_DRAW or ENG_WIN). */
@@ -214,7 +207,7 @@ vis_free(vis_set *s)
 /*
  * leaf_value - whether p is a leaf and its value for its side to move.
  * A position with no legal move is lost (the rules). A position with at
- * most dbmax pieces has the database's value (egdb_probe plays out
+ * the database covers (egdb_covers: its scope) has its value (egdb_probe plays out
  * captures itself); EGDB_ENOTFOUND there means the database cannot value
  * it after all, and the position is then treated as any other (it needs
  * a stored proof), which can only reject more. Any other probe error
@@ -231,7 +224,7 @@ leaf_value(chk_walk *w, const eng_pos *p, int *kind, int *value)
         *value = ENG_LOSS;
         return 0;
     }
-    if (!w->db || piece_count(p) > w->dbmax)
+    if (!w->db || !egdb_covers(w->db, p))
         return 0;
     int v = egdb_probe(w->db, p);
     switch (v) {
@@ -283,9 +276,23 @@ open_stored(chk_walk *w, const eng_pos *p, const char *via, chk_frame *f)
     int admitted = rc == PCHK_SRC_ADMITTED;
     if (admitted)
         rc = 0;
-    if (rc == PST_ENOTFOUND)
-        return fail(w, p, "no stored proof for this position (%s to move)%s", colour_name(p->stm),
-                    via);
+    if (rc == PST_ENOTFOUND) {
+        /* A proof made with larger databases takes their positions as
+         * leaves and stores nothing for them: say so rather than leave the
+         * reader to guess why a proof that was accepted is refused. */
+        int n = __builtin_popcount(p->bm | p->wm | p->bk | p->wk);
+        char hint[256] = "";
+        if (w->db && n == egdb_max_pieces(w->db) + 1 && !egdb_covers(w->db, p)) {
+            char scope[48];
+            egdb_scope_name(egdb_scope(w->db), scope, sizeof scope);
+            snprintf(hint, sizeof hint,
+                     "; the databases given cover %s pieces: if the proof was made with %d-piece "
+                     "databases, check it with them",
+                     scope, n);
+        }
+        return fail(w, p, "no stored proof for this position (%s to move)%s%s", colour_name(p->stm),
+                    via, hint);
+    }
     if (rc != 0) {
         char fen[ENG_FEN_MAX];
         eng_format_fen(p, fen, sizeof fen);
@@ -568,7 +575,7 @@ pchk_check(pst_env *st, const egdb *db, const eng_pos *root, pchk_result *out, c
 int
 pchk_db_root(const egdb *db, const eng_pos *root, pchk_result *out)
 {
-    if (out->status != PCHK_NOTHING || !db || eng_pieces(root) > egdb_max_pieces(db))
+    if (out->status != PCHK_NOTHING || !db || !egdb_covers(db, root))
         return 0;
     int v = egdb_probe(db, root);
     if (v < 0)
@@ -652,7 +659,6 @@ pchk_check_with(const pchk_source *src, const pchk_visitor *vis, const egdb *db,
     w.src = src;
     w.vis = vis;
     w.db = db;
-    w.dbmax = db ? egdb_max_pieces(db) : 0;
     w.out = out;
     w.err = err;
     w.errlen = errlen;

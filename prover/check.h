@@ -28,8 +28,9 @@
  *   other side wins". DD is two proofs, one for each side.
  *
  *   Leaves: a position with no legal move is lost for its side to move;
- *   a position the database covers (at most egdb_max_pieces pieces) has
- *   the database's value, whatever the store says about it.
+ *   a position the database covers (egdb_covers: up to egdb_max_pieces
+ *   pieces and the whole splits of the next count it loaded) has the
+ *   database's value, whatever the store says about it.
  *
  * SOURCES AND VISITORS (pchk_check_with)
  *   The records may come from any source, not only a store: admission

@@ -208,7 +208,7 @@ value_child(dfpn_ctx *c, int ply, child *ch)
         return;
     }
     const dfpn_opts *o = c->o;
-    if (o->db && npieces(p) <= o->db_pieces) { /* 4. */
+    if (o->db && egdb_scope_has(o->db_pieces, p)) { /* 4. */
         int v = egdb_probe_quiet(o->db, p);
         if (v >= 0) {
             c->probes++;

@@ -87,7 +87,8 @@ typedef struct dfpn_progress {
 
 typedef struct dfpn_opts {
     const egdb *db;      /* may be NULL */
-    int db_pieces;       /* quiet positions with at most this many pieces are probed */
+    int db_pieces;       /* quiet positions this database scope takes are probed
+                            (egdb.h DATABASE SCOPE; a plain piece count is one) */
     pst_env *store;      /* may be NULL: then nothing is read or written */
     int write_proof;     /* nonzero: write the whole proof into store */
     double time_limit;   /* seconds, 0: none */

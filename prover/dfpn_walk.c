@@ -81,7 +81,7 @@ walk_leaf(dfpn_ctx *c, const eng_pos *p)
     if (eng_count_moves(p, ENG_DUPS_MERGE) == 0) /* lost for the side to move */
         return (p->stm != c->w_side) ? 1 : -1;
     const dfpn_opts *o = c->o;
-    if (o->db && npieces(p) <= egdb_max_pieces(o->db)) {
+    if (o->db && egdb_covers(o->db, p)) {
         int v = egdb_probe(o->db, p);
         if (v == EGDB_ENOTFOUND)
             return 0;

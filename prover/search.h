@@ -85,8 +85,9 @@ typedef struct ab_result {
 
 typedef struct ab_opts {
     const egdb *db;      /* may be NULL: no database */
-    int db_pieces;       /* probe quiet positions with at most this many pieces
-                            (<= 0 or more than egdb_max_pieces(db): all it has) */
+    int db_pieces;       /* probe quiet positions this database scope takes
+                            (egdb.h: a piece count, or a count and splits of the
+                            next; <= 0 or more than egdb_scope(db): all it has) */
     int max_depth;       /* nominal depth in plies (0: no limit but time) */
     double time_limit;   /* seconds, 0: none (then max_depth must be > 0) */
     uint64_t node_limit; /* 0: none */

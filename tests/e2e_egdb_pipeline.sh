@@ -11,6 +11,9 @@
 #   3. probes: a position of the split answers as the ordinary build, one of
 #      another split is "not in the database" (exit 1), never a value;
 #      `egdb verify` passes;
+#   3b. the split's positions as leaves of proofs (solve, prove with two
+#      workers, proof check), and a check with smaller databases refused with
+#      its reason;
 #   4. one byte changed in a 5-piece compressed file: verify exits 3 naming
 #      the file;
 #   5. a partial (bounds) build over databases kept compressed only writes the
@@ -98,6 +101,29 @@ for fen in 'B:WK30:BK1,K2,K3,K6' 'W:W30:B1,K2,K3,K6' 'B:W:BK1,K2,K3,K6,K7'; do
 done
 $C egdb verify --db "$T/p" >"$T/verify" 2>&1
 check "verify the pipelined directory" 0 $?
+
+# ---- 3b. proofs that take the split's positions as leaves -------------------------
+# The databases 1-4 and the 4v1 split of 5 pieces are the scope "4+4v1": df-pn
+# and the checker take a 4v1 position as a leaf. Checked with the 1-4 pieces
+# alone, the proof is refused with the reason; with the whole 1-5 set it holds.
+F6='B:WK29,K30:BK1,K2,K3,K4'
+$C solve --db "$T/p" --store "$T/s6" "$F6" >"$T/solve6" 2>&1
+check "solve a 4v2 position over 1-4 + 4v1" "0 $F6	win" "$? $(head -n 1 "$T/solve6")"
+$C proof check --store "$T/s6" --db "$T/p" "$F6" >"$T/chk6" 2>&1
+check "proof check with the same databases" "0 1" "$? $(grep -c 'database leaves: [1-9][0-9]* (up to 4+4v1 pieces' "$T/chk6")"
+$C proof check --store "$T/s6" --db "$T/base" "$F6" >"$T/chk6b" 2>&1
+check "proof check with 1-4 only: invalid, saying which databases it needs" "1 1" \
+    "$? $(grep -c 'cover 4 pieces: if the proof was made with 5-piece databases' "$T/chk6b")"
+$C proof check --store "$T/s6" --db "$DB" "$F6" >"$T/chk6c" 2>&1
+check "proof check with the whole 1-5 set" 0 $?
+$C prove --fen "$F6" --state "$T/m6" --db "$T/p" --workers 2 --quiet >"$T/m6.out" 2>"$T/m6.err"
+check "prove over 1-4 + 4v1 with two workers" "0 $F6	win" "$? $(head -n 1 "$T/m6.out")"
+$C proof check --state "$T/m6" >"$T/m6.chk" 2>/dev/null
+check "... proof check --state (the state names its databases)" "0 valid" \
+    "$? $(head -n 1 "$T/m6.chk" | cut -f 2)"
+$C prove --state "$T/m6" --db "$T/base" --workers 1 --quiet >/dev/null 2>"$T/m6b.err"
+check "... resumed with 1-4 only: refused, naming both" "2 1" \
+    "$? $(grep -c '4+4v1' "$T/m6b.err")"
 
 # ---- 4. one byte changed in a 5-piece compressed file ---------------------------
 f=$T/p/$(ls "$T/p" | grep '\.cwl$' | four_one | tail -1)
