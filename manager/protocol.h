@@ -28,8 +28,10 @@
  *
  * MESSAGES
  *   HELLO (worker -> manager, first frame on a connection)
- *     u32 magic MGP_MAGIC, u16 version MGP_VERSION, u16 db_pieces (the
- *     largest piece count the worker's databases cover), u32 pid,
+ *     u32 magic MGP_MAGIC, u16 version MGP_VERSION, u16 db_pieces (what
+ *     the worker's databases cover, as a database scope, egdb.h: bits
+ *     0-3 the complete piece counts, bits 4-13 the whole splits of the
+ *     next count; a plain piece count as before), u32 pid,
  *     str token (<= MGP_TOKEN_MAX; empty when none), str name (<=
  *     MGP_NAME_MAX: host and pid, for logs and the status page).
  *     The version is the field after the magic, so that any later
@@ -42,7 +44,9 @@
  *   WELCOME (manager -> worker, the reply to a good HELLO)
  *     u16 version, u32 worker id, u32 heartbeat_ms (how often each side
  *     sends HEARTBEAT), u32 silence_ms (silence after which a connection
- *     is dropped).
+ *     is dropped), u16 db_pieces (the database scope the proof rests on,
+ *     as in HELLO: the worker opens its databases to exactly it, so that
+ *     its leaves are the manager's).
  *   REJECT (manager -> worker, then the manager closes)
  *     str reason (<= MGP_REASON_MAX): "version 2 not supported (this
  *     manager speaks 1)", "bad token", ... A REJECT only ever answers a

@@ -266,7 +266,8 @@ typedef struct mt_tree mt_tree;
 typedef struct mt_create {
     eng_pos root;
     int goal;             /* MT_GOAL_* */
-    int db_pieces;        /* the piece count the databases cover */
+    int db_pieces;        /* the database scope the proof rests on (egdb.h: a
+                             piece count, or one and splits of the next) */
     uint32_t job_ms;      /* budget of a node's first job */
     uint32_t job_max_ms;  /* the cap of a node's growing budget (JOBS); below
                              job_ms: job_ms * MT_JOB_GROW */
