@@ -1688,10 +1688,10 @@ assert_same_cwl5(const char *dir, const char *ref)
             pieces += egix_name_digit(e->d_name[i]);
         if (pieces != 5)
             continue;
-        char pa[600], pb[600];
+        char pa[1200], pb[1200];
         size_t la, lb;
-        snprintf(pa, sizeof pa, "%s/%s", dir, e->d_name);
-        snprintf(pb, sizeof pb, "%s/%s", ref, e->d_name);
+        snprintf(pa, sizeof pa, "%.600s/%.256s", dir, e->d_name);
+        snprintf(pb, sizeof pb, "%.600s/%.256s", ref, e->d_name);
         uint8_t *x = read_file(pa, &la), *y = read_file(pb, &lb);
         assert_non_null(x);
         assert_non_null(y);
