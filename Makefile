@@ -20,7 +20,7 @@ ARCH     ?= -march=native
 OPT      ?= -O3
 SANITIZE ?=
 
-DEPS_PKGS := libevent lmdb libxxhash cmocka
+DEPS_PKGS := libevent lmdb libxxhash cmocka zlib nettle
 
 WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
         -Wmissing-prototypes -Wpointer-arith -Wformat=2 -Wvla
