@@ -296,8 +296,8 @@ def check(path, dbdir):
             fp = os.path.join(dbdir or ".", name + ".cwl")
             try:
                 got = cwl.file_digest(fp)
-            except OSError as e:
-                raise Invalid(None, "database file %s.cwl: %s" % (name, e.strerror))
+            except OSError as e:  # no verdict without the files (exit 2)
+                raise OSError(e.errno, "database file %s: %s" % (fp, e.strerror))
             if got != (size, digest):
                 raise Invalid(None, "database file %s.cwl: its SHA-256 does not match the "
                               "header's digest (not the file the certificate was made with)"
@@ -338,7 +338,7 @@ def main(argv):
         verdict, where, why, stats = check(cert, dbdir)
     except OSError as e:
         print("checkcert.py: %s: %s" % (cert, e.strerror), file=sys.stderr)
-        return 2
+        return 2  # the certificate or a database file cannot be read
     except cwl.DatabaseError as e:
         print("checkcert.py: %s" % e, file=sys.stderr)
         return 3
