@@ -110,8 +110,10 @@ typedef struct pcert_result {
  * RETURN 0; PST_EINVAL when st holds no valid proof for root (err says
  * why: nothing stored, or the independent check fails, naming the
  * position); PST_EIO, PST_ENOMEM, PST_ECORRUPT.
- * A root that the databases hold (a proof state with no record for its
- * root) is exported as a certificate whose only record is that leaf.
+ * A root that the databases hold (at most egdb_max_pieces(db) pieces;
+ * a proof state has no record for such a root) is exported as a
+ * certificate whose only record is that leaf, claiming the databases'
+ * value.
  */
 int pcert_export(pst_env *st, const egdb *db, const char *dbdir, const eng_pos *root,
                  const char *path, pcert_stats *out, char *err, size_t errlen);
