@@ -29,7 +29,7 @@ timed() {
     /usr/bin/time -f "%U %S" -o "$OUT/time" "$@" >"$OUT/out" 2>"$OUT/err"
     local rc=$?
     t1=$(date +%s.%N)
-    echo "$(echo "$t1 - $t0" | bc) $(awk '{print $1 + $2}' "$OUT/time")" >&3
+    printf "%.2f %.2f\n" "$(echo "$t1 - $t0" | bc)" "$(awk '{print $1 + $2}' "$OUT/time")" >&3
     return $rc
 }
 
@@ -48,8 +48,11 @@ cchk=$(tail -n 1 "$OUT/t")
 timed taskset -c 0 python3 "$HERE/../checker/checkcert.py" "$cert" --db "$db" ||
     { echo "Python check: $(cat "$OUT/out")"; exit 1; }
 pchk=$(tail -n 1 "$OUT/t")
-echo "| positions | leaves | files | bytes | bytes a position | raw bytes a position | export s | proof check (store) s | C check (cert) s | Python check s (CPU) |"
+# Times are wall seconds with the CPU seconds (user + system) in brackets:
+# on a shared machine the CPU time is the one to compare.
+w() { echo "$1 ($2)"; }
+echo "| positions | leaves | files | bytes | bytes a position | raw bytes a position | export s | proof check (store) s | C check (cert) s | Python check s, one core |"
 echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-echo "| $npos | $nleaf | $nfiles | $bytes | $(echo "scale=2; $bytes / $npos" | bc) | $(echo "scale=2; $raw / $npos" | bc) | ${exp% *} | ${base% *} | ${cchk% *} | ${pchk% *} (${pchk#* }) |"
+echo "| $npos | $nleaf | $nfiles | $bytes | $(printf "%.2f" "$(echo "$bytes / $npos" | bc -l)") | $(printf "%.2f" "$(echo "$raw / $npos" | bc -l)") | $(w $exp) | $(w $base) | $(w $cchk) | $(w $pchk) |"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(python3 --version)"
 echo "certificate kept in $cert"
