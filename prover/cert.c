@@ -81,7 +81,17 @@ typedef struct export_ctx {
     size_t errlen;
 } export_ctx;
 
-/* The certificate in memory, for pcert_check. */
+/*
+ * The certificate in memory, for pcert_check. The C check reuses the
+ * independent checker (check.c), which reads one store-like record per
+ * position; a certificate has one record per position and section, so
+ * the sections' records of a position are merged into one: in a section
+ * (X, goal) a position with X to move raises lo to the goal's value and
+ * supplies the win or draw move, a position with the other side to move
+ * lowers hi to minus that value. A record of both sections of a draw
+ * claim becomes DD with its draw move, exactly what a store would hold;
+ * contradicting sections (lo > hi) are a verdict, not a record.
+ */
 typedef struct cert_mem {
     pmap map;            /* every position record, all sections */
     pst_record *rec;     /* merged records, by the map's index */
@@ -153,6 +163,10 @@ zw_flush(zwriter *w, int finish)
         w->z.next_out = w->out;
         w->z.avail_out = ZBUF;
         zr = deflate(&w->z, finish ? Z_FINISH : Z_NO_FLUSH);
+        if (zr == Z_STREAM_ERROR) { /* never with a live stream; no endless loop either */
+            w->failed = 1;
+            break;
+        }
         size_t have = ZBUF - w->z.avail_out;
         if (have && fwrite(w->out, 1, have, w->f) != have)
             w->failed = 1;
@@ -175,7 +189,9 @@ zw_put(zwriter *w, const unsigned char *b, size_t len)
 /* ---- goals ------------------------------------------------------------ */
 
 /* The strongest goals a bound implies for the root's side to move s:
- * at most one per side (cert.h, WHAT IS EXPORTED). */
+ * at most one per side (cert.h, WHAT IS EXPORTED), the side to move's
+ * first. Writer and checker both derive the sections from the claim, so
+ * a header whose claim and sections disagree is refused. */
 static int
 claim_goals(eng_bound b, int s, goal g[2])
 {
@@ -245,7 +261,9 @@ note_slices(export_ctx *c, const eng_pos *p)
     return 0;
 }
 
-/* SHA-256 and size of a file; 0, or -1 with errno set. */
+/* SHA-256 and size of a file; 0, or -1 with errno set. SHA-256 rather
+ * than the XXH3 the database files use inside: a digest that names a file
+ * must resist a forger, and every language's standard library has it. */
 static int
 file_digest(const char *path, unsigned char md[SHA256_DIGEST_SIZE], uint64_t *size)
 {
@@ -316,6 +334,17 @@ maybe_leaf(export_ctx *c, const eng_pos *ch)
     return zw_put(c->zw, b, sizeof b) ? PST_EIO : 0;
 }
 
+/*
+ * The visitor (check.h, SOURCES AND VISITORS): the checker calls it once
+ * per position and goal, when every child of the position is proven, so
+ * the position's record can be written at once and the certificate needs
+ * no second walk. Children come before parents; a leaf is written just
+ * before the first position that reaches it, which is what lets a checker
+ * that reads in file order name the leaf itself when its claim is wrong.
+ * The checker also walks goals weaker than the claim's (a win record's
+ * "at least a draw" first): those calls are ignored, since the stronger
+ * section implies them.
+ */
 static int
 on_done(void *ctx, const eng_pos *p, int x, int win, uint64_t effort, const pst_move *used,
         int longest)
@@ -353,6 +382,10 @@ on_done(void *ctx, const eng_pos *p, int x, int win, uint64_t effort, const pst_
         }
     }
 
+    /* 'P', the position, the kept move where X moves (squares written
+     * 1-based, as people number them), a win's length: the plies of the
+     * longest line below, which falls along every move inside the proof
+     * and so shows it acyclic to a checker that does not search. */
     unsigned char b[1 + POS_BYTES + 6 + 4];
     size_t len = 1 + POS_BYTES;
     b[0] = TAG_POS;
@@ -598,7 +631,9 @@ done:
 
 /* ---- check ------------------------------------------------------------ */
 
-/* Records a verdict of invalid; returns 1 for the caller to pass up. */
+/* Records a verdict of invalid; returns 1 for the caller to pass up.
+ * where is NULL for what concerns the file rather than a position (the
+ * header, the database files, the structure of the body): "-" then. */
 static int
 bad(pcert_result *out, const eng_pos *where, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -724,6 +759,10 @@ static int
 read_body(const unsigned char *b, size_t len, const goal *goals, int ngoals, cert_mem *m,
           pcert_result *out)
 {
+    /* A record's length depends on its tag, then (for 'P') on whether X
+     * is to move and whether the section is a win: every length check
+     * comes before the bytes are read, so a truncated or forged body is
+     * a verdict and never a read past the buffer. */
     size_t at = 0;
     int sec = -1, nsec = 0, ended = 0;
     while (at < len && !ended) {
@@ -847,7 +886,9 @@ pcert_check(const char *path, const char *dbdir, size_t cache_bytes, eng_pos *ro
         eng_errf(err, errlen, "%s: %s", path, strerror(errno));
         return errno == ENOMEM ? PST_ENOMEM : PST_EIO;
     }
-    /* The header (docs/certificate.md, "Header"). */
+    /* The header (docs/certificate.md, "Header"). The version is checked
+     * before anything else that could differ between versions, so that a
+     * certificate of another version is named as such, not as damage. */
     if (len < 8 || memcmp(f, cert_magic, 7) != 0) {
         bad(out, NULL, "not a certificate (bad magic in bytes 0-6)");
         goto done;
@@ -887,6 +928,9 @@ pcert_check(const char *path, const char *dbdir, size_t cache_bytes, eng_pos *ro
         bad(out, NULL, "the file is truncated (inside the list of database files)");
         goto done;
     }
+    /* Every listed file, whole, before any probe: the digests tie the
+     * certificate to the files the prover used, and a file that cannot
+     * be read is no verdict (exit 2), unlike one that differs (invalid). */
     for (uint32_t i = 0; i < nfiles; i++) {
         const unsigned char *e = f + PCERT_HEADER_FIXED + (size_t)i * PCERT_FILE_ENTRY;
         char name[8], fp[4200];
@@ -935,7 +979,12 @@ pcert_check(const char *path, const char *dbdir, size_t cache_bytes, eng_pos *ro
             goto done;
         }
     }
-    /* The proof: the independent checker over the certificate's records. */
+    /* The proof: the independent checker over the certificate's records.
+     * It walks from the root, so records no line reaches are not read
+     * (the Python checker checks them too; docs/certificate.md). Its
+     * database leaves come from the databases, not from the claims: the
+     * claims are compared with them after the walk, so that a wrong
+     * claim is refused even where the walk would not need it. */
     pchk_result res;
     pchk_source src = {mem_get, &m};
     rc = pchk_check_with(&src, NULL, db, root, &res, err, errlen);
