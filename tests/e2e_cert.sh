@@ -9,7 +9,8 @@
 #   2. damaged certificates (tests/cert_tamper.py) are refused by both
 #      checkers, the Python one naming the damaged position and the reason;
 #   3. the Python rules' perft equals the C engine's (start position, both
-#      counting conventions, and three more positions);
+#      counting conventions, and three more positions), and the Python
+#      database reader's values the C prober's;
 #   4. exit statuses: nothing stored, a missing certificate or database.
 # Run by `make test` with $CHECKERS set to the binary and
 # $CHECKERS_TEST_DB to the 1-5 piece databases.
@@ -121,6 +122,12 @@ for spec in 'B:W21-32:B1-12|6|36768' 'B:W18,24,27,28,K10,K15:B12,16,20,K22,K25,K
         [ -n "$published" ] && check "perft $d $conv $f: published" "$published" "$pv"
     done
 done
+
+# 3b. The Python database reader against the C prober: random positions of
+#     2-5 pieces, either side to move, captures and threats resolved by each
+#     side its own way; every king order of the files read.
+out=$(python3 "$HERE/cert_reader_check.py" "$C" "$DB" 5 1000 11)
+check "Python reader = C prober ($out)" 0 $?
 
 # 4. Exit statuses.
 $C proof export --store "$T/store1" --db "$DB" --pieces 3 --out "$T/x.cert" 'B:W30:B3' \
