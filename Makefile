@@ -20,7 +20,7 @@ ARCH     ?= -march=native
 OPT      ?= -O3
 SANITIZE ?=
 
-DEPS_PKGS := libevent lmdb libxxhash cmocka
+DEPS_PKGS := libevent lmdb libxxhash cmocka zlib nettle
 
 WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
         -Wmissing-prototypes -Wpointer-arith -Wformat=2 -Wvla
@@ -199,7 +199,8 @@ SAN_RUNS  := $(patsubst tests/%.c,run-san-%,$(TEST_SRCS))
 E2E_RUNS  := $(patsubst tests/%.sh,run-e2e-%,$(wildcard tests/e2e_*.sh))
 # end-to-end scripts also run with the sanitized program: the damaged
 # states (LMDB's faults on damaged pages are caught by the program's guard)
-SAN_E2E_RUNS := run-san-e2e-e2e_damaged_state
+# and the certificates (damaged files parsed by the C check)
+SAN_E2E_RUNS := run-san-e2e-e2e_damaged_state run-san-e2e-e2e_cert
 .PHONY: test-bins test-runs $(UNIT_RUNS) $(SAN_RUNS) $(E2E_RUNS) $(SAN_E2E_RUNS)
 
 test: deps

@@ -28,6 +28,8 @@
 static const char proof_help[] =
     "usage: checkers proof check --store PATH --db DIR [--pieces N] [--cache MB] FEN\n"
     "       checkers proof check --state DIR [--db DIR] [--cache MB]\n"
+    "       checkers proof check --cert FILE [--db DIR]   (a certificate)\n"
+    "       checkers proof export ...   (writes a certificate: proof export --help)\n"
     "\n"
     "Checks from scratch that the proven-node store holds a complete proof of\n"
     "the bound it records for FEN, trusting only the rules, the endgame\n"
@@ -122,6 +124,9 @@ proof_check_cmd(int argc, char **argv)
     long pieces = 0, cache_mb = 256;
     char state_store[4200], state_fen[ENG_FEN_MAX];
     int state_goal = 0;
+    for (int i = 1; i < argc; i++) /* a certificate: cert_cmds.c */
+        if (!strcmp(argv[i], "--cert"))
+            return cli_proof_check_cert(argc, argv);
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (cli_is_help(o)) {
@@ -298,6 +303,8 @@ cli_proof(int argc, char **argv)
     }
     if (!strcmp(argv[1], "check"))
         return proof_check_cmd(argc - 1, argv + 1);
-    fprintf(stderr, "checkers proof: unknown subcommand '%s' (known: check)\n", argv[1]);
+    if (!strcmp(argv[1], "export"))
+        return cli_proof_export(argc - 1, argv + 1);
+    fprintf(stderr, "checkers proof: unknown subcommand '%s' (known: check, export)\n", argv[1]);
     return CLI_EXIT_USAGE;
 }

@@ -18,6 +18,9 @@ int cli_solve(int argc, char **argv);
 int cli_search(int argc, char **argv);
 int cli_store(int argc, char **argv);
 int cli_proof(int argc, char **argv);
+/* `proof export` and `proof check --cert` (cert_cmds.c). */
+int cli_proof_export(int argc, char **argv);
+int cli_proof_check_cert(int argc, char **argv);
 int cli_prove(int argc, char **argv);
 int cli_worker(int argc, char **argv);
 int cli_tree(int argc, char **argv);

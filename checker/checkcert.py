@@ -1,0 +1,357 @@
+#!/usr/bin/env python3
+"""checkcert.py - an independent checker of checkers proof certificates.
+
+Written from docs/certificate.md and the README's rules alone, in Python 3
+with the standard library only; it shares no code with the C programs that
+write the certificates. It trusts the rules (rules.py), the database files
+(cwl.py, each checked against the SHA-256 the certificate names) and nothing
+else in the certificate: every claim is re-derived.
+
+usage: checkcert.py CERT [--db DIR]
+       checkcert.py --perft DEPTH [--fen FEN] [--merged]
+
+Output: "valid", or "invalid" with the first failing position and the
+reason. Exit status (the project's convention): 0 valid, 1 invalid, 2 bad
+usage or a certificate that cannot be read, 3 a database file missing or
+damaged (no verdict).
+"""
+
+import os
+import struct
+import sys
+import time
+import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import cwl  # noqa: E402
+import rules  # noqa: E402
+
+VERSION = 1
+MAGIC = b"CKCERT\0"
+FIXED = 40
+ENTRY = 48
+POS = struct.Struct("<4IB")
+WORD = {-1: "a loss", 0: "a draw", 1: "a win"}
+BOUND = {(-1, -1): "LL", (-1, 0): "LD", (0, 0): "DD", (0, 1): "DW", (1, 1): "WW",
+         (-1, 1): "LW"}
+
+
+class Invalid(Exception):
+    """The certificate does not prove its claim: where (a position or None)
+    and why."""
+
+    def __init__(self, where, why):
+        super().__init__(why)
+        self.where, self.why = where, why
+
+
+def colour(c):
+    return "Black" if c == rules.BLACK else "White"
+
+
+def goals_of(lo, hi, s):
+    """The sections a claim lo..hi for the root's side to move s implies."""
+    g = []
+    if lo >= 0:
+        g.append((s, lo == 1))
+    if hi <= 0:
+        g.append((1 - s, hi == -1))
+    return g
+
+
+# ---- reading ---------------------------------------------------------------------
+
+
+def read_header(data):
+    if len(data) < 8 or data[:7] != MAGIC:
+        raise Invalid(None, "not a certificate (bad magic in bytes 0-6)")
+    if data[7] != VERSION:
+        raise Invalid(None, "format version %d; this checker reads version %d"
+                      % (data[7], VERSION))
+    if len(data) < FIXED:
+        raise Invalid(None, "the file is truncated (inside the header)")
+    variant, routes, lo, hi, npieces, comp, nsec, zero = struct.unpack_from("<BBbbBBBB", data, 8)
+    if variant != 1 or routes != 1:
+        raise Invalid(None, "rules %d, route rule %d: this checker knows rules 1, routes 1"
+                      % (variant, routes))
+    root = POS.unpack_from(data, 16)
+    if comp != 1 or zero != 0 or rules.valid(root) or not -1 <= lo <= hi <= 1 \
+            or npieces > 8 or data[33:36] != b"\0\0\0":
+        raise Invalid(None, "malformed header (compression, root, claim or piece limit)")
+    goals = goals_of(lo, hi, root[4])
+    if not goals or nsec != len(goals):
+        raise Invalid(root, "the claim %s implies %d sections, the header says %d"
+                      % (BOUND[(lo, hi)], len(goals), nsec))
+    (nfiles,) = struct.unpack_from("<I", data, 36)
+    end = FIXED + ENTRY * nfiles
+    if end > len(data):
+        raise Invalid(None, "the file is truncated (inside the list of database files)")
+    files = {}
+    for i in range(nfiles):
+        e = data[FIXED + ENTRY * i:FIXED + ENTRY * (i + 1)]
+        name = e[:7].decode("ascii", "replace")
+        size, digest = struct.unpack_from("<Q", e, 8)[0], e[16:48]
+        if e[7] != 0 or len(name) != 7 or name[4] != "." or name in files:
+            raise Invalid(None, "database file entry %d: %r is not a slice name" % (i, name))
+        files[name] = (size, digest)
+    return root, (lo, hi), npieces, goals, files, end
+
+
+def read_body(raw, goals):
+    """Sections as (goal, records in file order, positions, leaves)."""
+    z = zlib.decompressobj()
+    try:
+        body = z.decompress(raw)
+    except zlib.error as e:
+        raise Invalid(None, "the compressed body is damaged (%s)" % e)
+    if not z.eof:
+        raise Invalid(None, "the file is truncated (the compressed body ends early)")
+    if z.unused_data:
+        raise Invalid(None, "bytes after the end of the compressed body")
+    sections, at, npos, nleaf = [], 0, 0, 0
+    cur = None
+    while True:
+        if at >= len(body):
+            raise Invalid(None, "the file is truncated (no end record)")
+        tag = body[at:at + 1]
+        if tag == b"S":
+            if at + 3 > len(body):
+                raise Invalid(None, "the file is truncated (the body stops inside a record)")
+            g = (body[at + 1], body[at + 2] == 1)
+            k = len(sections)
+            if k >= len(goals) or body[at + 2] > 1 or g != goals[k]:
+                raise Invalid(None, "body byte %d: section %d is not the goal the header's "
+                              "claim implies" % (at, k + 1))
+            cur = (g, [], {}, {})
+            sections.append(cur)
+            at += 3
+            continue
+        if tag == b"E":
+            if at + 17 > len(body):
+                raise Invalid(None, "the file is truncated (the body stops inside a record)")
+            cp, cl = struct.unpack_from("<QQ", body, at + 1)
+            if (cp, cl) != (npos, nleaf):
+                raise Invalid(None, "end record: counts do not match the records read")
+            if at + 17 != len(body):
+                raise Invalid(None, "%d bytes after the end record" % (len(body) - at - 17))
+            break
+        if tag not in (b"P", b"L"):
+            raise Invalid(None, "body byte %d: unknown record tag 0x%02x" % (at, body[at]))
+        if cur is None:
+            raise Invalid(None, "body byte %d: a record before the first section" % at)
+        (x, win), order, recs, leaves = cur
+        if at + 18 > len(body):
+            raise Invalid(None, "the file is truncated (the body stops inside a record)")
+        p = POS.unpack_from(body, at + 1)
+        why = rules.valid(p)
+        if why:
+            raise Invalid(None, "body byte %d: not a position: %s" % (at, why))
+        at += 18
+        if tag == b"L":
+            if at + 2 > len(body):
+                raise Invalid(None, "the file is truncated (the body stops inside a record)")
+            lo, hi = struct.unpack_from("<bb", body, at)
+            at += 2
+            if not -1 <= lo <= hi <= 1:
+                raise Invalid(p, "leaf record with the bound %d..%d" % (lo, hi))
+            if p in leaves or p in recs:
+                raise Invalid(p, "the position appears twice in section %d" % len(sections))
+            leaves[p] = (lo, hi)
+            order.append(("L", p))
+            nleaf += 1
+            continue
+        move, length = None, None
+        if p[4] == x:
+            if at + 6 > len(body):
+                raise Invalid(None, "the file is truncated (the body stops inside a record)")
+            f, t, cap = struct.unpack_from("<BBI", body, at)
+            move = (f, t, cap)
+            at += 6
+        if win:
+            if at + 4 > len(body):
+                raise Invalid(None, "the file is truncated (the body stops inside a record)")
+            (length,) = struct.unpack_from("<I", body, at)
+            at += 4
+        if p in recs or p in leaves:
+            raise Invalid(p, "the position appears twice in section %d" % len(sections))
+        recs[p] = (move, length)
+        order.append(("P", p))
+        npos += 1
+    if len(sections) != len(goals):
+        raise Invalid(None, "the body has %d sections, the claim implies %d"
+                      % (len(sections), len(goals)))
+    return sections, npos, nleaf
+
+
+# ---- checking ----------------------------------------------------------------------
+
+
+class Checker:
+    def __init__(self, db, npieces):
+        self.db = db
+        self.npieces = npieces
+
+    def leaf_value(self, p):
+        """The database's value of p for its side to move (-1, 0, 1)."""
+        try:
+            v = self.db.probe(p)
+        except cwl.NotListed as e:
+            raise Invalid(p, "the leaf's value rests on database file %s, which the header "
+                          "does not list" % e)
+        return {cwl.WIN: 1, cwl.LOSS: -1, cwl.DRAW: 0}[v]
+
+    def check_section(self, root, goal, order, recs, leaves):
+        x, win = goal
+        need = 1 if win else 0
+        gname = "%s %s" % (colour(x), "wins" if win else "at least draws")
+        n = self.npieces
+
+        def fail(where, why):
+            raise Invalid(where, "%s: %s" % (gname, why))
+
+        def covered(p, c, kind, mtext):
+            """Whether child c of p (reached by move text mtext) meets the goal."""
+            rec = recs.get(c)
+            if rec is not None:
+                if win and rec[1] >= recs[p][1]:
+                    fail(p, "cycle or no progress: %s %s leads to %s, whose length %d is not "
+                         "below this position's %d (a win must end)"
+                         % (kind, mtext, rules.fen(c), rec[1], recs[p][1]))
+                return
+            if not rules.has_move(c):
+                vx = -1 if c[4] == x else 1
+                if vx < need:
+                    fail(p, "%s %s leaves %s without a move (a loss for %s)"
+                         % (kind, mtext, colour(c[4]), colour(c[4])))
+                return
+            if rules.pieces(c) <= n:
+                claim = leaves.get(c)
+                if claim is None:
+                    fail(p, "%s %s leads to %s, a database position with no leaf record"
+                         % (kind, mtext, rules.fen(c)))
+                vx = claim[0] if c[4] == x else -claim[1]
+                if vx < need:
+                    fail(p, "%s %s leads to a database leaf claimed as %s for %s"
+                         % (kind, mtext, BOUND[claim], colour(c[4])))
+                return
+            if kind == "kept move":
+                fail(p, "kept move %s leads to %s, which is not in the certificate (a "
+                     "missing position)" % (mtext, rules.fen(c)))
+            fail(p, "reply %s leads to %s, which is not in the certificate (a defender's "
+                 "reply left out)" % (mtext, rules.fen(c)))
+
+        # The root first: it must be in the section, or a leaf meeting the goal.
+        if root not in recs:
+            if not rules.has_move(root):
+                if (-1 if root[4] == x else 1) < need:
+                    fail(root, "%s has no move here" % colour(root[4]))
+            elif root not in leaves:
+                fail(root, "the root is neither a position record nor a database leaf")
+            else:
+                lo, hi = leaves[root]
+                if (lo if root[4] == x else -hi) < need:
+                    fail(root, "the root's leaf claims %s" % BOUND[(lo, hi)])
+
+        for kind, p in order:
+            if kind == "L":
+                lo, hi = leaves[p]
+                if rules.pieces(p) > n:
+                    fail(p, "a database leaf with %d pieces, above the header's limit %d"
+                         % (rules.pieces(p), n))
+                v = self.leaf_value(p)
+                if not lo <= v <= hi:
+                    fail(p, "database leaf claims %s, the database says %s"
+                         % (BOUND[(lo, hi)], WORD[v]))
+                continue
+            move, length = recs[p]
+            if rules.pieces(p) <= n:
+                fail(p, "a position record with %d pieces: the database values it (it must "
+                     "be a leaf)" % rules.pieces(p))
+            ms = rules.moves(p)
+            if not ms:
+                fail(p, "a position record without a legal move (a terminal position is not "
+                     "recorded)")
+            if p[4] == x:
+                if move not in ms:
+                    f, t, cap = move
+                    fail(p, "kept move %d%s%d (captures 0x%08x) is not legal here"
+                         % (f, "x" if cap else "-", t, cap))
+                covered(p, rules.play(p, move), "kept move", rules.move_text(p, move))
+            else:
+                for m in ms:
+                    covered(p, rules.play(p, m), "reply", rules.move_text(p, m))
+
+
+def check(path, dbdir):
+    """(verdict, where, why, stats); raises OSError / cwl.DatabaseError."""
+    with open(path, "rb") as f:
+        data = f.read()
+    stats = {}
+    try:
+        root, claim, npieces, goals, files, end = read_header(data)
+        stats["claim"] = BOUND[claim]
+        stats["root"] = rules.fen(root)
+        for name, (size, digest) in sorted(files.items()):
+            fp = os.path.join(dbdir or ".", name + ".cwl")
+            try:
+                got = cwl.file_digest(fp)
+            except OSError as e:  # no verdict without the files (exit 2)
+                raise OSError(e.errno, "database file %s: %s" % (fp, e.strerror))
+            if got != (size, digest):
+                raise Invalid(None, "database file %s.cwl: its SHA-256 does not match the "
+                              "header's digest (not the file the certificate was made with)"
+                              % name)
+        sections, npos, nleaf = read_body(data[end:], goals)
+        stats["positions"], stats["leaves"] = npos, nleaf
+        ck = Checker(cwl.Database(dbdir or ".", files), npieces)
+        for goal, order, recs, leaves in sections:
+            ck.check_section(root, goal, order, recs, leaves)
+    except Invalid as e:
+        return "invalid", e.where, e.why, stats
+    return "valid", None, None, stats
+
+
+def main(argv):
+    args = argv[1:]
+    if not args or args[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if args else 2
+    if args[0] == "--perft":
+        try:
+            depth = int(args[1])
+            fen = args[args.index("--fen") + 1] if "--fen" in args else None
+            p = rules.parse_fen(fen) if fen else rules.START
+        except (IndexError, ValueError) as e:
+            print("checkcert.py --perft: %s" % e, file=sys.stderr)
+            return 2
+        print(rules.perft(p, depth, routes="--merged" not in args))
+        return 0
+    cert, dbdir, rest = args[0], None, args[1:]
+    if rest[:1] == ["--db"] and len(rest) == 2:
+        dbdir = rest[1]
+    elif rest:
+        print("checkcert.py: usage: checkcert.py CERT [--db DIR]", file=sys.stderr)
+        return 2
+    t0 = time.process_time()
+    try:
+        verdict, where, why, stats = check(cert, dbdir)
+    except OSError as e:
+        print("checkcert.py: %s: %s" % (cert, e.strerror), file=sys.stderr)
+        return 2  # the certificate or a database file cannot be read
+    except cwl.DatabaseError as e:
+        print("checkcert.py: %s" % e, file=sys.stderr)
+        return 3
+    print(verdict)
+    if verdict != "valid":
+        print("failing position: %s" % (rules.fen(where) if where else "-"))
+        print("reason: %s" % why)
+    for k in ("root", "claim", "positions", "leaves"):
+        if k in stats:
+            print("%s: %s" % (k, stats[k]))
+    print("checked in %.2f s of CPU" % (time.process_time() - t0), file=sys.stderr)
+    return 0 if verdict == "valid" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,137 @@
+/*
+ * cert.h - portable proof certificates (`checkers proof export` and
+ * `checkers proof check --cert`).
+ *
+ * A certificate is one self-contained file that says what a proof
+ * proves and holds everything a checker needs besides the rules and the
+ * endgame database files: the closure of the root's proof, position by
+ * position, with the move the proving side keeps at each of its
+ * positions, the value each database leaf claims, and (for a win) a
+ * length at every position that shows the proof ends. The format is
+ * written down byte by byte in docs/certificate.md, which is the
+ * reference: a checker written by someone else from that page (the one
+ * in checker/, Python) must accept exactly what this module writes.
+ *
+ * WHAT IS EXPORTED
+ *   The goals the root's stored bound implies, strongest only (a win
+ *   implies "at least a draw"): one section per side that has a claim,
+ *   (X, win) or (X, at least a draw). A section holds the positions that
+ *   pchk_check_with (check.h) visits for that goal, in the order the walk
+ *   finishes them (children before parents), so nothing outside the
+ *   closure of the root's proof is written and the file is written as
+ *   the walk goes (streaming: memory is the walk's own visited set).
+ *   Database leaves are written just before the first position that
+ *   reaches them. The header lists the database files the leaves rest
+ *   on: the slice of each leaf and, since a compressed file drops the
+ *   values of capture and threatened-capture positions (egdb/codec.h),
+ *   the slices of every position that resolving a leaf's value may
+ *   visit. Each is named with its size and SHA-256.
+ *
+ * THE C CHECK OF A CERTIFICATE (pcert_check)
+ *   Reads the certificate into memory, checks the header (format version,
+ *   rules, the database files' digests against the files in dbdir), then
+ *   runs the independent checker (check.h) over the certificate's
+ *   records instead of a store, and compares every database leaf's
+ *   claimed value with the database. It is the C side of the comparison
+ *   with checker/ (results/certificate.md).
+ *
+ * ERRORS
+ *   PST_E* codes (store.h): PST_EIO (a file cannot be read or written),
+ *   PST_ENOMEM, PST_EINVAL (bad argument, or nothing proven to export),
+ *   PST_ECORRUPT (a damaged store record or database block). A
+ *   certificate that is malformed or wrong is not an error of
+ *   pcert_check: it is its verdict (PCERT_INVALID with the reason).
+ *
+ * THREAD SAFETY
+ *   Each call works on its own memory; the store and database handles may
+ *   be shared with other threads.
+ */
+#ifndef PROVER_CERT_H
+#define PROVER_CERT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "egdb/egdb.h"
+#include "engine/engine.h"
+#include "engine/value.h"
+#include "prover/store.h"
+
+/* ---- constants ------------------------------------------------------ */
+
+#define PCERT_VERSION 1        /* the format version this module writes and reads */
+#define PCERT_HEADER_FIXED 40  /* bytes of the header before the file list */
+#define PCERT_FILE_ENTRY 48    /* bytes of one database file entry */
+
+enum pcert_status {
+    PCERT_VALID = 0,  /* the certificate proves its claim */
+    PCERT_INVALID = 1 /* it does not: where and why are filled in */
+};
+
+/* ---- types ---------------------------------------------------------- */
+
+/* What an export wrote. */
+typedef struct pcert_stats {
+    eng_bound bound;      /* the claim: the root's bound, for its side to move */
+    int sections;         /* goals exported (1 or 2) */
+    int db_pieces;        /* the database piece limit written to the header */
+    uint64_t positions;   /* position records, all sections */
+    uint64_t leaves;      /* database leaf records, all sections */
+    uint64_t files;       /* database files listed */
+    uint64_t body_raw;    /* bytes of the body before compression */
+    uint64_t bytes;       /* bytes of the whole file */
+} pcert_stats;
+
+/* The verdict of pcert_check. */
+typedef struct pcert_result {
+    int status;               /* PCERT_* */
+    eng_bound bound;          /* the claim read from the header */
+    uint64_t positions;       /* position records read */
+    uint64_t leaves;          /* database leaf records read */
+    char where[ENG_FEN_MAX];  /* PCERT_INVALID: the first failing position ("-": none) */
+    char why[320];            /* PCERT_INVALID: what is wrong */
+} pcert_result;
+
+/* ---- functions ------------------------------------------------------ */
+
+/*
+ * pcert_export - writes the certificate of the bound st records for root.
+ * PARAMETERS
+ *   st:     the proven-node store holding the proof.
+ *   db:     the databases the proof's leaves rest on (NULL: none; only
+ *           terminal leaves). Every position with at most
+ *           egdb_max_pieces(db) pieces is a leaf, as in `proof check`.
+ *   dbdir:  the folder of db's files (their digests go in the header).
+ *   root:   the position.
+ *   path:   the certificate to write. It is written under a temporary
+ *           name and renamed when complete: a failed export leaves
+ *           nothing at path.
+ *   out:    receives what was written.
+ * RETURN 0; PST_EINVAL when st holds no valid proof for root (err says
+ * why: nothing stored, or the independent check fails, naming the
+ * position); PST_EIO, PST_ENOMEM, PST_ECORRUPT.
+ * A root that the databases hold (at most egdb_max_pieces(db) pieces;
+ * a proof state has no record for such a root) is exported as a
+ * certificate whose only record is that leaf, claiming the databases'
+ * value.
+ */
+int pcert_export(pst_env *st, const egdb *db, const char *dbdir, const eng_pos *root,
+                 const char *path, pcert_stats *out, char *err, size_t errlen);
+
+/*
+ * pcert_check - checks a certificate with the C checker (see THE C CHECK).
+ * PARAMETERS
+ *   path:   the certificate.
+ *   dbdir:  the folder of the database files it lists (may be NULL when
+ *           it lists none); the databases are opened up to the header's
+ *           piece limit with cache_bytes of block cache.
+ *   root:   receives the root position read from the header (zeroed
+ *           when the header cannot be read).
+ *   out:    the verdict.
+ * RETURN 0 with out->status set; PST_EIO (the certificate or a database
+ * cannot be read), PST_ENOMEM, PST_ECORRUPT (a damaged database block).
+ */
+int pcert_check(const char *path, const char *dbdir, size_t cache_bytes, eng_pos *root,
+                pcert_result *out, char *err, size_t errlen);
+
+#endif /* PROVER_CERT_H */
