@@ -75,8 +75,8 @@ cli_proof_export(int argc, char **argv)
         } else if (!strcmp(o, "--out") && i + 1 < argc) {
             outp = argv[++i];
         } else if (!strcmp(o, "--pieces") && i + 1 < argc) {
-            if ((pieces = cli_parse_uint("proof export", "--pieces", argv[++i], 1,
-                                         EGDB_MAX_PIECES)) < 0)
+            if ((pieces =
+                     cli_parse_uint("proof export", "--pieces", argv[++i], 1, EGDB_MAX_PIECES)) < 0)
                 return CLI_EXIT_USAGE;
         } else if (o[0] == '-' && o[1] != '\0') {
             fprintf(stderr, "checkers proof export: unknown or incomplete option '%s'\n", o);
@@ -126,8 +126,30 @@ cli_proof_export(int argc, char **argv)
     egdb *db = NULL;
     pst_env *st = NULL;
     int status = CLI_EXIT_OK, rc = 0;
-    if (dbdir)
+    if (EGDB_SCOPE_SPLITS(pieces)) {
+        /* Format 1 names one piece count N (docs/certificate.md): every
+         * position of at most N pieces is a leaf. A proof over whole
+         * splits of the next count (egdb.h DATABASE SCOPE) needs a
+         * format that names them. */
+        char scope[48];
+        egdb_scope_name((int)pieces, scope, sizeof scope);
+        fprintf(stderr,
+                "checkers proof export: the proof rests on the %s-piece databases (splits of the "
+                "next piece count); certificates of format 1 name a piece count only\n",
+                scope);
+        return CLI_EXIT_USAGE;
+    }
+    /* Exactly a piece count, without the splits of the next one that the
+     * folder may hold: the leaves the certificate's checker takes. */
+    if (dbdir) {
         rc = egdb_open(dbdir, (int)pieces, 256u * 1000000, &db, err, sizeof err);
+        if (rc == 0 && pieces <= 0 && EGDB_SCOPE_SPLITS(egdb_scope(db))) {
+            int n = egdb_max_pieces(db);
+            egdb_close(db);
+            db = NULL;
+            rc = egdb_open(dbdir, n, 256u * 1000000, &db, err, sizeof err);
+        }
+    }
     if (rc != 0) {
         fprintf(stderr, "checkers proof export: %s (%s)\n", err, egdb_strerror(rc));
         return rc == EGDB_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
@@ -144,7 +166,7 @@ cli_proof_export(int argc, char **argv)
     double dt = cli_now() - t0;
     if (rc != 0) {
         fprintf(stderr, "checkers proof export: %s: %s\n", fen, err);
-        status = rc == PST_ECORRUPT || rc == PST_EIO ? CLI_EXIT_DAMAGED
+        status = rc == PST_ECORRUPT || rc == PST_EIO            ? CLI_EXIT_DAMAGED
                  : rc == PST_EINVAL && strstr(err, "not valid") ? CLI_EXIT_FAIL
                                                                 : CLI_EXIT_USAGE;
         goto cleanup;
@@ -184,8 +206,10 @@ cli_proof_check_cert(int argc, char **argv)
                 0)
                 return CLI_EXIT_USAGE;
         } else {
-            fprintf(stderr, "checkers proof check --cert: unknown or incomplete argument '%s' "
-                            "(takes --cert FILE [--db DIR] [--cache MB])\n", o);
+            fprintf(stderr,
+                    "checkers proof check --cert: unknown or incomplete argument '%s' "
+                    "(takes --cert FILE [--db DIR] [--cache MB])\n",
+                    o);
             return CLI_EXIT_USAGE;
         }
     }
