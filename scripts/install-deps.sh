@@ -4,7 +4,7 @@
 # directly as root, through sudo otherwise, and says clearly when neither works.
 set -eu
 
-PKGS="libevent-dev liblmdb-dev libxxhash-dev libcmocka-dev zlib1g-dev nettle-dev pkg-config"
+PKGS="libevent-dev liblmdb-dev libxxhash-dev libcmocka-dev zlib1g-dev nettle-dev pkg-config python3"
 
 missing=""
 for p in $PKGS; do
