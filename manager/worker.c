@@ -189,11 +189,16 @@ solve_thread(void *arg)
      * 0.5 s took 5-9 s as a job (issue 41), 4.5 s of it alpha-beta that
      * a settled question does not use. Now it gets 15% of the job's time
      * when df-pn used the job, and in proportion (15 to 85, at least
-     * AB_MIN_S, as `solve` gives it) when df-pn ended sooner; with a node
-     * limit, 15% of it as before, so that a job bounded by positions
+     * AB_MIN_S, as `solve` gives it) when df-pn ended sooner, never past
+     * the job's end (but AB_MIN_S) when a proof's walk overran; with a node
+     * limit, 15% of it and of the time as before, so that a job bounded by positions
      * gives the same answer and score on any machine, however loaded
      * (bench/leafnums.sh compares runs so). */
     double used = now_s() - t0, abt = used * 0.15 / 0.85;
+    if (abt > budget - used) /* df-pn's proof walk may run past its share */
+        abt = budget - used;
+    if (j.node_limit) /* the node limit binds, whatever the machine */
+        abt = budget * 0.15;
     ab_opts ao = {.db = w->db,
                   .db_pieces = dbp,
                   .time_limit = abt > budget * 0.15 ? budget * 0.15
