@@ -1090,11 +1090,11 @@ remember_wcut(dfpn_ctx *c, const eng_pos *root, double seconds, uint64_t nodes, 
  * written (in one transaction, as a finished walk's are), and the next
  * walk of the query takes each of them as a leaf (walk_leaf reads the
  * store): it goes on from where this one stopped instead of walking the
- * same positions again. Before, a cut walk wrote nothing: on
- * W:W21,28,K32:BK19,K25 (2-4 databases), a proof of 1.67 M positions
- * whose walk needs more than a job's share of time was walked again from
- * the root in every job, and cut again (docs/solver.md, "A proof that
- * takes long to write"). A draw walk keeps nothing: its standing
+ * same positions again. Before, a cut walk wrote nothing: in `prove` on
+ * W:W21,28,K32:BK19,K25 (2-4 databases), whose proof after the
+ * optimistic search is 1.67 M positions, a job's walk ran out, and the
+ * next job walked again from the root, and could run out again
+ * (docs/solver.md, "A proof that takes long to write"). A draw walk keeps nothing: its standing
  * positions are a proof only once the walk has closed them all.
  * RETURN 0, or DFPN_ENOMEM / DFPN_ESTORE (c->error set).
  */

@@ -680,9 +680,9 @@ test_win_walk_small_table(void **state)
  * A win proof whose walk is cut short keeps what it closed (dfpn_walk.c, A
  * WIN WALK CUT SHORT KEEPS WHAT IT CLOSED). The walk that wrote the proof
  * of a win gave up everything when its time ran out: the next run of the
- * query walked again from the root, and was cut again, job after job (the
- * 5-piece W:W21,28,K32:BK19,K25, whose proof after its optimistic search
- * is 1.67 M positions, failed so in `prove`). Here the clock is replaced by
+ * query walked again from the root, and could be cut again (the 5-piece
+ * W:W21,28,K32:BK19,K25, whose proof after its optimistic search is
+ * 1.67 M positions, failed so in `prove`). Here the clock is replaced by
  * a cap on the positions a walk may take (dfpn_opts.walk_max_positions),
  * far below what the proof of W:WK1,K6:BK2,K3,K31 (Black wins; the
  * 4-piece databases) needs: each cut run must keep records, the runs must
