@@ -14,10 +14,10 @@
  *   web.h       the proof browser: pages and a JSON API over HTTP, for
  *               `checkers serve` (read-only) and --status-port.
  *   worker.c    wrk_run: one solver process. It connects, says HELLO,
- *               and answers jobs: alpha-beta first (a heuristic score for
- *               the tree, and often the answer's direction), then df-pn
- *               (prover.h) for the job's goal with what is left of the
- *               budget. Its proof is written to its own store, checked
+ *               and answers jobs: df-pn (prover.h) for the job's goal
+ *               with 85% of the budget, then alpha-beta (a heuristic score
+ *               for the tree) with 15% of it, or less when df-pn ended
+ *               sooner (worker.c, ALPHA-BETA AFTER DF-PN). Its proof is written to its own store, checked
  *               there and gathered by the checker's own walk
  *               (padm_collect, prover/admit.h), and sent to the manager,
  *               which admits it (ADMISSION) so that the state directory

@@ -104,23 +104,27 @@ typedef struct dfpn_opts {
     volatile int *stop;  /* set nonzero to stop (may be NULL) */
     void (*progress)(const dfpn_progress *p, void *arg); /* about twice a second */
     void *progress_arg;
-    int optimistic; /* keep path-dependent safety results in the table as
-                       if they held on every line (fast in king endings,
-                       where a plain GHI-safe search re-proves the same
-                       cycles on every line, but possibly wrong); such a
-                       result stands only if the proof walk closes it into
-                       a certificate (prover.h, WRITING A PROOF), which is
-                       then checked like any other. Otherwise status is
-                       UNKNOWN and refuted is set: run the query again
-                       without this switch. Reach-side results (wins) are
-                       never affected. A query refuted before on this
-                       context is not searched again: refuted is set at
-                       once (dfpn.c, A REFUTED QUERY...) */
-    int ghi_naive;  /* TESTS ONLY: keep path-dependent results in the
-                       transposition table as if they held on every line
-                       (the classic GHI bug), so that a test can show a
-                       position where that gives a wrong answer. Never set
-                       it with a store: dfpn_prove refuses (DFPN_EINVAL). */
+    int optimistic;              /* keep path-dependent safety results in the table as
+                                    if they held on every line (fast in king endings,
+                                    where a plain GHI-safe search re-proves the same
+                                    cycles on every line, but possibly wrong); such a
+                                    result stands only if the proof walk closes it into
+                                    a certificate (prover.h, WRITING A PROOF), which is
+                                    then checked like any other. Otherwise status is
+                                    UNKNOWN and refuted is set: run the query again
+                                    without this switch. Reach-side results (wins) are
+                                    never affected. A query refuted before on this
+                                    context is not searched again: refuted is set at
+                                    once (dfpn.c, A REFUTED QUERY...) */
+    int ghi_naive;               /* TESTS ONLY: keep path-dependent results in the
+                                    transposition table as if they held on every line
+                                    (the classic GHI bug), so that a test can show a
+                                    position where that gives a wrong answer. Never set
+                                    it with a store: dfpn_prove refuses (DFPN_EINVAL). */
+    uint64_t walk_max_positions; /* TESTS ONLY: a proof's walk that has taken this
+                                    many positions is cut short, as its time
+                                    running out cuts it (0: no cap): the clock's
+                                    deterministic stand-in for a test */
 } dfpn_opts;
 
 typedef struct dfpn_result {
@@ -133,6 +137,10 @@ typedef struct dfpn_result {
     uint64_t gc_runs;
     uint64_t tt_used, tt_entries;
     uint64_t proof_records; /* records written to the store (write_proof) */
+    uint64_t kept_records;  /* a win proof's walk cut short (DFPN_EPROOF): records
+                               of the positions it had closed, written to the
+                               store all the same, each a whole proof; the next
+                               walk of the query takes them as leaves */
     uint64_t researched;    /* positions re-searched while writing the proof */
     int proof_length;       /* plies of the longest line of a win proof (-1: n/a) */
     int refuted;            /* optimistic: a safety result the walk could not close

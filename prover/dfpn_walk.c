@@ -10,6 +10,7 @@
  * stop at the checker's leaves (walk_leaf), and write the records in one
  * transaction (dfpn_write_proof).
  */
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +177,8 @@ cut_reason(const dfpn_ctx *c)
         return "stopped while writing the proof";
     if (c->node_limit && c->nodes >= c->node_limit)
         return "the positions for writing the proof ran out";
+    if (c->o->walk_max_positions && c->wmap.n >= c->o->walk_max_positions)
+        return "the walk's cap of positions ran out";
     return "the time for writing the proof ran out";
 }
 
@@ -694,6 +697,10 @@ win_walk(dfpn_ctx *c)
         return no_memory(c), -1;
     for (;;) {
         while (c->wstack.n && !c->error && !c->abort) {
+            if (c->o->walk_max_positions && c->wmap.n >= c->o->walk_max_positions) {
+                c->abort = 1; /* a test's stand-in for the clock */
+                break;
+            }
             uint32_t i = c->wstack.v[--c->wstack.n];
             if (c->wn[i].state == WS_NEW && win_expand(c, i) != 0)
                 break;
@@ -1075,6 +1082,44 @@ remember_wcut(dfpn_ctx *c, const eng_pos *root, double seconds, uint64_t nodes, 
     w->cap = cap;
 }
 
+/*
+ * A WIN WALK CUT SHORT KEEPS WHAT IT CLOSED. Every WON node of the win
+ * walk is a whole proof on its own: its move (or every reply) leads to
+ * leaves and WON nodes of smaller length, down to the checker's leaves.
+ * So when the walk runs out of time or positions, those proofs are
+ * written (in one transaction, as a finished walk's are), and the next
+ * walk of the query takes each of them as a leaf (walk_leaf reads the
+ * store): it goes on from where this one stopped instead of walking the
+ * same positions again. Before, a cut walk wrote nothing: in `prove` on
+ * W:W21,28,K32:BK19,K25 (2-4 databases), whose proof after the
+ * optimistic search is 1.67 M positions, a job's walk ran out, and the
+ * next job walked again from the root, and could run out again
+ * (docs/solver.md, "A proof that takes long to write"). A draw walk keeps nothing: its standing
+ * positions are a proof only once the walk has closed them all.
+ * RETURN 0, or DFPN_ENOMEM / DFPN_ESTORE (c->error set).
+ */
+static int
+keep_won(dfpn_ctx *c, dfpn_result *out)
+{
+    c->nitems = 0;
+    for (size_t i = 0; i < c->wmap.n; i++)
+        if (c->wn[i].state == WS_DONE && c->wn[i].item == NO_ITEM &&
+            proof_records(c, (uint32_t)i) != 0)
+            return c->error;
+    if (!c->nitems)
+        return 0;
+    char e[256];
+    int rc = pst_put_many(c->o->store, c->items, c->nitems, e, sizeof e);
+    if (rc != 0) {
+        char m[300];
+        snprintf(m, sizeof m, "keeping the proof written so far: %s", e);
+        dfpn_set_error(c, DFPN_ESTORE, m);
+        return DFPN_ESTORE;
+    }
+    out->kept_records = c->nitems;
+    return 0;
+}
+
 int
 dfpn_write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
 {
@@ -1157,8 +1202,21 @@ dfpn_write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
     }
     if (wr != 0 && c->abort && !verify_walk && !(c->o->stop && *c->o->stop))
         remember_wcut(c, &root, now() - w_t0, c->nodes - w_n0, c->wcap);
-    if (wr > 0)
+    /* cut short (time, positions, or a stop): a win walk keeps what it
+     * closed (A WIN WALK CUT SHORT KEEPS WHAT IT CLOSED) */
+    if (wr != 0 && c->abort && !c->error && c->w_reach && c->o->store && put) {
+        int k = keep_won(c, out);
+        if (k != 0)
+            return k;
+    }
+    if (wr > 0 && out->kept_records) {
+        char m[sizeof c->stuck + 96];
+        snprintf(m, sizeof m, "%s (%" PRIu64 " positions of the proof kept for the next walk)",
+                 c->stuck, out->kept_records);
+        dfpn_set_error(c, DFPN_EPROOF, m);
+    } else if (wr > 0) {
         dfpn_set_error(c, DFPN_EPROOF, c->stuck);
+    }
     if (wr != 0)
         return c->error ? c->error : DFPN_EPROOF;
     out->researched = c->researched;

@@ -136,6 +136,11 @@
  *   table's draws serving only as guides, since they may rest on a
  *   repetition of the line they were found on; a position the tables do
  *   not know is searched again as a root (WRITING A DRAW).
+ *   A win walk cut short by its time writes what it closed: every won
+ *   position of its graph is a whole proof, and the next walk of the
+ *   query takes them as leaves, so a long proof is written over several
+ *   runs (a worker's re-jobs) instead of from the root each time
+ *   (dfpn_walk.c, A WIN WALK CUT SHORT KEEPS WHAT IT CLOSED).
  *
  * THREAD SAFETY
  *   prv_solve uses its own contexts; the database and store handles may be

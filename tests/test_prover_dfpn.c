@@ -44,6 +44,8 @@
 #define SAMPLE_SAN 100  /* under the sanitizers                         */
 #define NODE_CAP 300000 /* df-pn positions a solve may take             */
 #define MIN_EXACT 70    /* percent of the sample settled within NODE_CAP */
+#define WALK_CAP 200    /* test_win_walk_cut_keeps: positions a walk may take */
+#define WALK_RUNS 100   /* ... and runs of it at most */
 
 /* ---- fixtures -------------------------------------------------------- */
 
@@ -674,6 +676,70 @@ test_win_walk_small_table(void **state)
     }
 }
 
+/*
+ * A win proof whose walk is cut short keeps what it closed (dfpn_walk.c, A
+ * WIN WALK CUT SHORT KEEPS WHAT IT CLOSED). The walk that wrote the proof
+ * of a win gave up everything when its time ran out: the next run of the
+ * query walked again from the root, and could be cut again (the 5-piece
+ * W:W21,28,K32:BK19,K25, whose proof after its optimistic search is
+ * 1.67 M positions, failed so in `prove`). Here the clock is replaced by
+ * a cap on the positions a walk may take (dfpn_opts.walk_max_positions),
+ * far below what the proof of W:WK1,K6:BK2,K3,K31 (Black wins; the
+ * 4-piece databases) needs: each cut run must keep records, the runs must
+ * end with the whole proof written within a bounded number of them, and
+ * the checker must accept it. Before, every run was cut at the same place
+ * and none wrote anything.
+ */
+static void
+test_win_walk_cut_keeps(void **state)
+{
+    (void)state;
+    char err[512] = "";
+    pst_env *st = tmp_store("win-walk-cut");
+    eng_pos p;
+    assert_int_equal(eng_parse_fen("W:WK1,K6:BK2,K3,K31", &p, err, sizeof err), 0);
+    assert_int_equal(db_bound(F.db5, &p), ENG_LL);
+    dfpn_ctx *c;
+    assert_int_equal(dfpn_new(16u << 20, &c), 0);
+    dfpn_opts o = {0};
+    o.db = F.db4;
+    o.db_pieces = 4;
+    o.node_limit = 5000000;
+    o.store = st;
+    o.write_proof = 1;
+    o.walk_max_positions = WALK_CAP;
+    eng_question q = {ENG_BLACK, ENG_WIN};
+    dfpn_result r;
+    int runs = 0, rc;
+    uint64_t kept = 0;
+    do {
+        err[0] = 0;
+        rc = dfpn_prove(c, &p, &q, &o, &r, err, sizeof err);
+        runs++;
+        assert_int_equal(r.status, DFPN_PROVEN);
+        if (rc == 0)
+            break;
+        if (rc != DFPN_EPROOF || !strstr(err, "cap of positions"))
+            fail_msg("run %d: rc %d, %s; expected the walk cut by its cap", runs, rc, err);
+        if (r.kept_records == 0)
+            fail_msg("run %d: the walk was cut and kept nothing (%s)", runs, err);
+        kept += r.kept_records;
+    } while (runs < WALK_RUNS);
+    if (rc != 0)
+        fail_msg("after %d runs of %d positions each the proof is still not written: %s", runs,
+                 WALK_CAP, err);
+    assert_true(runs > 1); /* the cap did cut it */
+    pchk_result cr;
+    assert_int_equal(pchk_check(st, F.db4, &p, &cr, err, sizeof err), 0);
+    if (cr.status != PCHK_VALID || cr.bound != ENG_LL)
+        fail_msg("the written proof fails its check at %s: %s", cr.where, cr.why);
+    printf("  %d runs of at most %d positions: %" PRIu64 " records kept from cut walks, %" PRIu64
+           " by the last\n",
+           runs, WALK_CAP, kept, r.proof_records);
+    dfpn_free(c);
+    pst_close(st);
+}
+
 /* ---- writing a draw --------------------------------------------------------- */
 
 /*
@@ -787,8 +853,12 @@ test_ghi_order(void **state)
     assert_int_equal(eng_parse_fen("W:WK9,K26:B21,K18,K29", &p, err, sizeof err), 0);
     assert_int_equal(eng_parse_fen("W:W18,24,27,30,32:B1,3,7,17,20", &many, err, sizeof err), 0);
     eng_question q = {ENG_WHITE, ENG_DRAW};
-    prv_opts po = {.db = F.db4, .db_pieces = 4, .node_limit = 5000000, .tt_bytes = 1u << 20,
-                   .question = &q, .ghi = PRV_GHI_SAFE};
+    prv_opts po = {.db = F.db4,
+                   .db_pieces = 4,
+                   .node_limit = 5000000,
+                   .tt_bytes = 1u << 20,
+                   .question = &q,
+                   .ghi = PRV_GHI_SAFE};
     prv_result pr;
     assert_int_equal(prv_solve(&p, &po, &pr, err, sizeof err), 0);
     assert_true(pr.complete);
@@ -881,6 +951,7 @@ main(void)
         cmocka_unit_test(test_refuted_once),
         cmocka_unit_test(test_ghi_order),
         cmocka_unit_test(test_walk_cut_twice),
+        cmocka_unit_test(test_win_walk_cut_keeps),
         cmocka_unit_test(test_draw_by_repetition),
         cmocka_unit_test(test_store_leaves_both_ways),
         cmocka_unit_test(test_one_table_many_queries),
