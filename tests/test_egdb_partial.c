@@ -798,7 +798,9 @@ test_parse_materials(void **state)
     assert_non_null(strstr(err, "byte 5"));
     assert_int_equal(egpt_parse_materials("0033;1023", m, 8, &n, err, sizeof err), EGDB_EINVAL);
     assert_int_equal(egpt_parse_materials("0000", m, 8, &n, err, sizeof err), EGDB_EINVAL);
-    assert_int_equal(egpt_parse_materials("0055", m, 8, &n, err, sizeof err), EGDB_EINVAL);
+    /* Up to 10 pieces (bounds at 9 and 10 pieces, EGPT_MAX_PIECES). */
+    assert_int_equal(egpt_parse_materials("0055", m, 8, &n, err, sizeof err), 0);
+    assert_int_equal(egpt_parse_materials("0056", m, 8, &n, err, sizeof err), EGDB_EINVAL);
     assert_int_equal(egpt_parse_materials("0011,0022", m, 1, &n, err, sizeof err), EGDB_EINVAL);
     assert_int_equal(egpt_parse_materials("", m, 8, &n, err, sizeof err), EGDB_EINVAL);
 }
