@@ -103,10 +103,18 @@ phase1_range(void *ctx, int m, uint64_t begin, uint64_t end)
     pair_work *w = ctx;
     const int lead_row = w->slice[m].rb; /* -1 without black men */
     uint64_t n_capture = 0, n_lookup = 0;
+    /* Walk the range in index order with a cursor: from one position to
+     * the next usually only a white king steps (kings vary fastest), so
+     * the men part is not unranked again (egix_next). */
+    egix_cursor cur;
+    egix_cursor_init(&cur);
+    if (begin < end)
+        egix_seek(w->tab[m], &cur, begin);
     for (uint64_t i = begin; i < end; i++) {
-        eng_pos p;
         eng_movelist l;
-        egix_unindex(w->tab[m], i, &p);
+        if (i != begin)
+            egix_next(w->tab[m], &cur);
+        const eng_pos p = cur.pos;
         int n = eng_generate(&p, &l, ENG_DUPS_MERGE);
         uint8_t v = EGDB_UNKNOWN;
         unsigned count = 0;
@@ -197,13 +205,65 @@ update_pred(pair_work *w, int pm, uint64_t j, int child_value, uint8_t next_flag
     return atomic_compare_exchange_strong(vp, &expect, want) ? 1 : 0;
 }
 
+/*
+ * Predecessor updates waiting to be applied. Each one lands on a random
+ * byte of a pair of up to 713 MB (7 pieces), so each is a cache miss;
+ * and update_pred's atomics are locked instructions, which on x86 let no
+ * later load start before them, so misses taken inside them are paid
+ * one after the other. The predecessors of several frontier positions
+ * are therefore gathered first and their bytes prefetched, then the
+ * updates applied: the misses overlap. The order in which updates land
+ * within a round does not matter: each round's resolved set, and so
+ * the values, are the fixed point of the same rules (a position is won
+ * as soon as one child is lost, lost when its count reaches zero).
+ */
+#define PRED_BATCH 256 /* pending updates (a position has at most 48) */
+#define PRED_MAX 48    /* 12 pieces x 4 un-moves                      */
+
+typedef struct pred_batch {
+    int n;
+    uint64_t j[PRED_BATCH];     /* predecessor index in member pm */
+    uint8_t child[PRED_BATCH];  /* the resolved child's value */
+} pred_batch;
+
+/* Applies and empties the batch; returns the positions it resolved. */
+static uint64_t
+flush_preds(pair_work *w, int pm, pred_batch *b, uint8_t next_flag)
+{
+    uint64_t changed = 0;
+    for (int k = 0; k < b->n; k++)
+        changed += (uint64_t)update_pred(w, pm, b->j[k], b->child[k], next_flag);
+    b->n = 0;
+    return changed;
+}
+
+/* Queues predecessor j of a child of value v, prefetching its bytes (the
+ * count only when it will be read: a won child decrements it). */
+static inline void
+queue_pred(pair_work *w, int pm, pred_batch *b, uint64_t j, int v)
+{
+    __builtin_prefetch(&w->val[pm][j], 1);
+    if (v == EGDB_WIN)
+        __builtin_prefetch(&w->cnt[pm][j], 1);
+    b->j[b->n] = j;
+    b->child[b->n] = (uint8_t)v;
+    b->n++;
+}
+
 static void
 phase2_range(void *ctx, int m, uint64_t begin, uint64_t end)
 {
     pair_work *w = ctx;
     const int pm = w->nmem == 2 ? 1 - m : 0;
+    const egix_table *ptab = w->tab[pm];
     const uint8_t cur_flag = FLAG_ROUND(w->round), next_flag = FLAG_ROUND(w->round + 1);
     uint64_t changed = 0;
+    pred_batch batch;
+    batch.n = 0;
+    /* Frontier positions come in index order, often several with the same
+     * men: the cursor then unranks only their kings. */
+    egix_cursor cur;
+    egix_cursor_init(&cur);
     for (uint64_t i = begin; i < end; i++) {
         /* Relaxed atomics: other threads may be updating unknown bytes of
          * this range at the same time (a resolved byte is only ever
@@ -214,26 +274,32 @@ phase2_range(void *ctx, int m, uint64_t begin, uint64_t end)
             continue;
         atomic_store_explicit(bp, (uint8_t)(b & ~cur_flag), memory_order_relaxed);
         int v = b & VALUE_MASK;
-        eng_pos x;
-        egix_unindex(w->tab[m], i, &x);
+        if (batch.n > PRED_BATCH - PRED_MAX)
+            changed += flush_preds(w, pm, &batch, next_flag);
+        egix_seek(w->tab[m], &cur, i);
         /* White moved last in x. Work on its twin xf = flip(x) instead,
          * where the same pieces are Black's and White is to move: a
          * predecessor's stored form flip(P) is then xf with one black
          * piece moved back, Black to move - no flip per predecessor. */
-        const eng_pos xf = eng_flip(&x);
+        eng_pos xf = eng_flip(&cur.pos);
+        xf.stm = ENG_BLACK;
         const uint32_t empty = ~(xf.bm | xf.wm | xf.bk | xf.wk);
         const uint32_t bmen = xf.bm;
         const int lead_row = bmen ? (31 - __builtin_clz(bmen)) >> 2 : -1;
-        for (uint32_t ks = xf.bk; ks; ks &= ks - 1) {
-            uint32_t b1 = ks & (0u - ks);
-            for (int dir = 0; dir < 4; dir++) {
-                uint32_t f = bits_step(dir, b1) & empty;
-                if (!f)
-                    continue;
-                eng_pos q = xf;
-                q.bk ^= b1 | f;
-                q.stm = ENG_BLACK;
-                changed += (uint64_t)update_pred(w, pm, egix_index(w->tab[pm], &q), v, next_flag);
+        if (xf.bk) {
+            /* A king un-move keeps the men: their part of the index is
+             * computed once, and each un-move adds its king part. */
+            const uint64_t men_base = egix_index_men(ptab, &xf);
+            for (uint32_t ks = xf.bk; ks; ks &= ks - 1) {
+                uint32_t b1 = ks & (0u - ks);
+                for (int dir = 0; dir < 4; dir++) {
+                    uint32_t f = bits_step(dir, b1) & empty;
+                    if (!f)
+                        continue;
+                    eng_pos q = xf;
+                    q.bk ^= b1 | f;
+                    queue_pred(w, pm, &batch, men_base + egix_index_kings(ptab, &q), v);
+                }
             }
         }
         for (uint32_t ms = bmen; ms; ms &= ms - 1) {
@@ -251,11 +317,11 @@ phase2_range(void *ctx, int m, uint64_t begin, uint64_t end)
                     continue; /* Black's leading rank was lower: other slice */
                 eng_pos q = xf;
                 q.bm = nm;
-                q.stm = ENG_BLACK;
-                changed += (uint64_t)update_pred(w, pm, egix_index(w->tab[pm], &q), v, next_flag);
+                queue_pred(w, pm, &batch, egix_index(ptab, &q), v);
             }
         }
     }
+    changed += flush_preds(w, pm, &batch, next_flag);
     atomic_fetch_add(&w->changed, changed);
     atomic_fetch_add(&w->by_propagation, changed);
 }
