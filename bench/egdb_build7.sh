@@ -94,7 +94,8 @@ run_build() {
     # Poll for the last target pair's write line (a bench, not a test: a poll is fine).
     while kill -0 "$pid" 2>/dev/null; do
         if grep -q "^write $STOP_AFTER " "$err"; then
-            kill -INT "$pid"
+            # The build is the child of /usr/bin/time, which ignores SIGINT.
+            pkill -INT -P "$pid" || true
             break
         fi
         sleep 0.02

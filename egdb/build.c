@@ -292,8 +292,7 @@ phase1_range(void *ctx, int m, uint64_t begin, uint64_t end)
                 }
             }
             w->cnt[m][i] = (uint8_t)count;
-            w->val[m][i] =
-                v == EGDB_UNKNOWN || v == EGDB_DRAW ? v : (uint8_t)(v | FLAG_ROUND(0));
+            w->val[m][i] = v == EGDB_UNKNOWN || v == EGDB_DRAW ? v : (uint8_t)(v | FLAG_ROUND(0));
         }
         b0 += (uint64_t)nitems;
     }
@@ -344,8 +343,8 @@ update_pred(pair_work *w, int pm, uint64_t j, int child_value, uint8_t next_flag
 
 typedef struct pred_batch {
     int n;
-    uint64_t j[PRED_BATCH];     /* predecessor index in member pm */
-    uint8_t child[PRED_BATCH];  /* the resolved child's value */
+    uint64_t j[PRED_BATCH];    /* predecessor index in member pm */
+    uint8_t child[PRED_BATCH]; /* the resolved child's value */
 } pred_batch;
 
 /* Applies and empties the batch; returns the positions it resolved. */

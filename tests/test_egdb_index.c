@@ -739,9 +739,9 @@ walk_cursor(const egix_table *t, uint64_t begin, uint64_t len, uint64_t *rng)
     for (int k = 0; k < 200; k++) {
         uint64_t i = c.index, d = rng_below(rng, 64);
 
-        i = (k % 4 == 3) ? rng_next(rng) % size
+        i = (k % 4 == 3)                    ? rng_next(rng) % size
             : (rng_below(rng, 2) && i >= d) ? i - d
-            : (i + d < size ? i + d : i);
+                                            : (i + d < size ? i + d : i);
         egix_seek(t, &c, i);
         check_cursor(t, &c, i);
     }
@@ -770,8 +770,7 @@ test_cursor(void **state)
             assert_int_equal(egix_table_create(&list[k], &t), 0);
             walk_cursor(t, whole ? 0 : rng_next(&rng), whole ? UINT64_MAX : 20000, &rng);
             if (k % 5 == 0) {
-                assert_int_equal(
-                    egix_table_create_order(&list[k], EGIX_ORDER_GRAY_RB, &g), 0);
+                assert_int_equal(egix_table_create_order(&list[k], EGIX_ORDER_GRAY_RB, &g), 0);
                 walk_cursor(g, rng_next(&rng), 2000, &rng);
                 egix_table_destroy(g);
             }
