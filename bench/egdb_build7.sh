@@ -143,7 +143,7 @@ for r in $(seq 1 "$ROUNDS"); do
             sec[$side,$t]=$(awk -v x="${sec[$side,$t]:-0}" -v y="$s" 'BEGIN { print x + y }')
             line="$line  $t $n positions $s s ($(awk -v n="$n" -v s="$s" 'BEGIN { printf "%.2f", n / s / 1e6 }') M/s)"
         done
-        read -r el us sy < "$WORK/run.time"
+        read -r el us sy < <(tail -n 1 "$WORK/run.time")
         cpu[$side]=$(awk -v x="${cpu[$side]:-0}" -v u="$us" -v s="$sy" 'BEGIN { print x + u + s }')
         line="$line  [process: $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s wall, $us s user, $sy s sys]"
         echo "$line"

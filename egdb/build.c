@@ -48,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "egdb/egdb.h"
@@ -212,10 +213,42 @@ phase1_refs(pair_work *w, const eng_pos *p, int lead_row, p1_item *it, child_ref
     it->nref = *nrefs - it->ref0;
 }
 
+/*
+ * Asks for transparent huge pages (2 MB) for the working bytes of member
+ * m. Phase 2 reads and writes them at random places, and with 4 kB pages
+ * nearly every access to a 7-piece pair (hundreds of MB) also missed the
+ * TLB: a profile put most of phase 2's time on its prefetches, which
+ * wait for page walks. 2 MB pages cover a pair with a few hundred TLB
+ * entries. This machine's kernel gives huge pages on request only
+ * (transparent_hugepage = madvise), and only to pages not yet touched:
+ * phase 1 writes every byte first, so its first chunk of a member asks
+ * (the other thread may have touched a few pages of that 2 MB by then;
+ * they stay small). A hint only: its failure changes nothing.
+ */
+static void
+advise_huge_pages(pair_work *w, int m)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uint8_t *arrays[2] = {w->val[m], w->cnt[m]};
+    for (int k = 0; k < 2; k++) {
+        uintptr_t a = ((uintptr_t)arrays[k] + huge - 1) & ~(huge - 1);
+        uintptr_t e = ((uintptr_t)arrays[k] + (uintptr_t)w->size[m]) & ~(huge - 1);
+        if (e > a)
+            (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+    }
+#else
+    (void)w;
+    (void)m;
+#endif
+}
+
 static void
 phase1_range(void *ctx, int m, uint64_t begin, uint64_t end)
 {
     pair_work *w = ctx;
+    if (begin == 0)
+        advise_huge_pages(w, m);
     const int lead_row = w->slice[m].rb; /* -1 without black men */
     uint64_t n_capture = 0, n_lookup = 0;
     p1_item items[P1_BLOCK];
