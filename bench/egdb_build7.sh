@@ -11,8 +11,10 @@
 #   WORK      scratch folder; default /tmp/egdb-build7. Holds the symlinks, the 7-piece slices
 #             built before the targets (built once, by BASE_BIN, and kept) and the targets.
 #   TARGETS   materials to time, "KKMM" (black kings, white kings, black men, white men),
-#             each with its twin, in build order; default "4300 5110": the kings-only 4 v 3
-#             (it needs only the 6-piece databases) and 5 kings and a man against a king.
+#             each with its twin, in build order; default "5200 5110": the kings-only 5 v 2
+#             (it needs only the 6-piece databases) and 5 kings and a man against a king
+#             (docs/egdb.md, "Build speed"). The first run also builds, with BASE_BIN, every
+#             7-piece slice listed before the last target (here 7000, 6100, 4300, 6010).
 #   STOP_AFTER  the last slice pair of the targets in build order, as the build names it in
 #             its progress ("write NAME pair ..."); default 5110.10.
 #   ROUNDS    pairs of runs (A B); default 2.   THREADS: default 2.
@@ -32,7 +34,7 @@ A=${1:?usage: egdb_build7.sh BASE_BIN NEW_BIN}
 B=${2:?usage: egdb_build7.sh BASE_BIN NEW_BIN}
 DB16=${DB16:-/work/egdb-data}
 WORK=${WORK:-/tmp/egdb-build7}
-TARGETS=${TARGETS:-4300 5110}
+TARGETS=${TARGETS:-5200 5110}
 STOP_AFTER=${STOP_AFTER:-5110.10}
 ROUNDS=${ROUNDS:-2}
 THREADS=${THREADS:-2}
