@@ -118,10 +118,10 @@ material_rate() {
 }
 
 # ---- first: the slices before the targets, once, by the baseline ----------
-if [ ! -e "$WORK/.prereq-done" ]; then
+if [ ! -e "$WORK/.prereq-done-${TARGETS// /-}" ]; then
     echo "building the 7-piece slices that precede the targets (once, with $A) ..."
     run_build "$A"
-    touch "$WORK/.prereq-done"
+    touch "$WORK/.prereq-done-${TARGETS// /-}"
 fi
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); paused during runs: ${PAUSED:-nothing}"
