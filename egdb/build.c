@@ -48,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "egdb/egdb.h"
@@ -98,77 +99,238 @@ par_for(pair_work *w, egrun_range_fn fn, int threads)
 
 /* ---- phase 1: captures and lookups ------------------------------------ */
 
+/*
+ * Phase 1 reads the values of successors in finished slices: every child
+ * of a capture, and every quiet move that leaves the pair. Those reads
+ * land at random places in files of up to hundreds of MB, and measured
+ * on the 7-piece build they were the phase's main cost (egst_probe 41%
+ * of a profile of phase 1, almost all of it the one load of the value).
+ * So a range is done in blocks of P1_BLOCK positions in two steps: first
+ * each position's moves are generated and the place of every successor
+ * value is found and prefetched; then the values are read, in the same
+ * order and with the same early exits as one position at a time would
+ * (a capture stops at its first lost child, a quiet move list at its
+ * first lost exit), so the outcome, the counts and the statistics are
+ * exactly those of the one-at-a-time loop.
+ */
+#define P1_BLOCK 64
+#define P1_REFS 4096 /* successor references of one block            */
+
+/* Where a successor's value is: in slice e at index idx, or (e NULL) the
+ * value itself, as egst_probe would answer it without a file. */
+typedef struct child_ref {
+    const egst_slice *e;
+    uint64_t idx;
+    int direct;
+} child_ref;
+
+/* One position of a block. */
+typedef struct p1_item {
+    int kind;       /* P1_NONE, P1_CAPTURE or P1_QUIET                 */
+    unsigned count; /* quiet: the moves that stay in the pair          */
+    int ref0, nref; /* its successors' references, in move order       */
+} p1_item;
+
+enum { P1_NONE, P1_CAPTURE, P1_QUIET };
+
+/* The reference of a capture's child c (any side to move): egst_probe,
+ * up to the read. */
+static inline child_ref
+capture_ref(const egst_registry *reg, const eng_pos *c)
+{
+    child_ref r = {NULL, 0, EGDB_ENOTFOUND};
+    eng_pos k = eng_canonical(c);
+    egix_slice s;
+    if ((k.bm | k.bk) == 0) {
+        r.direct = EGDB_LOSS; /* a side without pieces: the rules answer */
+        return r;
+    }
+    if (egix_slice_of(&k, &s) != 0) {
+        r.direct = EGDB_EINVAL;
+        return r;
+    }
+    r.e = egst_find(reg, &s);
+    if (r.e != NULL) {
+        r.idx = egix_index(r.e->table, &k);
+        __builtin_prefetch(&r.e->data[r.idx >> 2]);
+    }
+    return r;
+}
+
+static inline int
+ref_value(const child_ref *r)
+{
+    if (r->e == NULL)
+        return r->direct;
+    return egst_value(r->e, r->idx);
+}
+
+/* Step one of a block: moves and successor references of position p. */
+static void
+phase1_refs(pair_work *w, const eng_pos *p, int lead_row, p1_item *it, child_ref *refs, int *nrefs)
+{
+    eng_movelist l;
+    int n = eng_generate(p, &l, ENG_DUPS_MERGE);
+    it->ref0 = *nrefs;
+    it->nref = 0;
+    it->count = 0;
+    if (n == 0) {
+        it->kind = P1_NONE;
+        return;
+    }
+    if (l.m[0].njumps > 0) {
+        /* Captures: every successor is in a smaller database. */
+        it->kind = P1_CAPTURE;
+        for (int k = 0; k < n; k++) {
+            eng_pos c;
+            eng_make(p, &l.m[k], &c);
+            refs[(*nrefs)++] = capture_ref(w->reg, &c);
+        }
+    } else {
+        it->kind = P1_QUIET;
+        for (int k = 0; k < n; k++) {
+            /* A king move, or a man move that neither crowns nor goes
+             * past Black's leading row, stays in the pair: count it
+             * without looking at the successor. */
+            uint32_t fb = 1u << l.m[k].from;
+            int to_row = l.m[k].to >> 2;
+            if ((p->bk & fb) || (to_row < 7 && to_row <= lead_row)) {
+                it->count++;
+                continue;
+            }
+            eng_pos c, cc;
+            egix_slice s;
+            eng_make(p, &l.m[k], &c);
+            cc = eng_flip(&c);
+            egix_slice_of(&cc, &s);
+            child_ref r = {egst_find(w->reg, &s), 0, EGDB_ENOTFOUND};
+            if (r.e != NULL) {
+                r.idx = egix_index(r.e->table, &cc);
+                __builtin_prefetch(&r.e->data[r.idx >> 2]);
+            }
+            refs[(*nrefs)++] = r;
+        }
+    }
+    it->nref = *nrefs - it->ref0;
+}
+
+/*
+ * Asks for transparent huge pages (2 MB) for the working bytes of member
+ * m. Phase 2 reads and writes them at random places, and with 4 kB pages
+ * nearly every access to a 7-piece pair (hundreds of MB) also missed the
+ * TLB: a profile put most of phase 2's time on its prefetches, which
+ * wait for page walks. 2 MB pages cover a pair with a few hundred TLB
+ * entries. This machine's kernel gives huge pages on request only
+ * (transparent_hugepage = madvise), and only to pages not yet touched:
+ * phase 1 writes every byte first, so its first chunk of a member asks
+ * (the other thread may have touched a few pages of that 2 MB by then;
+ * they stay small). A hint only: its failure changes nothing.
+ */
+static void
+advise_huge_pages(pair_work *w, int m)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uint8_t *arrays[2] = {w->val[m], w->cnt[m]};
+    for (int k = 0; k < 2; k++) {
+        uintptr_t a = ((uintptr_t)arrays[k] + huge - 1) & ~(huge - 1);
+        uintptr_t e = ((uintptr_t)arrays[k] + (uintptr_t)w->size[m]) & ~(huge - 1);
+        if (e > a)
+            (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+    }
+#else
+    (void)w;
+    (void)m;
+#endif
+}
+
 static void
 phase1_range(void *ctx, int m, uint64_t begin, uint64_t end)
 {
     pair_work *w = ctx;
+    if (begin == 0)
+        advise_huge_pages(w, m);
     const int lead_row = w->slice[m].rb; /* -1 without black men */
     uint64_t n_capture = 0, n_lookup = 0;
-    for (uint64_t i = begin; i < end; i++) {
-        eng_pos p;
-        eng_movelist l;
-        egix_unindex(w->tab[m], i, &p);
-        int n = eng_generate(&p, &l, ENG_DUPS_MERGE);
-        uint8_t v = EGDB_UNKNOWN;
-        unsigned count = 0;
-        if (n == 0) {
-            v = EGDB_LOSS;
-            n_lookup++;
-        } else if (l.m[0].njumps > 0) {
-            /* Captures: every successor is in a smaller database. */
-            int all_win = 1, any_loss = 0;
-            for (int k = 0; k < n && !any_loss; k++) {
-                eng_pos c;
-                eng_make(&p, &l.m[k], &c);
-                int cv = egst_probe(w->reg, &c);
-                if (cv == EGDB_LOSS)
-                    any_loss = 1;
-                else if (cv == EGDB_DRAW)
-                    all_win = 0;
-                else if (cv != EGDB_WIN)
-                    atomic_store(&w->missing, 1); /* a smaller slice is absent */
-            }
-            v = any_loss ? EGDB_WIN : all_win ? EGDB_LOSS : EGDB_DRAW;
-            n_capture++;
-        } else {
-            int win = 0;
-            for (int k = 0; k < n && !win; k++) {
-                /* A king move, or a man move that neither crowns nor goes
-                 * past Black's leading row, stays in the pair: count it
-                 * without looking at the successor. */
-                uint32_t fb = 1u << l.m[k].from;
-                int to_row = l.m[k].to >> 2;
-                if ((p.bk & fb) || (to_row < 7 && to_row <= lead_row)) {
-                    count++;
-                    continue;
-                }
-                eng_pos c, cc;
-                egix_slice s;
-                eng_make(&p, &l.m[k], &c);
-                cc = eng_flip(&c);
-                egix_slice_of(&cc, &s);
-                const egst_slice *e = egst_find(w->reg, &s);
-                if (!e) {
-                    atomic_store(&w->missing, 1); /* the build order was broken */
-                    continue;
-                }
-                int cv = egst_value(e, egix_index(e->table, &cc));
-                if (cv == EGDB_LOSS)
-                    win = 1;
-                else if (cv == EGDB_DRAW)
-                    count++; /* a drawn exit: this position is never lost */
-            }
-            if (win) {
-                v = EGDB_WIN;
-                n_lookup++;
-            } else if (count == 0) {
+    p1_item items[P1_BLOCK];
+    child_ref *refs = malloc(P1_REFS * sizeof *refs);
+    if (!refs) {
+        /* A few kB: treat like a missing slice rather than a wrong value. */
+        atomic_store(&w->missing, 1);
+        return;
+    }
+    /* Walk the range in index order with a cursor: from one position to
+     * the next usually only a white king steps (kings vary fastest), so
+     * the men part is not unranked again (egix_next). */
+    egix_cursor cur;
+    egix_cursor_init(&cur);
+    if (begin < end)
+        egix_seek(w->tab[m], &cur, begin);
+    for (uint64_t b0 = begin; b0 < end;) {
+        /* Step one: up to P1_BLOCK positions, while a whole move list of
+         * references still fits. */
+        int nitems = 0, nrefs = 0;
+        while (b0 + (uint64_t)nitems < end && nitems < P1_BLOCK &&
+               nrefs <= P1_REFS - ENG_MAX_MOVES) {
+            if (b0 + (uint64_t)nitems != begin)
+                egix_next(w->tab[m], &cur);
+            phase1_refs(w, &cur.pos, lead_row, &items[nitems], refs, &nrefs);
+            nitems++;
+        }
+        /* Step two: the values, in move order. */
+        for (int t = 0; t < nitems; t++) {
+            const p1_item *it = &items[t];
+            const child_ref *r = refs + it->ref0;
+            uint64_t i = b0 + (uint64_t)t;
+            uint8_t v = EGDB_UNKNOWN;
+            unsigned count = 0;
+            if (it->kind == P1_NONE) {
                 v = EGDB_LOSS;
                 n_lookup++;
+            } else if (it->kind == P1_CAPTURE) {
+                int all_win = 1, any_loss = 0;
+                for (int k = 0; k < it->nref && !any_loss; k++) {
+                    int cv = ref_value(&r[k]);
+                    if (cv == EGDB_LOSS)
+                        any_loss = 1;
+                    else if (cv == EGDB_DRAW)
+                        all_win = 0;
+                    else if (cv != EGDB_WIN)
+                        atomic_store(&w->missing, 1); /* a smaller slice is absent */
+                }
+                v = any_loss ? EGDB_WIN : all_win ? EGDB_LOSS : EGDB_DRAW;
+                n_capture++;
+            } else {
+                /* The count of a position found won here is never read
+                 * (only unknown positions' counts are), so the in-pair
+                 * moves are counted up front rather than in move order. */
+                int win = 0;
+                count = it->count;
+                for (int k = 0; k < it->nref && !win; k++) {
+                    if (r[k].e == NULL) {
+                        atomic_store(&w->missing, 1); /* the build order was broken */
+                        continue;
+                    }
+                    int cv = ref_value(&r[k]);
+                    if (cv == EGDB_LOSS)
+                        win = 1;
+                    else if (cv == EGDB_DRAW)
+                        count++; /* a drawn exit: this position is never lost */
+                }
+                if (win) {
+                    v = EGDB_WIN;
+                    n_lookup++;
+                } else if (count == 0) {
+                    v = EGDB_LOSS;
+                    n_lookup++;
+                }
             }
+            w->cnt[m][i] = (uint8_t)count;
+            w->val[m][i] = v == EGDB_UNKNOWN || v == EGDB_DRAW ? v : (uint8_t)(v | FLAG_ROUND(0));
         }
-        w->cnt[m][i] = (uint8_t)count;
-        w->val[m][i] = v == EGDB_UNKNOWN || v == EGDB_DRAW ? v : (uint8_t)(v | FLAG_ROUND(0));
+        b0 += (uint64_t)nitems;
     }
+    free(refs);
     atomic_fetch_add(&w->by_capture, n_capture);
     atomic_fetch_add(&w->by_lookup, n_lookup);
 }
@@ -198,14 +360,77 @@ update_pred(pair_work *w, int pm, uint64_t j, int child_value, uint8_t next_flag
     return atomic_compare_exchange_strong(vp, &expect, want) ? 1 : 0;
 }
 
+/*
+ * Predecessor updates waiting to be applied. Each one lands on a random
+ * byte of a pair of up to 713 MB (7 pieces), so each is a cache miss;
+ * and update_pred's atomics are locked instructions, which on x86 let no
+ * later load start before them, so misses taken inside them are paid
+ * one after the other. The predecessors of several frontier positions
+ * are therefore gathered first and their bytes prefetched, then the
+ * updates applied: the misses overlap. The order in which updates land
+ * within a round does not matter: each round's resolved set, and so
+ * the values, are the fixed point of the same rules (a position is won
+ * as soon as one child is lost, lost when its count reaches zero).
+ */
+#define PRED_BATCH 256 /* pending updates (a position has at most 48) */
+#define PRED_MAX 48    /* 12 pieces x 4 un-moves                      */
+
+typedef struct pred_batch {
+    int n;
+    uint64_t j[PRED_BATCH];    /* predecessor index in member pm */
+    uint8_t child[PRED_BATCH]; /* the resolved child's value */
+} pred_batch;
+
+/* Applies and empties the batch; returns the positions it resolved. */
+static uint64_t
+flush_preds(pair_work *w, int pm, pred_batch *b, uint8_t next_flag)
+{
+    uint64_t changed = 0;
+    for (int k = 0; k < b->n; k++)
+        changed += (uint64_t)update_pred(w, pm, b->j[k], b->child[k], next_flag);
+    b->n = 0;
+    return changed;
+}
+
+/* Queues predecessor j of a child of value v, prefetching its bytes (the
+ * count only when it will be read: a won child decrements it). */
+static inline void
+queue_pred(pair_work *w, int pm, pred_batch *b, uint64_t j, int v)
+{
+    __builtin_prefetch(&w->val[pm][j], 1);
+    if (v == EGDB_WIN)
+        __builtin_prefetch(&w->cnt[pm][j], 1);
+    b->j[b->n] = j;
+    b->child[b->n] = (uint8_t)v;
+    b->n++;
+}
+
 static void
 phase2_range(void *ctx, int m, uint64_t begin, uint64_t end)
 {
     pair_work *w = ctx;
     const int pm = w->nmem == 2 ? 1 - m : 0;
+    const egix_table *ptab = w->tab[pm];
     const uint8_t cur_flag = FLAG_ROUND(w->round), next_flag = FLAG_ROUND(w->round + 1);
     uint64_t changed = 0;
+    pred_batch batch;
+    batch.n = 0;
+    /* Frontier positions come in index order, often several with the same
+     * men: the cursor then unranks only their kings. */
+    egix_cursor cur;
+    egix_cursor_init(&cur);
+    const uint64_t word_flags = 0x0101010101010101ull * cur_flag;
     for (uint64_t i = begin; i < end; i++) {
+        /* Most bytes are not in the frontier, in late rounds almost none:
+         * test eight at a time and skip a word without the round's flag
+         * (an aligned word inside the range). */
+        if ((i & 7) == 0 && i + 8 <= end) {
+            _Atomic uint64_t *wp = (_Atomic uint64_t *)(void *)&w->val[m][i];
+            if (!(atomic_load_explicit(wp, memory_order_relaxed) & word_flags)) {
+                i += 7;
+                continue;
+            }
+        }
         /* Relaxed atomics: other threads may be updating unknown bytes of
          * this range at the same time (a resolved byte is only ever
          * written here, by the thread that owns its chunk). */
@@ -215,26 +440,32 @@ phase2_range(void *ctx, int m, uint64_t begin, uint64_t end)
             continue;
         atomic_store_explicit(bp, (uint8_t)(b & ~cur_flag), memory_order_relaxed);
         int v = b & VALUE_MASK;
-        eng_pos x;
-        egix_unindex(w->tab[m], i, &x);
+        if (batch.n > PRED_BATCH - PRED_MAX)
+            changed += flush_preds(w, pm, &batch, next_flag);
+        egix_seek(w->tab[m], &cur, i);
         /* White moved last in x. Work on its twin xf = flip(x) instead,
          * where the same pieces are Black's and White is to move: a
          * predecessor's stored form flip(P) is then xf with one black
          * piece moved back, Black to move - no flip per predecessor. */
-        const eng_pos xf = eng_flip(&x);
+        eng_pos xf = eng_flip(&cur.pos);
+        xf.stm = ENG_BLACK;
         const uint32_t empty = ~(xf.bm | xf.wm | xf.bk | xf.wk);
         const uint32_t bmen = xf.bm;
         const int lead_row = bmen ? (31 - __builtin_clz(bmen)) >> 2 : -1;
-        for (uint32_t ks = xf.bk; ks; ks &= ks - 1) {
-            uint32_t b1 = ks & (0u - ks);
-            for (int dir = 0; dir < 4; dir++) {
-                uint32_t f = bits_step(dir, b1) & empty;
-                if (!f)
-                    continue;
-                eng_pos q = xf;
-                q.bk ^= b1 | f;
-                q.stm = ENG_BLACK;
-                changed += (uint64_t)update_pred(w, pm, egix_index(w->tab[pm], &q), v, next_flag);
+        if (xf.bk) {
+            /* A king un-move keeps the men: their part of the index is
+             * computed once, and each un-move adds its king part. */
+            const uint64_t men_base = egix_index_men(ptab, &xf);
+            for (uint32_t ks = xf.bk; ks; ks &= ks - 1) {
+                uint32_t b1 = ks & (0u - ks);
+                for (int dir = 0; dir < 4; dir++) {
+                    uint32_t f = bits_step(dir, b1) & empty;
+                    if (!f)
+                        continue;
+                    eng_pos q = xf;
+                    q.bk ^= b1 | f;
+                    queue_pred(w, pm, &batch, men_base + egix_index_kings(ptab, &q), v);
+                }
             }
         }
         for (uint32_t ms = bmen; ms; ms &= ms - 1) {
@@ -252,11 +483,11 @@ phase2_range(void *ctx, int m, uint64_t begin, uint64_t end)
                     continue; /* Black's leading rank was lower: other slice */
                 eng_pos q = xf;
                 q.bm = nm;
-                q.stm = ENG_BLACK;
-                changed += (uint64_t)update_pred(w, pm, egix_index(w->tab[pm], &q), v, next_flag);
+                queue_pred(w, pm, &batch, egix_index(ptab, &q), v);
             }
         }
     }
+    changed += flush_preds(w, pm, &batch, next_flag);
     atomic_fetch_add(&w->changed, changed);
     atomic_fetch_add(&w->by_propagation, changed);
 }

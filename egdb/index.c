@@ -993,29 +993,69 @@ egix_prefetch(const egix_table *t, const eng_pos *p)
         __builtin_prefetch(&t->off[colex_rank(p->bm) - t->bbase]);
 }
 
+/* The men part of p's index (its men placement's number), as in
+ * egix_index. The branch depends on the table alone, so it predicts
+ * perfectly: the three cases differ only in which side has men. */
+static inline uint64_t
+men_rank(const egix_table *t, const eng_pos *p)
+{
+    if (t->off != NULL)
+        return t->off[colex_rank(p->bm) - t->bbase] + white_rank(t, p->bm, p->wm);
+    if (t->nwm == 0)
+        return colex_rank(p->bm) - t->bbase; /* 0 when Black has no men */
+    return white_rank(t, 0, p->wm);
+}
+
+/* The king part of p's index in the build order: black kings among the
+ * squares free of men, white kings among those left after the black. */
+static inline uint64_t
+kings_rank(const egix_table *t, const eng_pos *p)
+{
+    uint32_t kfree = ~(p->bm | p->wm);
+    uint64_t bkr = colex_rank(pext32(p->bk, kfree));
+    uint64_t wkr = colex_rank(pext32(p->wk, kfree & ~p->bk));
+
+    return bkr * t->ckw + wkr;
+}
+
 uint64_t
 egix_index(const egix_table *t, const eng_pos *p)
 {
-    uint64_t men;
-    uint32_t kfree = ~(p->bm | p->wm);
-    uint64_t bkr, wkr;
-
-    /* Men: the three cases differ only in which side has men; the
-     * branch depends on the table alone, so it predicts perfectly. */
-    if (t->off != NULL)
-        men = t->off[colex_rank(p->bm) - t->bbase] + white_rank(t, p->bm, p->wm);
-    else if (t->nwm == 0)
-        men = colex_rank(p->bm) - t->bbase; /* 0 when Black has no men */
-    else
-        men = white_rank(t, 0, p->wm);
+    uint64_t men = men_rank(t, p);
 
     if (t->order != EGIX_ORDER_COLEX)
-        return men * (t->ckb * t->ckw) + gray_kings(t, men, p, kfree);
-    /* Kings: black among the squares free of men, white among those
-     * left after the black kings. */
-    bkr = colex_rank(pext32(p->bk, kfree));
-    wkr = colex_rank(pext32(p->wk, kfree & ~p->bk));
-    return (men * t->ckb + bkr) * t->ckw + wkr;
+        return men * (t->ckb * t->ckw) + gray_kings(t, men, p, ~(p->bm | p->wm));
+    return men * (t->ckb * t->ckw) + kings_rank(t, p);
+}
+
+uint64_t
+egix_index_men(const egix_table *t, const eng_pos *p)
+{
+    return men_rank(t, p) * (t->ckb * t->ckw);
+}
+
+uint64_t
+egix_index_kings(const egix_table *t, const eng_pos *p)
+{
+    return kings_rank(t, p);
+}
+
+/* The men of men placement number `men`: the inverse of men_rank. */
+static inline void
+men_unrank(const egix_table *t, uint64_t men, uint32_t *bm, uint32_t *wm)
+{
+    if (t->off != NULL) {
+        uint64_t br = find_black(t, men);
+
+        *bm = t->bset[br];
+        *wm = white_unrank(t, *bm, men - t->off[br]);
+    } else if (t->nwm == 0) {
+        *bm = colex_unrank(men + t->bbase, t->nbm);
+        *wm = 0;
+    } else {
+        *bm = 0;
+        *wm = white_unrank(t, 0, men);
+    }
 }
 
 void
@@ -1044,17 +1084,7 @@ egix_unindex(const egix_table *t, uint64_t i, eng_pos *out)
         }
     }
     men = i;
-
-    if (t->off != NULL) {
-        uint64_t br = find_black(t, men);
-
-        bm = t->bset[br];
-        wm = white_unrank(t, bm, men - t->off[br]);
-    } else if (t->nwm == 0) {
-        bm = colex_unrank(men + t->bbase, t->nbm);
-    } else {
-        wm = white_unrank(t, 0, men);
-    }
+    men_unrank(t, men, &bm, &wm);
 
     kfree = ~(bm | wm);
     out->bm = bm;
@@ -1067,6 +1097,87 @@ egix_unindex(const egix_table *t, uint64_t i, eng_pos *out)
     bk = pdep32(colex_unrank(bkr, t->nbk), kfree);
     out->bk = bk;
     out->wk = pdep32(colex_unrank(wkr, t->nwk), kfree & ~bk);
+}
+
+/* ---- cursors (incremental unindexing, see index.h) ------------------------ */
+
+void
+egix_cursor_init(egix_cursor *c)
+{
+    memset(c, 0, sizeof *c);
+    c->men = UINT64_MAX;
+}
+
+/* Places the kings of ranks c->bkr, c->wkr on the squares c->kfree. */
+static inline void
+cursor_place_kings(const egix_table *t, egix_cursor *c)
+{
+    c->cb = colex_unrank(c->bkr, t->nbk);
+    c->cw = colex_unrank(c->wkr, t->nwk);
+    c->pos.bk = pdep32(c->cb, c->kfree);
+    c->pos.wk = pdep32(c->cw, c->kfree & ~c->pos.bk);
+}
+
+void
+egix_seek(const egix_table *t, egix_cursor *c, uint64_t i)
+{
+    uint64_t k = t->ckb * t->ckw, men = i, kp = 0;
+
+    c->index = i;
+    if (t->order != EGIX_ORDER_COLEX) {
+        /* Gray orders number the kings per men parity: no reuse. */
+        egix_unindex(t, i, &c->pos);
+        c->men = UINT64_MAX;
+        return;
+    }
+    if (k != 1) {
+        men = i / k;
+        kp = i - men * k;
+    }
+    c->bkr = t->ckw != 1 ? kp / t->ckw : kp;
+    c->wkr = kp - c->bkr * t->ckw;
+    if (men != c->men) {
+        uint32_t bm, wm;
+
+        men_unrank(t, men, &bm, &wm);
+        c->men = men;
+        c->pos.bm = bm;
+        c->pos.wm = wm;
+        c->pos.stm = ENG_BLACK;
+        c->kfree = ~(bm | wm);
+    }
+    cursor_place_kings(t, c);
+}
+
+void
+egix_next(const egix_table *t, egix_cursor *c)
+{
+    if (t->order != EGIX_ORDER_COLEX) {
+        egix_seek(t, c, c->index + 1);
+        return;
+    }
+    c->index++;
+    /* The rank counters say when a set is the last of its kind, so the
+     * successor below never has to be checked for running off the
+     * squares (Gosper's step of a set that is not the last stays within
+     * them, and never overflows 32 bits). */
+    if (c->wkr + 1 < t->ckw) {
+        c->wkr++;
+        c->cw = next_combination(c->cw);
+        c->pos.wk = pdep32(c->cw, c->kfree & ~c->pos.bk);
+        return;
+    }
+    if (c->bkr + 1 < t->ckb) {
+        c->bkr++;
+        c->wkr = 0;
+        c->cb = next_combination(c->cb);
+        c->cw = (1u << t->nwk) - 1; /* the first set: the lowest squares */
+        c->pos.bk = pdep32(c->cb, c->kfree);
+        c->pos.wk = pdep32(c->cw, c->kfree & ~c->pos.bk);
+        return;
+    }
+    /* The next men placement: unindex it (kings back to their first sets). */
+    egix_seek(t, c, c->index);
 }
 
 /* ---- errors ------------------------------------------------------------ */

@@ -382,6 +382,86 @@ void egix_prefetch(const egix_table *t, const eng_pos *p);
  */
 void egix_unindex(const egix_table *t, uint64_t i, eng_pos *out);
 
+/* ---- incremental indexing (the builder's passes) ------------------------- */
+
+/*
+ * The builder visits positions whose indices are close together: a pass
+ * walks a range of indices in order, and the predecessors of a position
+ * differ from it by one piece. In the build order (EGIX_ORDER_COLEX) the
+ * index is men * K + kings, K = C(32-m, nbk) * C(32-m-nbk, nwk), with the
+ * kings varying fastest, so most steps change only the king part, and
+ * the men part (an offset-table search and a white-men unranking) can be
+ * kept. The functions below do that. Each agrees exactly with
+ * egix_index / egix_unindex (tests/test_egdb_index.c checks the round
+ * trips); tables in a Gray order are accepted too and then simply
+ * unindex from scratch.
+ */
+
+/*
+ * A position held together with its index. Fields other than pos and
+ * index are the cursor's own; a cursor is a plain value, one per thread.
+ */
+typedef struct egix_cursor {
+    eng_pos pos;    /* the position of index (pos.stm = ENG_BLACK)        */
+    uint64_t index; /* its index                                          */
+    uint64_t men;   /* men part of index; UINT64_MAX: nothing held yet     */
+    uint64_t bkr;   /* rank of the black kings among kfree's squares      */
+    uint64_t wkr;   /* rank of the white kings among the squares left     */
+    uint32_t kfree; /* squares free of men                                */
+    uint32_t cb;    /* black kings compressed to the squares of kfree     */
+    uint32_t cw;    /* white kings compressed to kfree minus black kings  */
+} egix_cursor;
+
+/*
+ * egix_seek - moves cursor c to index i: afterwards c->pos is
+ * egix_unindex(t, i) and c->index is i.
+ * PARAMETERS
+ *   t: the table; c: a cursor used with this table only, or one never
+ *   used (see egix_cursor_init); i < egix_table_size(t) (not checked).
+ * NOTES
+ *   When i has the men part of the index c held (the same men
+ *   placement), only the kings are unranked: no offset-table search,
+ *   no division beyond one, no white-men unranking. Thread-safe on
+ *   distinct cursors.
+ */
+void egix_seek(const egix_table *t, egix_cursor *c, uint64_t i);
+
+/* egix_cursor_init - empties c, so that the next egix_seek unindexes in
+ * full (a cursor must be emptied before its first use or after its table
+ * changes). */
+void egix_cursor_init(egix_cursor *c);
+
+/*
+ * egix_next - moves c to index c->index + 1, which must be below
+ * egix_table_size(t) (not checked); c must hold a position (a seek came
+ * first).
+ * NOTES
+ *   In the build order the white kings step to the next set in colex
+ *   order (Gosper's successor of their compressed mask and one pdep);
+ *   after the last white set the black kings step; after the last
+ *   black set the men part changes and the cursor unindexes in full.
+ *   A walk over a range therefore costs a few instructions a position.
+ */
+void egix_next(const egix_table *t, egix_cursor *c);
+
+/*
+ * egix_index_men - the index of p with its king part zeroed, i.e. the
+ * first index of p's men placement: egix_index(t, p) =
+ * egix_index_men(t, p) + egix_index_kings(t, p) in the build order.
+ * Same precondition as egix_index; t must be in EGIX_ORDER_COLEX (not
+ * checked). A caller that moves kings and keeps the men computes this
+ * once and only egix_index_kings per king move.
+ */
+uint64_t egix_index_men(const egix_table *t, const eng_pos *p);
+
+/*
+ * egix_index_kings - the king part of egix_index(t, p): the ranks of the
+ * black kings among the squares free of men and of the white kings
+ * among those left, C(32-m-nbk, nwk) * bkr + wkr. Reads only the table's
+ * header (no offset table). Same precondition as egix_index_men.
+ */
+uint64_t egix_index_kings(const egix_table *t, const eng_pos *p);
+
 /* ---- errors ------------------------------------------------------------ */
 
 /* The name of an EGIX_E* code ("unknown error" otherwise). */

@@ -696,6 +696,91 @@ test_roundtrip_random(void **state)
     cache_free(&cache);
 }
 
+/*
+ * The cursor and the split index (index.h, "incremental indexing")
+ * against egix_unindex / egix_index: a walk with egix_next from index 0
+ * through every index of every slice of up to 4 pieces, and windows of
+ * the 5- and 6-piece slices (men changing between kings, the one-side
+ * and two-side men tables), seeks that alternate between nearby indices
+ * (same men placement: only the kings are unranked) and far ones, and
+ * the same on a Gray-order table (no reuse there, still exact).
+ */
+static void
+check_cursor(const egix_table *t, const egix_cursor *c, uint64_t i)
+{
+    eng_pos want;
+
+    egix_unindex(t, i, &want);
+    assert_true(c->index == i);
+    assert_true(eng_equal(&c->pos, &want));
+    assert_int_equal(c->pos.stm, ENG_BLACK);
+    if (egix_table_order(t) == EGIX_ORDER_COLEX)
+        assert_true(egix_index_men(t, &want) + egix_index_kings(t, &want) == i);
+}
+
+static void
+walk_cursor(const egix_table *t, uint64_t begin, uint64_t len, uint64_t *rng)
+{
+    uint64_t size = egix_table_size(t);
+    egix_cursor c;
+
+    if (size == 0)
+        return;
+    egix_cursor_init(&c);
+    begin %= size;
+    egix_seek(t, &c, begin);
+    check_cursor(t, &c, begin);
+    for (uint64_t i = begin + 1; i < size && i < begin + len; i++) {
+        egix_next(t, &c);
+        check_cursor(t, &c, i);
+    }
+    /* Seeks: a step of 0..63 either way (mostly the same men), then a
+     * jump anywhere. */
+    for (int k = 0; k < 200; k++) {
+        uint64_t i = c.index, d = rng_below(rng, 64);
+
+        i = (k % 4 == 3)                    ? rng_next(rng) % size
+            : (rng_below(rng, 2) && i >= d) ? i - d
+                                            : (i + d < size ? i + d : i);
+        egix_seek(t, &c, i);
+        check_cursor(t, &c, i);
+    }
+}
+
+static void
+test_cursor(void **state)
+{
+    uint64_t rng = 4242;
+    int sanitized = test_sanitized();
+
+    (void)state;
+    for (int n = 1; n <= 6; n++) {
+        size_t nlist;
+        egix_slice *list;
+        int *map = pair_map(n, &list, &nlist);
+
+        for (size_t k = 0; k < nlist; k++) {
+            egix_table *t, *g;
+            /* Every index up to 4 pieces (a stride of slices when
+             * sanitized), windows of 20,000 beyond. */
+            int whole = n <= 3 || (n == 4 && !sanitized);
+
+            if ((n >= 5 || (n == 4 && sanitized)) && k % (sanitized ? 29 : 7) != 0)
+                continue;
+            assert_int_equal(egix_table_create(&list[k], &t), 0);
+            walk_cursor(t, whole ? 0 : rng_next(&rng), whole ? UINT64_MAX : 20000, &rng);
+            if (k % 5 == 0) {
+                assert_int_equal(egix_table_create_order(&list[k], EGIX_ORDER_GRAY_RB, &g), 0);
+                walk_cursor(g, rng_next(&rng), 2000, &rng);
+                egix_table_destroy(g);
+            }
+            egix_table_destroy(t);
+        }
+        free(list);
+        free(map);
+    }
+}
+
 /* The offset tables agree with the row-counting sizes everywhere. */
 static void
 test_table_sizes(void **state)
@@ -958,6 +1043,7 @@ main(void)
         cmocka_unit_test(test_roundtrip_small),
         cmocka_unit_test(test_gray_orders),
         cmocka_unit_test(test_roundtrip_random),
+        cmocka_unit_test(test_cursor),
         cmocka_unit_test(test_table_sizes),
     };
 
