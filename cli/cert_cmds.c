@@ -59,8 +59,6 @@ cli_proof_export(int argc, char **argv)
 {
     const char *store = NULL, *dbdir = NULL, *fen = NULL, *state = NULL, *outp = NULL;
     long pieces = 0;
-    char state_store[4200], state_fen[ENG_FEN_MAX];
-    static char kept_db[480];
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (cli_is_help(o)) {
@@ -88,29 +86,17 @@ cli_proof_export(int argc, char **argv)
             return CLI_EXIT_USAGE;
         }
     }
+    static cli_proof_state ps;
     if (state) {
-        char tdir[4200], terr[512];
-        eng_pos r;
-        int goal, tp;
-        if (store || fen || pieces) {
-            fprintf(stderr, "checkers proof export: --state takes the store, the root and the "
-                            "piece count from the proof; give no --store, --pieces or FEN\n");
-            return CLI_EXIT_USAGE;
-        }
-        snprintf(tdir, sizeof tdir, "%s/tree", state);
-        int trc = mt_info_db(tdir, &r, &goal, &tp, kept_db, sizeof kept_db, terr, sizeof terr);
-        if (trc) {
-            fprintf(stderr, "checkers proof export: %s\n", terr);
-            return trc == MT_ECORRUPT || trc == MT_EIO ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
-        }
-        if (!dbdir && kept_db[0])
-            dbdir = kept_db;
-        snprintf(state_store, sizeof state_store, "%s/proofs", state);
-        eng_format_fen(&r, state_fen, sizeof state_fen);
-        store = state_store;
-        fen = state_fen;
-        pieces = tp;
-        if (tp == 0)
+        int src = cli_proof_state_read("proof export", state, store || fen || pieces, &ps);
+        if (src != CLI_EXIT_OK)
+            return src;
+        if (!dbdir && ps.db[0])
+            dbdir = ps.db;
+        store = ps.store;
+        fen = ps.fen;
+        pieces = ps.scope;
+        if (ps.scope == 0)
             dbdir = NULL; /* a proof without databases */
     }
     if (!store || !fen || !outp || (!dbdir && !state)) {

@@ -117,12 +117,35 @@ db_exit(int rc)
 
 /* ---- subcommands -------------------------------------------------------- */
 
+int
+cli_proof_state_read(const char *cmd, const char *state, int others, cli_proof_state *out)
+{
+    char tdir[4200], terr[512];
+    eng_pos r;
+    if (others) {
+        fprintf(stderr,
+                "checkers %s: --state takes the store, the root and the piece count "
+                "from the proof; give no --store, --pieces or FEN\n",
+                cmd);
+        return CLI_EXIT_USAGE;
+    }
+    snprintf(tdir, sizeof tdir, "%s/tree", state);
+    int trc =
+        mt_info_db(tdir, &r, &out->goal, &out->scope, out->db, sizeof out->db, terr, sizeof terr);
+    if (trc) {
+        fprintf(stderr, "checkers %s: %s\n", cmd, terr);
+        return trc == MT_ECORRUPT || trc == MT_EIO ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
+    }
+    snprintf(out->store, sizeof out->store, "%.4100s/proofs", state);
+    eng_format_fen(&r, out->fen, sizeof out->fen);
+    return CLI_EXIT_OK;
+}
+
 static int
 proof_check_cmd(int argc, char **argv)
 {
     const char *store = NULL, *dbdir = NULL, *fen = NULL, *state = NULL;
     long pieces = 0, cache_mb = 256;
-    char state_store[4200], state_fen[ENG_FEN_MAX];
     int state_goal = 0;
     for (int i = 1; i < argc; i++) /* a certificate: cert_cmds.c */
         if (!strcmp(argv[i], "--cert"))
@@ -156,31 +179,18 @@ proof_check_cmd(int argc, char **argv)
             return CLI_EXIT_USAGE;
         }
     }
+    static cli_proof_state ps;
     if (state) {
-        char tdir[4200], terr[512];
-        eng_pos r;
-        int tp;
-        if (store || fen || pieces) {
-            fprintf(stderr, "checkers proof check: --state takes the store, the root and the "
-                            "piece count from the proof; give no --store, --pieces or FEN\n");
-            return CLI_EXIT_USAGE;
-        }
-        snprintf(tdir, sizeof tdir, "%s/tree", state);
-        static char kept_db[480];
-        int trc =
-            mt_info_db(tdir, &r, &state_goal, &tp, kept_db, sizeof kept_db, terr, sizeof terr);
-        if (!trc && !dbdir && kept_db[0])
-            dbdir = kept_db;
-        if (trc) {
-            fprintf(stderr, "checkers proof check: %s\n", terr);
-            return trc == MT_ECORRUPT || trc == MT_EIO ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
-        }
-        snprintf(state_store, sizeof state_store, "%s/proofs", state);
-        eng_format_fen(&r, state_fen, sizeof state_fen);
-        store = state_store;
-        fen = state_fen;
-        pieces = tp;
-        if (tp == 0 && !dbdir)
+        int src = cli_proof_state_read("proof check", state, store || fen || pieces, &ps);
+        if (src != CLI_EXIT_OK)
+            return src;
+        if (!dbdir && ps.db[0])
+            dbdir = ps.db;
+        store = ps.store;
+        fen = ps.fen;
+        state_goal = ps.goal;
+        pieces = ps.scope;
+        if (ps.scope == 0 && !dbdir)
             dbdir = "";
     }
     if (!store || !dbdir || !fen) {

@@ -20,6 +20,25 @@ int cli_store(int argc, char **argv);
 int cli_proof(int argc, char **argv);
 /* `proof export` and `proof check --cert` (cert_cmds.c). */
 int cli_proof_export(int argc, char **argv);
+
+/* What a proof's state gives the commands that read its proof (proof check,
+ * proof export, check_cmds.c). */
+typedef struct cli_proof_state {
+    char store[4200];      /* "<state>/proofs"                          */
+    char fen[ENG_FEN_MAX]; /* the root                                  */
+    int goal;              /* MT_GOAL_* of manager/tree.h               */
+    int scope;             /* database scope the proof rests on (egdb.h; 0: none) */
+    char db[480];          /* the databases it was begun with, or ""    */
+} cli_proof_state;
+
+/*
+ * cli_proof_state_read - reads the tree of state for `checkers CMD`.
+ * others: nonzero when --store, --pieces or a FEN was given too (refused:
+ * the state says them).
+ * RETURN CLI_EXIT_OK and *out, or the exit status after a message on
+ * stderr (CLI_EXIT_DAMAGED for a tree that cannot be read).
+ */
+int cli_proof_state_read(const char *cmd, const char *state, int others, cli_proof_state *out);
 int cli_proof_check_cert(int argc, char **argv);
 int cli_prove(int argc, char **argv);
 int cli_worker(int argc, char **argv);

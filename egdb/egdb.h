@@ -276,8 +276,17 @@ int egdb_max_pieces(const egdb *db);
  * splits of the next count that it loaded (egdb_open). */
 int egdb_scope(const egdb *db);
 
-/* Whether scope s takes p's value from the databases. Pure. */
-int egdb_scope_has(int s, const eng_pos *p);
+/* Whether scope s takes p's value from the databases. Pure; inline, since
+ * the searches ask it at every node. */
+static inline int
+egdb_scope_has(int s, const eng_pos *p)
+{
+    int nb = __builtin_popcount(p->bm | p->bk), nw = __builtin_popcount(p->wm | p->wk);
+    int n = nb + nw, top = EGDB_SCOPE_PIECES(s);
+    if (n <= top)
+        return 1;
+    return n == top + 1 && (EGDB_SCOPE_SPLITS(s) >> (nb > nw ? nb : nw) & 1u);
+}
 
 /* Whether every position scope a takes, scope b takes too. Pure. */
 int egdb_scope_within(int a, int b);

@@ -298,16 +298,6 @@ egdb_scope(const egdb *db)
 }
 
 int
-egdb_scope_has(int scope, const eng_pos *p)
-{
-    int nb = __builtin_popcount(p->bm | p->bk), nw = __builtin_popcount(p->wm | p->wk);
-    int n = nb + nw, top = EGDB_SCOPE_PIECES(scope);
-    if (n <= top)
-        return 1;
-    return n == top + 1 && (EGDB_SCOPE_SPLITS(scope) >> (nb > nw ? nb : nw) & 1u);
-}
-
-int
 egdb_scope_within(int a, int b)
 {
     int na = EGDB_SCOPE_PIECES(a), nb = EGDB_SCOPE_PIECES(b);
