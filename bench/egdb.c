@@ -133,10 +133,10 @@ main(void)
         egix_count(n, -1, -1, &c);
         n6 += c;
     }
-    uint64_t left;
-    size_t pair_bytes, resident, nsl;
-    egdb_plan("/nonexistent-checkers-plan", 7, &left, &pair_bytes, &resident, &nsl, err,
-              sizeof err);
+    egdb_build_opts po = {7, 2, NULL, NULL, NULL, 0, 0, 0, NULL};
+    egdb_cost cost;
+    egdb_estimate("/nonexistent-checkers-plan", &po, &cost, err, sizeof err);
+    uint64_t pair_bytes = cost.memory_pair, resident = cost.memory_mapped_peak;
     printf("projection for 7 pieces (%" PRIu64 " positions) at the measured rates: build %.0f s "
            "(%.1f h), verify %.0f s; memory: %.1f GB of databases at 2 bits a position "
            "(1-%d: %.1f GB) + %.1f GB for the largest 7-piece slice pair\n",

@@ -327,10 +327,11 @@ main(void)
     printf("load average at start: %s\n", load);
 
     /* 1. The complete databases must be there. */
-    uint64_t left;
-    size_t pair_bytes, resident, slices_left;
-    if (egdb_plan(full, 6, &left, &pair_bytes, &resident, &slices_left, err, sizeof err) != 0 ||
-        slices_left != 0) {
+    egdb_build_opts plan_opts = {6, 2, NULL, NULL, NULL, 0, 0, 0, NULL};
+    egdb_cost cost;
+    size_t slices_left = 0;
+    if (egdb_estimate(full, &plan_opts, &cost, err, sizeof err) != 0 ||
+        (slices_left = cost.slices) != 0) {
         fprintf(stderr,
                 "egdb_partial: the complete 1-6 piece databases are not all in %s (%zu slice "
                 "files missing or damaged%s%s).\nBuild them first with build/bench/egdb (or "

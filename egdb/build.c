@@ -662,63 +662,6 @@ list_slices(int n, egix_slice **sl, int **pair, size_t *count)
     return rc == 0 ? 0 : rc == EGIX_ENOMEM ? EGDB_ENOMEM : EGDB_EINVAL;
 }
 
-/* Whether the file of s is complete (header and payload check). */
-static int
-slice_complete(const char *dir, const egix_slice *s)
-{
-    char path[4096], err[256];
-    egst_header h;
-    if (egst_path(dir, s, path, sizeof path) != 0)
-        return 0;
-    return egst_read_header(path, &h, NULL, err, sizeof err) == 0 && egix_slice_equal(&h.slice, s);
-}
-
-int
-egdb_plan(const char *dir, int npieces, uint64_t *positions_left, size_t *pair_bytes,
-          size_t *resident_bytes, size_t *slices_left, char *err, size_t errlen)
-{
-    *positions_left = 0;
-    *pair_bytes = 0;
-    *resident_bytes = 0;
-    *slices_left = 0;
-    if (npieces < 1 || npieces > EGDB_MAX_PIECES) {
-        snprintf(err, errlen, "pieces must be 1..%d", EGDB_MAX_PIECES);
-        return EGDB_EINVAL;
-    }
-    for (int n = 1; n <= npieces; n++) {
-        egix_slice *sl;
-        int *pair;
-        size_t k;
-        int rc = list_slices(n, &sl, &pair, &k);
-        if (rc != 0)
-            return rc;
-        for (size_t i = 0; i < k;) {
-            size_t j = i;
-            uint64_t pos = 0;
-            int missing = 0;
-            while (j < k && pair[j] == pair[i]) {
-                uint64_t sz;
-                egix_size(&sl[j], &sz);
-                pos += sz;
-                *resident_bytes += (size_t)((sz + 3) / 4);
-                if (!slice_complete(dir, &sl[j]))
-                    missing++;
-                j++;
-            }
-            if (missing) {
-                *positions_left += pos;
-                *slices_left += j - i;
-                if (2 * pos > *pair_bytes)
-                    *pair_bytes = (size_t)(2 * pos);
-            }
-            i = j;
-        }
-        free(sl);
-        free(pair);
-    }
-    return 0;
-}
-
 /* Builds (or maps, when kept from an earlier run) the slice pairs of
  * sl[begin .. end), whose pair numbers are pair[]. */
 static int
@@ -733,7 +676,7 @@ build_range(run_state *rs, const egix_slice *sl, const int *pair, size_t begin, 
         int nmem = (int)(j - i);
         int complete = 1;
         for (size_t t = i; t < j; t++)
-            complete &= slice_complete(rs->dir, &sl[t]);
+            complete &= egst_file_ok(rs->dir, &sl[t]);
         if (complete) {
             /* Kept from an earlier run: map it, checking the payload so
              * nothing built on it rests on a damaged file. */
@@ -759,7 +702,7 @@ static int
 map_complete(run_state *rs, const egix_slice *sl, size_t k, int n, char *err, size_t errlen)
 {
     for (size_t i = 0; i < k; i++) {
-        if (!slice_complete(rs->dir, &sl[i])) {
+        if (!egst_file_ok(rs->dir, &sl[i])) {
             char name[EGIX_NAME_MAX];
             egix_slice_name(&sl[i], name, sizeof name);
             snprintf(err, errlen,
@@ -784,7 +727,7 @@ pairs_left(const char *dir, const egix_slice *sl, const int *pair, size_t begin,
         size_t j = i;
         int missing = 0;
         while (j < end && pair[j] == pair[i])
-            missing |= !slice_complete(dir, &sl[j++]);
+            missing |= !egst_file_ok(dir, &sl[j++]);
         count += (size_t)missing;
         i = j;
     }
@@ -846,7 +789,7 @@ build_units(run_state *rs, const egix_slice *sl, const int *pair, egpl_unit *u, 
                 if (!egpl_needs(&u[i], &u[v]))
                     continue;
                 for (size_t t = u[v].begin; t < u[v].end && rc == 0; t++) {
-                    if (!slice_complete(rs->dir, &sl[t])) {
+                    if (!egst_file_ok(rs->dir, &sl[t])) {
                         char a[EGPL_NAME_MAX], b[EGPL_NAME_MAX], name[EGIX_NAME_MAX];
                         egpl_unit_name(&u[i], a);
                         egpl_unit_name(&u[v], b);

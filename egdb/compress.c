@@ -564,9 +564,8 @@ compress_worker(void *arg)
     return NULL;
 }
 
-/* Whether <dir>/<name>.cwl exists with a valid header for slice s. */
-static int
-compressed_ok(const char *dir, const egix_slice *s)
+int
+egcp_compressed_ok(const char *dir, const egix_slice *s)
 {
     char path[4096], name[EGIX_NAME_MAX];
     unsigned char hb[EGCD_HEADER_BYTES];
@@ -659,7 +658,7 @@ compress_locked(const char *dir, const egdb_compress_opts *o, egdb_compress_stat
         egix_slices(n, sl, NULL, k, &k);
         size_t present = 0;
         for (size_t i = 0; i < k && rc == 0; i++) {
-            if (compressed_ok(dir, &sl[i])) {
+            if (egcp_compressed_ok(dir, &sl[i])) {
                 present++;
                 continue;
             }

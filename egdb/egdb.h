@@ -182,19 +182,6 @@ typedef struct egdb_cost {
 /* ---- building -------------------------------------------------------- */
 
 /*
- * egdb_plan - what a build of 1..npieces into dir has left to do.
- * PARAMETERS
- *   positions_left: positions of the slices not yet complete in dir.
- *   pair_bytes:     the largest working memory one pair will need.
- *   resident_bytes: the memory of every slice (2 bits a position) that
- *                   stays mapped while building, i.e. the whole database.
- *   slices_left:    number of slices left.
- * RETURN 0 or a negative EGDB_E* code (err says which file is bad).
- */
-int egdb_plan(const char *dir, int npieces, uint64_t *positions_left, size_t *pair_bytes,
-              size_t *resident_bytes, size_t *slices_left, char *err, size_t errlen);
-
-/*
  * egdb_estimate - the cost of the build that o describes in dir, from
  * the files already there: positions and slices left, the time at the
  * rates this project measured for 7 pieces on 2 cores (scaled by

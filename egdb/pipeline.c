@@ -189,20 +189,6 @@ mark_path(const char *dir, const egpl_unit *u, char *buf, size_t len)
     return snprintf(buf, len, "%s/units/%s.done", dir, name) < (int)len ? 0 : EGDB_EINVAL;
 }
 
-/* Whether dir holds a compressed file of slice s with a valid header. */
-static int
-compressed_ok(const char *dir, const egix_slice *s)
-{
-    char path[4096], name[EGIX_NAME_MAX], err[64];
-    unsigned char hb[EGCD_HEADER_BYTES];
-    uint64_t len;
-    egcd_header h;
-    egix_slice_name(s, name, sizeof name);
-    snprintf(path, sizeof path, "%s/%s.cwl", dir, name);
-    return egst_read_head(path, hb, sizeof hb, &len, err, sizeof err) == 0 &&
-           egcd_header_decode(hb, &h) == 0 && egix_slice_equal(&h.slice, s);
-}
-
 int
 egpl_staged(const char *dir, const egpl_unit *u, const egix_slice *sl)
 {
@@ -215,7 +201,7 @@ egpl_staged(const char *dir, const egpl_unit *u, const egix_slice *sl)
     int ok = fgets(line, sizeof line, f) && !strncmp(line, MARK_MAGIC, strlen(MARK_MAGIC));
     fclose(f);
     for (size_t i = u->begin; ok && i < u->end; i++)
-        ok = compressed_ok(dir, &sl[i]);
+        ok = egcp_compressed_ok(dir, &sl[i]);
     return ok;
 }
 
@@ -340,17 +326,6 @@ egpl_drop(const char *dir, egst_registry *reg, const egpl_unit *u, const egix_sl
 
 /* ---- the cost of a build ---------------------------------------------- */
 
-/* Whether the 2-bit file of s is in dir with a valid header. */
-static int
-raw_ok(const char *dir, const egix_slice *s)
-{
-    char path[4096], err[128];
-    egst_header h;
-    if (egst_path(dir, s, path, sizeof path) != 0)
-        return 0;
-    return egst_read_header(path, &h, NULL, err, sizeof err) == 0 && egix_slice_equal(&h.slice, s);
-}
-
 static uint64_t
 raw_bytes(uint64_t positions)
 {
@@ -379,7 +354,7 @@ estimate_units(const char *dir, const egix_slice *sl, egpl_unit *u, size_t nu,
         for (size_t s = u[i].begin; s < u[i].end; s++) {
             uint64_t sz = 0;
             egix_size(&sl[s], &sz);
-            if (!u[i].staged && !raw_ok(dir, &sl[s])) {
+            if (!u[i].staged && !egst_file_ok(dir, &sl[s])) {
                 left = 1;
                 e->positions += sz;
                 e->slices++;
@@ -480,7 +455,7 @@ egdb_estimate(const char *dir, const egdb_build_opts *o, egdb_cost *e, char *err
                 egix_size(&sl[i], &sz);
                 if (n < o->npieces)
                     mapped_lower += raw_bytes(sz);
-                if (raw_ok(dir, &sl[i]))
+                if (egst_file_ok(dir, &sl[i]))
                     continue;
                 e->positions += sz;
                 e->slices++;

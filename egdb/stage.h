@@ -49,6 +49,10 @@ int egcp_compress_slices(const char *dir, const egst_slice *const *list, size_t 
                          const egdb_compress_opts *o, volatile int *stop, egdb_compress_stats *st,
                          char *err, size_t errlen);
 
+/* egcp_compressed_ok (compress.c) - whether dir holds the compressed
+ * file of slice s with a valid header that names s. */
+int egcp_compressed_ok(const char *dir, const egix_slice *s);
+
 /*
  * egvf_compare_slices (verify.c) - opens the compressed file of each of
  * the n 2-bit slices of list in dir and checks that it holds exactly

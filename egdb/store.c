@@ -377,3 +377,13 @@ egst_write(const char *dir, const egst_header *h, const uint8_t *packed, char *e
     }
     return egst_commit(tmp, path, dir, err, errlen);
 }
+
+int
+egst_file_ok(const char *dir, const egix_slice *s)
+{
+    char path[4096], err[256];
+    egst_header h;
+    if (egst_path(dir, s, path, sizeof path) != 0)
+        return 0;
+    return egst_read_header(path, &h, NULL, err, sizeof err) == 0 && egix_slice_equal(&h.slice, s);
+}

@@ -204,6 +204,10 @@ int egst_write_tmp(const char *tmp, const void *const *parts, const size_t *lens
  */
 int egst_commit(const char *tmp, const char *path, const char *dir, char *err, size_t errlen);
 
+/* Whether dir holds the 2-bit file of slice s with a valid header that
+ * names s (its payload is not read). */
+int egst_file_ok(const char *dir, const egix_slice *s);
+
 /* XXH3-64 of the payload of n positions. */
 uint64_t egst_payload_hash(const uint8_t *packed, uint64_t positions);
 
