@@ -11,6 +11,7 @@
 
 #include "egdb/cache.h"
 #include "egdb/decompress.h"
+#include "egdb/partial.h"
 #include "egdb/store.h"
 
 /*
@@ -36,6 +37,7 @@ struct egdb {
     int max_pieces;  /* every slice of 1..max_pieces is loaded */
     unsigned splits; /* and of max_pieces + 1 pieces these whole splits
                         (bit a: a against max_pieces + 1 - a), egdb_scope */
+    egpt_db *partial; /* the directory's partial bounds (EGDB_SCOPE_PARTIAL), or NULL */
 };
 
 #endif /* EGDB_DB_H */

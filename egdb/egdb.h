@@ -254,10 +254,24 @@ int egdb_max_pieces(const egdb *db);
  *   set with 4 against 4 of 8 pieces is EGDB_SCOPE(7, 1u << 4) = 263,
  *   written "7+4v4". A plain piece count is a scope without splits, so
  *   states and workers from before read as they did.
+ *   Bit 14, EGDB_SCOPE_PARTIAL, adds the partial-information databases
+ *   (egdb/partial.h) of the directory: BOUNDS on positions beyond the
+ *   complete ones (egdb_bound), which close a node only for the question
+ *   they answer. "7+4v4+partial" is 263 | EGDB_SCOPE_PARTIAL. The flag
+ *   names the kind, not the files: two directories may hold different
+ *   partial sets under the same scope. That is safe, because the manager
+ *   admits a worker's proof under its own databases (a leaf it cannot
+ *   value is refused, never believed), and a check with no partial files
+ *   says so (prover/check.h).
  */
 #define EGDB_SCOPE(n, splits) ((int)((unsigned)(n) | ((unsigned)(splits) << 4)))
 #define EGDB_SCOPE_PIECES(s) ((int)((unsigned)(s)&15u))
 #define EGDB_SCOPE_SPLITS(s) (((unsigned)(s) >> 4) & 0x3ffu)
+#define EGDB_SCOPE_PARTIAL (1 << 14)
+
+/* egdb_open's max_pieces for the complete databases only, all of them:
+ * the partial builder reads its exits so (its own files are not done). */
+#define EGDB_OPEN_COMPLETE_ONLY (-1)
 
 /* The scope of an open database: its complete piece counts and the whole
  * splits of the next count that it loaded (egdb_open). */
@@ -275,10 +289,12 @@ egdb_scope_has(int s, const eng_pos *p)
     return n == top + 1 && (EGDB_SCOPE_SPLITS(s) >> (nb > nw ? nb : nw) & 1u);
 }
 
-/* Whether every position scope a takes, scope b takes too. Pure. */
+/* Whether every position scope a takes, scope b takes too (a scope with
+ * partial bounds is within one with them only). Pure. */
 int egdb_scope_within(int a, int b);
 
-/* "7" or "7+4v4,5v3" into buf. RETURN 0 or EGDB_EINVAL (too short). */
+/* "7", "7+4v4,5v3" or "7+4v4+partial" into buf. RETURN 0 or EGDB_EINVAL
+ * (too short). */
 int egdb_scope_name(int s, char *buf, size_t len);
 
 /*
@@ -289,6 +305,30 @@ int egdb_scope_name(int s, char *buf, size_t len);
  * THREAD SAFETY: safe from any number of threads.
  */
 int egdb_covers(const egdb *db, const eng_pos *p);
+
+/*
+ * egdb_bound - what the databases know of p for its side to move, as a
+ * bound (engine/value.h): the exact bound (ENG_LL, ENG_DD, ENG_WW) where
+ * scope takes p from the complete databases (egdb_scope_has), else, when
+ * scope has EGDB_SCOPE_PARTIAL and a partial slice holds p, its stored
+ * bound (any of the six, ENG_LW when nothing is known). This is the one
+ * place where the searches, the checker and the manager ask the
+ * databases about a position (prover/leaf.h says what a bound closes).
+ * PARAMETERS
+ *   scope: what may be used (at most egdb_scope(db); a proof's scope).
+ *   quiet: nonzero to ask the complete databases as egdb_probe_quiet
+ *          does (EGDB_ECAPTURE for a capture position of a compressed
+ *          slice, which the caller searches); zero as egdb_probe.
+ * RETURN
+ *   a bound code >= 0; EGDB_ENOTFOUND when neither holds p; EGDB_ECAPTURE
+ *   (quiet only); EGDB_ECORRUPT / EGDB_EIO / EGDB_EINVAL as egdb_probe.
+ * THREAD SAFETY: safe from any number of threads.
+ */
+int egdb_bound(const egdb *db, int scope, const eng_pos *p, int quiet);
+
+/* Partial slices loaded with the complete ones (EGDB_SCOPE_PARTIAL) and
+ * their positions; 0 when none. */
+size_t egdb_partial_count(const egdb *db, uint64_t *positions);
 
 /*
  * egdb_probe - the value of p for its side to move.

@@ -181,7 +181,12 @@ egdb_open(const char *dir, int max_pieces, size_t cache_bytes, egdb **out, char 
         return EGDB_ENOMEM;
     }
     /* scope: N complete piece counts (0: all there are), and of N + 1
-     * pieces the splits asked for (0: every split complete in dir). */
+     * pieces the splits asked for (0: every split complete in dir);
+     * partial bounds when asked for, or with "all" when dir has them. */
+    const int want_partial = max_pieces > 0 && (max_pieces & EGDB_SCOPE_PARTIAL);
+    const int may_partial = max_pieces == 0 || want_partial;
+    if (max_pieces < 0)
+        max_pieces = 0; /* EGDB_OPEN_COMPLETE_ONLY */
     const int want_n = EGDB_SCOPE_PIECES(max_pieces);
     const unsigned want_splits = EGDB_SCOPE_SPLITS(max_pieces);
     int rc = 0, limit = want_n > 0 ? want_n + 1 : EGDB_MAX_PIECES;
@@ -259,6 +264,26 @@ egdb_open(const char *dir, int max_pieces, size_t cache_bytes, egdb **out, char 
                  dir);
         rc = EGDB_EMISSING;
     }
+    if (rc == 0 && may_partial) {
+        /* The partial files (partial.h): checked whole here, as .wld
+         * files are, so that a probe never answers from a damaged one. */
+        char perr[512];
+        int pr = egpt_open(dir, 0, &db->partial, perr, sizeof perr);
+        if (pr == EGDB_EMISSING && !want_partial) {
+            pr = 0;
+        } else if (pr == EGDB_EMISSING) {
+            char want[48];
+            egdb_scope_name(max_pieces, want, sizeof want);
+            snprintf(err, errlen,
+                     "%s holds no partial database (.pwl files), and the scope %s asks for one: "
+                     "what was proved rests on partial bounds; give the directory that holds them",
+                     dir, want);
+            rc = pr;
+        } else if (pr != 0) {
+            snprintf(err, errlen, "%s", perr);
+            rc = pr;
+        }
+    }
     if (rc == 0 &&
         !(db->cache = egca_create(cache_bytes, (1u << EGCD_PAGE_SHIFT) / 4, db->nblocks)))
         rc = EGDB_ENOMEM;
@@ -282,6 +307,7 @@ egdb_close(egdb *db)
     free(db->cmp_mat);
     free(db->cmp_rows);
     egca_destroy(db->cache);
+    egpt_close(db->partial);
     free(db);
 }
 
@@ -294,7 +320,15 @@ egdb_max_pieces(const egdb *db)
 int
 egdb_scope(const egdb *db)
 {
-    return EGDB_SCOPE(db->max_pieces, db->splits);
+    return EGDB_SCOPE(db->max_pieces, db->splits) | (db->partial ? EGDB_SCOPE_PARTIAL : 0);
+}
+
+size_t
+egdb_partial_count(const egdb *db, uint64_t *positions)
+{
+    if (positions)
+        *positions = 0;
+    return db->partial ? egpt_slice_count(db->partial, positions) : 0;
 }
 
 int
@@ -303,6 +337,8 @@ egdb_scope_within(int a, int b)
     int na = EGDB_SCOPE_PIECES(a), nb = EGDB_SCOPE_PIECES(b);
     /* b takes every position of up to nb pieces: all of a when a stops
      * below nb + 1 pieces; with the same count, a's splits must be b's. */
+    if ((a & EGDB_SCOPE_PARTIAL) && !(b & EGDB_SCOPE_PARTIAL))
+        return 0;
     if (na != nb)
         return na < nb;
     return (EGDB_SCOPE_SPLITS(a) & ~EGDB_SCOPE_SPLITS(b)) == 0;
@@ -317,6 +353,8 @@ egdb_scope_name(int scope, char *buf, size_t len)
         if (sp >> a & 1u)
             w += snprintf(buf + w, len - (size_t)w, "%s%dv%d", (sp >> (a + 1)) ? "," : "+", a,
                           n + 1 - a);
+    if ((scope & EGDB_SCOPE_PARTIAL) && w >= 0 && (size_t)w < len)
+        w += snprintf(buf + w, len - (size_t)w, "+partial");
     return w >= 0 && (size_t)w < len ? 0 : EGDB_EINVAL;
 }
 
@@ -324,6 +362,18 @@ int
 egdb_covers(const egdb *db, const eng_pos *p)
 {
     return egdb_scope_has(egdb_scope(db), p);
+}
+
+int
+egdb_bound(const egdb *db, int scope, const eng_pos *p, int quiet)
+{
+    if (egdb_scope_has(scope, p)) {
+        int v = quiet ? egdb_probe_quiet(db, p) : egdb_probe(db, p);
+        return v > 0 ? (int)eng_bound_exact(egdb_outcome(v)) : v;
+    }
+    if (!(scope & EGDB_SCOPE_PARTIAL) || !db->partial)
+        return EGDB_ENOTFOUND;
+    return egpt_probe(db->partial, p);
 }
 
 void

@@ -613,7 +613,7 @@ verify_compressed(const char *dir, int threads, const egst_registry *raw, egdb_p
 {
     egdb *db;
     *found = 0;
-    int rc = egdb_open(dir, 0, (size_t)256 << 20, &db, err, errlen);
+    int rc = egdb_open(dir, EGDB_OPEN_COMPLETE_ONLY, (size_t)256 << 20, &db, err, errlen);
     if (rc != 0)
         return rc;
     if (db->ncmp == 0) {

@@ -1,0 +1,866 @@
+/*
+ * partial_build.c - the builder of the partial-information databases
+ * (partial.h has the manual and the algorithm, seed 000 the method; the
+ * files and the registry are partial.c, partial_int.h says what the two
+ * share).
+ *
+ * Working memory of a pair: one byte per position, for both members:
+ *   bits 0-3  the current build-time value (eng_pval, Table 2's codes);
+ *   bits 4-7  the max over the position's moves that LEAVE the pair of
+ *             the negated successor values (a completed eng_pval, found
+ *             once in the first pass), or EXT_CAPTURE for a capture
+ *             position (whose value is completed in the first pass; the
+ *             mark is kept for the capture counts of the file header).
+ * plus two bitmaps per member (1 bit a position): the positions to
+ * re-evaluate in the current pass and in the next. 1.25 bytes a
+ * position in all; the files hold 4 bits.
+ *
+ * Why the exits are kept in the byte: a re-evaluation then only
+ * regenerates the moves that stay in the pair and reads their current
+ * values; the lookups in other slices (index computation and a random
+ * read of another file) are done once per position, not once per pass.
+ *
+ * Why dirty bitmaps rather than a list: a position is marked by each
+ * successor that changes (up to a dozen), and a bit makes the repeats
+ * free; a pass walks the bitmap words, skipping empty ones at 64
+ * positions a load, and the threads split it by word ranges so that each
+ * position is evaluated by exactly one thread (its value byte has a
+ * single writer, which is why relaxed atomics suffice).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "egdb/partial_int.h"
+#include "egdb/run.h"
+#include "engine/bits.h"
+
+/* ---- constants -------------------------------------------------------- */
+
+/* The working byte of a position (see the file comment). */
+#define VAL_MASK 0x0Fu    /* current eng_pval                        */
+#define EXT_SHIFT 4       /* exits' max in the high nibble           */
+#define EXT_CAPTURE 0x0Fu /* exit nibble of a capture position       */
+
+/* The block cache of the complete databases read compressed (exits of a
+ * partial build over a pipelined 8-piece set). */
+#define PARTIAL_CDB_CACHE ((size_t)1 << 30)
+
+/* Work items handed to the threads. Chunks small enough that both cores
+ * stay busy to the end of a small pair, big enough that the shared
+ * counter stays cold; a pass item covers 8,192 positions like a first
+ * pass item, but most of its words are usually empty. */
+#define CHUNK_POS 8192  /* positions per first-pass work item      */
+#define CHUNK_WORDS 128 /* bitmap words (x64 positions) per item   */
+
+/* ---- types ------------------------------------------------------------ */
+
+/* The pair being built: one or two members (a self-twin slice, symmetric
+ * material with equal ranks, is a pair of one), their working bytes and
+ * dirty bitmaps, and counters the threads add to. */
+typedef struct pair_work {
+    int nmem;
+    egix_slice slice[2];
+    egix_table *tab[2];
+    uint64_t size[2], words[2];
+    _Atomic uint8_t *val[2];
+    _Atomic uint64_t *dirty[2][2]; /* [parity][member] */
+    int parity;                    /* bitmaps read by the current pass */
+    const egpt_db *db;
+    const uint8_t *chosen; /* NMATKEYS flags: materials being built */
+    const egdb *cdb;       /* complete databases kept compressed only, or NULL */
+    _Atomic uint64_t changed, marks, evaluations, completed, captures, exits;
+    _Atomic int missing;
+    _Atomic int damaged; /* a compressed block read for an exit failed */
+} pair_work;
+
+/* One build run: options, the loaded slices, the chosen materials, and
+ * progress bookkeeping. Heap-allocated (the material flags and the
+ * registry make it too big for a comfortable stack frame). */
+typedef struct run_state {
+    const char *dir;
+    const egpt_opts *opts;
+    egpt_stats *stats;
+    egpt_db db;
+    egdb *cdb; /* the complete databases kept only compressed (a
+                  pipelined 8-piece set), read through the prober; NULL
+                  when every exit has a .wld file or none exists      */
+    uint8_t chosen[NMATKEYS];
+    egrun_progress prog;
+    size_t pair_no, pair_count;
+    uint64_t done_total, run_total;
+} run_state;
+
+
+/* ---- exits ------------------------------------------------------------ */
+
+/*
+ * The bound of an exit c (Black to move) as pwl_db_lookup gives it from
+ * the loaded slices, or else, for a material that is not being built and
+ * is complete only as compressed files, its exact value through the
+ * prober (which resolves a capture position by playing its captures).
+ * -1 when nothing knows it, -2 when a compressed block is damaged (an
+ * error, never LW).
+ */
+static int
+exit_lookup(const pair_work *w, const eng_pos *c, egix_slice *s)
+{
+    int b = pwl_db_lookup(w->db, c, s);
+    if (b >= 0 || !w->cdb || w->chosen[pwl_slice_mat_key(s)] || !egdb_covers(w->cdb, c))
+        return b;
+    int v = egdb_probe(w->cdb, c);
+    if (v > 0)
+        return bound_of_egdb[v];
+    return v == EGDB_ECORRUPT || v == EGDB_EIO ? -2 : -1;
+}
+
+/* ---- the iteration ------------------------------------------------------ */
+
+/*
+ * Why re-evaluating only marked positions reaches the paper's fixed point.
+ * Invariant at the start of every pass: a position that is not marked and
+ * not completed has value = max over its moves of neg(successor value)
+ * for the CURRENT successor values. It holds after the first pass, which
+ * computed each value with the moves inside the pair at uTT and marked
+ * the predecessors of every position that did not stay uTT. It is kept
+ * by a pass because a position it evaluates gets exactly that max from
+ * what it reads, and any successor that changes afterwards (in the same
+ * pass, on the other thread, or later) marks it for the next pass. So
+ * when a pass changes nothing, no position is marked and every position
+ * is at the fixed point. A completed position needs no re-evaluation: its
+ * successors are all completed (final) or one of them already gives WW.
+ *
+ * Why it terminates quickly: by Table 2's structure (componentwise max
+ * with an "unknown" flag, tests/test_value.c), a bound component only
+ * leaves "draw" for loss or win once and never returns (a component that
+ * reached loss or win did so from final information), and completion is
+ * final; so a position changes at most three times, and the work is a few
+ * evaluations per move of the pair, not passes x positions.
+ *
+ * Why in-place values and two threads do not change the result: the
+ * fixed point reached from the all-uTT start is unique (the numeric parts
+ * are two ordinary retrograde analyses, whose win/loss labels are sound
+ * at every step and complete at any fixed point), so neither the order of
+ * evaluation nor which thread sees which value first matters; only the
+ * number of passes can vary between runs.
+ */
+
+/* The member holding the successors and predecessors of member m's
+ * positions inside the pair: a move turns Black-to-move into
+ * White-to-move, stored as the twin. */
+static inline int
+other_member(const pair_work *w, int m)
+{
+    return w->nmem == 2 ? 1 - m : 0;
+}
+
+/* A move of p (Black to move, member with Black leading row lead_row)
+ * stays in the pair: a king move, or a man move that neither crowns nor
+ * sets a new leading row (index.h, egix_slices ORDER). */
+static inline int
+move_stays(const eng_pos *p, const eng_move *mv, int lead_row)
+{
+    int to_row = mv->to >> 2;
+    return (p->bk & (1u << mv->from)) || (to_row < 7 && to_row <= lead_row);
+}
+
+/*
+ * Marks the predecessors inside the pair of position x (member m) dirty
+ * in bitmap `dst` of the other member, unless they are completed. As in
+ * build.c: White moved last in x, so work on xf = flip(x), where the
+ * pieces that moved are Black's and White is to move; a predecessor's
+ * stored form is xf with one black piece moved back, Black to move.
+ * Kings un-move in any direction; men only backwards (towards lower
+ * squares) and only when Black's leading row stays the same - an un-move
+ * that changes it, or un-crowns a king, leads to a slice with other
+ * ranks or material, which depends on this pair, not the reverse.
+ * Predecessors with a capture are generated too (their move to x is not
+ * legal, captures being compulsory), but they are completed in the first
+ * pass and skipped. Returns the number of bits set.
+ */
+static uint64_t
+mark_preds(pair_work *w, int m, const eng_pos *x, _Atomic uint64_t *dst)
+{
+    const int pm = other_member(w, m);
+    const eng_pos xf = eng_flip(x);
+    const uint32_t empty = ~(xf.bm | xf.wm | xf.bk | xf.wk);
+    const uint32_t bmen = xf.bm;
+    const int lead_row = bmen ? (31 - __builtin_clz(bmen)) >> 2 : -1;
+    uint64_t marks = 0;
+    eng_pos q[4 * 2 * ENG_MAX_PIECES]; /* 4 un-moves a king, 2 a man */
+    int nq = 0;
+    /* Kings: any diagonal step to an empty square. */
+    for (uint32_t ks = xf.bk; ks; ks &= ks - 1) {
+        uint32_t b1 = ks & (0u - ks);
+        for (int dir = 0; dir < 4; dir++) {
+            uint32_t f = bits_step(dir, b1) & empty;
+            if (!f)
+                continue;
+            q[nq] = xf;
+            q[nq].bk ^= b1 | f;
+            nq++;
+        }
+    }
+    /* Men: one step back (up1/up2, towards Black's back row), keeping
+     * Black's leading row; a man on the crowning row cannot be here (it
+     * would be a king). */
+    for (uint32_t ms = bmen; ms; ms &= ms - 1) {
+        uint32_t b1 = ms & (0u - ms);
+        for (int dir = 2; dir < 4; dir++) {
+            uint32_t f = bits_step(dir, b1) & empty;
+            if (!f)
+                continue;
+            uint32_t nm = bmen ^ b1 ^ f;
+            if (((31 - __builtin_clz(nm)) >> 2) != lead_row)
+                continue; /* the leading man stepped up a row: other slice */
+            q[nq] = xf;
+            q[nq].bm = nm;
+            nq++;
+        }
+    }
+    for (int k = 0; k < nq; k++) {
+        q[k].stm = ENG_BLACK;
+        uint64_t j = egix_index(w->tab[pm], &q[k]);
+        /* A racing update of this byte is harmless: if it is completing
+         * the position, a stray mark costs one skipped evaluation; if it
+         * is not, the mark is needed anyway. */
+        uint8_t b = atomic_load_explicit(&w->val[pm][j], memory_order_relaxed);
+        if (eng_pval_completed((eng_pval)(b & VAL_MASK)))
+            continue;
+        /* Bit already set by another successor: counted once. */
+        uint64_t bit = (uint64_t)1 << (j & 63);
+        uint64_t old = atomic_fetch_or_explicit(&dst[j >> 6], bit, memory_order_relaxed);
+        marks += !(old & bit);
+    }
+    return marks;
+}
+
+/*
+ * First pass over positions [begin, end) of member m: the value of the
+ * paper's first pass from the all-uTT start, with every move leaving the
+ * pair looked up once (see the file comment).
+ */
+static void
+first_range(void *ctx, int m, uint64_t begin, uint64_t end)
+{
+    pair_work *w = ctx;
+    const int lead_row = w->slice[m].rb;
+    const int pm = other_member(w, m);
+    _Atomic uint64_t *dst = w->dirty[0][pm];
+    uint64_t n_cap = 0, n_exit = 0, n_done = 0, marks = 0;
+    for (uint64_t i = begin; i < end; i++) {
+        eng_pos p;
+        eng_movelist l;
+        egix_unindex(w->tab[m], i, &p);
+        /* Duplicate capture routes are one move (ENG_DUPS_MERGE), as in
+         * every database of the project; they would not change a max. */
+        int n = eng_generate(&p, &l, ENG_DUPS_MERGE);
+        eng_pval v, ext = ENG_PV_LL; /* LL: the identity of Table 2's max */
+        unsigned byte_ext;
+        int inside = 0;
+        if (n == 0) {
+            v = ENG_PV_LL; /* no move: lost */
+            byte_ext = 0;
+        } else {
+            /* Captures are compulsory, so eng_generate returned only
+             * captures or only non-captures. Every capture leaves the pair
+             * (fewer pieces): a capture position is completed right here,
+             * exact when the smaller databases are complete. A non-capture
+             * either stays (counted, valued later) or leaves by a promotion
+             * or a new leading row (looked up now). The loop stops at a
+             * sure win: nothing can beat WW. */
+            int capture = l.m[0].njumps > 0;
+            for (int k = 0; k < n && ext != ENG_PV_WW; k++) {
+                if (!capture && move_stays(&p, &l.m[k], lead_row)) {
+                    inside++;
+                    continue;
+                }
+                eng_pos c, cc;
+                egix_slice s;
+                eng_make(&p, &l.m[k], &c);
+                cc = eng_flip(&c);
+                int b = exit_lookup(w, &cc, &s);
+                if (b == -2) {
+                    atomic_store(&w->damaged, 1);
+                    b = ENG_LW; /* the pair is thrown away */
+                } else if (b < 0) {
+                    /* No database: "Such positions are given the value LW"
+                     * (seed 000, 2.3) - unless the slice is one being
+                     * built, which the build order must have loaded. */
+                    if (w->chosen[pwl_slice_mat_key(&s)])
+                        atomic_store(&w->missing, 1);
+                    b = ENG_LW;
+                    n_exit++;
+                }
+                ext = eng_pval_max(ext, eng_pval_neg(eng_pval_of_bound((eng_bound)b)));
+            }
+            if (capture) {
+                v = ext;
+                byte_ext = EXT_CAPTURE;
+                n_cap++;
+            } else {
+                /* Moves inside the pair are uTT now, and neg(uTT) = uTT. A
+                 * win among the exits was found before all moves were
+                 * counted, but then the value is WW whatever they are. */
+                v = inside ? eng_pval_max(ext, ENG_PV_UTT) : ext;
+                byte_ext = ext;
+            }
+        }
+        atomic_store_explicit(&w->val[m][i], (uint8_t)(v | byte_ext << EXT_SHIFT),
+                              memory_order_relaxed);
+        n_done += eng_pval_completed(v) ? 1 : 0;
+        /* The predecessors assumed uTT for this position. */
+        if (v != ENG_PV_UTT)
+            marks += mark_preds(w, m, &p, dst);
+    }
+    atomic_fetch_add(&w->captures, n_cap);
+    atomic_fetch_add(&w->exits, n_exit);
+    atomic_fetch_add(&w->completed, n_done);
+    atomic_fetch_add(&w->marks, marks);
+}
+
+/*
+ * One later pass over bitmap words [begin, end) of member m: each marked
+ * position that is not completed gets max(exits, max over its moves
+ * inside the pair of neg(current value)); a change marks its
+ * predecessors for the next pass.
+ */
+static void
+pass_range(void *ctx, int m, uint64_t begin, uint64_t end)
+{
+    pair_work *w = ctx;
+    const int lead_row = w->slice[m].rb;
+    const int pm = other_member(w, m);
+    _Atomic uint64_t *cur = w->dirty[w->parity][m];
+    _Atomic uint64_t *nxt = w->dirty[w->parity ^ 1][pm];
+    uint64_t changed = 0, evals = 0, done = 0, marks = 0;
+    for (uint64_t k = begin; k < end; k++) {
+        uint64_t bits = atomic_load_explicit(&cur[k], memory_order_relaxed);
+        if (!bits)
+            continue;
+        /* Only this thread touches word k of the current bitmap (marks go
+         * to the other parity), so it is cleared for the pass after next. */
+        atomic_store_explicit(&cur[k], 0, memory_order_relaxed);
+        for (; bits; bits &= bits - 1) {
+            uint64_t i = (k << 6) | (uint64_t)__builtin_ctzll(bits);
+            uint8_t b = atomic_load_explicit(&w->val[m][i], memory_order_relaxed);
+            eng_pval v = (eng_pval)(b & VAL_MASK);
+            if (eng_pval_completed(v))
+                continue;
+            evals++;
+            eng_pos p;
+            eng_movelist l;
+            egix_unindex(w->tab[m], i, &p);
+            int n = eng_generate(&p, &l, ENG_DUPS_MERGE);
+            eng_pval r = (eng_pval)(b >> EXT_SHIFT);
+            for (int t = 0; t < n && r != ENG_PV_WW; t++) {
+                if (!move_stays(&p, &l.m[t], lead_row))
+                    continue; /* an exit, already in r */
+                eng_pos c, cf;
+                eng_make(&p, &l.m[t], &c);
+                cf = eng_flip(&c);
+                uint64_t j = egix_index(w->tab[pm], &cf);
+                uint8_t cb = atomic_load_explicit(&w->val[pm][j], memory_order_relaxed);
+                r = eng_pval_max(r, eng_pval_neg((eng_pval)(cb & VAL_MASK)));
+            }
+            if (r == v)
+                continue; /* nothing new: the predecessors stay as they are */
+            /* Only this thread writes this byte in this pass (the word
+             * that marked it is in this thread's chunk); the exit nibble
+             * is kept. */
+            atomic_store_explicit(&w->val[m][i], (uint8_t)((b & ~VAL_MASK) | r),
+                                  memory_order_relaxed);
+            changed++;
+            done += eng_pval_completed(r) ? 1 : 0;
+            marks += mark_preds(w, m, &p, nxt);
+        }
+    }
+    atomic_fetch_add(&w->changed, changed);
+    atomic_fetch_add(&w->evaluations, evals);
+    atomic_fetch_add(&w->completed, done);
+    atomic_fetch_add(&w->marks, marks);
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+/*
+ * Writes a finished slice: "<name>.pwl.tmp", fsync, read back and check
+ * (header and payload, counts included), rename, fsync the directory. A
+ * file with the final name is always complete.
+ */
+static int
+write_slice(const char *dir, egpt_slice_info *h, const uint8_t *packed, char *err, size_t errlen)
+{
+    char path[PATH_MAX_LEN], tmp[PATH_MAX_LEN + 8];
+    if (pwl_path(dir, &h->slice, path, sizeof path) != 0) {
+        snprintf(err, errlen, "database path too long: %s", dir);
+        return EGDB_EINVAL;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    size_t plen = (size_t)((h->positions + 1) / 2);
+    h->payload_hash = XXH3_64bits(packed, plen);
+    unsigned char hb[EGPT_HEADER_BYTES];
+    pwl_header_encode(h, hb);
+
+    const void *parts[2] = {hb, packed};
+    size_t lens[2] = {sizeof hb, plen};
+    int rc = egst_write_tmp(tmp, parts, lens, 2, err, errlen);
+    if (rc != 0)
+        return rc;
+
+    egpt_slice_info back;
+    rc = pwl_read_header(tmp, &back, err, errlen);
+    if (rc == 0) {
+        int fd = open(tmp, O_RDONLY | O_CLOEXEC);
+        void *mp =
+            fd >= 0 ? mmap(NULL, sizeof hb + plen, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+        if (fd >= 0)
+            close(fd);
+        if (mp == MAP_FAILED) {
+            snprintf(err, errlen, "%s: read back: %s", tmp, strerror(errno));
+            rc = EGDB_EIO;
+        } else {
+            rc = pwl_check_payload((const uint8_t *)mp + sizeof hb, &back, tmp, err, errlen);
+            munmap(mp, sizeof hb + plen);
+        }
+    }
+    if (rc != 0) {
+        unlink(tmp);
+        return rc;
+    }
+    return egst_commit(tmp, path, dir, err, errlen);
+}
+
+/* ---- build driver ------------------------------------------------------- */
+
+/* Calls the caller's progress function at most four times a second
+ * (always when force is set): the egdb_progress of the exact builder, so
+ * one command-line printer serves both builders. */
+static void
+report_progress(run_state *rs, const pair_work *w, const char *phase, uint64_t pass,
+                uint64_t resolved, int force)
+{
+    egdb_progress p;
+    p.phase = phase;
+    p.pair_no = rs->pair_no;
+    p.pair_count = rs->pair_count;
+    p.pass = pass;
+    p.resolved = resolved;
+    p.positions = w->size[0] + (w->nmem == 2 ? w->size[1] : 0);
+    p.done_total = rs->done_total;
+    p.run_total = rs->run_total;
+    egrun_report(&rs->prog, &p, &w->slice[0], force);
+}
+
+/* One line per pair in "<dir>/partial-log.tsv": slice, positions, passes,
+ * re-evaluations, seconds, threads (run-dependent, so not in the files). */
+static void
+log_pair(const char *dir, const egix_slice *s, uint64_t positions, uint64_t passes, uint64_t evals,
+         double seconds, int threads)
+{
+    char path[PATH_MAX_LEN], name[EGIX_NAME_MAX];
+    snprintf(path, sizeof path, "%s/partial-log.tsv", dir);
+    egix_slice_name(s, name, sizeof name);
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return; /* informative only */
+    fprintf(f, "%s\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%.3f\t%d\n", name, positions, passes,
+            evals, seconds, threads);
+    fclose(f);
+}
+
+/*
+ * Builds one pair, writes its files and loads them.
+ * Memory: one byte and two bits per position (value + exits, two dirty
+ * bitmaps), for the 3-vs-3 pairs at most 1.25 x 11 million bytes. The
+ * order of work:
+ *   1. every byte set to uTT (the paper's initial value);
+ *   2. the first pass (both cores over index ranges);
+ *   3. later passes until one marks nothing, alternating the two bitmap
+ *      parities (a pass reads one and writes the other);
+ *   4. decide() on every byte, packing and counting; the files are
+ *      written, read back, renamed, then mapped for the later pairs.
+ */
+static int
+build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t errlen)
+{
+    pair_work w;
+    memset(&w, 0, sizeof w);
+    w.nmem = nmem;
+    w.db = &rs->db;
+    w.chosen = rs->chosen;
+    w.cdb = rs->cdb;
+    int rc = 0, threads = rs->opts->threads;
+    uint8_t *packed = NULL;
+    double t_start = egrun_now();
+    for (int m = 0; m < nmem; m++) {
+        w.slice[m] = members[m];
+        if (egix_table_create(&members[m], &w.tab[m]) != 0) {
+            snprintf(err, errlen, "out of memory for an index table");
+            rc = EGDB_ENOMEM;
+            goto out;
+        }
+        w.size[m] = egix_table_size(w.tab[m]);
+        w.words[m] = (w.size[m] + 63) / 64;
+        w.val[m] = malloc(w.size[m] ? w.size[m] : 1);
+        for (int par = 0; par < 2; par++)
+            w.dirty[par][m] = calloc(w.words[m] ? w.words[m] : 1, sizeof(uint64_t));
+        if (!w.val[m] || !w.dirty[0][m] || !w.dirty[1][m]) {
+            snprintf(err, errlen, "out of memory for a pair of %" PRIu64 " positions",
+                     w.size[0] + w.size[1]);
+            rc = EGDB_ENOMEM;
+            goto out;
+        }
+        /* Everything starts at uTT (seed 000: "the initialized unknown
+         * value is now uTT"): what the first pass reads for a position it
+         * has not reached yet. */
+        for (uint64_t i = 0; i < w.size[m]; i++)
+            atomic_init(&w.val[m][i], ENG_PV_UTT);
+    }
+    uint64_t positions = w.size[0] + (nmem == 2 ? w.size[1] : 0);
+    size_t pair_bytes = (size_t)positions + (size_t)(w.words[0] + w.words[1]) * 16;
+    if (pair_bytes > rs->stats->peak_pair_bytes)
+        rs->stats->peak_pair_bytes = pair_bytes;
+
+    /* First pass. */
+    double t1 = egrun_now();
+    report_progress(rs, &w, "first pass", 1, 0, 1);
+    /* Marks of the first pass go to the parity-0 bitmaps, which the
+     * second pass reads. */
+    egrun_par_for(&w, first_range, w.nmem, w.size, CHUNK_POS, positions, threads);
+    double t2 = egrun_now();
+    rs->stats->seconds_first += t2 - t1;
+    if (atomic_load(&w.missing)) {
+        char name[EGIX_NAME_MAX];
+        egix_slice_name(&w.slice[0], name, sizeof name);
+        snprintf(err, errlen, "slice %s: a successor lies in a chosen slice that is not built",
+                 name);
+        rc = EGDB_EMISSING;
+        goto out;
+    }
+    if (atomic_load(&w.damaged)) {
+        char name[EGIX_NAME_MAX];
+        egix_slice_name(&w.slice[0], name, sizeof name);
+        snprintf(err, errlen,
+                 "slice %s: a compressed database file a successor lies in is damaged (egdb "
+                 "verify --db %.3000s names it)",
+                 name, rs->dir);
+        rc = EGDB_ECORRUPT;
+        goto out;
+    }
+
+    /* Later passes, until one changes nothing (then nothing is marked).
+     * The marks counter of the previous pass (or of the first pass) says
+     * whether the bitmap to be read holds anything. */
+    uint64_t passes = 1;
+    w.parity = 0;
+    while (atomic_load(&w.marks) != 0) {
+        atomic_store(&w.marks, 0);
+        atomic_store(&w.changed, 0);
+        egrun_par_for(&w, pass_range, w.nmem, w.words, CHUNK_WORDS, positions, threads);
+        passes++;
+        w.parity ^= 1;
+        report_progress(rs, &w, "passes", passes, atomic_load(&w.completed), 0);
+    }
+    double t3 = egrun_now();
+    rs->stats->seconds_passes += t3 - t2;
+
+    /* decide(), pack, count, write, load. */
+    report_progress(rs, &w, "write", passes, positions, 1);
+    for (int m = 0; m < nmem; m++) {
+        size_t plen = (size_t)((w.size[m] + 1) / 2);
+        free(packed);
+        packed = calloc(plen ? plen : 1, 1);
+        if (!packed) {
+            rc = EGDB_ENOMEM;
+            goto out;
+        }
+        egpt_slice_info h;
+        memset(&h, 0, sizeof h);
+        h.slice = w.slice[m];
+        h.positions = w.size[m];
+        for (uint64_t i = 0; i < w.size[m]; i++) {
+            /* decide(): "remaining positions with unknown values" become
+             * their bound; uTT, a draw by repetition, becomes DD. */
+            uint8_t b = atomic_load_explicit(&w.val[m][i], memory_order_relaxed);
+            eng_bound d = eng_pval_decide((eng_pval)(b & VAL_MASK));
+            h.count[d]++;
+            if ((b >> EXT_SHIFT) == EXT_CAPTURE) {
+                h.captures++;
+                h.captures_exact += eng_bound_is_exact(d) ? 1 : 0;
+                h.captures_half += (d == ENG_LD || d == ENG_DW) ? 1 : 0;
+            }
+            packed[i >> 1] |= (uint8_t)(d << ((i & 1) * 4));
+        }
+        if ((rc = write_slice(rs->dir, &h, packed, err, errlen)) != 0)
+            goto out;
+        for (int k = 0; k < ENG_NBOUNDS; k++)
+            rs->stats->count[k] += h.count[k];
+        rs->stats->capture_positions += h.captures;
+    }
+    /* What later pairs read is what is on disk. */
+    for (int m = 0; m < nmem; m++)
+        if ((rc = pwl_db_add(&rs->db, rs->dir, &w.slice[m], 0, err, errlen)) != 0)
+            goto out;
+    double t4 = egrun_now();
+    rs->stats->seconds_write += t4 - t3;
+    uint64_t evals = atomic_load(&w.evaluations);
+    log_pair(rs->dir, &w.slice[0], positions, passes, evals, t4 - t_start, threads);
+    rs->stats->positions += positions;
+    rs->stats->exits_unavailable += atomic_load(&w.exits);
+    rs->stats->evaluations += evals;
+    rs->stats->passes_total += passes;
+    if (passes > rs->stats->passes_max)
+        rs->stats->passes_max = passes;
+    rs->stats->pairs_built++;
+    rs->stats->slices_built += (size_t)nmem;
+    rs->done_total += positions;
+out:
+    for (int m = 0; m < 2; m++) {
+        free((void *)w.val[m]);
+        free((void *)w.dirty[0][m]);
+        free((void *)w.dirty[1][m]);
+        egix_table_destroy(w.tab[m]);
+    }
+    free(packed);
+    return rc;
+}
+
+/* The slices of n pieces with their pair numbers (malloc'ed), in the
+ * egix_slices build order. */
+static int
+list_slices(int n, egix_slice **sl, int **pair, size_t *count)
+{
+    int rc = egix_slices_alloc(n, sl, pair, count);
+    return rc == 0 ? 0 : rc == EGIX_ENOMEM ? EGDB_ENOMEM : EGDB_EINVAL;
+}
+
+/* Whether the partial file of s is complete (header check only: the
+ * payload is checked when the kept pair is loaded, which fails the build
+ * loudly rather than silently rebuilding over a damaged file). */
+static int
+pair_file_ok(const char *dir, const egix_slice *s)
+{
+    char path[PATH_MAX_LEN], err[256];
+    egpt_slice_info h;
+    if (pwl_path(dir, s, path, sizeof path) != 0)
+        return 0;
+    return pwl_read_header(path, &h, err, sizeof err) == 0 && egix_slice_equal(&h.slice, s);
+}
+
+/*
+ * Loads the complete .wld slices of every piece count up to nmax whose
+ * material is not being built: the exact successors. Slices are looked
+ * for by name in egix_slices order rather than by listing the directory,
+ * so a stray file cannot slip in; absent ones are simply not loaded and
+ * count as LW. Same-count materials that are not chosen are loaded too:
+ * if, say, 1122 was built completely, promotions into it are exact.
+ */
+static int
+load_complete(run_state *rs, int nmax, char *err, size_t errlen)
+{
+    if (nmax > EGDB_MAX_PIECES)
+        nmax = EGDB_MAX_PIECES; /* no complete database has more pieces */
+    int compressed_only = 0;
+    for (int n = 1; n <= nmax; n++) {
+        egix_slice *sl;
+        int *pair;
+        size_t k;
+        int rc = list_slices(n, &sl, &pair, &k);
+        if (rc != 0)
+            return rc;
+        for (size_t i = 0; i < k && rc == 0; i++) {
+            if (rs->chosen[pwl_slice_mat_key(&sl[i])])
+                continue;
+            char path[PATH_MAX_LEN];
+            struct stat st;
+            if (egst_path(rs->dir, &sl[i], path, sizeof path) != 0)
+                continue;
+            if (stat(path, &st) != 0) {
+                /* Absent: its positions count as LW, unless it is kept
+                 * compressed only (below). */
+                size_t len = strlen(path);
+                memcpy(path + len - 3, "cwl", 3);
+                compressed_only |= stat(path, &st) == 0;
+                continue;
+            }
+            /* Check the payload: nothing built here may rest on a damaged
+             * file. */
+            rc = egst_add_mapped(&rs->db.reg, rs->dir, &sl[i], 1, err, errlen);
+            if (rc == 0)
+                rs->stats->complete_slices++;
+        }
+        free(sl);
+        free(pair);
+        if (rc != 0)
+            return rc;
+    }
+    /* What is kept only compressed (a pipelined build deletes the 2-bit
+     * files): read through the prober. A directory without a complete
+     * database has nothing to offer here; a damaged file is an error. */
+    if (!compressed_only)
+        return 0;
+    /* Complete files only: the partial files of this directory are the
+     * build's own output, some of them not written yet. */
+    int rc = egdb_open(rs->dir, EGDB_OPEN_COMPLETE_ONLY, PARTIAL_CDB_CACHE, &rs->cdb, err, errlen);
+    if (rc == EGDB_EMISSING) {
+        rs->cdb = NULL;
+        rc = 0;
+    }
+    if (rc == 0)
+        rs->stats->compressed_exits = 1;
+    return rc;
+}
+
+static int partial_locked(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *err,
+                          size_t errlen);
+
+int
+egpt_build(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *err, size_t errlen)
+{
+    int lock = egrun_lock(dir, err, errlen);
+    if (lock < 0)
+        return lock;
+    int rc = partial_locked(dir, opts, stats, err, errlen);
+    egrun_unlock(lock);
+    return rc;
+}
+
+static int
+partial_locked(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *err, size_t errlen)
+{
+    run_state *rs = calloc(1, sizeof *rs);
+    if (!rs)
+        return EGDB_ENOMEM;
+    memset(stats, 0, sizeof *stats);
+    int rc = 0, counts_used[EGPT_MAX_PIECES + 1] = {0}, nmax = 0;
+    rs->dir = dir;
+    rs->opts = opts;
+    rs->stats = stats;
+    rs->prog.fn = opts->progress;
+    rs->prog.arg = opts->progress_arg;
+    rs->prog.t0 = egrun_now();
+    stats->threads = opts->threads;
+    if (opts->threads < 1 || !opts->materials || opts->nmaterials < 1 ||
+        opts->nmaterials > EGPT_MAX_MATERIALS) {
+        snprintf(err, errlen, "threads must be at least 1 and 1..%d materials given",
+                 EGPT_MAX_MATERIALS);
+        free(rs);
+        return EGDB_EINVAL;
+    }
+    for (size_t i = 0; i < opts->nmaterials; i++) {
+        const egpt_material *m = &opts->materials[i];
+        if (!pwl_material_ok(m)) {
+            snprintf(err, errlen, "material %zu (%d,%d,%d,%d) is not 1..%d pieces, 12 a side", i,
+                     m->nbk, m->nwk, m->nbm, m->nwm, EGPT_MAX_PIECES);
+            free(rs);
+            return EGDB_EINVAL;
+        }
+        /* A material and its colour-swapped twin are one pair of slices. */
+        rs->chosen[pwl_mat_key(m->nbk, m->nwk, m->nbm, m->nwm)] = 1;
+        rs->chosen[pwl_mat_key(m->nwk, m->nbk, m->nwm, m->nbm)] = 1;
+        int n = m->nbk + m->nwk + m->nbm + m->nwm;
+        counts_used[n] = 1;
+        if (n > nmax)
+            nmax = n;
+    }
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+        free(rs);
+        return EGDB_EIO;
+    }
+    if ((rc = pwl_db_init(&rs->db)) != 0) {
+        free(rs);
+        return rc;
+    }
+    if ((rc = load_complete(rs, nmax, err, errlen)) != 0)
+        goto out;
+
+    /* What is left to do, for progress. */
+    for (int n = 1; n <= nmax; n++) {
+        if (!counts_used[n])
+            continue;
+        egix_slice *sl;
+        int *pair;
+        size_t k;
+        if ((rc = list_slices(n, &sl, &pair, &k)) != 0)
+            goto out;
+        for (size_t i = 0; i < k;) {
+            size_t j = i;
+            int done = 1;
+            uint64_t pos = 0;
+            while (j < k && pair[j] == pair[i]) {
+                uint64_t sz = 0;
+                egix_size(&sl[j], &sz);
+                pos += sz;
+                done &= pair_file_ok(dir, &sl[j]);
+                j++;
+            }
+            if (rs->chosen[pwl_slice_mat_key(&sl[i])] && !done) {
+                rs->pair_count++;
+                rs->run_total += pos;
+            }
+            i = j;
+        }
+        free(sl);
+        free(pair);
+    }
+
+    /* Build in egix_slices order restricted to the chosen materials: every
+     * move out of a pair lands in fewer pieces or in a pair listed
+     * earlier, so whatever of it is chosen is loaded by then. */
+    for (int n = 1; n <= nmax && rc == 0; n++) {
+        if (!counts_used[n])
+            continue;
+        egix_slice *sl;
+        int *pair;
+        size_t k;
+        if ((rc = list_slices(n, &sl, &pair, &k)) != 0)
+            goto out;
+        for (size_t i = 0; i < k && rc == 0;) {
+            size_t j = i;
+            while (j < k && pair[j] == pair[i])
+                j++;
+            int nmem = (int)(j - i);
+            if (!rs->chosen[pwl_slice_mat_key(&sl[i])]) {
+                i = j;
+                continue;
+            }
+            int done = 1;
+            for (size_t t = i; t < j; t++)
+                done &= pair_file_ok(dir, &sl[t]);
+            if (done) {
+                /* Kept from an earlier run: load it, payload checked. */
+                for (size_t t = i; t < j && rc == 0; t++)
+                    rc = pwl_db_add(&rs->db, dir, &sl[t], 1, err, errlen);
+                stats->slices_kept += (size_t)nmem;
+            } else if (opts->stop && *opts->stop) {
+                snprintf(err, errlen, "stopped; finished slices are kept, run again to resume");
+                rc = EGDB_EINTERRUPT;
+            } else {
+                rs->pair_no++;
+                rc = build_pair(rs, &sl[i], nmem, err, errlen);
+            }
+            i = j;
+        }
+        free(sl);
+        free(pair);
+    }
+out:
+    stats->seconds_total = egrun_now() - rs->prog.t0;
+    pwl_db_free(&rs->db);
+    egdb_close(rs->cdb);
+    free(rs);
+    return rc;
+}
