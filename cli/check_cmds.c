@@ -268,6 +268,10 @@ proof_check_cmd(int argc, char **argv)
     printf("database leaves: %" PRIu64 " (up to %s pieces%s)\n", res.leaves_db, scope,
            db && EGDB_SCOPE_SPLITS(egdb_scope(db)) ? ": the splits after + are of the next count"
                                                    : "");
+    if (db && (egdb_scope(db) & EGDB_SCOPE_PARTIAL))
+        printf("partial-database leaves: %" PRIu64 " (bounds that answer the goal where they "
+               "stand; prover/leaf.h)\n",
+               res.leaves_partial);
     printf("terminal leaves: %" PRIu64 "\n", res.leaves_end);
     if (res.status != PCHK_VALID)
         printf("longest win line: - (the check stopped at the failure)\n");

@@ -208,6 +208,27 @@ eng_question_valid(const eng_question *q)
            (q->target == ENG_WIN || q->target == ENG_DRAW);
 }
 
+int
+eng_question_answer(const eng_question *q, int stm, eng_bound b)
+{
+    eng_bound x = stm == q->attacker ? b : eng_bound_neg(b);
+    int lo = eng_bound_lo(x), hi = eng_bound_hi(x);
+    if (lo >= q->target)
+        return 1;
+    return hi < q->target ? -1 : 0;
+}
+
+eng_bound
+eng_question_bound(const eng_question *q, int stm, int yes)
+{
+    eng_bound b;
+    if (yes)
+        b = q->target == ENG_WIN ? ENG_WW : ENG_DW;
+    else
+        b = q->target == ENG_WIN ? ENG_LD : ENG_LL;
+    return stm == q->attacker ? b : eng_bound_neg(b);
+}
+
 eng_bound
 eng_bound_meet(eng_bound a, eng_bound b)
 {

@@ -121,6 +121,26 @@ typedef struct eng_question {
 /* Nonzero when q is a question (attacker a colour, target WIN or DRAW). */
 int eng_question_valid(const eng_question *q);
 
+/*
+ * eng_question_answer - what bound b, for the side to move stm, says to
+ * question q: +1 yes (every value b allows reaches the target for the
+ * attacker), -1 no (none does), 0 open. The one place this rule is
+ * written: the searches, the checker, the manager's tree and the proof
+ * browser all ask it (a database bound closes a node only for the
+ * question it answers: LD answers "does the other side at least draw"
+ * yes, and leaves "does it win" open).
+ */
+int eng_question_answer(const eng_question *q, int stm, eng_bound b);
+
+/*
+ * eng_question_bound - the bound, for the side to move stm, that an
+ * answer to q proves: yes nonzero for "yes" (the attacker wins: WW for
+ * the attacker; at least draws: DW), zero for "no" (the attacker does not
+ * win: LD; does not even draw: LL), negated when stm is the defender. It
+ * is the weakest bound whose eng_question_answer is that answer.
+ */
+eng_bound eng_question_bound(const eng_question *q, int stm, int yes);
+
 /* ---- bounds --------------------------------------------------------- */
 
 /*

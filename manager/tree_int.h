@@ -71,7 +71,17 @@
 #define MT_KEY 17 /* a node's key: its exact position (pos_key) */
 
 /* Where a node's own bound comes from (mt_view.source). */
-enum { SRC_NONE = '-', SRC_DB = 'd', SRC_END = 't', SRC_STORE = 's', SRC_BACKUP = 'b' };
+/* SRC_PARTIAL: own is a partial database's bound (prover/leaf.h); unlike
+ * SRC_DB the node may still be expanded and proven, since the bound
+ * answers only some questions. */
+enum {
+    SRC_NONE = '-',
+    SRC_DB = 'd',
+    SRC_END = 't',
+    SRC_STORE = 's',
+    SRC_BACKUP = 'b',
+    SRC_PARTIAL = 'p'
+};
 
 /* ---- types ---------------------------------------------------------- */
 

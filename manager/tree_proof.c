@@ -10,26 +10,29 @@
 
 #include "manager/tree_int.h"
 #include "prover/check.h"
+#include "prover/leaf.h"
 
 /* ---- a node's own bound --------------------------------------------------- */
 
 int
 mtp_own(mt_tree *t, mt_node *n, char *err, size_t errlen)
 {
-    eng_movelist ml;
-    eng_generate(&n->pos, &ml, ENG_DUPS_MERGE);
-    if (ml.n == 0) {
+    /* The leaf rule (prover/leaf.h). A partial bound is the node's own
+     * bound like an exact one: the tree's questions take from it what
+     * it answers, and the store may still hold a stronger record. */
+    pleaf lf;
+    int v = pleaf_of(t->db, t->db ? t->db_pieces : 0, &n->pos, 0, &lf);
+    if (v < 0) {
+        char fen[ENG_FEN_MAX];
+        eng_format_fen(&n->pos, fen, sizeof fen);
+        eng_errf(err, errlen, "database probe of %s failed: %s", fen, egdb_strerror(v));
+        return MT_EDB;
+    }
+    if (lf.kind == PLEAF_END) {
         n->own = ENG_LL;
         n->src = SRC_END;
-    } else if (t->db && egdb_scope_has(t->db_pieces, &n->pos)) {
-        int v = egdb_probe(t->db, &n->pos);
-        if (v < 0) {
-            char fen[ENG_FEN_MAX];
-            eng_format_fen(&n->pos, fen, sizeof fen);
-            eng_errf(err, errlen, "database probe of %s failed: %s", fen, egdb_strerror(v));
-            return MT_EDB;
-        }
-        n->own = eng_bound_exact(egdb_outcome(v));
+    } else if (lf.kind == PLEAF_DB) {
+        n->own = lf.bound;
         n->src = SRC_DB;
     } else if (t->store) { /* none in the in-memory tree of the tests */
         pst_record r;
@@ -37,12 +40,23 @@ mtp_own(mt_tree *t, mt_node *n, char *err, size_t errlen)
         if (rc == 0) {
             n->own = n->recorded = r.bound;
             n->src = SRC_STORE;
+            if (lf.kind == PLEAF_PARTIAL) {
+                eng_bound m = eng_bound_meet(r.bound, lf.bound);
+                if (m != ENG_BOUND_INVALID)
+                    n->own = m;
+            }
         } else if (rc != PST_ENOTFOUND) {
             char fen[ENG_FEN_MAX];
             eng_format_fen(&n->pos, fen, sizeof fen);
             eng_errf(err, errlen, "proof store read of %s failed: %s", fen, pst_strerror(rc));
             return MT_ESTORE;
+        } else if (lf.kind == PLEAF_PARTIAL) {
+            n->own = lf.bound;
+            n->src = SRC_PARTIAL;
         }
+    } else if (lf.kind == PLEAF_PARTIAL) {
+        n->own = lf.bound;
+        n->src = SRC_PARTIAL;
     }
     n->bound = eng_bound_meet(n->bound, n->own);
     if (n->bound == ENG_BOUND_INVALID)
@@ -93,7 +107,10 @@ backup_record(const mt_tree *t, const mt_node *n, pst_item *it)
 void
 mtp_backup_push(mt_tree *t, mt_node *n)
 {
-    if (n->bound != n->recorded && n->src != SRC_DB && n->src != SRC_END) {
+    /* A partial leaf needs no record for what its own bound says: the
+     * checker takes it as a leaf for the questions that bound answers. */
+    if (n->bound != n->recorded && n->src != SRC_DB && n->src != SRC_END &&
+        !(n->src == SRC_PARTIAL && n->bound == n->own)) {
         pst_item it;
         backup_record(t, n, &it);
         if (padm_push(&t->items, &it) == 0 && n->src == SRC_NONE)
@@ -236,21 +253,18 @@ mt_check_root(mt_tree *t, char *err, size_t errlen)
         eng_errf(err, errlen, "the checker cannot run on the root %s: %s", fen, cerr);
         return MT_ESTORE;
     }
+    /* a root the databases hold, or with no move, needs no record: its
+     * value is the leaf the checker would take it for; a root of a
+     * partial database adds its bound to what its record proves */
+    pchk_db_root(t->db, &t->root, &ck);
     if (ck.status == PCHK_NOTHING) {
-        /* a root the databases hold, or with no move, needs no record: its
-         * value is the leaf the checker would take it for */
         eng_movelist ml;
         eng_generate(&t->root, &ml, ENG_DUPS_MERGE);
-        int v = -1;
-        if (ml.n == 0) {
-            ck.bound = ENG_LL;
-        } else if (t->db && egdb_scope_has(t->db_pieces, &t->root) &&
-                   (v = egdb_probe(t->db, &t->root)) >= 0) {
-            ck.bound = eng_bound_exact(egdb_outcome(v));
-        } else {
+        if (ml.n != 0) {
             eng_errf(err, errlen, "the proof store holds no record for the settled root %s", fen);
             return MT_ECORRUPT;
         }
+        ck.bound = ENG_LL;
         ck.status = PCHK_VALID;
     }
     if (ck.status != PCHK_VALID) {

@@ -18,6 +18,7 @@
 #include <event2/buffer.h>
 
 #include "manager/web_internal.h"
+#include "prover/leaf.h"
 #include "prover/check.h"
 #include "prover/prover.h"
 #include "prover/search.h"
@@ -130,19 +131,13 @@ web_pn_text(uint64_t v, char *buf, size_t cap)
 }
 
 /* +1 when bound b (for p's side to move) answers question q yes, -1 no,
- * 0 open (tree.h, QUESTIONS AND PROOF NUMBERS). The tree's own q_status
- * is private to it and works on its nodes; the page needs the same rule
- * to tell a pn of 0 from a proof: a node whose pn is 0 while its bound
- * does not answer the question is only counted proven, through the
- * threshold h. */
+ * 0 open (eng_question_answer). The page needs the rule to tell a pn of
+ * 0 from a proof: a node whose pn is 0 while its bound does not answer
+ * the question is only counted proven, through the threshold h. */
 static int
 answers(const eng_question *q, const eng_pos *p, eng_bound b)
 {
-    eng_bound x = p->stm == q->attacker ? b : eng_bound_neg(b);
-    int lo = eng_bound_lo(x), hi = eng_bound_hi(x);
-    if (q->target == ENG_WIN)
-        return lo == ENG_WIN ? 1 : hi <= ENG_DRAW ? -1 : 0;
-    return lo >= ENG_DRAW ? 1 : hi == ENG_LOSS ? -1 : 0;
+    return eng_question_answer(q, p->stm, b);
 }
 
 const char *
@@ -212,20 +207,22 @@ web_status_of(web_server *w, const eng_pos *p, web_status *s)
             break;
         }
     } else {
-        eng_movelist ml;
-        eng_generate(p, &ml, ENG_DUPS_MERGE);
-        if (ml.n == 0) {
+        pleaf lf;
+        int v = pleaf_of(w->db, w->db ? w->db_pieces : 0, p, 0, &lf);
+        if (v < 0) {
+            s->error = 1;
+            snprintf(s->why, sizeof s->why, "database probe failed: %s", egdb_strerror(v));
+        } else if (lf.kind == PLEAF_END) {
             s->bound = ENG_LL;
             s->source = "no move", leaf_kind = 't';
-        } else if (w->db && egdb_scope_has(w->db_pieces, p)) {
-            int v = egdb_probe(w->db, p);
-            if (v < 0) {
-                s->error = 1;
-                snprintf(s->why, sizeof s->why, "database probe failed: %s", egdb_strerror(v));
-            } else {
-                s->bound = eng_bound_exact(egdb_outcome(v));
-                s->source = "database", leaf_kind = 'd';
-            }
+        } else if (lf.kind == PLEAF_DB) {
+            s->bound = lf.bound;
+            s->source = "database", leaf_kind = 'd';
+        } else if (lf.kind == PLEAF_PARTIAL) {
+            /* a bound: a leaf of the proof only for the questions it
+             * answers, so the store is still read below */
+            s->bound = lf.bound;
+            s->source = "partial database";
         }
     }
     if (!leaf_kind) {

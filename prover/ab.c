@@ -37,6 +37,7 @@
 #include <time.h>
 
 #include "engine/bits.h"
+#include "prover/leaf.h"
 #include "prover/search.h"
 
 /* ---- constants -------------------------------------------------------- */
@@ -313,32 +314,45 @@ ab_has_plain_move(const eng_pos *p)
 }
 
 /*
- * ab_probe - the database value of a quiet position as a score at ply.
- * RETURN 1 and *score when the database knows the position; 0 when it
- * does not (too many pieces for it); 0 with c->err = AB_EDB and the search
- * aborted when the probe failed (a damaged block: never a value).
+ * ab_probe - what the databases know of a quiet position (prover/leaf.h),
+ * as a score at ply. An exact value is the score; a partial bound closes
+ * the node only when it decides the window: at least a draw (DW) with
+ * beta <= 0 fails high at 0, at most a draw (LD) with alpha >= 0 fails
+ * low at 0. RETURN 1 and *score when the node is closed; 0 when it is
+ * not (too many pieces, or a bound that leaves the window open); 0 with
+ * c->err = AB_EDB and the search aborted when the probe failed (a
+ * damaged block: never a value).
  */
 static int
-ab_probe(ab_ctx *c, const eng_pos *p, int ply, int *score)
+ab_probe(ab_ctx *c, const eng_pos *p, int ply, int alpha, int beta, int *score)
 {
     c->probes++;
-    int v = egdb_probe_quiet(c->db, p);
-    switch (v) {
-    case EGDB_WIN:
-        *score = AB_WIN - ply - AB_DBPLY;
-        return 1;
-    case EGDB_LOSS:
-        *score = -(AB_WIN - ply - AB_DBPLY);
-        return 1;
-    case EGDB_DRAW:
-        *score = 0;
-        return 1;
-    case EGDB_ENOTFOUND:
-    case EGDB_ECAPTURE:
-        return 0;
-    default:
+    pleaf lf;
+    if (pleaf_of(c->db, c->db_pieces, p, PLEAF_QUIET | PLEAF_MOVES, &lf) < 0) {
         c->err = AB_EDB;
         c->abort = 1;
+        return 0;
+    }
+    if (lf.kind == PLEAF_NONE)
+        return 0;
+    int win = AB_WIN - ply - AB_DBPLY;
+    switch (lf.bound) {
+    case ENG_WW:
+        *score = win;
+        return 1;
+    case ENG_LL:
+        *score = -win;
+        return 1;
+    case ENG_DD:
+        *score = 0;
+        return 1;
+    case ENG_DW:
+        *score = 0;
+        return beta <= 0;
+    case ENG_LD:
+        *score = 0;
+        return alpha >= 0;
+    default:
         return 0;
     }
 }
@@ -452,9 +466,10 @@ ab_node(ab_ctx *c, int depth, int ply, int alpha, int beta, int is_pv)
     if (!capture) {
         /* The root is searched even when the database knows it, so that
          * the result has a move and a line. */
-        if (ply > 0 && c->db && egdb_scope_has(c->db_pieces, p)) {
+        if (ply > 0 && c->db &&
+            (egdb_scope_has(c->db_pieces, p) || (c->db_pieces & EGDB_SCOPE_PARTIAL))) {
             int v;
-            if (ab_probe(c, p, ply, &v))
+            if (ab_probe(c, p, ply, alpha, beta, &v))
                 return v;
             if (c->abort)
                 return 0;

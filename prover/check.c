@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "prover/check.h"
+#include "prover/leaf.h"
 #include "prover/posmap.h"
 
 /* ---- constants ------------------------------------------------------ */
@@ -57,8 +58,6 @@ enum { ENTER_DONE = 0, ENTER_PUSHED = 3 }; /* apart from PCHK_INVALID (1) */
  * PCHK_INVALID and the negative codes). */
 enum { OPEN_ADMITTED = 4 };
 
-/* Leaf kinds (leaf_value). */
-enum { LEAF_NONE = 0, LEAF_END = 1, LEAF_DB = 2 };
 
 #define CHK_STACK_MIN 256 /* first size of the walk's stack */
 
@@ -205,54 +204,30 @@ vis_free(vis_set *s)
 /* ---- positions ------------------------------------------------------ */
 
 /*
- * leaf_value - whether p is a leaf and its value for its side to move.
- * A position with no legal move is lost (the rules). A position with at
- * the database covers (egdb_covers: its scope) has its value (egdb_probe plays out
- * captures itself); EGDB_ENOTFOUND there means the database cannot value
- * it after all, and the position is then treated as any other (it needs
- * a stored proof), which can only reject more. Any other probe error
- * stops the check: a damaged database never becomes a value.
- * RETURN 0 with *kind (LEAF_*) and *value (ENG_LOSS/DRAW/WIN), or a
- * negative PST_E* code (the database's own code is named in err).
+ * leaf_value - the leaf rule (prover/leaf.h) for p, with the scope of the
+ * databases given (egdb_scope: complete counts, whole splits, partial
+ * bounds). egdb_probe plays out captures itself; EGDB_ENOTFOUND there
+ * means the database cannot value it after all, and the position is then
+ * treated as any other (it needs a stored proof), which can only reject
+ * more. Any other probe error stops the check: a damaged database never
+ * becomes a value.
+ * RETURN 0 with *lf, or a negative PST_E* code (the database's own code
+ * is named in err).
  */
 static int
-leaf_value(chk_walk *w, const eng_pos *p, int *kind, int *value)
+leaf_value(chk_walk *w, const eng_pos *p, pleaf *lf)
 {
-    *kind = LEAF_NONE;
-    if (eng_count_moves(p, ENG_DUPS_MERGE) == 0) {
-        *kind = LEAF_END;
-        *value = ENG_LOSS;
+    int v = pleaf_of(w->db, w->db ? egdb_scope(w->db) : 0, p, 0, lf);
+    if (v == 0)
         return 0;
-    }
-    if (!w->db || !egdb_covers(w->db, p))
-        return 0;
-    int v = egdb_probe(w->db, p);
-    switch (v) {
-    case EGDB_WIN:
-        *value = ENG_WIN;
-        break;
-    case EGDB_LOSS:
-        *value = ENG_LOSS;
-        break;
-    case EGDB_DRAW:
-        *value = ENG_DRAW;
-        break;
-    case EGDB_ENOTFOUND:
-        return 0;
-    default: {
-        char fen[ENG_FEN_MAX];
-        eng_format_fen(p, fen, sizeof fen);
-        eng_errf(w->err, w->errlen, "database probe of %s failed: %s", fen,
-                 v < 0 ? egdb_strerror(v) : "unknown value code");
-        /* One namespace for the caller (check.h): damaged is damaged,
-         * whichever file it is in. */
-        if (v == EGDB_ECORRUPT || v >= 0)
-            return PST_ECORRUPT;
-        return v == EGDB_ENOMEM ? PST_ENOMEM : PST_EIO;
-    }
-    }
-    *kind = LEAF_DB;
-    return 0;
+    char fen[ENG_FEN_MAX];
+    eng_format_fen(p, fen, sizeof fen);
+    eng_errf(w->err, w->errlen, "database probe of %s failed: %s", fen, egdb_strerror(v));
+    /* One namespace for the caller (check.h): damaged is damaged,
+     * whichever file it is in. */
+    if (v == EGDB_ECORRUPT)
+        return PST_ECORRUPT;
+    return v == EGDB_ENOMEM ? PST_ENOMEM : PST_EIO;
 }
 
 /*
@@ -286,7 +261,7 @@ open_stored(chk_walk *w, const eng_pos *p, const char *via, chk_frame *f)
             char scope[48];
             egdb_scope_name(egdb_scope(w->db), scope, sizeof scope);
             snprintf(hint, sizeof hint,
-                     "; the databases given cover %s pieces: if the proof was made with %d-piece "
+                     "; the databases given cover %s pieces: if the proof was made with %d-piece or partial "
                      "databases, check it with them",
                      scope, n);
         }
@@ -439,32 +414,38 @@ enter(chk_walk *w, const eng_pos *from, const eng_move *m, const eng_pos *p, int
         return ENTER_DONE;
     }
 
-    int kind, v = ENG_DRAW;
-    int rc = leaf_value(w, p, &kind, &v);
+    pleaf lf;
+    int rc = leaf_value(w, p, &lf);
     if (rc < 0)
         return rc;
-    if (kind != LEAF_NONE) {
-        /* The leaf's value is for its side to move; X's is the same or
-         * its negation. */
-        int vx = p->stm == w->x ? v : -v;
-        if (vx < goal_need(w)) {
-            const char *word = v == ENG_WIN ? "a win" : v == ENG_LOSS ? "a loss" : "a draw";
-            if (!m && kind == LEAF_END)
-                return fail(w, p, "%s has no move here (a loss for %s)", colour_name(p->stm),
-                            colour_name(p->stm));
-            if (!m)
-                return fail(w, p,
-                            "the database values this position as %s for %s (the "
-                            "database, not the store, decides its value)",
-                            word, colour_name(p->stm));
-            if (kind == LEAF_END)
-                return fail(w, from, "%s %s leaves %s without a move (a loss for %s)", kind_of_move,
-                            mv, colour_name(p->stm), colour_name(p->stm));
-            return fail(w, from, "%s %s leads to a position the database values as %s for %s",
-                        kind_of_move, mv, word, colour_name(p->stm));
-        }
-        if (kind == LEAF_END)
+    eng_question q = {w->x, goal_need(w)};
+    int ans = pleaf_answer(&lf, &q, p->stm);
+    if (ans < 0) {
+        /* The leaf's bound, for its side to move, falls short of the goal. */
+        const char *word = lf.kind == PLEAF_DB ? (lf.bound == ENG_WW   ? "a win"
+                                                  : lf.bound == ENG_LL ? "a loss"
+                                                                       : "a draw")
+                                               : eng_bound_name(lf.bound);
+        const char *by = lf.kind == PLEAF_PARTIAL ? "partial database bounds" : "database values";
+        if (!m && lf.kind == PLEAF_END)
+            return fail(w, p, "%s has no move here (a loss for %s)", colour_name(p->stm),
+                        colour_name(p->stm));
+        if (!m)
+            return fail(w, p,
+                        "the %s this position as %s for %s (the database, not the store, "
+                        "decides its value)",
+                        by, word, colour_name(p->stm));
+        if (lf.kind == PLEAF_END)
+            return fail(w, from, "%s %s leaves %s without a move (a loss for %s)", kind_of_move, mv,
+                        colour_name(p->stm), colour_name(p->stm));
+        return fail(w, from, "%s %s leads to a position the %s as %s for %s", kind_of_move, mv, by,
+                    word, colour_name(p->stm));
+    }
+    if (ans > 0) {
+        if (lf.kind == PLEAF_END)
             w->out->leaves_end++;
+        else if (lf.kind == PLEAF_PARTIAL)
+            w->out->leaves_partial++;
         else
             w->out->leaves_db++;
         /* Leaves go into the set too, so that each is probed once. */
@@ -575,15 +556,28 @@ pchk_check(pst_env *st, const egdb *db, const eng_pos *root, pchk_result *out, c
 int
 pchk_db_root(const egdb *db, const eng_pos *root, pchk_result *out)
 {
-    if (out->status != PCHK_NOTHING || !db || !egdb_covers(db, root))
-        return 0;
-    int v = egdb_probe(db, root);
-    if (v < 0)
-        return 0;
+    pleaf lf;
+    if (!db || (out->status != PCHK_NOTHING && out->status != PCHK_VALID) ||
+        pleaf_of(db, egdb_scope(db), root, 0, &lf) != 0 || lf.kind == PLEAF_NONE ||
+        (lf.kind == PLEAF_END && !egdb_covers(db, root)))
+        return 0; /* (a covered root without a move: the database's leaf, as before) */
+    if (out->status == PCHK_VALID) {
+        /* a root of a partial database: its bound is known beside its
+         * record (both are true, so they meet) */
+        eng_bound m = eng_bound_meet(out->bound, lf.bound);
+        if (lf.kind != PLEAF_PARTIAL || m == ENG_BOUND_INVALID || m == out->bound)
+            return 0;
+        out->bound = m;
+        out->leaves_partial++;
+        return 1;
+    }
     out->status = PCHK_VALID;
-    out->bound = eng_bound_exact(egdb_outcome(v));
+    out->bound = lf.bound;
     out->positions = 1;
-    out->leaves_db = 1;
+    if (lf.kind == PLEAF_PARTIAL)
+        out->leaves_partial = 1;
+    else
+        out->leaves_db = 1;
     out->longest_win = -1;
     return 1;
 }

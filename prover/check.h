@@ -27,10 +27,16 @@
  *   wins", hi <= DRAW "the other side at least draws", hi == LOSS "the
  *   other side wins". DD is two proofs, one for each side.
  *
- *   Leaves: a position with no legal move is lost for its side to move;
- *   a position the database covers (egdb_covers: up to egdb_max_pieces
- *   pieces and the whole splits of the next count it loaded) has the
- *   database's value, whatever the store says about it.
+ *   Leaves (the rule of prover/leaf.h): a position with no legal move is
+ *   lost for its side to move; a position the database covers
+ *   (egdb_covers: up to egdb_max_pieces pieces and the whole splits of
+ *   the next count it loaded) has the database's value, whatever the
+ *   store says about it; a position of a partial database loaded with it
+ *   (EGDB_SCOPE_PARTIAL) is a leaf only for a goal its bound answers: a
+ *   bound that answers it yes is a leaf, one that answers no fails the
+ *   proof, one that leaves it open needs a stored proof like any other.
+ *   The result counts the leaves of each kind, so that a reader sees what
+ *   a proof rests on.
  *
  * SOURCES AND VISITORS (pchk_check_with)
  *   The records may come from any source, not only a store: admission
@@ -85,7 +91,9 @@ typedef struct pchk_result {
     eng_bound bound;         /* the bound recorded for the root's side to move */
     uint64_t positions;      /* stored positions visited (all proofs) */
     uint64_t admitted;       /* leaves taken from an admitted store (pchk_check_with) */
-    uint64_t leaves_db;      /* leaves valued by the database */
+    uint64_t leaves_db;      /* leaves valued by the complete databases */
+    uint64_t leaves_partial; /* leaves whose partial-database bound answers
+                                the goal (prover/leaf.h) */
     uint64_t leaves_end;     /* leaves with no legal move */
     int longest_win;         /* plies of the longest line of a win proof (-1: none) */
     char where[ENG_FEN_MAX]; /* PCHK_INVALID: the first position that fails */
@@ -142,8 +150,12 @@ int pchk_check(pst_env *st, const egdb *db, const eng_pos *root, pchk_result *ou
  * pchk_db_root - a proof state whose root the databases hold has no
  * record for it: that database leaf is its whole proof. When out says
  * PCHK_NOTHING and db covers root, out becomes PCHK_VALID with the
- * database's value (one position, one database leaf). RETURN 1 when it
- * did, 0 otherwise. Callers: `proof check --state` and the frontier's
+ * database's value (one position, one database leaf); a root of a
+ * partial database (prover/leaf.h) becomes PCHK_VALID with its bound
+ * when nothing is stored, and a VALID result meets its bound with that
+ * bound (what the root's record proves and what the partial database
+ * knows are both true). RETURN 1 when out changed, 0 otherwise. Callers:
+ * `proof check --state`, the manager's root check and the frontier's
  * summary, which must agree.
  */
 int pchk_db_root(const egdb *db, const eng_pos *root, pchk_result *out);

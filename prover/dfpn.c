@@ -16,6 +16,7 @@
 
 #include "engine/value.h"
 #include "prover/dfpn_internal.h"
+#include "prover/leaf.h"
 #include "prover/search.h"
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -96,15 +97,11 @@ from_pt(child *ch, const pt_entry *q, int rep_up)
     ch->leaf = LEAF_PT;
 }
 
-/* The value v (EGDB_WIN/LOSS/DRAW for the side to move of p) as a
- * success for the attacker (1) or the defender (0). */
-static int
-attacker_succeeds(const dfpn_ctx *c, const eng_pos *p, int v)
+/* The query as a question (engine/value.h), for the leaf rule. */
+static eng_question
+query_question(const dfpn_ctx *c)
 {
-    int o = egdb_outcome(v);
-    if (p->stm != c->attacker)
-        o = -o;
-    return c->goal == DFPN_WIN ? o == ENG_WIN : o >= ENG_DRAW;
+    return (eng_question){c->attacker, c->goal == DFPN_WIN ? ENG_WIN : ENG_DRAW};
 }
 
 /*
@@ -208,20 +205,26 @@ value_child(dfpn_ctx *c, int ply, child *ch)
         return;
     }
     const dfpn_opts *o = c->o;
-    if (o->db && egdb_scope_has(o->db_pieces, p)) { /* 4. */
-        int v = egdb_probe_quiet(o->db, p);
-        if (v >= 0) {
-            c->probes++;
-            set_success(ch, attacker_succeeds(c, p, v));
-            ch->leaf = LEAF_DB;
-            return;
-        }
-        if (v != EGDB_ECAPTURE && v != EGDB_ENOTFOUND) {
+    if (o->db && (egdb_scope_has(o->db_pieces, p) || (o->db_pieces & EGDB_SCOPE_PARTIAL))) {
+        /* 4. the databases (prover/leaf.h): an exact value always, a
+         * partial bound only when it answers this query. */
+        pleaf lf;
+        int rc = pleaf_of(o->db, o->db_pieces, p, PLEAF_QUIET | PLEAF_MOVES, &lf);
+        if (rc < 0) {
             char fen[ENG_FEN_MAX], m[200];
             eng_format_fen(p, fen, sizeof fen);
-            snprintf(m, sizeof m, "database probe of %s failed: %s", fen, egdb_strerror(v));
+            snprintf(m, sizeof m, "database probe of %s failed: %s", fen, egdb_strerror(rc));
             dfpn_set_error(c, DFPN_EDB, m);
             ch->fixed = 0, ch->pn = ch->dn = SAT;
+            return;
+        }
+        eng_question q = query_question(c);
+        int a = pleaf_answer(&lf, &q, p->stm);
+        if (lf.kind != PLEAF_NONE)
+            c->probes++;
+        if (a != 0) {
+            set_success(ch, a > 0);
+            ch->leaf = LEAF_DB;
             return;
         }
     }

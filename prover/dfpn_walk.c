@@ -18,6 +18,7 @@
 
 #include "engine/value.h"
 #include "prover/dfpn_internal.h"
+#include "prover/leaf.h"
 
 /* ---- constants -------------------------------------------------------- */
 
@@ -79,19 +80,18 @@ static int
 walk_leaf(dfpn_ctx *c, const eng_pos *p)
 {
     int wr = c->w_reach;
-    if (eng_count_moves(p, ENG_DUPS_MERGE) == 0) /* lost for the side to move */
-        return (p->stm != c->w_side) ? 1 : -1;
     const dfpn_opts *o = c->o;
-    if (o->db && egdb_covers(o->db, p)) {
-        int v = egdb_probe(o->db, p);
-        if (v == EGDB_ENOTFOUND)
-            return 0;
-        if (v < 0)
-            return -2;
-        int x = egdb_outcome(v);
-        if (p->stm != c->w_side)
-            x = -x;
-        return (wr ? x == ENG_WIN : x >= ENG_DRAW) ? 1 : -1;
+    /* The checker's leaf rule, with the scope it will check under: the
+     * databases' own (egdb_covers), partial bounds included. */
+    pleaf lf;
+    if (pleaf_of(o->db, o->db ? egdb_scope(o->db) : 0, p, 0, &lf) < 0)
+        return -2;
+    if (lf.kind != PLEAF_NONE) {
+        eng_question q = {c->w_side, wr ? ENG_WIN : ENG_DRAW};
+        int a = pleaf_answer(&lf, &q, p->stm);
+        if (a != 0)
+            return a;
+        /* a partial bound that leaves the goal open: a position to prove */
     }
     if (o->store) {
         pst_record r;

@@ -68,21 +68,15 @@ prv_ghi_parse(const char *word, int *ghi)
 }
 
 /*
- * The bound for the side to move of p that a query's answer proves.
- * attacker == stm: PROVEN gives lo >= goal, DISPROVEN hi < goal.
- * attacker != stm: the same seen from the other side, negated.
+ * The bound for the side to move of p that a query's answer proves
+ * (eng_question_bound); nothing for a query left open.
  */
 static eng_bound
 bound_of(const eng_pos *p, const eng_question *q, int status)
 {
-    eng_bound b;
-    if (status == DFPN_PROVEN)
-        b = q->target == ENG_WIN ? ENG_WW : ENG_DW;
-    else if (status == DFPN_DISPROVEN)
-        b = q->target == ENG_WIN ? ENG_LD : ENG_LL;
-    else
+    if (status != DFPN_PROVEN && status != DFPN_DISPROVEN)
         return ENG_LW;
-    return q->attacker == p->stm ? b : eng_bound_neg(b);
+    return eng_question_bound(q, p->stm, status == DFPN_PROVEN);
 }
 
 int

@@ -62,6 +62,11 @@
 #include "egdb/partial.h"
 #include "engine/engine.h"
 #include "engine/value.h"
+#include "prover/check.h"
+#include "prover/leaf.h"
+#include "prover/prover.h"
+#include "prover/search.h"
+#include "prover/store.h"
 #include "tests/test_util.h"
 
 /* ---- constants -------------------------------------------------------- */
@@ -70,6 +75,8 @@
 #define CACHE_BYTES ((size_t)16 << 20)
 #define HEADER 128 /* EGPT_HEADER_BYTES, restated: the format is the test's */
 #define NLOG 8
+#define STRIDE 2500      /* test_solvers_use_bounds: every STRIDE-th placement */
+#define NODE_LIMIT 40000  /* df-pn positions a solve there may take */
 
 /* ---- types ------------------------------------------------------------ */
 
@@ -355,6 +362,153 @@ test_bounds_contain_truth(void **state)
     free(sl);
     egdb_close(full);
     egpt_close(pdb);
+}
+
+/*
+ * The solvers and the checker use what the partial databases know
+ * (prover/leaf.h; issue: "a database bound that answers the question
+ * asked closes the node"). With the complete 1-3 set and the partial
+ * 4-piece slices in one directory, egdb_open loads both (scope
+ * "3+partial"). Every STRIDE-th placement of the partial slices, each side
+ * to move:
+ *   - the leaf rule's bound is the partial file's, and each of its four
+ *     questions' answers agrees with the complete 1-4 database's value;
+ *   - prv_solve with the bounds settles the value, which must equal the
+ *     complete database's; its proof, written to a store, is valid under
+ *     `proof check`'s rules with the bounds, and the leaves the checks
+ *     rest on include partial ones;
+ *   - the same solves without the bounds (scope 3: every 4-piece position
+ *     searched down to 3 pieces) give the same values and cost more df-pn
+ *     positions in all;
+ *   - a proof that rests on partial leaves is refused by a check with the
+ *     complete 1-3 databases only, never called valid;
+ *   - alpha-beta with the bounds returns a proven score only when it is
+ *     the true value.
+ */
+static void
+test_solvers_use_bounds(void **state)
+{
+    ctx *c = *state;
+    char err[512];
+    egdb *pdb, *plain, *full;
+    assert_int_equal(egdb_open(c->partial, 0, CACHE_BYTES, &pdb, err, sizeof err), 0);
+    assert_int_equal(egdb_scope(pdb), 3 | EGDB_SCOPE_PARTIAL);
+    char name[48];
+    assert_int_equal(egdb_scope_name(egdb_scope(pdb), name, sizeof name), 0);
+    assert_string_equal(name, "3+partial");
+    assert_true(egdb_partial_count(pdb, NULL) > 0);
+    assert_int_equal(egdb_open(c->partial, 3, CACHE_BYTES, &plain, err, sizeof err), 0);
+    assert_int_equal(egdb_scope(plain), 3);
+    assert_false(egdb_scope_within(egdb_scope(pdb), egdb_scope(plain)));
+    assert_true(egdb_scope_within(egdb_scope(plain), egdb_scope(pdb)));
+    assert_int_equal(egdb_open(c->full, 4, CACHE_BYTES, &full, err, sizeof err), 0);
+    egpt_db *raw;
+    assert_int_equal(egpt_open(c->partial, 0, &raw, err, sizeof err), 0);
+
+    char sdir[400];
+    snprintf(sdir, sizeof sdir, "%s/store-bounds", c->root);
+    pst_env *st;
+    assert_int_equal(pst_open(sdir, 0, &st, err, sizeof err), 0);
+    ab_ctx *ab;
+    assert_int_equal(ab_new((size_t)4 << 20, &ab), 0);
+
+    size_t ns;
+    egix_slice *sl = chosen_slices(&ns);
+    uint64_t n = 0, partial_leaves = 0, nodes_with = 0, nodes_without = 0, refused = 0,
+             rest_on_partial = 0, ab_proven = 0, unsettled = 0, only_with = 0;
+    for (size_t k = 0; k < ns; k++) {
+        egix_table *t;
+        assert_int_equal(egix_table_create(&sl[k], &t), 0);
+        uint64_t size = egix_table_size(t);
+        for (uint64_t i = k % STRIDE; i < size; i += STRIDE) {
+            eng_pos p;
+            egix_unindex(t, i, &p);
+            for (int side = 0; side < 2; side++) {
+                p.stm = side ? ENG_WHITE : ENG_BLACK;
+                if (eng_count_moves(&p, ENG_DUPS_MERGE) == 0)
+                    continue;
+                int truth = truth_of(egdb_probe(full, &p));
+                pleaf lf;
+                assert_int_equal(pleaf_of(pdb, egdb_scope(pdb), &p, 0, &lf), 0);
+                int b = egpt_probe(raw, &p);
+                assert_int_equal(lf.kind, b == ENG_LW ? PLEAF_NONE : PLEAF_PARTIAL);
+                for (int q = 0; q < 4; q++) {
+                    eng_question qq = {q & 1 ? !p.stm : p.stm, q & 2 ? ENG_WIN : ENG_DRAW};
+                    int a = pleaf_answer(&lf, &qq, p.stm);
+                    int tx = qq.attacker == p.stm ? truth : -truth;
+                    if (a > 0)
+                        assert_true(tx >= qq.target);
+                    if (a < 0)
+                        assert_true(tx < qq.target);
+                }
+                /* the value, with the bounds and without */
+                prv_opts o = {.db = pdb, .db_pieces = egdb_scope(pdb), .store = st,
+                              .tt_bytes = (size_t)8 << 20, .node_limit = NODE_LIMIT};
+                prv_result r;
+                assert_int_equal(prv_solve(&p, &o, &r, err, sizeof err), 0);
+                if (!r.complete) { /* a race to crown too deep for the budget */
+                    unsettled++;
+                    continue;
+                }
+                assert_int_equal(r.bound, eng_bound_exact(truth));
+                prv_opts o2 = {.db = plain, .db_pieces = 3, .tt_bytes = (size_t)8 << 20,
+                               .node_limit = NODE_LIMIT};
+                prv_result r2;
+                assert_int_equal(prv_solve(&p, &o2, &r2, err, sizeof err), 0);
+                if (r2.complete) {
+                    assert_int_equal(r2.bound, eng_bound_exact(truth));
+                    for (int q = 0; q < r.nq; q++)
+                        nodes_with += r.q[q].r.nodes;
+                    for (int q = 0; q < r2.nq; q++)
+                        nodes_without += r2.q[q].r.nodes;
+                } else {
+                    only_with++; /* the bounds settled what plain search could not */
+                }
+                /* the proof, checked with and without the bounds */
+                pchk_result ck, ck2;
+                assert_int_equal(pchk_check(st, pdb, &p, &ck, err, sizeof err), 0);
+                if (ck.status == PCHK_NOTHING) /* a root the bounds settle alone */
+                    assert_true(lf.kind == PLEAF_PARTIAL && eng_bound_is_exact(lf.bound));
+                else
+                    assert_int_equal(ck.status, PCHK_VALID);
+                partial_leaves += ck.leaves_partial;
+                if (ck.status == PCHK_VALID && ck.leaves_partial > 0) {
+                    rest_on_partial++;
+                    assert_int_equal(pchk_check(st, plain, &p, &ck2, err, sizeof err), 0);
+                    assert_int_not_equal(ck2.status, PCHK_VALID);
+                    refused++;
+                }
+                /* alpha-beta: a proven score is the truth */
+                ab_opts ao = {.db = pdb, .db_pieces = egdb_scope(pdb), .max_depth = 12};
+                ab_result ar;
+                assert_int_equal(ab_search(ab, &p, &ao, &ar), 0);
+                if (ab_score_proven(ar.score)) {
+                    ab_proven++;
+                    assert_int_equal(ar.score > 0 ? ENG_WIN : ENG_LOSS, truth);
+                }
+                n++;
+            }
+        }
+        egix_table_destroy(t);
+    }
+    printf("# bounds in the solvers: %" PRIu64 " positions solved (%" PRIu64
+           " left open at %d df-pn positions); %" PRIu64 " settled only with the bounds; "
+           "where both settled, df-pn positions %" PRIu64 " with the bounds, %" PRIu64
+           " without (x%.2f); %" PRIu64 " proofs rest on %" PRIu64 " partial leaves, all %" PRIu64
+           " refused without the bounds; alpha-beta proved %" PRIu64 "\n",
+           n, unsettled, NODE_LIMIT, only_with, nodes_with, nodes_without,
+           nodes_with ? (double)nodes_without / (double)nodes_with : 0.0, rest_on_partial,
+           partial_leaves, refused, ab_proven);
+    assert_true(n > 100);
+    assert_true(partial_leaves > 0 && rest_on_partial > 0);
+    assert_true(nodes_with < nodes_without);
+    free(sl);
+    ab_free(ab);
+    pst_close(st);
+    egpt_close(raw);
+    egdb_close(full);
+    egdb_close(plain);
+    egdb_close(pdb);
 }
 
 /* Every stored bound is the max over its moves of the negated successor
@@ -810,6 +964,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_materials),
+        cmocka_unit_test(test_solvers_use_bounds),
         cmocka_unit_test(test_bounds_contain_truth),
         cmocka_unit_test(test_local_consistency),
         cmocka_unit_test(test_two_retrogrades),

@@ -304,6 +304,53 @@ test_pval_neg_decide(void **state)
     assert_string_equal(eng_pval_name(ENG_NPVALS), "??");
 }
 
+/*
+ * The question algebra (eng_question_answer, eng_question_bound) against
+ * its definition, computed here from eng_bound_contains alone: a bound
+ * answers "does X reach the target" yes when every value it allows, seen
+ * from X, reaches the target; no when none does; else it leaves it open.
+ * And the bound an answer proves is the weakest that gives that answer.
+ */
+static void
+test_question_algebra(void **state)
+{
+    (void)state;
+    int checked = 0;
+    for (int b = 0; b < ENG_NBOUNDS; b++)
+        for (int stm = 0; stm < 2; stm++)
+            for (int att = 0; att < 2; att++)
+                for (int t = 0; t < 2; t++) {
+                    eng_question q = {att, t ? ENG_WIN : ENG_DRAW};
+                    int all = 1, none = 1;
+                    for (int v = ENG_LOSS; v <= ENG_WIN; v++) {
+                        if (!eng_bound_contains((eng_bound)b, v))
+                            continue;
+                        int vx = stm == att ? v : -v; /* the value for X */
+                        if (vx >= q.target)
+                            none = 0;
+                        else
+                            all = 0;
+                    }
+                    int want = all ? 1 : none ? -1 : 0;
+                    assert_int_equal(eng_question_answer(&q, stm, (eng_bound)b), want);
+                    checked++;
+                }
+    assert_int_equal(checked, ENG_NBOUNDS * 8);
+    for (int stm = 0; stm < 2; stm++)
+        for (int att = 0; att < 2; att++)
+            for (int t = 0; t < 2; t++)
+                for (int yes = 0; yes < 2; yes++) {
+                    eng_question q = {att, t ? ENG_WIN : ENG_DRAW};
+                    eng_bound pb = eng_question_bound(&q, stm, yes);
+                    /* it gives the answer, and every bound that gives the
+                     * answer is inside it */
+                    assert_int_equal(eng_question_answer(&q, stm, pb), yes ? 1 : -1);
+                    for (int b = 0; b < ENG_NBOUNDS; b++)
+                        if (eng_question_answer(&q, stm, (eng_bound)b) == (yes ? 1 : -1))
+                            assert_int_equal(eng_bound_meet((eng_bound)b, pb), b);
+                }
+}
+
 int
 main(void)
 {
@@ -312,6 +359,7 @@ main(void)
         cmocka_unit_test(test_bound_max),        cmocka_unit_test(test_bound_meet),
         cmocka_unit_test(test_bound_contains),   cmocka_unit_test(test_table2_cells),
         cmocka_unit_test(test_table2_structure), cmocka_unit_test(test_pval_neg_decide),
+        cmocka_unit_test(test_question_algebra),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
