@@ -88,13 +88,9 @@ fact_answer(const dfpn_ctx *c, const tt_entry *e)
         (!c->loose || (e->gen != c->gen && !(c->resumed && e->gen == c->rgen))))
         return -1;
     int stm = (e->flags & F_WHITE) ? ENG_WHITE : ENG_BLACK;
-    eng_bound b = entry_bound(e);
-    if (stm != c->attacker)
-        b = eng_bound_neg(b);
-    int lo = eng_bound_lo(b), hi = eng_bound_hi(b);
-    if (c->goal == DFPN_WIN)
-        return lo == ENG_WIN ? 1 : hi <= ENG_DRAW ? 0 : -1;
-    return lo >= ENG_DRAW ? 1 : hi == ENG_LOSS ? 0 : -1;
+    eng_question q = {c->attacker, c->goal == DFPN_WIN ? ENG_WIN : ENG_DRAW};
+    int a = eng_question_answer(&q, stm, entry_bound(e));
+    return a > 0 ? 1 : a < 0 ? 0 : -1;
 }
 
 /* The fact a final result of this query states, as a bound for p's side
