@@ -128,20 +128,6 @@ conn_close(mgr_conn *c, const char *why)
         malloc_trim(0); /* a large buffer's memory back to the system */
 }
 
-void
-mgr_printable(const char *in, char *out, size_t cap)
-{
-    size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)in; *p && o + 5 < cap; p++) {
-        if (*p < 0x20 || *p == 0x7f || *p == '\\')
-            o += (size_t)snprintf(out + o, cap - o, "\\x%02x", *p);
-        else
-            out[o++] = (char)*p;
-    }
-    if (cap)
-        out[o < cap ? o : cap - 1] = 0;
-}
-
 /* ---- the proof's state ---------------------------------------------------------- */
 
 static void

@@ -603,31 +603,6 @@ on_signal(evutil_socket_t sig, short what, void *arg)
 }
 
 int
-mgr_read_token(const char *path, char *buf, size_t cap, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "token file %s: %s", path, strerror(errno));
-        return -1;
-    }
-    char line[MGP_TOKEN_MAX + 8];
-    int ok = fgets(line, sizeof line, f) != NULL;
-    fclose(f);
-    if (!ok) {
-        snprintf(err, errlen, "token file %s is empty", path);
-        return -1;
-    }
-    line[strcspn(line, "\r\n")] = 0;
-    if (!line[0] || strlen(line) > MGP_TOKEN_MAX || strlen(line) >= cap) {
-        snprintf(err, errlen, "token file %s: the first line must hold 1 to %d characters", path,
-                 MGP_TOKEN_MAX);
-        return -1;
-    }
-    snprintf(buf, cap, "%s", line);
-    return 0;
-}
-
-int
 wrk_run(const wrk_opts *o)
 {
     wrk w;
