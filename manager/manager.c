@@ -32,12 +32,11 @@
 #include <event2/util.h>
 
 #include "manager/mgr_internal.h"
-#include "manager/web.h"
 #include "prover/prover.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
-double
+static double
 mgr_now(void)
 {
     struct timespec ts;
@@ -63,7 +62,8 @@ mlog(mgr *m, const char *fmt, ...)
     fprintf(stderr, "%02d:%02d:%02d manager: %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec, buf);
 }
 
-double
+/* Jobs answered in the last minute (MGR_RATE_WINDOW). */
+static double
 mgr_jobs_per_minute(const mgr *m, double now)
 {
     unsigned n = m->done_n < 256 ? m->done_n : 256, c = 0;
@@ -72,6 +72,40 @@ mgr_jobs_per_minute(const mgr *m, double now)
             c++;
     double span = now - m->start < MGR_RATE_WINDOW ? now - m->start : MGR_RATE_WINDOW;
     return span > 1 ? c * 60.0 / span : c * 60.0;
+}
+
+/* What the status pages show of the run (manager.h); the tree's own
+ * figures they read from the tree. The stored total of seconds is the
+ * tree's, which on_tick brings up to date every ten seconds: the pages
+ * add unsaved_s to it. */
+void
+mgr_live_get(const mgr *m, mgr_live *out)
+{
+    double t = mgr_now();
+    out->run_s = t - m->start;
+    out->per_minute = mgr_jobs_per_minute(m, t);
+    out->nworkers = 0;
+    for (const mgr_conn *c = m->conns; c; c = c->next) {
+        if (c->welcomed != 1)
+            continue;
+        if (out->nworkers < MGR_LIVE_WORKERS) {
+            mgr_worker_view *k = &out->workers[out->nworkers];
+            k->id = c->id;
+            snprintf(k->name, sizeof k->name, "%s", c->name);
+            snprintf(k->addr, sizeof k->addr, "%s", c->addr);
+            k->has_job = c->has_job;
+            if (c->has_job) {
+                k->job_id = c->job.id;
+                k->job_pos = c->job.pos;
+                k->job_s = t - c->job_start;
+                k->job_budget_ms = c->job.time_ms;
+            }
+            k->jobs_done = c->jobs_done;
+            k->connected_s = t - c->since;
+        }
+        out->nworkers++;
+    }
+    out->unsaved_s = t - m->last_save;
 }
 
 static int
@@ -908,7 +942,8 @@ on_tick(evutil_socket_t fd, short what, void *arg)
         mt_add_seconds(m->tree, t - m->last_save);
         m->last_save = t;
         mt_sample(m->tree, t - m->start, err, sizeof err);
-        web_sample(m->web, t - m->start);
+        if (m->o->pages && m->o->pages->sample)
+            m->o->pages->sample(m->o->pages->arg, t - m->start);
         m->last_sample = t;
     }
     if (m->o->budget > 0 && t - m->start >= m->o->budget)
@@ -1258,9 +1293,12 @@ mgr_run(const mgr_opts *o)
     }
     mlog(&m, "listening on port %d (token in %s); root %s, goal %s", m.port, m.token_path,
          s.root_fen, mt_goal_name(s.goal));
-    if ((o->status_port > 0 || o->status_listen) && mgr_status_start(&m)) {
-        code = MGR_USAGE;
-        goto out_base;
+    if (o->pages && o->pages->start) {
+        mgr_proof pp = {&m, m.base, m.tree, m.store, m.db, o->state};
+        if (o->pages->start(o->pages->arg, &pp)) {
+            code = MGR_USAGE;
+            goto out_base;
+        }
     }
     m.sigint = evsignal_new(m.base, SIGINT, on_signal, &m);
     m.sigterm = evsignal_new(m.base, SIGTERM, on_signal, &m);
@@ -1319,7 +1357,8 @@ out_base:
     for (int k = 0; k < m.nlocal && m.local; k++)
         local_close(&m.local[k]);
     free(m.local);
-    web_free(m.web);
+    if (o->pages && o->pages->stop)
+        o->pages->stop(o->pages->arg);
     if (m.listener)
         evconnlistener_free(m.listener);
     if (m.tick)

@@ -17,7 +17,7 @@
 
 #include <event2/buffer.h>
 
-#include "manager/web_internal.h"
+#include "web/web_internal.h"
 #include "prover/check.h"
 #include "prover/prover.h"
 #include "prover/search.h"
@@ -119,16 +119,6 @@ set_add(pos_set *s, const eng_pos *p, int32_t aux)
     return 1;
 }
 
-const char *
-web_pn_text(uint64_t v, char *buf, size_t cap)
-{
-    if (v >= MT_INF)
-        snprintf(buf, cap, "inf");
-    else
-        snprintf(buf, cap, "%" PRIu64, v);
-    return buf;
-}
-
 /* +1 when bound b (for p's side to move) answers question q yes, -1 no,
  * 0 open (tree.h, QUESTIONS AND PROOF NUMBERS). The tree's own q_status
  * is private to it and works on its nodes; the page needs the same rule
@@ -143,12 +133,6 @@ answers(const eng_question *q, const eng_pos *p, eng_bound b)
     if (q->target == ENG_WIN)
         return lo == ENG_WIN ? 1 : hi <= ENG_DRAW ? -1 : 0;
     return lo >= ENG_DRAW ? 1 : hi == ENG_LOSS ? -1 : 0;
-}
-
-const char *
-web_side(int stm)
-{
-    return stm == ENG_BLACK ? "Black" : "White";
 }
 
 /* ---- a position's status ---------------------------------------------------- */

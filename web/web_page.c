@@ -19,7 +19,7 @@
 
 #include <event2/buffer.h>
 
-#include "manager/web_internal.h"
+#include "web/web_internal.h"
 #include "prover/prover.h"
 
 /* ---- constants -------------------------------------------------------- */

@@ -12,7 +12,6 @@
  * checked before any work is done for the request.
  */
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +26,8 @@
 #include <event2/keyvalq_struct.h>
 #include <event2/util.h>
 
-#include "manager/hmac.h"
-#include "manager/web_internal.h"
+#include "web/hmac.h"
+#include "web/web_internal.h"
 
 /* ---- constants -------------------------------------------------------- */
 
@@ -41,90 +40,6 @@ static const char *const P_FEN[] = {"fen", NULL};
 static const char *const P_FEN_LINE[] = {"fen", "line", NULL};
 static const char *const P_FEN_MAX[] = {"fen", "max", NULL};
 static const char *const P_FEN_DEPTH[] = {"fen", "depth", NULL};
-
-/* ---- text helpers (web_internal.h) ----------------------------------------- */
-
-void
-web_json_str(struct evbuffer *b, const char *s)
-{
-    evbuffer_add(b, "\"", 1);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            evbuffer_add_printf(b, "\\%c", ch);
-        else if (ch < 0x20)
-            evbuffer_add_printf(b, "\\u%04x", ch);
-        else
-            evbuffer_add(b, s, 1);
-    }
-    evbuffer_add(b, "\"", 1);
-}
-
-void
-web_json_pn(struct evbuffer *b, uint64_t v)
-{
-    if (v >= MT_INF)
-        evbuffer_add_printf(b, "\"inf\"");
-    else
-        evbuffer_add_printf(b, "%llu", (unsigned long long)v);
-}
-
-void
-web_html(struct evbuffer *b, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&':
-            evbuffer_add_printf(b, "&amp;");
-            break;
-        case '<':
-            evbuffer_add_printf(b, "&lt;");
-            break;
-        case '>':
-            evbuffer_add_printf(b, "&gt;");
-            break;
-        case '"':
-            evbuffer_add_printf(b, "&quot;");
-            break;
-        case '\'':
-            evbuffer_add_printf(b, "&#39;");
-            break;
-        default:
-            evbuffer_add(b, s, 1);
-        }
-    }
-}
-
-void
-web_url(struct evbuffer *b, const char *s)
-{
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (isalnum(ch) || strchr("-_.~:,", ch))
-            evbuffer_add(b, s, 1);
-        else
-            evbuffer_add_printf(b, "%%%02X", ch);
-    }
-}
-
-/* Echoed input, cut to at most max bytes: "…" marks a cut, so that a
- * reader never takes a prefix for the whole (nor a cut for a typo). The
- * cut falls before a UTF-8 continuation byte's lead, never inside a
- * character. */
-const char *
-web_clip(const char *s, size_t max, char *buf, size_t cap)
-{
-    size_t n = strlen(s);
-    if (n <= max && n < cap) {
-        snprintf(buf, cap, "%s", s);
-        return buf;
-    }
-    size_t k = max < cap - 4 ? max : cap - 4; /* room for "…" (3 bytes) and NUL */
-    while (k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80)
-        k--;
-    snprintf(buf, cap, "%.*s\u2026", (int)k, s);
-    return buf;
-}
 
 /* ---- authentication ---------------------------------------------------------- */
 
@@ -152,8 +67,8 @@ static void
 cookie_of(const char *token, char *out, size_t cap)
 {
     static const char label[] = "checkers status page cookie 1";
-    uint8_t mac[MGR_SHA256_BYTES];
-    mgr_hmac_sha256(token, strlen(token), label, sizeof label - 1, mac);
+    uint8_t mac[WEB_SHA256_BYTES];
+    web_hmac_sha256(token, strlen(token), label, sizeof label - 1, mac);
     size_t o = 0;
     for (size_t i = 0; i < sizeof mac && o + 3 <= cap; i++, o += 2)
         snprintf(out + o, 3, "%02x", mac[i]);
@@ -740,6 +655,15 @@ web_start(struct event_base *base, mt_tree *tree, pst_env *store, const egdb *db
     return 0;
 }
 
+/* Seconds from the monotonic clock. */
+static double
+web_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 /*
  * The tree's figures cost a pass over every node (mt_stats_get counts
  * them): about 20 ms at a million nodes, a hundred times what a page of
@@ -759,14 +683,6 @@ web_refresh(web_server *w)
     memset(&w->scratch, 0, sizeof w->scratch);
     if (w->run)
         w->run(w->run_arg, &w->scratch);
-}
-
-double
-web_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 int
