@@ -460,9 +460,7 @@ cli_prove(int argc, char **argv)
                    .ghi = ghi};
     /* the status pages: the proof browser (web/web.h), which the manager
      * calls through mo.pages without knowing it */
-    web_live live = {.listen = status_listen,
-                     .port = (int)status_port,
-                     .token_file = status_token};
+    web_live live = {.listen = status_listen, .port = (int)status_port, .token_file = status_token};
     mgr_pages pages;
     if (status_port > 0 || status_listen) {
         web_live_pages(&live, &pages);

@@ -20,11 +20,12 @@
  *               and answers jobs: df-pn (prover.h) for the job's goal
  *               with 85% of the budget, then alpha-beta (a heuristic score
  *               for the tree) with 15% of it, or less when df-pn ended
- *               sooner (worker.c, ALPHA-BETA AFTER DF-PN). Its proof is written to its own store, checked
- *               there and gathered by the checker's own walk
- *               (padm_collect, prover/admit.h), and sent to the manager,
- *               which admits it (ADMISSION) so that the state directory
- *               holds every proof it relies on, each one checked.
+ *               sooner (worker.c, ALPHA-BETA AFTER DF-PN). Its proof
+ *               is written to its own store, checked there and gathered
+ *               by the checker's own walk (padm_collect, prover/admit.h),
+ *               and sent to the manager, which admits it (ADMISSION) so
+ *               that the state directory holds every proof it relies on,
+ *               each one checked.
  *
  * STATE DIRECTORY (--state DIR)
  *   DIR/tree     the tree (tree.h, PERSISTENCE)
@@ -125,7 +126,7 @@ struct event_base;
 #define MGR_HELLO_MS 5000 /* a connection must say HELLO within this */
 #define MGR_HELLO_TEXT "5 s"
 
-#define MGR_TOKEN_MIN 32 /* characters of a token beyond loopback (SECURITY) */
+#define MGR_TOKEN_MIN 32    /* characters of a token beyond loopback (SECURITY) */
 #define MGR_LIVE_WORKERS 64 /* workers described by mgr_live_get (all are counted) */
 
 enum mgr_exit { MGR_PROVED = 0, MGR_STOPPED = 1, MGR_USAGE = 2, MGR_DAMAGED = 3 };

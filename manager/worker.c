@@ -248,10 +248,8 @@ job_child_scores(wrk *w, const mgp_job *j, int dbp)
     int n = eng_generate(&j->pos, &ml, ENG_DUPS_MERGE);
     if (n <= 0 || n > MGP_SCORES_MAX || n > MT_SCORES_MAX)
         return;
-    ab_opts so = {.db = w->db,
-                  .db_pieces = dbp,
-                  .max_depth = MT_SCORE_DEPTH,
-                  .node_limit = MT_SCORE_NODES};
+    ab_opts so = {
+        .db = w->db, .db_pieces = dbp, .max_depth = MT_SCORE_DEPTH, .node_limit = MT_SCORE_NODES};
     for (int k = 0; k < n; k++) {
         eng_pos c;
         eng_make(&j->pos, &ml.m[k], &c);

@@ -407,23 +407,19 @@ serve_route(web_server *w, struct evhttp_request *req, const struct route *r, st
     evbuffer_free(b);
 }
 
-/*
- * Every request, in an order that does the least work for the worst
- * input: the method, the number of headers, the URI's length, the
- * query's form, then the token (before anything of the proof is read or
- * told, even which pages exist), then the route and its parameters.
- * evhttp has already refused what is too long to read
- * (WEB_MAX_HEADER_BYTES).
- */
-static void
-on_request(struct evhttp_request *req, void *arg)
+/* The request's form, checked before anything else is done for it: the
+ * method, the number of headers, the URI's length, the query (a %00 in
+ * it, then its form), parsed into q (which the caller clears). *path is
+ * the request's path ("/" when empty). RETURN 0, or -1 when the request
+ * has been answered with an error. */
+static int
+request_form(web_server *w, struct evhttp_request *req, const char **path, struct evkeyvalq *q)
 {
-    web_server *w = arg;
     enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
     if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
         evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET, HEAD");
         reply_error(w, req, 405, "the pages are read-only: GET and HEAD only");
-        return;
+        return -1;
     }
     struct evkeyvalq *in = evhttp_request_get_input_headers(req);
     int nh = 0;
@@ -433,20 +429,20 @@ on_request(struct evhttp_request *req, void *arg)
         char msg[120];
         snprintf(msg, sizeof msg, "%d headers: at most %d are read", nh, WEB_MAX_HEADERS);
         reply_error(w, req, 431, msg);
-        return;
+        return -1;
     }
     const char *uri = evhttp_request_get_uri(req);
     if (strlen(uri) > WEB_MAX_URI) {
         char msg[120];
         snprintf(msg, sizeof msg, "a URI of %zu bytes: at most %d", strlen(uri), WEB_MAX_URI);
         reply_error(w, req, 414, msg);
-        return;
+        return -1;
     }
     const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
-    const char *path = u ? evhttp_uri_get_path(u) : NULL;
     const char *query = u ? evhttp_uri_get_query(u) : NULL;
-    if (!path || !*path)
-        path = "/";
+    *path = u ? evhttp_uri_get_path(u) : NULL;
+    if (!*path || !**path)
+        *path = "/";
     /* a %00 would be decoded into a NUL that ends the value early: the
      * rest of the parameter would be dropped unseen (fen=B:W1%00junk
      * read as B:W1), so it is refused before the query is parsed */
@@ -455,41 +451,54 @@ on_request(struct evhttp_request *req, void *arg)
         snprintf(msg, sizeof msg, "query '%s': a NUL byte (%%00) in a parameter",
                  web_clip(query, 80, c, sizeof c));
         reply_error(w, req, 400, msg);
-        return;
+        return -1;
     }
-    struct evkeyvalq q;
-    TAILQ_INIT(&q);
-    if (query && evhttp_parse_query_str(query, &q)) {
+    if (query && evhttp_parse_query_str(query, q)) {
         char msg[200], c[88];
         snprintf(msg, sizeof msg,
                  "malformed query '%s': expected name=value pairs separated by '&'",
                  web_clip(query, 80, c, sizeof c));
         reply_error(w, req, 400, msg);
-        evhttp_clear_headers(&q);
-        return;
+        return -1;
     }
-    if (w->need_token) {
-        const char *t = evhttp_find_header(&q, "token");
-        if (t && same_secret(t, w->token)) {
-            login_redirect(w, req, path, &q);
-            evhttp_clear_headers(&q);
-            return;
-        }
-        if (!authorized(w, in)) {
-            struct evbuffer *b = evbuffer_new();
-            if (b) {
-                web_page_login(b, path);
-                evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate",
-                                  "Bearer realm=\"checkers\"");
-                reply(req, 401, "text/html; charset=utf-8", b);
-                evbuffer_free(b);
-            } else {
-                evhttp_send_error(req, 500, NULL);
-            }
-            evhttp_clear_headers(&q);
-            return;
-        }
+    return 0;
+}
+
+/* The token, where one is needed: a ?token= that matches is answered
+ * with the cookie and a redirect (login_redirect); a request without the
+ * header or the cookie gets 401 and the form that asks for it. RETURN 0
+ * when the request may go on, -1 when it has been answered. */
+static int
+request_auth(web_server *w, struct evhttp_request *req, const char *path, struct evkeyvalq *q)
+{
+    if (!w->need_token)
+        return 0;
+    const char *t = evhttp_find_header(q, "token");
+    if (t && same_secret(t, w->token)) {
+        login_redirect(w, req, path, q);
+        return -1;
     }
+    if (authorized(w, evhttp_request_get_input_headers(req)))
+        return 0;
+    struct evbuffer *b = evbuffer_new();
+    if (b) {
+        web_page_login(b, path);
+        evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate",
+                          "Bearer realm=\"checkers\"");
+        reply(req, 401, "text/html; charset=utf-8", b);
+        evbuffer_free(b);
+    } else {
+        evhttp_send_error(req, 500, NULL);
+    }
+    return -1;
+}
+
+/* The route of path, with its parameters checked (a misspelt one is a
+ * 400, not ignored). RETURN the route, or NULL when the request has
+ * been answered (404 or 400). */
+static const struct route *
+request_route(web_server *w, struct evhttp_request *req, const char *path, struct evkeyvalq *q)
+{
     const struct route *r = NULL;
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
         if (!strcmp(path, routes[i].path))
@@ -501,10 +510,9 @@ on_request(struct evhttp_request *req, void *arg)
                  "/export/line.pdn, /export/proof.pdn, /export/subtree.json)",
                  web_clip(path, 80, c, sizeof c));
         reply_error(w, req, 404, msg);
-        evhttp_clear_headers(&q);
-        return;
+        return NULL;
     }
-    for (struct evkeyval *kv = q.tqh_first; kv; kv = kv->next.tqe_next) {
+    for (struct evkeyval *kv = q->tqh_first; kv; kv = kv->next.tqe_next) {
         int ok = !strcmp(kv->key, "token") && w->need_token;
         for (const char *const *p = r->params; *p && !ok; p++)
             ok = !strcmp(kv->key, *p);
@@ -516,12 +524,33 @@ on_request(struct evhttp_request *req, void *arg)
                 off += snprintf(msg + off, sizeof msg - (size_t)off, " %s", *p);
             snprintf(msg + off, sizeof msg - (size_t)off, "%s)", r->params[0] ? "" : " none");
             reply_error(w, req, 400, msg);
-            evhttp_clear_headers(&q);
-            return;
+            return NULL;
         }
     }
-    web_refresh(w);
-    serve_route(w, req, r, &q);
+    return r;
+}
+
+/*
+ * Every request, in an order that does the least work for the worst
+ * input: the method, the number of headers, the URI's length, the
+ * query's form (request_form), then the token (request_auth: before
+ * anything of the proof is read or told, even which pages exist), then
+ * the route and its parameters (request_route). evhttp has already
+ * refused what is too long to read (WEB_MAX_HEADER_BYTES).
+ */
+static void
+on_request(struct evhttp_request *req, void *arg)
+{
+    web_server *w = arg;
+    const char *path = "/";
+    struct evkeyvalq q;
+    TAILQ_INIT(&q);
+    const struct route *r = NULL;
+    if (request_form(w, req, &path, &q) == 0 && request_auth(w, req, path, &q) == 0 &&
+        (r = request_route(w, req, path, &q)) != NULL) {
+        web_refresh(w);
+        serve_route(w, req, r, &q);
+    }
     evhttp_clear_headers(&q);
 }
 
@@ -532,22 +561,19 @@ on_request(struct evhttp_request *req, void *arg)
  * beyond loopback without a token is refused before a socket exists:
  * there is no moment at which the pages are open to the network. The
  * address is an IP address (as --listen takes it for the workers): a
- * name could resolve to several, some of them not loopback. The limits
- * are evhttp's (web.h, LIMITS), set before the socket is bound.
+ * name could resolve to several, some of them not loopback. RETURN 0
+ * and *ss; WEB_EINVAL or WEB_ENOTOKEN with err saying why.
  */
-int
-web_start(struct event_base *base, mt_tree *tree, pst_env *store, const egdb *db, const web_opts *o,
-          web_server **out, char *err, size_t errlen)
+static int
+parse_address(const web_opts *o, struct sockaddr_storage *ss, char *err, size_t errlen)
 {
-    *out = NULL;
     const char *spec = o->listen;
     char def[64];
     if (!spec) {
         snprintf(def, sizeof def, "127.0.0.1:%d", o->port);
         spec = def;
     }
-    struct sockaddr_storage ss;
-    int sslen = sizeof ss;
+    int sslen = sizeof *ss;
     /* libevent refuses port 0 ("any free port"): parsed as port 1, then 0 */
     char any[160];
     size_t sl = strlen(spec);
@@ -555,19 +581,19 @@ web_start(struct event_base *base, mt_tree *tree, pst_env *store, const egdb *db
     if (port0) {
         snprintf(any, sizeof any, "%.*s:1", (int)(sl - 2), spec);
     }
-    if (evutil_parse_sockaddr_port(port0 ? any : spec, (struct sockaddr *)&ss, &sslen)) {
+    if (evutil_parse_sockaddr_port(port0 ? any : spec, (struct sockaddr *)ss, &sslen)) {
         eng_errf(err, errlen, "bad address '%s' (expected HOST:PORT, HOST an IP address)", spec);
         return WEB_EINVAL;
     }
-    if (port0 && ss.ss_family == AF_INET6)
-        ((struct sockaddr_in6 *)&ss)->sin6_port = 0;
+    if (port0 && ss->ss_family == AF_INET6)
+        ((struct sockaddr_in6 *)ss)->sin6_port = 0;
     else if (port0)
-        ((struct sockaddr_in *)&ss)->sin_port = 0;
+        ((struct sockaddr_in *)ss)->sin_port = 0;
     int loopback = 0;
-    if (ss.ss_family == AF_INET)
-        loopback = (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
-    else if (ss.ss_family == AF_INET6)
-        loopback = IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr);
+    if (ss->ss_family == AF_INET)
+        loopback = (ntohl(((struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
+    else if (ss->ss_family == AF_INET6)
+        loopback = IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)ss)->sin6_addr);
     if (!loopback && (!o->token || !o->token[0])) {
         eng_errf(err, errlen,
                  "serving the pages on %s (beyond loopback) needs a token (--token-file): anyone "
@@ -583,22 +609,19 @@ web_start(struct event_base *base, mt_tree *tree, pst_env *store, const egdb *db
                  spec, WEB_TOKEN_MIN, strlen(o->token));
         return WEB_ENOTOKEN;
     }
-    web_server *w = calloc(1, sizeof *w);
-    if (!w)
-        return WEB_ENOMEM;
-    w->base = base;
-    w->tree = tree;
-    w->store = store;
-    w->db = db;
-    mt_stats st;
-    mt_stats_get(tree, &st);
-    w->db_pieces = db ? st.db_pieces : 0;
+    return 0;
+}
+
+/* The server's own copy of o (its texts, token and callbacks). RETURN
+ * 0, or WEB_EINVAL (a token too long) / WEB_ENOMEM with err set. */
+static int
+copy_opts(web_server *w, const web_opts *o, char *err, size_t errlen)
+{
     snprintf(w->name, sizeof w->name, "%s", o->name ? o->name : "checkers");
     snprintf(w->state, sizeof w->state, "%s", o->state ? o->state : "");
     if (o->token && o->token[0]) {
         if (strlen(o->token) >= sizeof w->token) {
             eng_errf(err, errlen, "the token is longer than %zu bytes", sizeof w->token - 1);
-            free(w);
             return WEB_EINVAL;
         }
         snprintf(w->token, sizeof w->token, "%s", o->token);
@@ -608,25 +631,33 @@ web_start(struct event_base *base, mt_tree *tree, pst_env *store, const egdb *db
     snprintf(w->check_text, sizeof w->check_text, "%s", o->check_text ? o->check_text : "");
     w->run = o->run;
     w->run_arg = o->run_arg;
-    if (o->run && !(w->pts = calloc(WEB_SAMPLES_MAX, sizeof *w->pts))) {
-        free(w);
+    if (o->run && !(w->pts = calloc(WEB_SAMPLES_MAX, sizeof *w->pts)))
         return WEB_ENOMEM;
-    }
+    return 0;
+}
+
+/* evhttp on ss, with the limits of web.h (LIMITS) set before the socket
+ * is bound; w->host and w->port say where it listens (the port the
+ * system chose for port 0). spec names the address in a message.
+ * RETURN 0, or WEB_ENOMEM / WEB_EBIND with err set. */
+static int
+bind_http(web_server *w, const struct sockaddr_storage *ss, const char *spec, char *err,
+          size_t errlen)
+{
     char host[INET6_ADDRSTRLEN];
     int port;
-    if (ss.ss_family == AF_INET6) {
-        evutil_inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof host);
-        port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    if (ss->ss_family == AF_INET6) {
+        evutil_inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, host,
+                         sizeof host);
+        port = ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
     } else {
-        evutil_inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof host);
-        port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+        evutil_inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, host, sizeof host);
+        port = ntohs(((const struct sockaddr_in *)ss)->sin_port);
     }
     snprintf(w->host, sizeof w->host, "%s", host);
-    w->http = evhttp_new(base);
-    if (!w->http) {
-        web_free(w);
+    w->http = evhttp_new(w->base);
+    if (!w->http)
         return WEB_ENOMEM;
-    }
     /* every method reaches on_request, which answers 405 to all but GET
      * and HEAD (evhttp's own refusal is a 501, a server error) */
     evhttp_set_allowed_methods(w->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
@@ -641,7 +672,6 @@ web_start(struct event_base *base, mt_tree *tree, pst_env *store, const egdb *db
     if (!bs) {
         eng_errf(err, errlen, "cannot serve the pages on %s: %s", spec,
                  evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
-        web_free(w);
         return WEB_EBIND;
     }
     struct sockaddr_storage got;
@@ -650,6 +680,39 @@ web_start(struct event_base *base, mt_tree *tree, pst_env *store, const egdb *db
         port = ntohs(got.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&got)->sin6_port
                                                : ((struct sockaddr_in *)&got)->sin_port);
     w->port = port;
+    return 0;
+}
+
+/* In three steps: the address (parse_address, which refuses before any
+ * socket exists), the server's copy of the options, the socket. */
+int
+web_start(struct event_base *base, mt_tree *tree, pst_env *store, const egdb *db, const web_opts *o,
+          web_server **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    struct sockaddr_storage ss;
+    int rc = parse_address(o, &ss, err, errlen);
+    if (rc)
+        return rc;
+    web_server *w = calloc(1, sizeof *w);
+    if (!w)
+        return WEB_ENOMEM;
+    w->base = base;
+    w->tree = tree;
+    w->store = store;
+    w->db = db;
+    mt_stats st;
+    mt_stats_get(tree, &st);
+    w->db_pieces = db ? st.db_pieces : 0;
+    char spec[160];
+    if (o->listen)
+        snprintf(spec, sizeof spec, "%s", o->listen);
+    else
+        snprintf(spec, sizeof spec, "127.0.0.1:%d", o->port);
+    if ((rc = copy_opts(w, o, err, errlen)) || (rc = bind_http(w, &ss, spec, err, errlen))) {
+        web_free(w);
+        return rc;
+    }
     web_refresh(w); /* the figures read now, not on the first request */
     *out = w;
     return 0;

@@ -125,7 +125,7 @@ struct event_base;
 #define WEB_MAX_URI 4096
 #define WEB_TIMEOUT_S 10
 #define WEB_MAX_WORKERS MGR_LIVE_WORKERS /* workers listed on the page (all are counted) */
-#define WEB_TOKEN_MIN 32   /* characters of a token beyond loopback (SECURITY) */
+#define WEB_TOKEN_MIN 32                 /* characters of a token beyond loopback (SECURITY) */
 
 enum web_err {
     WEB_OK = 0,

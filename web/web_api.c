@@ -592,6 +592,109 @@ main_line_json(web_server *w, const eng_pos *p, struct evbuffer *b)
     web_json_str(b, why);
 }
 
+/* /api/node's head: the position, its board, the proof, and the line
+ * from the root (its moves; the caller closes the list). */
+static void
+node_head_json(web_server *w, struct evbuffer *b, const eng_pos *p, const char *fen,
+               const web_line *line)
+{
+    evbuffer_add_printf(b, "{\"fen\":");
+    web_json_str(b, fen);
+    evbuffer_add_printf(b, ",\"side\":\"%s\",\"pieces\":%d,\"root\":%s,\"board\":{\"bm\":",
+                        p->stm == ENG_BLACK ? "black" : "white", eng_pieces(p),
+                        line->known && line->n == 0 ? "true" : "false");
+    squares_json(b, p->bm);
+    evbuffer_add_printf(b, ",\"wm\":");
+    squares_json(b, p->wm);
+    evbuffer_add_printf(b, ",\"bk\":");
+    squares_json(b, p->bk);
+    evbuffer_add_printf(b, ",\"wk\":");
+    squares_json(b, p->wk);
+    evbuffer_add_printf(b, "},\"proof\":");
+    proof_json(w, b, &w->st);
+    evbuffer_add_printf(b, ",\"line\":{\"known\":%s,\"moves\":[", line->known ? "true" : "false");
+    for (int i = 0; i < line->n; i++) {
+        char f[ENG_FEN_MAX];
+        eng_format_fen(&line->pos[i + 1], f, sizeof f);
+        evbuffer_add_printf(b, "%s{\"move\":", i ? "," : "");
+        web_json_str(b, line->move[i]);
+        evbuffer_add_printf(b, ",\"fen\":");
+        web_json_str(b, f);
+        evbuffer_add_printf(b, "}");
+    }
+}
+
+/* The proof store's record of s's position as JSON (null without one):
+ * its bound and the moves it keeps for a win and for a draw. */
+static void
+record_json(struct evbuffer *b, const web_status *s)
+{
+    if (!s->has_record) {
+        evbuffer_add_printf(b, "null");
+        return;
+    }
+    char mv[ENG_MOVE_STR_MAX];
+    eng_move m;
+    evbuffer_add_printf(b, "{\"bound\":\"%s\",\"value\":\"%s\",\"win_move\":",
+                        eng_bound_name(s->rec.bound), prv_bound_word(s->rec.bound));
+    if (s->rec.win.from != PST_NOMOVE && pst_move_find(&s->pos, &s->rec.win, &m) == 0) {
+        eng_format_move(&m, mv, sizeof mv);
+        web_json_str(b, mv);
+    } else {
+        evbuffer_add_printf(b, "null");
+    }
+    evbuffer_add_printf(b, ",\"draw_move\":");
+    if (s->rec.draw.from != PST_NOMOVE && pst_move_find(&s->pos, &s->rec.draw, &m) == 0) {
+        eng_format_move(&m, mv, sizeof mv);
+        web_json_str(b, mv);
+    } else {
+        evbuffer_add_printf(b, "null");
+    }
+    evbuffer_add_printf(b, ",\"effort\":%" PRIu64 "}", s->rec.effort);
+}
+
+/* Every legal move of p with its child's status (",\"moves\":[...]");
+ * proving: the proving move's text, or NULL. */
+static void
+moves_json(web_server *w, struct evbuffer *b, const eng_pos *p, const char *proving)
+{
+    evbuffer_add_printf(b, ",\"moves\":[");
+    eng_movelist ml;
+    eng_generate(p, &ml, ENG_DUPS_MERGE);
+    for (int i = 0; i < ml.n; i++) {
+        const eng_move *m = &ml.m[i];
+        char mv[ENG_MOVE_STR_MAX], cf[ENG_FEN_MAX];
+        eng_pos c;
+        web_status cs;
+        eng_make(p, m, &c);
+        eng_format_move(m, mv, sizeof mv);
+        eng_format_fen(&c, cf, sizeof cf);
+        web_status_of(w, &c, &cs);
+        evbuffer_add_printf(b, "%s{\"move\":", i ? "," : "");
+        web_json_str(b, mv);
+        evbuffer_add_printf(b, ",\"from\":%d,\"to\":%d,\"path\":[", m->from + 1, m->to + 1);
+        for (int j = 0; j < m->njumps; j++)
+            evbuffer_add_printf(b, "%s%d", j ? "," : "", m->path[j] + 1);
+        evbuffer_add_printf(b, "],\"captures\":");
+        squares_json(b, m->captured);
+        evbuffer_add_printf(b, ",\"fen\":");
+        web_json_str(b, cf);
+        evbuffer_add_printf(b, ",\"proving\":%s,\"for_mover\":\"%s\"",
+                            proving && !strcmp(mv, proving) ? "true" : "false",
+                            prv_bound_word(eng_bound_neg(cs.bound)));
+        if (cs.in_tree) { /* the score from the mover's side, explained */
+            char txt[300];
+            web_score_text(-cs.v.score, web_side(p->stm), txt, sizeof txt);
+            evbuffer_add_printf(b, ",\"mover_score\":%d,\"mover_score_text\":", -cs.v.score);
+            web_json_str(b, txt);
+        }
+        evbuffer_add_printf(b, ",\"status\":");
+        status_json(b, &cs);
+        evbuffer_add_printf(b, "}");
+    }
+    evbuffer_add_printf(b, "]");
+}
+
 /*
  * One position and every legal move with its child's status: all a click
  * needs, and nothing of the rest of the tree. A position is answered when
@@ -623,57 +726,12 @@ web_api_node(web_server *w, const eng_pos *p, const char *line_text, struct evbu
         free(line);
         return 400;
     }
-    const mt_stats *st = &w->st;
-    evbuffer_add_printf(b, "{\"fen\":");
-    web_json_str(b, fen);
-    evbuffer_add_printf(b, ",\"side\":\"%s\",\"pieces\":%d,\"root\":%s,\"board\":{\"bm\":",
-                        p->stm == ENG_BLACK ? "black" : "white", eng_pieces(p),
-                        line->known && line->n == 0 ? "true" : "false");
-    squares_json(b, p->bm);
-    evbuffer_add_printf(b, ",\"wm\":");
-    squares_json(b, p->wm);
-    evbuffer_add_printf(b, ",\"bk\":");
-    squares_json(b, p->bk);
-    evbuffer_add_printf(b, ",\"wk\":");
-    squares_json(b, p->wk);
-    evbuffer_add_printf(b, "},\"proof\":");
-    proof_json(w, b, st);
-    evbuffer_add_printf(b, ",\"line\":{\"known\":%s,\"moves\":[", line->known ? "true" : "false");
-    for (int i = 0; i < line->n; i++) {
-        char f[ENG_FEN_MAX];
-        eng_format_fen(&line->pos[i + 1], f, sizeof f);
-        evbuffer_add_printf(b, "%s{\"move\":", i ? "," : "");
-        web_json_str(b, line->move[i]);
-        evbuffer_add_printf(b, ",\"fen\":");
-        web_json_str(b, f);
-        evbuffer_add_printf(b, "}");
-    }
+    node_head_json(w, b, p, fen, line);
     free(line);
     evbuffer_add_printf(b, "]},\"status\":");
     status_json(b, &s);
     evbuffer_add_printf(b, ",\"record\":");
-    if (s.has_record) {
-        char mv[ENG_MOVE_STR_MAX];
-        eng_move m;
-        evbuffer_add_printf(b, "{\"bound\":\"%s\",\"value\":\"%s\",\"win_move\":",
-                            eng_bound_name(s.rec.bound), prv_bound_word(s.rec.bound));
-        if (s.rec.win.from != PST_NOMOVE && pst_move_find(p, &s.rec.win, &m) == 0) {
-            eng_format_move(&m, mv, sizeof mv);
-            web_json_str(b, mv);
-        } else {
-            evbuffer_add_printf(b, "null");
-        }
-        evbuffer_add_printf(b, ",\"draw_move\":");
-        if (s.rec.draw.from != PST_NOMOVE && pst_move_find(p, &s.rec.draw, &m) == 0) {
-            eng_format_move(&m, mv, sizeof mv);
-            web_json_str(b, mv);
-        } else {
-            evbuffer_add_printf(b, "null");
-        }
-        evbuffer_add_printf(b, ",\"effort\":%" PRIu64 "}", s.rec.effort);
-    } else {
-        evbuffer_add_printf(b, "null");
-    }
+    record_json(b, &s);
     eng_move pm;
     int has_pm = web_proving_move(w, &s, &pm);
     char pmtext[ENG_MOVE_STR_MAX] = "";
@@ -690,41 +748,8 @@ web_api_node(web_server *w, const eng_pos *p, const char *line_text, struct evbu
         web_json_str(b, note);
     }
     main_line_json(w, p, b);
-    evbuffer_add_printf(b, ",\"moves\":[");
-    eng_movelist ml;
-    eng_generate(p, &ml, ENG_DUPS_MERGE);
-    for (int i = 0; i < ml.n; i++) {
-        const eng_move *m = &ml.m[i];
-        char mv[ENG_MOVE_STR_MAX], cf[ENG_FEN_MAX];
-        eng_pos c;
-        web_status cs;
-        eng_make(p, m, &c);
-        eng_format_move(m, mv, sizeof mv);
-        eng_format_fen(&c, cf, sizeof cf);
-        web_status_of(w, &c, &cs);
-        evbuffer_add_printf(b, "%s{\"move\":", i ? "," : "");
-        web_json_str(b, mv);
-        evbuffer_add_printf(b, ",\"from\":%d,\"to\":%d,\"path\":[", m->from + 1, m->to + 1);
-        for (int j = 0; j < m->njumps; j++)
-            evbuffer_add_printf(b, "%s%d", j ? "," : "", m->path[j] + 1);
-        evbuffer_add_printf(b, "],\"captures\":");
-        squares_json(b, m->captured);
-        evbuffer_add_printf(b, ",\"fen\":");
-        web_json_str(b, cf);
-        evbuffer_add_printf(b, ",\"proving\":%s,\"for_mover\":\"%s\"",
-                            has_pm && !strcmp(mv, pmtext) ? "true" : "false",
-                            prv_bound_word(eng_bound_neg(cs.bound)));
-        if (cs.in_tree) { /* the score from the mover's side, explained */
-            char txt[300];
-            web_score_text(-cs.v.score, web_side(p->stm), txt, sizeof txt);
-            evbuffer_add_printf(b, ",\"mover_score\":%d,\"mover_score_text\":", -cs.v.score);
-            web_json_str(b, txt);
-        }
-        evbuffer_add_printf(b, ",\"status\":");
-        status_json(b, &cs);
-        evbuffer_add_printf(b, "}");
-    }
-    evbuffer_add_printf(b, "]}\n");
+    moves_json(w, b, p, has_pm ? pmtext : NULL);
+    evbuffer_add_printf(b, "}\n");
     return 200;
 }
 
