@@ -2,6 +2,19 @@
  * manager.c - the proof-tree manager's event loop (manager.h is the
  * manual): workers connect, receive jobs from the tree, send results,
  * which are committed before they are acknowledged.
+ *
+ * OWNS: the run (struct mgr, mgr_internal.h): the event loop, the
+ *   workers' listener and connections, the local worker processes, the
+ *   state directory's lock and token, the run's counters.
+ * CALLS: the tree (tree.h: mt_*), protocol.c (frames), peer.c (the
+ *   token file, printable text), the proof store and databases to open
+ *   them. The status pages only through mgr_opts.pages (manager.h,
+ *   STATUS PAGES): nothing of web/ is linked here, and nothing in
+ *   manager/ calls back into this file.
+ *
+ * mgr_run's steps, in order: run_open (the state), run_start (the loop,
+ * the port, the pages, the local workers), the loop itself, then
+ * run_wind_down and run_stop.
  */
 #include <arpa/inet.h>
 #include <errno.h>

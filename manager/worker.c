@@ -3,6 +3,12 @@
  * manager, answers jobs on a solver thread, sends each proof whole, and
  * reconnects with backoff, resending results the manager did not
  * acknowledge.
+ *
+ * OWNS: one worker process's state (the wrk struct: its connection,
+ *   its event loop, its solver thread, its store and databases).
+ * CALLS: protocol.c (frames), peer.c (the token, printable text), the
+ *   solvers (prover/: df-pn, alpha-beta, padm_collect) and egdb/.
+ *   Never manager.c: the worker knows the manager only by its frames.
  */
 #include <errno.h>
 #include <limits.h>

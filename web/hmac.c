@@ -2,6 +2,9 @@
  * hmac.c - SHA-256 and HMAC-SHA-256 (hmac.h is the manual), written from
  * FIPS 180-4 (sections 4.1.2, 4.2.2, 5.1.1, 6.2) and RFC 2104. Checked in
  * tests/test_web.c against the standards' test vectors.
+ *
+ * OWNS: nothing (pure functions, thread-safe).
+ * CALLS: libc only; web.c calls it for the cookie (web.h, SECURITY).
  */
 #include <string.h>
 

@@ -4,6 +4,14 @@
  * The pages themselves are in web_page.c, the positions, JSON and
  * exports in web_api.c.
  *
+ * OWNS: the web_server (web_internal.h): the evhttp server, the token,
+ *   the charts' samples of a running manager, the figures read for a
+ *   request (web_refresh).
+ * CALLS: the layers below it (web_internal.h, THE LAYERS): web_page.c,
+ *   web_api.c, web_text.c, hmac.c; the tree through tree.h (mt_stats_get)
+ *   and a running manager's figures through web_opts.run. Called by
+ *   web_live.c and by `checkers serve` (cli/serve_cmds.c).
+ *
  * Why evhttp's limits and not a parser of our own: evhttp counts the
  * request line and the headers against max_headers_size while it reads
  * them, so an endless header line is cut at that size (the buffer never

@@ -8,6 +8,13 @@
  * mt_each (O(1) a position, so a page costs its position's moves, not
  * the tree), the proof store through pst_get, the databases through
  * egdb_probe.
+ *
+ * OWNS: nothing between requests (each answer is built from the
+ *   web_server it is given and freed before it returns).
+ * CALLS: web_text.c (escaping) and, read-only, the manager's public
+ *   tree.h, the proof store (prover/store.h), the checker
+ *   (prover/check.h, for /api/check) and the databases. Called by
+ *   web_page.c and web.c; it calls neither.
  */
 #include <inttypes.h>
 #include <stdio.h>

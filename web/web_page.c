@@ -10,6 +10,12 @@
  * plot. Proof and disproof numbers span many powers of ten and can be 0
  * or infinite: their axis is log10(1 + n), ticked at 0, 1, 10, 100 ...,
  * with a band at the top for infinity (drawn and labelled ∞).
+ *
+ * OWNS: the published openings read once for the browser's picker
+ *   (web_server.ops); nothing else between requests.
+ * CALLS: web_api.c (a position's status, the proving move, the leaves),
+ *   web_text.c (escaping), the tree's history and figures (tree.h) and
+ *   openings/ (ops_load). Called by web.c only.
  */
 #include <inttypes.h>
 #include <math.h>
