@@ -1,7 +1,7 @@
 /*
  * hmac.h - HMAC-SHA-256 (FIPS 180-4, RFC 2104), for the one place the
- * manager needs a keyed one-way function: the status page's cookie
- * (web.c, SECURITY). The cookie must let a browser in again without
+ * project needs a keyed one-way function: the proof browser's cookie
+ * (web.h and web.c, SECURITY). The cookie must let a browser in again without
  * holding the page's token itself, so that a cookie read off a machine or
  * a proxy log cannot be replayed as a token (as a worker's token, when
  * one file serves both, or as the page's Bearer token): it carries
