@@ -5,7 +5,8 @@
 #   make prove OPENING="..."  prove an opening with local workers (resumable)
 #   make demo                 a small proof through the whole system
 #   make test                 unit suites (release build), the same suites under
-#                             AddressSanitizer+UBSan, and the end-to-end checks
+#                             AddressSanitizer+UBSan, the end-to-end checks and the
+#                             structure of manager/ and web/ (tests/deps_check.sh)
 #   make test-slurm           the Slurm batch script on a one-node cluster (root; not in make test)
 #   make bench                benchmarks (bench/), each against a same-run baseline
 #   make format               clang-format every source file
@@ -46,11 +47,11 @@ LDFLAGS  := $(SANFLAG)
 LDLIBS    = $(PKG_LIBS) -lpthread -lm
 
 # Modules, in dependency order (a module may use those before it).
-MODULES := engine openings egdb prover manager
+MODULES := engine openings egdb prover manager web
 MOD_SRCS = $(wildcard $(1)/*.c)
 LIBS := $(foreach m,$(MODULES),$(if $(call MOD_SRCS,$(m)),$(BUILD)/lib$(m).a))
 # Link order: users before what they use.
-LINKLIBS := $(foreach m,manager prover egdb openings engine,$(filter $(BUILD)/lib$(m).a,$(LIBS)))
+LINKLIBS := $(foreach m,web manager prover egdb openings engine,$(filter $(BUILD)/lib$(m).a,$(LIBS)))
 
 CLI_SRCS   := $(wildcard cli/*.c)
 TEST_SRCS  := $(wildcard tests/test_*.c)
@@ -201,7 +202,7 @@ E2E_RUNS  := $(patsubst tests/%.sh,run-e2e-%,$(wildcard tests/e2e_*.sh))
 # states (LMDB's faults on damaged pages are caught by the program's guard)
 # and the certificates (damaged files parsed by the C check)
 SAN_E2E_RUNS := run-san-e2e-e2e_damaged_state run-san-e2e-e2e_cert
-.PHONY: test-bins test-runs $(UNIT_RUNS) $(SAN_RUNS) $(E2E_RUNS) $(SAN_E2E_RUNS)
+.PHONY: test-bins test-runs run-deps-check $(UNIT_RUNS) $(SAN_RUNS) $(E2E_RUNS) $(SAN_E2E_RUNS)
 
 test: deps
 	$(MAKE) --no-print-directory -j$(TEST_JOBS) all test-bins
@@ -213,11 +214,16 @@ test: deps
 test-bins: $(TEST_BINS) $(TOOL_BINS)
 
 # The slowest first, so that the two lanes end together.
-test-runs: $(SAN_RUNS) $(E2E_RUNS) $(SAN_E2E_RUNS) $(UNIT_RUNS)
+test-runs: run-deps-check $(SAN_RUNS) $(E2E_RUNS) $(SAN_E2E_RUNS) $(UNIT_RUNS)
 
 # Each suite ends with a line giving its wall time (TIMED).
 TIMED = t0=$$(date +%s%N); $(1); rc=$$?; \
 	echo "-- $(2): $$(( ($$(date +%s%N) - t0) / 1000000 )) ms, exit $$rc"; exit $$rc
+# The structure of manager/ and web/, from this build's objects: no call
+# cycle between files, web/ above manager/, no function over 100 lines
+# without a reason, each file saying what it owns and calls (seconds).
+run-deps-check:
+	@echo "== tests/deps_check.sh"; $(call TIMED,bash tests/deps_check.sh $(BUILD),tests/deps_check.sh)
 $(UNIT_RUNS): run-unit-%:
 	@echo "== build/tests/$*"; $(call TIMED,./build/tests/$*,build/tests/$*)
 $(SAN_RUNS): run-san-%:

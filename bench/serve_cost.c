@@ -1,5 +1,5 @@
 /*
- * serve_cost.c - what the proof browser (manager/web.h) costs on a large
+ * serve_cost.c - what the proof browser (web/web.h) costs on a large
  * tree: the time `checkers serve` takes to open it, and the time to
  * answer the requests that open its pages, over HTTP on loopback.
  *
@@ -38,7 +38,7 @@
 #include "bench/bench_util.h"
 #include "engine/engine.h"
 #include "manager/tree.h"
-#include "manager/web.h"
+#include "web/web.h"
 #include "prover/store.h"
 
 /* ---- types -------------------------------------------------------------- */

@@ -20,6 +20,7 @@
 #include "manager/tree.h"
 #include "openings/openings.h"
 #include "prover/prover.h"
+#include "web/web.h"
 
 /* ---- static data ------------------------------------------------------ */
 
@@ -449,9 +450,6 @@ cli_prove(int argc, char **argv)
                    .listen = listen,
                    .token_file = token,
                    .budget = budget,
-                   .status_port = (int)status_port,
-                   .status_listen = status_listen,
-                   .status_token_file = status_token,
                    .exe = exe,
                    .cache_bytes = (size_t)cache_mb << 20,
                    .quiet = quiet,
@@ -460,6 +458,14 @@ cli_prove(int argc, char **argv)
                    .max_conns = (int)max_conns,
                    .leaf_step = (int)leaf_step,
                    .ghi = ghi};
+    /* the status pages: the proof browser (web/web.h), which the manager
+     * calls through mo.pages without knowing it */
+    web_live live = {.listen = status_listen, .port = (int)status_port, .token_file = status_token};
+    mgr_pages pages;
+    if (status_port > 0 || status_listen) {
+        web_live_pages(&live, &pages);
+        mo.pages = &pages;
+    }
     return mgr_run(&mo);
 }
 

@@ -1,6 +1,6 @@
 /*
  * serve_cmds.c - `checkers serve`: a proof's state directory as web
- * pages (manager/web.h is the manual), read-only.
+ * pages (web/web.h is the manual), read-only.
  *
  * Nothing of the state is written: the tree is opened with mt_open_ro,
  * the proof store with PST_RDONLY (both LMDB MDB_RDONLY), the databases
@@ -30,7 +30,7 @@
 #include "manager/manager.h"
 #include "manager/protocol.h"
 #include "manager/tree.h"
-#include "manager/web.h"
+#include "web/web.h"
 #include "prover/check.h"
 #include "prover/prover.h"
 #include "prover/store.h"
@@ -65,7 +65,7 @@ static const char serve_help[] =
     "\n"
     "Pages: / (overview), /tree?fen=FEN (the browser), /api/node?fen=FEN,\n"
     "/api/status, /api/check?fen=FEN, /export/line.pdn, /export/proof.pdn,\n"
-    "/export/subtree.json (manager/web.h and docs/web.md).\n"
+    "/export/subtree.json (web/web.h and docs/web.md).\n"
     "Prints `serving http://HOST:PORT/` on stderr once it listens; Ctrl-C stops it.\n"
     "Exit status: 0 stopped, 2 bad usage or input, 3 a damaged state or a root\n"
     "whose proof the checker refuses.\n"

@@ -2,6 +2,19 @@
  * manager.c - the proof-tree manager's event loop (manager.h is the
  * manual): workers connect, receive jobs from the tree, send results,
  * which are committed before they are acknowledged.
+ *
+ * OWNS: the run (struct mgr, mgr_internal.h): the event loop, the
+ *   workers' listener and connections, the local worker processes, the
+ *   state directory's lock and token, the run's counters.
+ * CALLS: the tree (tree.h: mt_*), protocol.c (frames), peer.c (the
+ *   token file, printable text), the proof store and databases to open
+ *   them. The status pages only through mgr_opts.pages (manager.h,
+ *   STATUS PAGES): nothing of web/ is linked here, and nothing in
+ *   manager/ calls back into this file.
+ *
+ * mgr_run's steps, in order: run_open (the state), run_start (the loop,
+ * the port, the pages, the local workers), the loop itself, then
+ * run_wind_down and run_stop.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -32,12 +45,11 @@
 #include <event2/util.h>
 
 #include "manager/mgr_internal.h"
-#include "manager/web.h"
 #include "prover/prover.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
-double
+static double
 mgr_now(void)
 {
     struct timespec ts;
@@ -63,7 +75,8 @@ mlog(mgr *m, const char *fmt, ...)
     fprintf(stderr, "%02d:%02d:%02d manager: %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec, buf);
 }
 
-double
+/* Jobs answered in the last minute (MGR_RATE_WINDOW). */
+static double
 mgr_jobs_per_minute(const mgr *m, double now)
 {
     unsigned n = m->done_n < 256 ? m->done_n : 256, c = 0;
@@ -72,6 +85,40 @@ mgr_jobs_per_minute(const mgr *m, double now)
             c++;
     double span = now - m->start < MGR_RATE_WINDOW ? now - m->start : MGR_RATE_WINDOW;
     return span > 1 ? c * 60.0 / span : c * 60.0;
+}
+
+/* What the status pages show of the run (manager.h); the tree's own
+ * figures they read from the tree. The stored total of seconds is the
+ * tree's, which on_tick brings up to date every ten seconds: the pages
+ * add unsaved_s to it. */
+void
+mgr_live_get(const mgr *m, mgr_live *out)
+{
+    double t = mgr_now();
+    out->run_s = t - m->start;
+    out->per_minute = mgr_jobs_per_minute(m, t);
+    out->nworkers = 0;
+    for (const mgr_conn *c = m->conns; c; c = c->next) {
+        if (c->welcomed != 1)
+            continue;
+        if (out->nworkers < MGR_LIVE_WORKERS) {
+            mgr_worker_view *k = &out->workers[out->nworkers];
+            k->id = c->id;
+            snprintf(k->name, sizeof k->name, "%s", c->name);
+            snprintf(k->addr, sizeof k->addr, "%s", c->addr);
+            k->has_job = c->has_job;
+            if (c->has_job) {
+                k->job_id = c->job.id;
+                k->job_pos = c->job.pos;
+                k->job_s = t - c->job_start;
+                k->job_budget_ms = c->job.time_ms;
+            }
+            k->jobs_done = c->jobs_done;
+            k->connected_s = t - c->since;
+        }
+        out->nworkers++;
+    }
+    out->unsaved_s = t - m->last_save;
 }
 
 static int
@@ -126,20 +173,6 @@ conn_close(mgr_conn *c, const char *why)
     m->nconns--;
     if (held > ((size_t)1 << 20))
         malloc_trim(0); /* a large buffer's memory back to the system */
-}
-
-void
-mgr_printable(const char *in, char *out, size_t cap)
-{
-    size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)in; *p && o + 5 < cap; p++) {
-        if (*p < 0x20 || *p == 0x7f || *p == '\\')
-            o += (size_t)snprintf(out + o, cap - o, "\\x%02x", *p);
-        else
-            out[o++] = (char)*p;
-    }
-    if (cap)
-        out[o < cap ? o : cap - 1] = 0;
 }
 
 /* ---- the proof's state ---------------------------------------------------------- */
@@ -922,7 +955,8 @@ on_tick(evutil_socket_t fd, short what, void *arg)
         mt_add_seconds(m->tree, t - m->last_save);
         m->last_save = t;
         mt_sample(m->tree, t - m->start, err, sizeof err);
-        web_sample(m->web, t - m->start);
+        if (m->o->pages && m->o->pages->sample)
+            m->o->pages->sample(m->o->pages->arg, t - m->start);
         m->last_sample = t;
     }
     if (m->o->budget > 0 && t - m->start >= m->o->budget)
@@ -1152,13 +1186,18 @@ state_token(const char *state, char *path, size_t cap, char *err, size_t errlen)
     return 0;
 }
 
-int
-mgr_run(const mgr_opts *o)
+/*
+ * The proof's state opened, step by step: the directory and its lock,
+ * the workers' token, the proof store, the databases (exactly the
+ * proof's piece count: the checker's leaves, tree.h), the tree. Whatever
+ * was opened stays in m (run_close closes it, on success or not).
+ * RETURN 0 when all is open, else the mgr_exit code to stop with (never
+ * MGR_PROVED), the reason on stderr.
+ */
+static int
+run_open(mgr *m, int *lock_fd)
 {
-    mgr m;
-    memset(&m, 0, sizeof m);
-    m.o = o;
-    m.tty = isatty(2);
+    const mgr_opts *o = m->o;
     char err[1024];
     char path[4200];
     if (mkdir_parents(o->state)) {
@@ -1167,23 +1206,23 @@ mgr_run(const mgr_opts *o)
                 full ? "the disk is full" : strerror(errno));
         return full ? MGR_STOPPED : MGR_USAGE;
     }
-    int lock_fd = state_lock(o->state, err, sizeof err);
-    if (lock_fd < 0) {
+    *lock_fd = state_lock(o->state, err, sizeof err);
+    if (*lock_fd < 0) {
         fprintf(stderr, "checkers prove: %s\n", err);
         return MGR_USAGE;
     }
     if (o->token_file)
-        snprintf(m.token_path, sizeof m.token_path, "%s", o->token_file);
-    else if (state_token(o->state, m.token_path, sizeof m.token_path, err, sizeof err)) {
+        snprintf(m->token_path, sizeof m->token_path, "%s", o->token_file);
+    else if (state_token(o->state, m->token_path, sizeof m->token_path, err, sizeof err)) {
         fprintf(stderr, "checkers prove: %s\n", err);
         return MGR_STOPPED;
     }
-    if (mgr_read_token(m.token_path, m.token, sizeof m.token, err, sizeof err)) {
+    if (mgr_read_token(m->token_path, m->token, sizeof m->token, err, sizeof err)) {
         fprintf(stderr, "checkers prove: %s\n", err);
         return MGR_USAGE;
     }
     snprintf(path, sizeof path, "%s/proofs", o->state);
-    int rc = pst_open(path, 0, &m.store, err, sizeof err);
+    int rc = pst_open(path, 0, &m->store, err, sizeof err);
     if (rc) {
         fprintf(stderr, "checkers prove: proof store: %s\n", err);
         return rc == PST_ECORRUPT || rc == PST_EVERSION ? MGR_DAMAGED : MGR_STOPPED;
@@ -1199,156 +1238,198 @@ mgr_run(const mgr_opts *o)
             int irc = mt_info(path, &r, &g, &pieces, err, sizeof err);
             if (irc) {
                 fprintf(stderr, "checkers prove: %s\n", err);
-                pst_close(m.store);
                 return irc == MT_ECORRUPT || irc == MT_EIO ? MGR_DAMAGED : MGR_USAGE;
             }
         }
         /* exactly the proof's piece count: the checker's leaves (tree.h) */
-        rc = egdb_open(o->db_dir, pieces, o->cache_bytes, &m.db, err, sizeof err);
+        rc = egdb_open(o->db_dir, pieces, o->cache_bytes, &m->db, err, sizeof err);
         if (rc) {
             fprintf(stderr, "checkers prove: databases %s: %s\n", o->db_dir, err);
-            pst_close(m.store);
             return rc == EGDB_ECORRUPT ? MGR_DAMAGED : MGR_USAGE;
         }
     }
     snprintf(path, sizeof path, "%s/tree", o->state);
     if (!o->quiet && o->create)
         fprintf(stderr, "checkers prove: starting the tree (seed line, first scores)...\n");
-    rc = mt_open(path, o->create, m.db, m.store, &m.tree, err, sizeof err);
+    rc = mt_open(path, o->create, m->db, m->store, &m->tree, err, sizeof err);
     if (rc) {
         fprintf(stderr, "checkers prove: %s\n", err);
-        egdb_close(m.db);
-        pst_close(m.store);
         return rc == MT_ECORRUPT || rc == MT_ESTORE || rc == MT_EDB ? MGR_DAMAGED
                : rc == MT_ENOSPC || rc == MT_EIO                    ? MGR_STOPPED
                                                                     : MGR_USAGE;
     }
-    if (o->leaf_step > 0 && (rc = mt_set_leaf_step(m.tree, o->leaf_step, err, sizeof err))) {
+    if (o->leaf_step > 0 && (rc = mt_set_leaf_step(m->tree, o->leaf_step, err, sizeof err))) {
         fprintf(stderr, "checkers prove: %s\n", err);
-        mt_close(m.tree);
-        egdb_close(m.db);
-        pst_close(m.store);
         return rc == MT_ENOSPC || rc == MT_EIO ? MGR_STOPPED : MGR_DAMAGED;
     }
     mt_stats s;
-    mt_stats_get(m.tree, &s);
-    if (m.db && !egdb_scope_within(s.db_pieces, egdb_scope(m.db))) {
+    mt_stats_get(m->tree, &s);
+    if (m->db && !egdb_scope_within(s.db_pieces, egdb_scope(m->db))) {
         char have[48], need[48];
-        egdb_scope_name(egdb_scope(m.db), have, sizeof have);
+        egdb_scope_name(egdb_scope(m->db), have, sizeof have);
         egdb_scope_name(s.db_pieces, need, sizeof need);
         fprintf(stderr, "checkers prove: the proof rests on the %s-piece databases; %s covers %s\n",
                 need, o->db_dir, have);
-        mt_close(m.tree);
-        egdb_close(m.db);
-        pst_close(m.store);
         return MGR_USAGE;
     }
-    m.start = m.last_progress = m.last_sample = m.last_save = mgr_now();
-    int code = MGR_PROVED;
-    if (mt_done(m.tree)) {
-        snprintf(m.stop_reason, sizeof m.stop_reason, "proved");
-        if (report(&m))
-            code = MGR_DAMAGED;
-        goto out;
-    }
+    return 0;
+}
+
+/*
+ * The event loop made ready: descriptors, the workers' port, the status
+ * pages (mgr_pages), signals and the tick, the local workers. What is
+ * made stays in m for run_stop. RETURN 0, or the mgr_exit code to stop
+ * with, the reason on stderr.
+ */
+static int
+run_start(mgr *m)
+{
+    const mgr_opts *o = m->o;
     signal(SIGPIPE, SIG_IGN);
     /* as many descriptors as the system allows; the connection cap stays
      * below them (the databases, the stores and the log need some) */
     struct rlimit rl;
-    m.max_conns = o->max_conns > 0 ? o->max_conns : MGR_MAX_CONNS;
+    m->max_conns = o->max_conns > 0 ? o->max_conns : MGR_MAX_CONNS;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
         if (rl.rlim_cur < rl.rlim_max) {
             rl.rlim_cur = rl.rlim_max;
             setrlimit(RLIMIT_NOFILE, &rl);
             getrlimit(RLIMIT_NOFILE, &rl);
         }
-        if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)m.max_conns + 64 > rl.rlim_cur)
-            m.max_conns = rl.rlim_cur > 128 ? (int)(rl.rlim_cur - 64) : 64;
+        if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)m->max_conns + 64 > rl.rlim_cur)
+            m->max_conns = rl.rlim_cur > 128 ? (int)(rl.rlim_cur - 64) : 64;
     }
-    m.base = event_base_new();
-    if (listen_on(&m)) {
-        code = MGR_USAGE;
-        goto out_base;
-    }
-    mlog(&m, "listening on port %d (token in %s); root %s, goal %s", m.port, m.token_path,
+    m->base = event_base_new();
+    if (listen_on(m))
+        return MGR_USAGE;
+    mt_stats s;
+    mt_stats_get(m->tree, &s);
+    mlog(m, "listening on port %d (token in %s); root %s, goal %s", m->port, m->token_path,
          s.root_fen, mt_goal_name(s.goal));
-    if ((o->status_port > 0 || o->status_listen) && mgr_status_start(&m)) {
-        code = MGR_USAGE;
-        goto out_base;
+    if (o->pages && o->pages->start) {
+        mgr_proof pp = {m, m->base, m->tree, m->store, m->db, o->state};
+        if (o->pages->start(o->pages->arg, &pp))
+            return MGR_USAGE;
     }
-    m.sigint = evsignal_new(m.base, SIGINT, on_signal, &m);
-    m.sigterm = evsignal_new(m.base, SIGTERM, on_signal, &m);
-    m.sigchld = evsignal_new(m.base, SIGCHLD, on_sigchld, &m);
-    m.tick = event_new(m.base, -1, EV_PERSIST, on_tick, &m);
-    event_add(m.sigint, NULL);
-    event_add(m.sigterm, NULL);
-    event_add(m.sigchld, NULL);
+    m->sigint = evsignal_new(m->base, SIGINT, on_signal, m);
+    m->sigterm = evsignal_new(m->base, SIGTERM, on_signal, m);
+    m->sigchld = evsignal_new(m->base, SIGCHLD, on_sigchld, m);
+    m->tick = event_new(m->base, -1, EV_PERSIST, on_tick, m);
+    event_add(m->sigint, NULL);
+    event_add(m->sigterm, NULL);
+    event_add(m->sigchld, NULL);
     struct timeval sec = {1, 0};
-    event_add(m.tick, &sec);
-    m.nlocal = o->workers < MGR_MAX_LOCAL ? o->workers : MGR_MAX_LOCAL;
-    if (m.nlocal && !(m.local = calloc((size_t)m.nlocal, sizeof *m.local))) {
-        fprintf(stderr, "checkers prove: out of memory for %d local workers\n", m.nlocal);
-        code = MGR_STOPPED;
-        goto out_base;
+    event_add(m->tick, &sec);
+    m->nlocal = o->workers < MGR_MAX_LOCAL ? o->workers : MGR_MAX_LOCAL;
+    if (m->nlocal && !(m->local = calloc((size_t)m->nlocal, sizeof *m->local))) {
+        fprintf(stderr, "checkers prove: out of memory for %d local workers\n", m->nlocal);
+        return MGR_STOPPED;
     }
-    for (int k = 0; k < m.nlocal; k++)
-        m.local[k].out = m.local[k].log = -1;
-    for (int k = 0; k < m.nlocal; k++)
-        spawn_worker(&m, k);
-    event_base_dispatch(m.base);
-    code = m.finished ? m.exit_code : MGR_STOPPED;
-    if (!m.finished)
-        snprintf(m.stop_reason, sizeof m.stop_reason, "the event loop ended");
-    /* wind down: jobs back to the pool, workers told and stopped */
-    for (mgr_conn *c = m.conns; c; c = c->next)
+    for (int k = 0; k < m->nlocal; k++)
+        m->local[k].out = m->local[k].log = -1;
+    for (int k = 0; k < m->nlocal; k++)
+        spawn_worker(m, k);
+    return 0;
+}
+
+/*
+ * After the event loop: jobs back to the pool, workers told and
+ * stopped, this run's time added to the tree, where the proof stands
+ * printed (report). RETURN the run's mgr_exit code.
+ */
+static int
+run_wind_down(mgr *m)
+{
+    char err[1024];
+    int code = m->finished ? m->exit_code : MGR_STOPPED;
+    if (!m->finished)
+        snprintf(m->stop_reason, sizeof m->stop_reason, "the event loop ended");
+    for (mgr_conn *c = m->conns; c; c = c->next)
         if (c->has_job) {
             mgp_msg cm = {.type = MGP_CANCEL};
             cm.u.id = c->job.id;
             send_msg(c, &cm);
         }
     char rerr[512];
-    int rr = mt_release_all(m.tree, rerr, sizeof rerr);
+    int rr = mt_release_all(m->tree, rerr, sizeof rerr);
     if (rr) {
-        mlog(&m, "the tree failed returning its jobs to the pool: %s", rerr);
+        mlog(m, "the tree failed returning its jobs to the pool: %s", rerr);
         if (code == MGR_PROVED || code == MGR_STOPPED) {
             code = rr == MT_ENOSPC ? MGR_STOPPED : MGR_DAMAGED;
-            snprintf(m.stop_reason, sizeof m.stop_reason, "%s", rerr);
+            snprintf(m->stop_reason, sizeof m->stop_reason, "%s", rerr);
         }
     }
-    for (int k = 0; k < m.nlocal; k++)
-        if (m.local[k].pid > 0)
-            kill(m.local[k].pid, SIGTERM);
-    for (int k = 0; k < m.nlocal; k++)
-        local_wait(&m.local[k]);
+    for (int k = 0; k < m->nlocal; k++)
+        if (m->local[k].pid > 0)
+            kill(m->local[k].pid, SIGTERM);
+    for (int k = 0; k < m->nlocal; k++)
+        local_wait(&m->local[k]);
     double t = mgr_now();
-    mt_add_seconds(m.tree, t - m.last_save);
-    mt_sample(m.tree, t - m.start, err, sizeof err);
-    if (!o->quiet)
-        progress_line(&m, 1);
-    if (report(&m))
+    mt_add_seconds(m->tree, t - m->last_save);
+    mt_sample(m->tree, t - m->start, err, sizeof err);
+    if (!m->o->quiet)
+        progress_line(m, 1);
+    if (report(m))
         code = MGR_DAMAGED;
-    while (m.conns)
-        conn_close(m.conns, NULL);
-out_base:
-    for (int k = 0; k < m.nlocal && m.local; k++)
-        local_close(&m.local[k]);
-    free(m.local);
-    web_free(m.web);
-    if (m.listener)
-        evconnlistener_free(m.listener);
-    if (m.tick)
-        event_free(m.tick);
-    if (m.sigint)
-        event_free(m.sigint);
-    if (m.sigterm)
-        event_free(m.sigterm);
-    if (m.sigchld)
-        event_free(m.sigchld);
-    event_base_free(m.base);
-out:
+    while (m->conns)
+        conn_close(m->conns, NULL);
+    return code;
+}
+
+/* What run_start made, freed (whatever it got to). */
+static void
+run_stop(mgr *m)
+{
+    for (int k = 0; k < m->nlocal && m->local; k++)
+        local_close(&m->local[k]);
+    free(m->local);
+    if (m->o->pages && m->o->pages->stop)
+        m->o->pages->stop(m->o->pages->arg);
+    if (m->listener)
+        evconnlistener_free(m->listener);
+    if (m->tick)
+        event_free(m->tick);
+    if (m->sigint)
+        event_free(m->sigint);
+    if (m->sigterm)
+        event_free(m->sigterm);
+    if (m->sigchld)
+        event_free(m->sigchld);
+    if (m->base)
+        event_base_free(m->base);
+}
+
+/* The run in its steps: open the state, then (unless the proof is
+ * settled already) start the loop, run it, wind down and stop; the
+ * state is closed however it went. */
+int
+mgr_run(const mgr_opts *o)
+{
+    mgr m;
+    memset(&m, 0, sizeof m);
+    m.o = o;
+    m.tty = isatty(2);
+    int lock_fd = -1;
+    int code = run_open(&m, &lock_fd);
+    if (code == 0) {
+        m.start = m.last_progress = m.last_sample = m.last_save = mgr_now();
+        if (mt_done(m.tree)) {
+            snprintf(m.stop_reason, sizeof m.stop_reason, "proved");
+            if (report(&m))
+                code = MGR_DAMAGED;
+        } else {
+            code = run_start(&m);
+            if (code == 0) {
+                event_base_dispatch(m.base);
+                code = run_wind_down(&m);
+            }
+            run_stop(&m);
+        }
+    }
     mt_close(m.tree);
     egdb_close(m.db);
     pst_close(m.store);
-    close(lock_fd);
+    if (lock_fd >= 0)
+        close(lock_fd);
     return code;
 }

@@ -9,19 +9,23 @@
  *   protocol.h  the wire protocol, message by message.
  *   manager.c   mgr_run: the event loop (libevent) that listens for
  *               workers, hands out jobs, takes results, keeps leases and
- *               heartbeats, shows progress and serves the proof's pages
- *               (status.c: web.h's pages, with the run's workers).
- *   web.h       the proof browser: pages and a JSON API over HTTP, for
- *               `checkers serve` (read-only) and --status-port.
+ *               heartbeats and shows progress. Its status pages are not
+ *               its own: a module above it (web/, the proof browser)
+ *               serves them through mgr_pages, reading the run's own
+ *               figures with mgr_live_get (STATUS PAGES below).
+ *   peer.c      what both ends of a connection share: the token file
+ *               (mgr_read_token) and a peer's text made safe for a log
+ *               (mgr_printable).
  *   worker.c    wrk_run: one solver process. It connects, says HELLO,
  *               and answers jobs: df-pn (prover.h) for the job's goal
  *               with 85% of the budget, then alpha-beta (a heuristic score
  *               for the tree) with 15% of it, or less when df-pn ended
- *               sooner (worker.c, ALPHA-BETA AFTER DF-PN). Its proof is written to its own store, checked
- *               there and gathered by the checker's own walk
- *               (padm_collect, prover/admit.h), and sent to the manager,
- *               which admits it (ADMISSION) so that the state directory
- *               holds every proof it relies on, each one checked.
+ *               sooner (worker.c, ALPHA-BETA AFTER DF-PN). Its proof
+ *               is written to its own store, checked there and gathered
+ *               by the checker's own walk (padm_collect, prover/admit.h),
+ *               and sent to the manager, which admits it (ADMISSION) so
+ *               that the state directory holds every proof it relies on,
+ *               each one checked.
  *
  * STATE DIRECTORY (--state DIR)
  *   DIR/tree     the tree (tree.h, PERSISTENCE)
@@ -85,10 +89,21 @@
  *   the proof (answered, or of another proof) are counted, never held. A
  *   batch's memory goes back to the system once it is handled.
  *
+ * STATUS PAGES
+ *   The manager knows nothing of HTTP. mgr_opts.pages, when set, is a
+ *   set of calls it makes from its event loop: start once the proof is
+ *   open (with the loop, the tree, the store and the databases, in a
+ *   mgr_proof), sample every ten seconds, stop at the end. What only the
+ *   run knows (its workers, their jobs, jobs a minute, this run's time)
+ *   the pages read with mgr_live_get on each request. `checkers prove
+ *   --status-port` fills them in from web/web.h (web_live_pages), so
+ *   that the dependency points one way: web/ above manager/.
+ *
  * THREAD SAFETY
  *   mgr_run and wrk_run each own their process's event loop; the worker
  *   solves on a second thread and hands results back through a socket
- *   pair.
+ *   pair. The mgr_pages calls and mgr_live_get run on the manager's
+ *   event loop thread only.
  */
 #ifndef MANAGER_MANAGER_H
 #define MANAGER_MANAGER_H
@@ -96,8 +111,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "egdb/egdb.h"
 #include "engine/engine.h"
 #include "manager/tree.h"
+#include "prover/store.h"
+
+struct event_base;
 
 /* ---- constants ------------------------------------------------------ */
 
@@ -107,7 +126,8 @@
 #define MGR_HELLO_MS 5000 /* a connection must say HELLO within this */
 #define MGR_HELLO_TEXT "5 s"
 
-#define MGR_TOKEN_MIN 32 /* characters of a token beyond loopback (SECURITY) */
+#define MGR_TOKEN_MIN 32    /* characters of a token beyond loopback (SECURITY) */
+#define MGR_LIVE_WORKERS 64 /* workers described by mgr_live_get (all are counted) */
 
 enum mgr_exit { MGR_PROVED = 0, MGR_STOPPED = 1, MGR_USAGE = 2, MGR_DAMAGED = 3 };
 
@@ -121,10 +141,7 @@ typedef struct mgr_opts {
     const char *listen;            /* HOST:PORT, NULL: 127.0.0.1 on any free port */
     const char *token_file;        /* NULL: <state>/token, made at the first start */
     double budget;                 /* seconds for this run, 0: none */
-    int status_port;               /* 0: no status page (unless status_listen) */
-    const char *status_listen;     /* the status pages at HOST:PORT instead of
-                                      127.0.0.1:status_port (manager/web.h) */
-    const char *status_token_file; /* their token (needed beyond loopback) */
+    const struct mgr_pages *pages; /* the status pages (STATUS PAGES), or NULL */
     const char *exe;               /* this program, for local workers */
     size_t cache_bytes;            /* database cache */
     int quiet;                     /* no progress line */
@@ -147,6 +164,58 @@ typedef struct mgr_opts {
  * more (manager.c, PROOF BOUND). */
 #define MGR_PROOF_FLOOR ((size_t)1 << 16)
 #define MGR_PROOF_PER_S ((size_t)100000)
+
+/* ---- the status pages' side (STATUS PAGES) ---------------------------- */
+
+typedef struct mgr mgr; /* a running manager (mgr_run's; opaque) */
+
+/* One connected worker, as mgr_live_get describes it. */
+typedef struct mgr_worker_view {
+    uint32_t id;
+    char name[136]; /* as it said in HELLO, made printable (mgr_printable) */
+    char addr[80];
+    int has_job;
+    uint64_t job_id;
+    eng_pos job_pos;        /* the job's position (a leaf in flight) */
+    double job_s;           /* seconds it has run */
+    uint32_t job_budget_ms; /* its budget */
+    uint64_t jobs_done;
+    double connected_s;
+} mgr_worker_view;
+
+/* What only a running manager knows, beside the tree's own figures. */
+typedef struct mgr_live {
+    double run_s;                              /* seconds of this run */
+    double unsaved_s;                          /* seconds not yet added to the tree's total */
+    double per_minute;                         /* jobs answered in the last minute */
+    size_t nworkers;                           /* workers connected (all of them) */
+    mgr_worker_view workers[MGR_LIVE_WORKERS]; /* the first of them */
+} mgr_live;
+
+/* The proof a running manager has open, handed to mgr_pages.start. All
+ * of it belongs to the manager and lives until mgr_pages.stop; it is
+ * read from the event loop's thread only. */
+typedef struct mgr_proof {
+    mgr *m;                  /* for mgr_live_get */
+    struct event_base *base; /* the manager's event loop: the pages run in it */
+    mt_tree *tree;
+    pst_env *store;
+    const egdb *db; /* NULL: a proof without databases */
+    const char *state;
+} mgr_proof;
+
+/* The calls a running manager makes to its status pages, all from its
+ * event loop. start: once the proof is open and the workers' port
+ * listens; RETURN 0, or -1 after saying why on stderr (the run then
+ * stops with MGR_USAGE). sample: every ten seconds, with this run's
+ * seconds. stop: once at the end, whether start succeeded or not (NULL
+ * members are not called). */
+typedef struct mgr_pages {
+    int (*start)(void *arg, const mgr_proof *p);
+    void (*sample)(void *arg, double run_s);
+    void (*stop)(void *arg);
+    void *arg;
+} mgr_pages;
 
 typedef struct wrk_opts {
     const char *connect;          /* HOST:PORT */
@@ -175,6 +244,14 @@ typedef struct wrk_opts {
  * MGR_DAMAGED (a damaged database, store or tree).
  */
 int mgr_run(const mgr_opts *o);
+
+/*
+ * mgr_live_get - a running manager's own figures into *out: this run's
+ * time, jobs a minute, the workers connected and their jobs (the first
+ * MGR_LIVE_WORKERS of them; nworkers counts all). For the status pages
+ * (mgr_pages); call it from the manager's event loop only, as those are.
+ */
+void mgr_live_get(const mgr *m, mgr_live *out);
 
 /* wrk_run - one worker, until SIGINT/SIGTERM (or a fatal refusal:
  * version or token). RETURN a process exit code. */

@@ -1,6 +1,9 @@
 /*
- * mgr_internal.h - the manager's run state, shared by manager.c (the
- * event loop) and status.c (the status page). Not a public interface.
+ * mgr_internal.h - the manager's run state (manager.c's): the
+ * connections, the local workers, the run's counters. Not a public
+ * interface: the status pages read what they need of it through
+ * manager.h (mgr_live_get), and web/ may not include this header
+ * (tests/deps_check.sh).
  */
 #ifndef MANAGER_MGR_INTERNAL_H
 #define MANAGER_MGR_INTERNAL_H
@@ -62,11 +65,10 @@ typedef struct mgr_conn {
     uint64_t jobs_done;
 } mgr_conn;
 
-typedef struct mgr {
+struct mgr {
     const mgr_opts *o;
     struct event_base *base;
     struct evconnlistener *listener;
-    struct web_server *web; /* the status pages (status.c, web.h), or NULL */
     struct event *tick, *sigint, *sigterm, *sigchld;
     mt_tree *tree;
     pst_env *store;
@@ -92,16 +94,6 @@ typedef struct mgr {
     uint64_t results_run;  /* jobs answered in this run */
     uint64_t cancelled;    /* jobs cancelled as no longer needed (UNWANTED JOBS) */
     double handle_seconds; /* manager time spent handling results and picks */
-} mgr;
-
-/* Jobs answered in the last minute. */
-double mgr_jobs_per_minute(const mgr *m, double now);
-
-/* Starts the status pages on o->status_port (status.c). RETURN 0 or -1
- * with a message on stderr. */
-int mgr_status_start(mgr *m);
-
-/* Seconds from the monotonic clock. */
-double mgr_now(void);
+};
 
 #endif /* MANAGER_MGR_INTERNAL_H */

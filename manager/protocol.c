@@ -21,6 +21,10 @@
  *     that decodes re-encodes to the same bytes. The one exception is a
  *     HELLO of another magic or version, of which only those two fields
  *     are read (see mgp_decode_hello).
+ *
+ * OWNS: nothing but pure functions on memory (no state, thread-safe).
+ * CALLS: libc only. manager.c and worker.c call it; it is the lowest
+ *   layer of manager/ besides peer.c.
  */
 #include <inttypes.h>
 #include <stdarg.h>

@@ -500,7 +500,7 @@ int mt_add_seconds(mt_tree *t, double s);
 void mt_walk(const mt_tree *t, int max_depth, int (*fn)(const mt_view *v, void *arg), void *arg);
 
 /*
- * READ-ONLY ACCESS (the proof browser: manager/web.h, `checkers serve`)
+ * READ-ONLY ACCESS (the proof browser: web/web.h, `checkers serve`)
  *
  * mt_open_ro - opens the tree in dir for reading only: LMDB is opened
  * MDB_RDONLY, and nothing is ever written, to the tree or to the store

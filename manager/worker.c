@@ -3,6 +3,12 @@
  * manager, answers jobs on a solver thread, sends each proof whole, and
  * reconnects with backoff, resending results the manager did not
  * acknowledge.
+ *
+ * OWNS: one worker process's state (the wrk struct: its connection,
+ *   its event loop, its solver thread, its store and databases).
+ * CALLS: protocol.c (frames), peer.c (the token, printable text), the
+ *   solvers (prover/: df-pn, alpha-beta, padm_collect) and egdb/.
+ *   Never manager.c: the worker knows the manager only by its frames.
  */
 #include <errno.h>
 #include <limits.h>
@@ -147,6 +153,122 @@ send_result(wrk *w)
 
 /* ---- the solver thread ------------------------------------------------------ */
 
+/* A job's steps, in the order solve_thread takes them; each fills its
+ * part of w->res. */
+
+/* df-pn for the job's question, as it came, with 85% of the job's time
+ * and its whole node limit (the question is given: no hint orders
+ * anything). */
+static void
+job_dfpn(wrk *w, const mgp_job *j, int dbp, double budget)
+{
+    mgp_result *r = &w->res;
+    prv_opts po = {.db = w->db,
+                   .db_pieces = dbp,
+                   .store = w->st,
+                   .question = &j->q,
+                   .time_limit = budget * 0.85 > 0.2 ? budget * 0.85 : 0.2,
+                   .node_limit = j->node_limit,
+                   .ctx = w->dfpn,
+                   .tt_bytes = w->o->tt_bytes,
+                   .ghi = w->o->ghi,
+                   .stop = &w->stop};
+    prv_result pr;
+    char err[400] = ""; /* fits in a RESULT's message with its prefix */
+    int rc = prv_solve(&j->pos, &po, &pr, err, sizeof err);
+    r->nodes += pr.nodes;
+    if (rc) {
+        r->status = MGP_FAILED;
+        snprintf(r->message, sizeof r->message, "solver: %s", err);
+    } else {
+        r->bound = pr.bound;
+        r->status = pr.complete ? MGP_DONE : MGP_BUDGET;
+    }
+}
+
+/* ALPHA-BETA AFTER DF-PN: a score for the tree (manager/tree.h, LEAF
+ * NUMBERS, and the threshold h). It ran first, with 15% of the job's
+ * time, whatever df-pn then needed: a king ending `solve` proves in
+ * 0.5 s took 5-9 s as a job (issue 41), 4.5 s of it alpha-beta that
+ * a settled question does not use. Now it gets 15% of the job's time
+ * when df-pn used the job, and in proportion (15 to 85, at least
+ * AB_MIN_S, as `solve` gives it) when df-pn ended sooner, never past
+ * the job's end (but AB_MIN_S) when a proof's walk overran; with a node
+ * limit, 15% of it and of the time as before, so that a job bounded by positions
+ * gives the same answer and score on any machine, however loaded
+ * (bench/leafnums.sh compares runs so). */
+static void
+job_score(wrk *w, const mgp_job *j, int dbp, double budget, double t0)
+{
+    mgp_result *r = &w->res;
+    double used = now_s() - t0, abt = used * 0.15 / 0.85;
+    if (abt > budget - used) /* df-pn's proof walk may run past its share */
+        abt = budget - used;
+    if (j->node_limit) /* the node limit binds, whatever the machine */
+        abt = budget * 0.15;
+    ab_opts ao = {.db = w->db,
+                  .db_pieces = dbp,
+                  .time_limit = abt > budget * 0.15 ? budget * 0.15
+                                : abt < AB_MIN_S    ? AB_MIN_S
+                                                    : abt,
+                  .node_limit = j->node_limit ? j->node_limit * 15 / 100 + 1 : 0,
+                  .stop = &w->stop};
+    ab_result ar;
+    if (w->ab && ab_search(w->ab, &j->pos, &ao, &ar) == 0) {
+        r->score = ar.score;
+        r->depth = (uint16_t)ar.depth;
+        r->nodes += ar.nodes;
+    }
+}
+
+/* The records the manager's admission will walk: this worker's proof
+ * checked here first, by the same walk (prover/admit.h). */
+static void
+job_collect(wrk *w, const mgp_job *j)
+{
+    mgp_result *r = &w->res;
+    char err[400] = "";
+    w->items.n = 0;
+    if (r->bound != ENG_LW) {
+        int c = padm_collect(w->st, w->db, &j->pos, &w->items, err, sizeof err);
+        if (c) {
+            r->bound = ENG_LW;
+            r->status = MGP_FAILED;
+            w->items.n = 0;
+            snprintf(r->message, sizeof r->message, "collecting the proof: %s", err);
+        }
+    }
+    r->records = (uint32_t)w->items.n;
+}
+
+/* The children's scores, for the manager to give them if it expands the
+ * position (protocol.h, RESULT): its event loop runs no search. */
+static void
+job_child_scores(wrk *w, const mgp_job *j, int dbp)
+{
+    mgp_result *r = &w->res;
+    r->nscores = 0;
+    if (r->status == MGP_DONE || !w->ab || w->stop)
+        return;
+    eng_movelist ml;
+    int n = eng_generate(&j->pos, &ml, ENG_DUPS_MERGE);
+    if (n <= 0 || n > MGP_SCORES_MAX || n > MT_SCORES_MAX)
+        return;
+    ab_opts so = {
+        .db = w->db, .db_pieces = dbp, .max_depth = MT_SCORE_DEPTH, .node_limit = MT_SCORE_NODES};
+    for (int k = 0; k < n; k++) {
+        eng_pos c;
+        eng_make(&j->pos, &ml.m[k], &c);
+        ab_result sr;
+        int s = ab_search(w->ab, &c, &so, &sr) == 0 ? sr.score : ab_eval(&c);
+        r->scores[k] = (int16_t)(s > 32000 ? 32000 : s < -32000 ? -32000 : s);
+    }
+    r->nscores = (uint16_t)n;
+}
+
+/* One job on the solver thread: df-pn, alpha-beta, the proof gathered,
+ * the children's scores; then the main loop is told through the socket
+ * pair (w->notify_fd), which sends the result. */
 static void *
 solve_thread(void *arg)
 {
@@ -159,93 +281,10 @@ solve_thread(void *arg)
     r->bound = ENG_LW;
     r->status = MGP_BUDGET;
     int dbp = w->db ? w->db_pieces : 0;
-    /* df-pn for the job's question, as it came, with 85% of the job's
-     * time and its whole node limit (the question is given: no hint
-     * orders anything) */
-    prv_opts po = {.db = w->db,
-                   .db_pieces = dbp,
-                   .store = w->st,
-                   .question = &j.q,
-                   .time_limit = budget * 0.85 > 0.2 ? budget * 0.85 : 0.2,
-                   .node_limit = j.node_limit,
-                   .ctx = w->dfpn,
-                   .tt_bytes = w->o->tt_bytes,
-                   .ghi = w->o->ghi,
-                   .stop = &w->stop};
-    prv_result pr;
-    char err[400] = ""; /* fits in a RESULT's message with its prefix */
-    int rc = prv_solve(&j.pos, &po, &pr, err, sizeof err);
-    r->nodes += pr.nodes;
-    if (rc) {
-        r->status = MGP_FAILED;
-        snprintf(r->message, sizeof r->message, "solver: %s", err);
-    } else {
-        r->bound = pr.bound;
-        r->status = pr.complete ? MGP_DONE : MGP_BUDGET;
-    }
-    /* ALPHA-BETA AFTER DF-PN: a score for the tree (manager/tree.h, LEAF
-     * NUMBERS, and the threshold h). It ran first, with 15% of the job's
-     * time, whatever df-pn then needed: a king ending `solve` proves in
-     * 0.5 s took 5-9 s as a job (issue 41), 4.5 s of it alpha-beta that
-     * a settled question does not use. Now it gets 15% of the job's time
-     * when df-pn used the job, and in proportion (15 to 85, at least
-     * AB_MIN_S, as `solve` gives it) when df-pn ended sooner, never past
-     * the job's end (but AB_MIN_S) when a proof's walk overran; with a node
-     * limit, 15% of it and of the time as before, so that a job bounded by positions
-     * gives the same answer and score on any machine, however loaded
-     * (bench/leafnums.sh compares runs so). */
-    double used = now_s() - t0, abt = used * 0.15 / 0.85;
-    if (abt > budget - used) /* df-pn's proof walk may run past its share */
-        abt = budget - used;
-    if (j.node_limit) /* the node limit binds, whatever the machine */
-        abt = budget * 0.15;
-    ab_opts ao = {.db = w->db,
-                  .db_pieces = dbp,
-                  .time_limit = abt > budget * 0.15 ? budget * 0.15
-                                : abt < AB_MIN_S    ? AB_MIN_S
-                                                    : abt,
-                  .node_limit = j.node_limit ? j.node_limit * 15 / 100 + 1 : 0,
-                  .stop = &w->stop};
-    ab_result ar;
-    if (w->ab && ab_search(w->ab, &j.pos, &ao, &ar) == 0) {
-        r->score = ar.score;
-        r->depth = (uint16_t)ar.depth;
-        r->nodes += ar.nodes;
-    }
-    w->items.n = 0;
-    if (r->bound != ENG_LW) {
-        /* the records the manager's admission will walk: this worker's
-         * proof checked here first, by the same walk (prover/admit.h) */
-        int c = padm_collect(w->st, w->db, &j.pos, &w->items, err, sizeof err);
-        if (c) {
-            r->bound = ENG_LW;
-            r->status = MGP_FAILED;
-            w->items.n = 0;
-            snprintf(r->message, sizeof r->message, "collecting the proof: %s", err);
-        }
-    }
-    r->records = (uint32_t)w->items.n;
-    /* the children's scores, for the manager to give them if it expands
-     * the position (protocol.h, RESULT): its event loop runs no search */
-    r->nscores = 0;
-    if (r->status != MGP_DONE && w->ab && !w->stop) {
-        eng_movelist ml;
-        int n = eng_generate(&j.pos, &ml, ENG_DUPS_MERGE);
-        if (n > 0 && n <= MGP_SCORES_MAX && n <= MT_SCORES_MAX) {
-            ab_opts so = {.db = w->db,
-                          .db_pieces = dbp,
-                          .max_depth = MT_SCORE_DEPTH,
-                          .node_limit = MT_SCORE_NODES};
-            for (int k = 0; k < n; k++) {
-                eng_pos c;
-                eng_make(&j.pos, &ml.m[k], &c);
-                ab_result sr;
-                int s = ab_search(w->ab, &c, &so, &sr) == 0 ? sr.score : ab_eval(&c);
-                r->scores[k] = (int16_t)(s > 32000 ? 32000 : s < -32000 ? -32000 : s);
-            }
-            r->nscores = (uint16_t)n;
-        }
-    }
+    job_dfpn(w, &j, dbp, budget);
+    job_score(w, &j, dbp, budget, t0);
+    job_collect(w, &j);
+    job_child_scores(w, &j, dbp);
     r->ms = (uint32_t)((now_s() - t0) * 1000);
     char one = 1;
     if (write(w->notify_fd[1], &one, 1) < 0) {
@@ -600,31 +639,6 @@ on_signal(evutil_socket_t sig, short what, void *arg)
     w->stopping = 1;
     w->stop = 1;
     event_base_loopexit(w->base, NULL);
-}
-
-int
-mgr_read_token(const char *path, char *buf, size_t cap, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "token file %s: %s", path, strerror(errno));
-        return -1;
-    }
-    char line[MGP_TOKEN_MAX + 8];
-    int ok = fgets(line, sizeof line, f) != NULL;
-    fclose(f);
-    if (!ok) {
-        snprintf(err, errlen, "token file %s is empty", path);
-        return -1;
-    }
-    line[strcspn(line, "\r\n")] = 0;
-    if (!line[0] || strlen(line) > MGP_TOKEN_MAX || strlen(line) >= cap) {
-        snprintf(err, errlen, "token file %s: the first line must hold 1 to %d characters", path,
-                 MGP_TOKEN_MAX);
-        return -1;
-    }
-    snprintf(buf, cap, "%s", line);
-    return 0;
 }
 
 int

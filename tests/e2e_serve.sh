@@ -1,5 +1,5 @@
 #!/bin/bash
-# End-to-end checks of the proof browser (manager/web.h): `checkers serve`
+# End-to-end checks of the proof browser (web/web.h): `checkers serve`
 # on a small proved state, and `checkers prove --status-port` (and
 # `serve` beside it) on a running proof. The JSON API against `checkers tree`, value for value; the page
 # in headless Chromium (its DOM holds the board, the moves and the

@@ -1,7 +1,7 @@
 /*
  * hmac.h - HMAC-SHA-256 (FIPS 180-4, RFC 2104), for the one place the
- * manager needs a keyed one-way function: the status page's cookie
- * (web.c, SECURITY). The cookie must let a browser in again without
+ * project needs a keyed one-way function: the proof browser's cookie
+ * (web.h and web.c, SECURITY). The cookie must let a browser in again without
  * holding the page's token itself, so that a cookie read off a machine or
  * a proxy log cannot be replayed as a token (as a worker's token, when
  * one file serves both, or as the page's Bearer token): it carries
@@ -11,25 +11,25 @@
  *
  * Not for bulk data or speed; pure functions, thread-safe.
  */
-#ifndef MANAGER_HMAC_H
-#define MANAGER_HMAC_H
+#ifndef WEB_HMAC_H
+#define WEB_HMAC_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define MGR_SHA256_BYTES 32
+#define WEB_SHA256_BYTES 32
 
 /*
- * mgr_sha256 - the SHA-256 digest of len bytes at data into out.
+ * web_sha256 - the SHA-256 digest of len bytes at data into out.
  */
-void mgr_sha256(const void *data, size_t len, uint8_t out[MGR_SHA256_BYTES]);
+void web_sha256(const void *data, size_t len, uint8_t out[WEB_SHA256_BYTES]);
 
 /*
- * mgr_hmac_sha256 - HMAC-SHA-256 of msg (mlen bytes) under key (klen
+ * web_hmac_sha256 - HMAC-SHA-256 of msg (mlen bytes) under key (klen
  * bytes, any length: a key longer than a block is hashed first, RFC 2104)
  * into out.
  */
-void mgr_hmac_sha256(const void *key, size_t klen, const void *msg, size_t mlen,
-                     uint8_t out[MGR_SHA256_BYTES]);
+void web_hmac_sha256(const void *key, size_t klen, const void *msg, size_t mlen,
+                     uint8_t out[WEB_SHA256_BYTES]);
 
-#endif /* MANAGER_HMAC_H */
+#endif /* WEB_HMAC_H */

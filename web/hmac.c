@@ -1,11 +1,14 @@
 /*
  * hmac.c - SHA-256 and HMAC-SHA-256 (hmac.h is the manual), written from
  * FIPS 180-4 (sections 4.1.2, 4.2.2, 5.1.1, 6.2) and RFC 2104. Checked in
- * tests/test_manager_web.c against the standards' test vectors.
+ * tests/test_web.c against the standards' test vectors.
+ *
+ * OWNS: nothing (pure functions, thread-safe).
+ * CALLS: libc only; web.c calls it for the cookie (web.h, SECURITY).
  */
 #include <string.h>
 
-#include "manager/hmac.h"
+#include "web/hmac.h"
 
 /* ---- constants ---------------------------------------------------------- */
 
@@ -111,7 +114,7 @@ sha_add(sha256 *s, const void *data, size_t len)
 /* Padding (5.1.1: a 1 bit, zeros, the length in bits, big-endian) and
  * the digest, big-endian words. */
 static void
-sha_end(sha256 *s, uint8_t out[MGR_SHA256_BYTES])
+sha_end(sha256 *s, uint8_t out[WEB_SHA256_BYTES])
 {
     uint64_t bits = s->total * 8;
     uint8_t pad[BLOCK + 8] = {0x80};
@@ -125,7 +128,7 @@ sha_end(sha256 *s, uint8_t out[MGR_SHA256_BYTES])
 }
 
 void
-mgr_sha256(const void *data, size_t len, uint8_t out[MGR_SHA256_BYTES])
+web_sha256(const void *data, size_t len, uint8_t out[WEB_SHA256_BYTES])
 {
     sha256 s;
     sha_init(&s);
@@ -137,12 +140,12 @@ mgr_sha256(const void *data, size_t len, uint8_t out[MGR_SHA256_BYTES])
 
 /* RFC 2104: H((K ^ opad) || H((K ^ ipad) || msg)), K padded to a block. */
 void
-mgr_hmac_sha256(const void *key, size_t klen, const void *msg, size_t mlen,
-                uint8_t out[MGR_SHA256_BYTES])
+web_hmac_sha256(const void *key, size_t klen, const void *msg, size_t mlen,
+                uint8_t out[WEB_SHA256_BYTES])
 {
-    uint8_t k[BLOCK] = {0}, pad[BLOCK], inner[MGR_SHA256_BYTES];
+    uint8_t k[BLOCK] = {0}, pad[BLOCK], inner[WEB_SHA256_BYTES];
     if (klen > BLOCK)
-        mgr_sha256(key, klen, k);
+        web_sha256(key, klen, k);
     else
         memcpy(k, key, klen);
     sha256 s;

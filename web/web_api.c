@@ -7,7 +7,14 @@
  * Everything here reads: the tree through mt_lookup / mt_parents /
  * mt_each (O(1) a position, so a page costs its position's moves, not
  * the tree), the proof store through pst_get, the databases through
- * egdb_probe.
+ * the leaf rule (prover/leaf.h).
+ *
+ * OWNS: nothing between requests (each answer is built from the
+ *   web_server it is given and freed before it returns).
+ * CALLS: web_text.c (escaping) and, read-only, the manager's public
+ *   tree.h, the proof store (prover/store.h), the checker
+ *   (prover/check.h, for /api/check) and the databases. Called by
+ *   web_page.c and web.c; it calls neither.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,9 +24,9 @@
 
 #include <event2/buffer.h>
 
-#include "manager/web_internal.h"
-#include "prover/leaf.h"
+#include "web/web_internal.h"
 #include "prover/check.h"
+#include "prover/leaf.h"
 #include "prover/prover.h"
 #include "prover/search.h"
 
@@ -120,16 +127,6 @@ set_add(pos_set *s, const eng_pos *p, int32_t aux)
     return 1;
 }
 
-const char *
-web_pn_text(uint64_t v, char *buf, size_t cap)
-{
-    if (v >= MT_INF)
-        snprintf(buf, cap, "inf");
-    else
-        snprintf(buf, cap, "%" PRIu64, v);
-    return buf;
-}
-
 /* +1 when bound b (for p's side to move) answers question q yes, -1 no,
  * 0 open (eng_question_answer). The page needs the rule to tell a pn of
  * 0 from a proof: a node whose pn is 0 while its bound does not answer
@@ -138,12 +135,6 @@ static int
 answers(const eng_question *q, const eng_pos *p, eng_bound b)
 {
     return eng_question_answer(q, p->stm, b);
-}
-
-const char *
-web_side(int stm)
-{
-    return stm == ENG_BLACK ? "Black" : "White";
 }
 
 /* ---- a position's status ---------------------------------------------------- */
@@ -605,6 +596,109 @@ main_line_json(web_server *w, const eng_pos *p, struct evbuffer *b)
     web_json_str(b, why);
 }
 
+/* /api/node's head: the position, its board, the proof, and the line
+ * from the root (its moves; the caller closes the list). */
+static void
+node_head_json(web_server *w, struct evbuffer *b, const eng_pos *p, const char *fen,
+               const web_line *line)
+{
+    evbuffer_add_printf(b, "{\"fen\":");
+    web_json_str(b, fen);
+    evbuffer_add_printf(b, ",\"side\":\"%s\",\"pieces\":%d,\"root\":%s,\"board\":{\"bm\":",
+                        p->stm == ENG_BLACK ? "black" : "white", eng_pieces(p),
+                        line->known && line->n == 0 ? "true" : "false");
+    squares_json(b, p->bm);
+    evbuffer_add_printf(b, ",\"wm\":");
+    squares_json(b, p->wm);
+    evbuffer_add_printf(b, ",\"bk\":");
+    squares_json(b, p->bk);
+    evbuffer_add_printf(b, ",\"wk\":");
+    squares_json(b, p->wk);
+    evbuffer_add_printf(b, "},\"proof\":");
+    proof_json(w, b, &w->st);
+    evbuffer_add_printf(b, ",\"line\":{\"known\":%s,\"moves\":[", line->known ? "true" : "false");
+    for (int i = 0; i < line->n; i++) {
+        char f[ENG_FEN_MAX];
+        eng_format_fen(&line->pos[i + 1], f, sizeof f);
+        evbuffer_add_printf(b, "%s{\"move\":", i ? "," : "");
+        web_json_str(b, line->move[i]);
+        evbuffer_add_printf(b, ",\"fen\":");
+        web_json_str(b, f);
+        evbuffer_add_printf(b, "}");
+    }
+}
+
+/* The proof store's record of s's position as JSON (null without one):
+ * its bound and the moves it keeps for a win and for a draw. */
+static void
+record_json(struct evbuffer *b, const web_status *s)
+{
+    if (!s->has_record) {
+        evbuffer_add_printf(b, "null");
+        return;
+    }
+    char mv[ENG_MOVE_STR_MAX];
+    eng_move m;
+    evbuffer_add_printf(b, "{\"bound\":\"%s\",\"value\":\"%s\",\"win_move\":",
+                        eng_bound_name(s->rec.bound), prv_bound_word(s->rec.bound));
+    if (s->rec.win.from != PST_NOMOVE && pst_move_find(&s->pos, &s->rec.win, &m) == 0) {
+        eng_format_move(&m, mv, sizeof mv);
+        web_json_str(b, mv);
+    } else {
+        evbuffer_add_printf(b, "null");
+    }
+    evbuffer_add_printf(b, ",\"draw_move\":");
+    if (s->rec.draw.from != PST_NOMOVE && pst_move_find(&s->pos, &s->rec.draw, &m) == 0) {
+        eng_format_move(&m, mv, sizeof mv);
+        web_json_str(b, mv);
+    } else {
+        evbuffer_add_printf(b, "null");
+    }
+    evbuffer_add_printf(b, ",\"effort\":%" PRIu64 "}", s->rec.effort);
+}
+
+/* Every legal move of p with its child's status (",\"moves\":[...]");
+ * proving: the proving move's text, or NULL. */
+static void
+moves_json(web_server *w, struct evbuffer *b, const eng_pos *p, const char *proving)
+{
+    evbuffer_add_printf(b, ",\"moves\":[");
+    eng_movelist ml;
+    eng_generate(p, &ml, ENG_DUPS_MERGE);
+    for (int i = 0; i < ml.n; i++) {
+        const eng_move *m = &ml.m[i];
+        char mv[ENG_MOVE_STR_MAX], cf[ENG_FEN_MAX];
+        eng_pos c;
+        web_status cs;
+        eng_make(p, m, &c);
+        eng_format_move(m, mv, sizeof mv);
+        eng_format_fen(&c, cf, sizeof cf);
+        web_status_of(w, &c, &cs);
+        evbuffer_add_printf(b, "%s{\"move\":", i ? "," : "");
+        web_json_str(b, mv);
+        evbuffer_add_printf(b, ",\"from\":%d,\"to\":%d,\"path\":[", m->from + 1, m->to + 1);
+        for (int j = 0; j < m->njumps; j++)
+            evbuffer_add_printf(b, "%s%d", j ? "," : "", m->path[j] + 1);
+        evbuffer_add_printf(b, "],\"captures\":");
+        squares_json(b, m->captured);
+        evbuffer_add_printf(b, ",\"fen\":");
+        web_json_str(b, cf);
+        evbuffer_add_printf(b, ",\"proving\":%s,\"for_mover\":\"%s\"",
+                            proving && !strcmp(mv, proving) ? "true" : "false",
+                            prv_bound_word(eng_bound_neg(cs.bound)));
+        if (cs.in_tree) { /* the score from the mover's side, explained */
+            char txt[300];
+            web_score_text(-cs.v.score, web_side(p->stm), txt, sizeof txt);
+            evbuffer_add_printf(b, ",\"mover_score\":%d,\"mover_score_text\":", -cs.v.score);
+            web_json_str(b, txt);
+        }
+        evbuffer_add_printf(b, ",\"status\":");
+        status_json(b, &cs);
+        evbuffer_add_printf(b, "}");
+    }
+    evbuffer_add_printf(b, "]");
+}
+
 /*
  * One position and every legal move with its child's status: all a click
  * needs, and nothing of the rest of the tree. A position is answered when
@@ -636,57 +730,12 @@ web_api_node(web_server *w, const eng_pos *p, const char *line_text, struct evbu
         free(line);
         return 400;
     }
-    const mt_stats *st = &w->st;
-    evbuffer_add_printf(b, "{\"fen\":");
-    web_json_str(b, fen);
-    evbuffer_add_printf(b, ",\"side\":\"%s\",\"pieces\":%d,\"root\":%s,\"board\":{\"bm\":",
-                        p->stm == ENG_BLACK ? "black" : "white", eng_pieces(p),
-                        line->known && line->n == 0 ? "true" : "false");
-    squares_json(b, p->bm);
-    evbuffer_add_printf(b, ",\"wm\":");
-    squares_json(b, p->wm);
-    evbuffer_add_printf(b, ",\"bk\":");
-    squares_json(b, p->bk);
-    evbuffer_add_printf(b, ",\"wk\":");
-    squares_json(b, p->wk);
-    evbuffer_add_printf(b, "},\"proof\":");
-    proof_json(w, b, st);
-    evbuffer_add_printf(b, ",\"line\":{\"known\":%s,\"moves\":[", line->known ? "true" : "false");
-    for (int i = 0; i < line->n; i++) {
-        char f[ENG_FEN_MAX];
-        eng_format_fen(&line->pos[i + 1], f, sizeof f);
-        evbuffer_add_printf(b, "%s{\"move\":", i ? "," : "");
-        web_json_str(b, line->move[i]);
-        evbuffer_add_printf(b, ",\"fen\":");
-        web_json_str(b, f);
-        evbuffer_add_printf(b, "}");
-    }
+    node_head_json(w, b, p, fen, line);
     free(line);
     evbuffer_add_printf(b, "]},\"status\":");
     status_json(b, &s);
     evbuffer_add_printf(b, ",\"record\":");
-    if (s.has_record) {
-        char mv[ENG_MOVE_STR_MAX];
-        eng_move m;
-        evbuffer_add_printf(b, "{\"bound\":\"%s\",\"value\":\"%s\",\"win_move\":",
-                            eng_bound_name(s.rec.bound), prv_bound_word(s.rec.bound));
-        if (s.rec.win.from != PST_NOMOVE && pst_move_find(p, &s.rec.win, &m) == 0) {
-            eng_format_move(&m, mv, sizeof mv);
-            web_json_str(b, mv);
-        } else {
-            evbuffer_add_printf(b, "null");
-        }
-        evbuffer_add_printf(b, ",\"draw_move\":");
-        if (s.rec.draw.from != PST_NOMOVE && pst_move_find(p, &s.rec.draw, &m) == 0) {
-            eng_format_move(&m, mv, sizeof mv);
-            web_json_str(b, mv);
-        } else {
-            evbuffer_add_printf(b, "null");
-        }
-        evbuffer_add_printf(b, ",\"effort\":%" PRIu64 "}", s.rec.effort);
-    } else {
-        evbuffer_add_printf(b, "null");
-    }
+    record_json(b, &s);
     eng_move pm;
     int has_pm = web_proving_move(w, &s, &pm);
     char pmtext[ENG_MOVE_STR_MAX] = "";
@@ -703,41 +752,8 @@ web_api_node(web_server *w, const eng_pos *p, const char *line_text, struct evbu
         web_json_str(b, note);
     }
     main_line_json(w, p, b);
-    evbuffer_add_printf(b, ",\"moves\":[");
-    eng_movelist ml;
-    eng_generate(p, &ml, ENG_DUPS_MERGE);
-    for (int i = 0; i < ml.n; i++) {
-        const eng_move *m = &ml.m[i];
-        char mv[ENG_MOVE_STR_MAX], cf[ENG_FEN_MAX];
-        eng_pos c;
-        web_status cs;
-        eng_make(p, m, &c);
-        eng_format_move(m, mv, sizeof mv);
-        eng_format_fen(&c, cf, sizeof cf);
-        web_status_of(w, &c, &cs);
-        evbuffer_add_printf(b, "%s{\"move\":", i ? "," : "");
-        web_json_str(b, mv);
-        evbuffer_add_printf(b, ",\"from\":%d,\"to\":%d,\"path\":[", m->from + 1, m->to + 1);
-        for (int j = 0; j < m->njumps; j++)
-            evbuffer_add_printf(b, "%s%d", j ? "," : "", m->path[j] + 1);
-        evbuffer_add_printf(b, "],\"captures\":");
-        squares_json(b, m->captured);
-        evbuffer_add_printf(b, ",\"fen\":");
-        web_json_str(b, cf);
-        evbuffer_add_printf(b, ",\"proving\":%s,\"for_mover\":\"%s\"",
-                            has_pm && !strcmp(mv, pmtext) ? "true" : "false",
-                            prv_bound_word(eng_bound_neg(cs.bound)));
-        if (cs.in_tree) { /* the score from the mover's side, explained */
-            char txt[300];
-            web_score_text(-cs.v.score, web_side(p->stm), txt, sizeof txt);
-            evbuffer_add_printf(b, ",\"mover_score\":%d,\"mover_score_text\":", -cs.v.score);
-            web_json_str(b, txt);
-        }
-        evbuffer_add_printf(b, ",\"status\":");
-        status_json(b, &cs);
-        evbuffer_add_printf(b, "}");
-    }
-    evbuffer_add_printf(b, "]}\n");
+    moves_json(w, b, p, has_pm ? pmtext : NULL);
+    evbuffer_add_printf(b, "}\n");
     return 200;
 }
 

@@ -10,6 +10,12 @@
  * plot. Proof and disproof numbers span many powers of ten and can be 0
  * or infinite: their axis is log10(1 + n), ticked at 0, 1, 10, 100 ...,
  * with a band at the top for infinity (drawn and labelled ∞).
+ *
+ * OWNS: the published openings read once for the browser's picker
+ *   (web_server.ops); nothing else between requests.
+ * CALLS: web_api.c (a position's status, the proving move, the leaves),
+ *   web_text.c (escaping), the tree's history and figures (tree.h) and
+ *   openings/ (ops_load). Called by web.c only.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -19,7 +25,7 @@
 
 #include <event2/buffer.h>
 
-#include "manager/web_internal.h"
+#include "web/web_internal.h"
 #include "prover/prover.h"
 
 /* ---- constants -------------------------------------------------------- */
@@ -106,46 +112,78 @@ y_tick(struct evbuffer *b, double v, double y)
                         CH_L, y, CH_R, y, CH_L - 5, y, CH_L, y, CH_L - 8, y + 4, t);
 }
 
-static void
-chart(struct evbuffer *b, const char *title, const char *ytitle, int ylog, double xmax,
-      const series *s, size_t ns, const char *empty)
+/* A chart's scales, worked out from its series before anything is drawn. */
+typedef struct axes {
+    int ylog;         /* the y axis is log10(1 + v), with a band for infinity */
+    int has_inf;      /* some y is infinite (the band is drawn) */
+    size_t finite;    /* y values that are numbers */
+    double top;       /* the plot's top for finite values (below the band) */
+    double lmax;      /* log axis: its top, in powers of ten */
+    double ymax;      /* linear axis: its top, a whole number of ysteps */
+    double ystep;     /* linear axis: the tick step */
+    const char *unit; /* the time unit of the x axis */
+    double div;       /* seconds in that unit */
+    double xm;        /* the x axis' span in that unit (at least 1) */
+} axes;
+
+/* The pixel row of v, and the pixel column of x seconds. */
+static double
+ypix(const axes *a, double v)
 {
+    return isinf(v)  ? CH_T + CH_INF / 2.0
+           : a->ylog ? CH_B - (CH_B - a->top) * log10(1 + v) / (a->lmax > 0 ? a->lmax : 1)
+                     : CH_B - (CH_B - a->top) * v / a->ymax;
+}
+
+static double
+xpix(const axes *a, double x)
+{
+    return CH_L + (CH_R - CH_L) * (x / a->div) / a->xm;
+}
+
+/* The scales of a chart over xmax seconds showing the ns series s. */
+static void
+chart_axes(axes *a, int ylog, double xmax, const series *s, size_t ns)
+{
+    memset(a, 0, sizeof *a);
+    a->ylog = ylog;
     /* the time unit */
-    const char *unit = "seconds";
-    double div = 1;
+    a->unit = "seconds";
+    a->div = 1;
     if (xmax > 3 * 86400)
-        unit = "days", div = 86400;
+        a->unit = "days", a->div = 86400;
     else if (xmax > 3 * 3600)
-        unit = "hours", div = 3600;
+        a->unit = "hours", a->div = 3600;
     else if (xmax > 180)
-        unit = "minutes", div = 60;
-    double xm = xmax / div > 0 ? xmax / div : 1;
+        a->unit = "minutes", a->div = 60;
+    a->xm = xmax / a->div > 0 ? xmax / a->div : 1;
     /* the y range */
     double ymax = 0;
-    int has_inf = 0;
-    size_t finite = 0;
     for (size_t k = 0; k < ns; k++)
         for (size_t i = 0; i < s[k].n; i++) {
             double y = s[k].y[i];
             if (isinf(y))
-                has_inf = 1;
+                a->has_inf = 1;
             else if (!isnan(y)) {
-                finite++;
+                a->finite++;
                 ymax = y > ymax ? y : ymax;
             }
         }
-    double top = CH_T + (ylog && has_inf ? CH_INF + 14 : 0);
-    double lmax = ylog ? ceil(log10(1 + (ymax > 1 ? ymax : 1))) : 0;
-    double ystep = 1;
+    a->top = CH_T + (ylog && a->has_inf ? CH_INF + 14 : 0);
+    a->lmax = ylog ? ceil(log10(1 + (ymax > 1 ? ymax : 1))) : 0;
+    a->ystep = 1;
     if (!ylog) {
-        ystep = nice_step(ymax > 0 ? ymax : 1, 5);
-        ymax = ceil((ymax > 0 ? ymax : 1) / ystep) * ystep;
+        a->ystep = nice_step(ymax > 0 ? ymax : 1, 5);
+        ymax = ceil((ymax > 0 ? ymax : 1) / a->ystep) * a->ystep;
     }
-#define YPIX(v)                                                                                    \
-    (isinf(v) ? CH_T + CH_INF / 2.0                                                                \
-     : ylog   ? CH_B - (CH_B - top) * log10(1 + (v)) / (lmax > 0 ? lmax : 1)                       \
-              : CH_B - (CH_B - top) * (v) / ymax)
-#define XPIX(x) (CH_L + (CH_R - CH_L) * ((x) / div) / xm)
+    a->ymax = ymax;
+}
+
+/* The chart's frame: the SVG element, its title, the y ticks (and the
+ * band for infinity), the x ticks, the axes and their titles. */
+static void
+chart_frame(struct evbuffer *b, const axes *a, const char *title, const char *ytitle)
+{
     evbuffer_add_printf(b,
                         "<svg class='chart' xmlns='http://www.w3.org/2000/svg' width='%d' "
                         "height='%d' viewBox='0 0 %d %d' role='img'><title>",
@@ -158,25 +196,25 @@ chart(struct evbuffer *b, const char *title, const char *ytitle, int ylog, doubl
     web_html(b, title);
     evbuffer_add_printf(b, "</text>\n");
     /* y ticks, grid lines and numbers */
-    if (ylog) {
-        for (int e = -1; e <= (int)lmax; e++) {
+    if (a->ylog) {
+        for (int e = -1; e <= (int)a->lmax; e++) {
             double v = e < 0 ? 0 : pow(10, e);
-            y_tick(b, v, YPIX(v));
+            y_tick(b, v, ypix(a, v));
         }
-        if (has_inf)
+        if (a->has_inf)
             evbuffer_add_printf(b,
                                 "<rect x='%d' y='%d' width='%d' height='%d' fill='#f6f0f0'/>"
                                 "<text x='%d' y='%d' font-size='13' text-anchor='end'>∞</text>\n",
                                 CH_L, CH_T, CH_R - CH_L, CH_INF, CH_L - 8, CH_T + CH_INF - 3);
     } else {
-        for (double v = 0; v <= ymax + ystep / 2; v += ystep) {
-            y_tick(b, v, YPIX(v));
+        for (double v = 0; v <= a->ymax + a->ystep / 2; v += a->ystep) {
+            y_tick(b, v, ypix(a, v));
         }
     }
     /* x ticks */
-    double xstep = nice_step(xm, 6);
-    for (double v = 0; v <= xm + xstep / 1000; v += xstep) {
-        double x = CH_L + (CH_R - CH_L) * v / xm;
+    double xstep = nice_step(a->xm, 6);
+    for (double v = 0; v <= a->xm + xstep / 1000; v += xstep) {
+        double x = CH_L + (CH_R - CH_L) * v / a->xm;
         evbuffer_add_printf(b,
                             "<line x1='%.1f' y1='%d' x2='%.1f' y2='%d' stroke='#000'/>"
                             "<text x='%.1f' y='%d' font-size='11' text-anchor='middle'>%g</text>\n",
@@ -191,10 +229,17 @@ chart(struct evbuffer *b, const char *title, const char *ytitle, int ylog, doubl
                         "<text transform='translate(16 %d) rotate(-90)' font-size='12' "
                         "text-anchor='middle'>",
                         CH_L, CH_B, CH_R, CH_B, CH_L, CH_T, CH_L, CH_B, (CH_L + CH_R) / 2,
-                        CH_H - 14, unit, (CH_T + CH_B) / 2);
+                        CH_H - 14, a->unit, (CH_T + CH_B) / 2);
     web_html(b, ytitle);
     evbuffer_add_printf(b, "</text>\n");
-    /* the series, and the legend beside the plot */
+}
+
+/* The series as lines (a NaN breaks a line; a step series holds each
+ * value until the next), the latest value of each marked, and the
+ * legend beside the plot. */
+static void
+chart_series(struct evbuffer *b, const axes *a, const series *s, size_t ns)
+{
     for (size_t k = 0; k < ns; k++) {
         int open = 0;
         double py = 0, lx = -1, lyy = 0;
@@ -206,7 +251,7 @@ chart(struct evbuffer *b, const char *title, const char *ytitle, int ylog, doubl
                 open = 0;
                 continue;
             }
-            double x = XPIX(s[k].x[i]), yy = YPIX(y);
+            double x = xpix(a, s[k].x[i]), yy = ypix(a, y);
             if (!open) /* the first one wide and solid, the others thin and dashed:
                           where two lines coincide (workers and jobs in flight, most of
                           a run) both stay seen */
@@ -236,15 +281,25 @@ chart(struct evbuffer *b, const char *title, const char *ytitle, int ylog, doubl
         web_html(b, s[k].name);
         evbuffer_add_printf(b, "</text>\n");
     }
-    if (!finite && !has_inf && empty) {
+}
+
+/* One chart (see above): its scales, its frame, its series; a chart
+ * with no point at all says why in its plot (empty). */
+static void
+chart(struct evbuffer *b, const char *title, const char *ytitle, int ylog, double xmax,
+      const series *s, size_t ns, const char *empty)
+{
+    axes a;
+    chart_axes(&a, ylog, xmax, s, ns);
+    chart_frame(b, &a, title, ytitle);
+    chart_series(b, &a, s, ns);
+    if (!a.finite && !a.has_inf && empty) {
         evbuffer_add_printf(b, "<text x='%d' y='%d' font-size='12' fill='#666'>", CH_L + 14,
                             (CH_T + CH_B) / 2);
         web_html(b, empty);
         evbuffer_add_printf(b, "</text>\n");
     }
     evbuffer_add_printf(b, "</svg>\n");
-#undef YPIX
-#undef XPIX
 }
 
 static void
@@ -529,6 +584,31 @@ leaves_tables(web_server *w, struct evbuffer *b)
     evbuffer_add_printf(b, "</table>\n");
 }
 
+/* A running manager's workers, each with its job. */
+static void
+workers_table(web_server *w, struct evbuffer *b)
+{
+    const web_run *r = &w->scratch;
+    evbuffer_add_printf(b, "<h2>Workers</h2><table><tr><th>id</th><th class='l'>name</th>"
+                           "<th class='l'>address</th><th>job</th><th>jobs done</th>"
+                           "<th>connected s</th></tr>\n");
+    for (size_t i = 0; i < r->nworkers && i < WEB_MAX_WORKERS; i++) {
+        const web_worker *k = &r->workers[i];
+        evbuffer_add_printf(b, "<tr><td>%u</td><td class='l'>", k->id);
+        web_html(b, k->name);
+        evbuffer_add_printf(b, "</td><td class='l'>");
+        web_html(b, k->addr);
+        evbuffer_add_printf(b, "</td><td>");
+        if (k->has_job)
+            evbuffer_add_printf(b, "%" PRIu64, k->job_id);
+        evbuffer_add_printf(b, "</td><td>%" PRIu64 "</td><td>%.0f</td></tr>\n", k->jobs_done,
+                            k->connected_s);
+    }
+    evbuffer_add_printf(b, "</table>\n");
+    if (r->nworkers > WEB_MAX_WORKERS)
+        evbuffer_add_printf(b, "<p class='note'>and %zu more</p>\n", r->nworkers - WEB_MAX_WORKERS);
+}
+
 void
 web_page_overview(web_server *w, struct evbuffer *b)
 {
@@ -611,27 +691,8 @@ web_page_overview(web_server *w, struct evbuffer *b)
     evbuffer_add_printf(b, "<h2>The root's moves</h2>\n");
     root_moves(w, b);
     leaves_tables(w, b);
-    if (w->run) {
-        evbuffer_add_printf(b, "<h2>Workers</h2><table><tr><th>id</th><th class='l'>name</th>"
-                               "<th class='l'>address</th><th>job</th><th>jobs done</th>"
-                               "<th>connected s</th></tr>\n");
-        for (size_t i = 0; i < r->nworkers && i < WEB_MAX_WORKERS; i++) {
-            const web_worker *k = &r->workers[i];
-            evbuffer_add_printf(b, "<tr><td>%u</td><td class='l'>", k->id);
-            web_html(b, k->name);
-            evbuffer_add_printf(b, "</td><td class='l'>");
-            web_html(b, k->addr);
-            evbuffer_add_printf(b, "</td><td>");
-            if (k->has_job)
-                evbuffer_add_printf(b, "%" PRIu64, k->job_id);
-            evbuffer_add_printf(b, "</td><td>%" PRIu64 "</td><td>%.0f</td></tr>\n", k->jobs_done,
-                                k->connected_s);
-        }
-        evbuffer_add_printf(b, "</table>\n");
-        if (r->nworkers > WEB_MAX_WORKERS)
-            evbuffer_add_printf(b, "<p class='note'>and %zu more</p>\n",
-                                r->nworkers - WEB_MAX_WORKERS);
-    }
+    if (w->run)
+        workers_table(w, b);
     evbuffer_add_printf(b, "</body></html>\n");
 }
 

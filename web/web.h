@@ -83,7 +83,7 @@
  *   that a visit to any page with ?token=TOKEN sets (HttpOnly,
  *   SameSite=Strict; the answer is a redirect to the same page without
  *   the token, so that it leaves the address bar; the cookie holds a
- *   keyed hash of the token, never the token: manager/hmac.h). A
+ *   keyed hash of the token, never the token: web/hmac.h). A
  *   request without it
  *   gets 401 and a small form that asks for it. Tokens are compared in
  *   constant time and never logged. Plain HTTP carries the token in clear:
@@ -104,14 +104,15 @@
  *   Everything runs in the caller's event loop (one struct event_base);
  *   the tree, store and databases are read from that thread only.
  */
-#ifndef MANAGER_WEB_H
-#define MANAGER_WEB_H
+#ifndef WEB_WEB_H
+#define WEB_WEB_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "egdb/egdb.h"
 #include "engine/engine.h"
+#include "manager/manager.h"
 #include "manager/tree.h"
 #include "prover/store.h"
 
@@ -123,8 +124,8 @@ struct event_base;
 #define WEB_MAX_HEADERS 64
 #define WEB_MAX_URI 4096
 #define WEB_TIMEOUT_S 10
-#define WEB_MAX_WORKERS 64 /* workers listed on the page (all are counted) */
-#define WEB_TOKEN_MIN 32   /* characters of a token beyond loopback (SECURITY) */
+#define WEB_MAX_WORKERS MGR_LIVE_WORKERS /* workers listed on the page (all are counted) */
+#define WEB_TOKEN_MIN 32                 /* characters of a token beyond loopback (SECURITY) */
 
 enum web_err {
     WEB_OK = 0,
@@ -138,28 +139,11 @@ enum web_err {
 
 typedef struct web_server web_server;
 
-/* One worker of a running manager, as the page shows it. */
-typedef struct web_worker {
-    uint32_t id;
-    char name[136]; /* as it said in HELLO (escaped on the pages) */
-    char addr[80];
-    int has_job;
-    uint64_t job_id;
-    eng_pos job_pos;        /* the job's position (a leaf in flight) */
-    double job_s;           /* seconds it has run */
-    uint32_t job_budget_ms; /* its budget */
-    uint64_t jobs_done;
-    double connected_s;
-} web_worker;
-
-/* A running manager's figures, filled by web_opts.run on each request. */
-typedef struct web_run {
-    double run_s;                        /* seconds of this run */
-    double unsaved_s;                    /* manager seconds not yet added to the stored total */
-    double per_minute;                   /* jobs answered in the last minute */
-    size_t nworkers;                     /* workers connected (all of them) */
-    web_worker workers[WEB_MAX_WORKERS]; /* the first of them */
-} web_run;
+/* One worker of a running manager, as the page shows it, and a running
+ * manager's figures, filled by web_opts.run on each request: the
+ * manager's own description of them (manager.h, mgr_live_get). */
+typedef mgr_worker_view web_worker;
+typedef mgr_live web_run;
 
 typedef struct web_opts {
     const char *listen; /* "HOST:PORT" (HOST an IP address); NULL: 127.0.0.1 */
@@ -204,6 +188,27 @@ void web_sample(web_server *w, double run_s);
 /* Stops serving and frees everything (NULL is fine). */
 void web_free(web_server *w);
 
+/* ---- the pages of a running manager (web_live.c) ------------------------ */
+
+/* `checkers prove --status-port`'s options, and the server once started. */
+typedef struct web_live {
+    const char *listen;     /* HOST:PORT, or NULL: 127.0.0.1:port */
+    int port;               /* with listen NULL */
+    const char *token_file; /* the pages' token (needed beyond loopback; not the
+                               workers': a reader of the proof should not be able
+                               to join it as a worker) */
+    web_server *w;          /* set while the manager serves the pages */
+} web_live;
+
+/*
+ * web_live_pages - fills *out with the calls (manager.h, mgr_pages) that
+ * serve l's pages from a running manager: the proof browser of this
+ * header, with the run's workers and charts besides (read through
+ * mgr_live_get). l must outlive the run; messages go to stderr as
+ * "checkers prove: ...". Event-loop thread only, as the manager calls it.
+ */
+void web_live_pages(web_live *l, mgr_pages *out);
+
 const char *web_strerror(int code);
 
-#endif /* MANAGER_WEB_H */
+#endif /* WEB_WEB_H */

@@ -1,5 +1,5 @@
 /*
- * test_manager_web.c - the proof browser's reading side (manager/web.h,
+ * test_web.c - the proof browser's reading side (web/web.h,
  * tree.h's READ-ONLY ACCESS), in-process:
  *   - a tree opened with mt_open_ro shows every node exactly as the tree
  *     that wrote it (bound, numbers, score, jobs, children, parents), and
@@ -26,10 +26,10 @@
 #include <event2/event.h>
 
 #include "egdb/egdb.h"
-#include "manager/hmac.h"
+#include "web/hmac.h"
 #include "manager/tree.h"
-#include "manager/web.h"
-#include "manager/web_internal.h"
+#include "web/web.h"
+#include "web/web_internal.h"
 #include "prover/admit.h"
 #include "prover/prover.h"
 #include "prover/store.h"
@@ -649,14 +649,14 @@ test_score_text(void **state)
                              "counts 100)");
 }
 
-/* The status page's cookie rests on HMAC-SHA-256 (manager/hmac.h): the
+/* The status page's cookie rests on HMAC-SHA-256 (web/hmac.h): the
  * standards' vectors. FIPS 180-4's examples ("abc", and the 448-bit
  * message that pads into a second block), a million 'a's (many blocks),
  * and RFC 4231's test cases 1, 2 and 6 (a key longer than a block). */
 static void
-hex32(const uint8_t d[MGR_SHA256_BYTES], char out[65])
+hex32(const uint8_t d[WEB_SHA256_BYTES], char out[65])
 {
-    for (int i = 0; i < MGR_SHA256_BYTES; i++)
+    for (int i = 0; i < WEB_SHA256_BYTES; i++)
         snprintf(out + 2 * i, 3, "%02x", d[i]);
 }
 
@@ -664,35 +664,35 @@ static void
 test_hmac_vectors(void **state)
 {
     (void)state;
-    uint8_t d[MGR_SHA256_BYTES];
+    uint8_t d[WEB_SHA256_BYTES];
     char h[65];
-    mgr_sha256("abc", 3, d);
+    web_sha256("abc", 3, d);
     hex32(d, h);
     assert_string_equal(h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     const char *m2 = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-    mgr_sha256(m2, strlen(m2), d);
+    web_sha256(m2, strlen(m2), d);
     hex32(d, h);
     assert_string_equal(h, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
     char *mil = malloc(1000000);
     assert_non_null(mil);
     memset(mil, 'a', 1000000);
-    mgr_sha256(mil, 1000000, d);
+    web_sha256(mil, 1000000, d);
     free(mil);
     hex32(d, h);
     assert_string_equal(h, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
     uint8_t k1[20];
     memset(k1, 0x0b, sizeof k1);
-    mgr_hmac_sha256(k1, sizeof k1, "Hi There", 8, d);
+    web_hmac_sha256(k1, sizeof k1, "Hi There", 8, d);
     hex32(d, h);
     assert_string_equal(h, "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
     const char *m = "what do ya want for nothing?";
-    mgr_hmac_sha256("Jefe", 4, m, strlen(m), d);
+    web_hmac_sha256("Jefe", 4, m, strlen(m), d);
     hex32(d, h);
     assert_string_equal(h, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
     uint8_t k6[131];
     memset(k6, 0xaa, sizeof k6);
     m = "Test Using Larger Than Block-Size Key - Hash Key First";
-    mgr_hmac_sha256(k6, sizeof k6, m, strlen(m), d);
+    web_hmac_sha256(k6, sizeof k6, m, strlen(m), d);
     hex32(d, h);
     assert_string_equal(h, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
 }

@@ -1,16 +1,26 @@
 /*
- * web_internal.h - what the proof browser's files share (web.c: the
- * server, authentication, limits and routes; web_api.c: positions,
- * JSON and the exports; web_page.c: the HTML pages and the SVG charts).
- * Not a public interface: web.h is the manual.
+ * web_internal.h - what the proof browser's files share. Not a public
+ * interface: web.h is the manual.
+ *
+ * THE LAYERS (each file calls only those below it; tests/deps_check.sh
+ * fails the build's tests on a call upwards)
+ *   web_live.c  the pages of a running manager (manager.h, mgr_pages)
+ *   web.c       the server: address, token and cookie, limits, routes
+ *   web_page.c  the HTML pages and their SVG charts
+ *   web_api.c   positions and their status, lines, the JSON answers and
+ *               the exports
+ *   web_text.c  escaping for JSON, HTML and URLs; words for numbers
+ *   hmac.c      HMAC-SHA-256, for the cookie (web.c)
+ * Below them all: the manager's public headers (manager/tree.h for the
+ * tree, manager/manager.h for a running manager), prover/ and egdb/.
  */
-#ifndef MANAGER_WEB_INTERNAL_H
-#define MANAGER_WEB_INTERNAL_H
+#ifndef WEB_WEB_INTERNAL_H
+#define WEB_WEB_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "manager/web.h"
+#include "web/web.h"
 #include "openings/openings.h"
 
 struct evbuffer;
@@ -80,7 +90,7 @@ typedef struct web_line {
     eng_pos pos[WEB_LINE_MAX + 1]; /* pos[0] the root, pos[n] the position */
 } web_line;
 
-/* ---- functions: JSON and HTML text (web.c) ------------------------------ */
+/* ---- functions: text (web_text.c, the lowest layer) --------------------- */
 
 /* A JSON string (quotes, backslashes and control bytes escaped). */
 void web_json_str(struct evbuffer *b, const char *s);
@@ -94,7 +104,12 @@ void web_url(struct evbuffer *b, const char *s);
  * least max + 4); returns buf. For input echoed in a message. */
 const char *web_clip(const char *s, size_t max, char *buf, size_t cap);
 
-/* ---- functions: positions and the API (web_api.c) ---------------------- */
+/* "Black" or "White". */
+const char *web_side(int stm);
+/* "inf" or the number. */
+const char *web_pn_text(uint64_t v, char *buf, size_t cap);
+
+/* ---- functions: positions and the API (web_api.c, above the text) ------ */
 
 /* The status of p (in the tree or not). */
 void web_status_of(web_server *w, const eng_pos *p, web_status *s);
@@ -102,10 +117,6 @@ void web_status_of(web_server *w, const eng_pos *p, web_status *s);
  * by 1.25 men: heuristic score +125 ...", "win for Black, proven by
  * alpha-beta: ...". */
 void web_score_text(int score, const char *who, char *buf, size_t cap);
-/* "Black" or "White". */
-const char *web_side(int stm);
-/* "inf" or the number. */
-const char *web_pn_text(uint64_t v, char *buf, size_t cap);
 /* The move the proof takes at s's position (record, else database):
  * 1 and *m, or 0 where the side to move is not the prover. */
 int web_proving_move(web_server *w, const web_status *s, eng_move *m);
@@ -115,13 +126,6 @@ int web_proving_move(web_server *w, const web_status *s, eng_move *m);
  * kfly); RETURN how many are in flight. O(nodes). */
 size_t web_leaves(web_server *w, mt_view *hard, size_t khard, size_t *nhard, mt_view *fly,
                   size_t kfly);
-
-/* Reads the tree's figures (w->st, w->root: once for a served state, at
- * most once a second for a running one) and the run's, for one request. */
-void web_refresh(web_server *w);
-
-/* Seconds from the monotonic clock. */
-double web_now(void);
 
 /*
  * web_line_get - the line from the root to p: the moves in text (commas
@@ -145,7 +149,7 @@ int web_export_proof(web_server *w, const eng_pos *p, long max_moves, struct evb
 int web_export_subtree(web_server *w, const eng_pos *p, int depth, struct evbuffer *b, char *err,
                        size_t errlen);
 
-/* ---- functions: pages (web_page.c) --------------------------------------- */
+/* ---- functions: pages (web_page.c, above the API) ------------------------ */
 
 void web_page_overview(web_server *w, struct evbuffer *b);
 /* The browser; node_json is /api/node's answer for the first position. */
@@ -157,4 +161,10 @@ void web_page_login(struct evbuffer *b, const char *path);
 void web_page_error(struct evbuffer *b, const char *name, int code, const char *reason,
                     const char *msg);
 
-#endif /* MANAGER_WEB_INTERNAL_H */
+/* ---- functions: the server (web.c, the top) ----------------------------- */
+
+/* Reads the tree's figures (w->st, w->root: once for a served state, at
+ * most once a second for a running one) and the run's, for one request. */
+void web_refresh(web_server *w);
+
+#endif /* WEB_WEB_INTERNAL_H */

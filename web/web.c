@@ -4,6 +4,14 @@
  * The pages themselves are in web_page.c, the positions, JSON and
  * exports in web_api.c.
  *
+ * OWNS: the web_server (web_internal.h): the evhttp server, the token,
+ *   the charts' samples of a running manager, the figures read for a
+ *   request (web_refresh).
+ * CALLS: the layers below it (web_internal.h, THE LAYERS): web_page.c,
+ *   web_api.c, web_text.c, hmac.c; the tree through tree.h (mt_stats_get)
+ *   and a running manager's figures through web_opts.run. Called by
+ *   web_live.c and by `checkers serve` (cli/serve_cmds.c).
+ *
  * Why evhttp's limits and not a parser of our own: evhttp counts the
  * request line and the headers against max_headers_size while it reads
  * them, so an endless header line is cut at that size (the buffer never
@@ -12,7 +20,6 @@
  * checked before any work is done for the request.
  */
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +34,8 @@
 #include <event2/keyvalq_struct.h>
 #include <event2/util.h>
 
-#include "manager/hmac.h"
-#include "manager/web_internal.h"
+#include "web/hmac.h"
+#include "web/web_internal.h"
 
 /* ---- constants -------------------------------------------------------- */
 
@@ -41,90 +48,6 @@ static const char *const P_FEN[] = {"fen", NULL};
 static const char *const P_FEN_LINE[] = {"fen", "line", NULL};
 static const char *const P_FEN_MAX[] = {"fen", "max", NULL};
 static const char *const P_FEN_DEPTH[] = {"fen", "depth", NULL};
-
-/* ---- text helpers (web_internal.h) ----------------------------------------- */
-
-void
-web_json_str(struct evbuffer *b, const char *s)
-{
-    evbuffer_add(b, "\"", 1);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            evbuffer_add_printf(b, "\\%c", ch);
-        else if (ch < 0x20)
-            evbuffer_add_printf(b, "\\u%04x", ch);
-        else
-            evbuffer_add(b, s, 1);
-    }
-    evbuffer_add(b, "\"", 1);
-}
-
-void
-web_json_pn(struct evbuffer *b, uint64_t v)
-{
-    if (v >= MT_INF)
-        evbuffer_add_printf(b, "\"inf\"");
-    else
-        evbuffer_add_printf(b, "%llu", (unsigned long long)v);
-}
-
-void
-web_html(struct evbuffer *b, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&':
-            evbuffer_add_printf(b, "&amp;");
-            break;
-        case '<':
-            evbuffer_add_printf(b, "&lt;");
-            break;
-        case '>':
-            evbuffer_add_printf(b, "&gt;");
-            break;
-        case '"':
-            evbuffer_add_printf(b, "&quot;");
-            break;
-        case '\'':
-            evbuffer_add_printf(b, "&#39;");
-            break;
-        default:
-            evbuffer_add(b, s, 1);
-        }
-    }
-}
-
-void
-web_url(struct evbuffer *b, const char *s)
-{
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (isalnum(ch) || strchr("-_.~:,", ch))
-            evbuffer_add(b, s, 1);
-        else
-            evbuffer_add_printf(b, "%%%02X", ch);
-    }
-}
-
-/* Echoed input, cut to at most max bytes: "…" marks a cut, so that a
- * reader never takes a prefix for the whole (nor a cut for a typo). The
- * cut falls before a UTF-8 continuation byte's lead, never inside a
- * character. */
-const char *
-web_clip(const char *s, size_t max, char *buf, size_t cap)
-{
-    size_t n = strlen(s);
-    if (n <= max && n < cap) {
-        snprintf(buf, cap, "%s", s);
-        return buf;
-    }
-    size_t k = max < cap - 4 ? max : cap - 4; /* room for "…" (3 bytes) and NUL */
-    while (k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80)
-        k--;
-    snprintf(buf, cap, "%.*s\u2026", (int)k, s);
-    return buf;
-}
 
 /* ---- authentication ---------------------------------------------------------- */
 
@@ -152,8 +75,8 @@ static void
 cookie_of(const char *token, char *out, size_t cap)
 {
     static const char label[] = "checkers status page cookie 1";
-    uint8_t mac[MGR_SHA256_BYTES];
-    mgr_hmac_sha256(token, strlen(token), label, sizeof label - 1, mac);
+    uint8_t mac[WEB_SHA256_BYTES];
+    web_hmac_sha256(token, strlen(token), label, sizeof label - 1, mac);
     size_t o = 0;
     for (size_t i = 0; i < sizeof mac && o + 3 <= cap; i++, o += 2)
         snprintf(out + o, 3, "%02x", mac[i]);
@@ -492,23 +415,19 @@ serve_route(web_server *w, struct evhttp_request *req, const struct route *r, st
     evbuffer_free(b);
 }
 
-/*
- * Every request, in an order that does the least work for the worst
- * input: the method, the number of headers, the URI's length, the
- * query's form, then the token (before anything of the proof is read or
- * told, even which pages exist), then the route and its parameters.
- * evhttp has already refused what is too long to read
- * (WEB_MAX_HEADER_BYTES).
- */
-static void
-on_request(struct evhttp_request *req, void *arg)
+/* The request's form, checked before anything else is done for it: the
+ * method, the number of headers, the URI's length, the query (a %00 in
+ * it, then its form), parsed into q (which the caller clears). *path is
+ * the request's path ("/" when empty). RETURN 0, or -1 when the request
+ * has been answered with an error. */
+static int
+request_form(web_server *w, struct evhttp_request *req, const char **path, struct evkeyvalq *q)
 {
-    web_server *w = arg;
     enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
     if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
         evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET, HEAD");
         reply_error(w, req, 405, "the pages are read-only: GET and HEAD only");
-        return;
+        return -1;
     }
     struct evkeyvalq *in = evhttp_request_get_input_headers(req);
     int nh = 0;
@@ -518,20 +437,20 @@ on_request(struct evhttp_request *req, void *arg)
         char msg[120];
         snprintf(msg, sizeof msg, "%d headers: at most %d are read", nh, WEB_MAX_HEADERS);
         reply_error(w, req, 431, msg);
-        return;
+        return -1;
     }
     const char *uri = evhttp_request_get_uri(req);
     if (strlen(uri) > WEB_MAX_URI) {
         char msg[120];
         snprintf(msg, sizeof msg, "a URI of %zu bytes: at most %d", strlen(uri), WEB_MAX_URI);
         reply_error(w, req, 414, msg);
-        return;
+        return -1;
     }
     const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
-    const char *path = u ? evhttp_uri_get_path(u) : NULL;
     const char *query = u ? evhttp_uri_get_query(u) : NULL;
-    if (!path || !*path)
-        path = "/";
+    *path = u ? evhttp_uri_get_path(u) : NULL;
+    if (!*path || !**path)
+        *path = "/";
     /* a %00 would be decoded into a NUL that ends the value early: the
      * rest of the parameter would be dropped unseen (fen=B:W1%00junk
      * read as B:W1), so it is refused before the query is parsed */
@@ -540,41 +459,54 @@ on_request(struct evhttp_request *req, void *arg)
         snprintf(msg, sizeof msg, "query '%s': a NUL byte (%%00) in a parameter",
                  web_clip(query, 80, c, sizeof c));
         reply_error(w, req, 400, msg);
-        return;
+        return -1;
     }
-    struct evkeyvalq q;
-    TAILQ_INIT(&q);
-    if (query && evhttp_parse_query_str(query, &q)) {
+    if (query && evhttp_parse_query_str(query, q)) {
         char msg[200], c[88];
         snprintf(msg, sizeof msg,
                  "malformed query '%s': expected name=value pairs separated by '&'",
                  web_clip(query, 80, c, sizeof c));
         reply_error(w, req, 400, msg);
-        evhttp_clear_headers(&q);
-        return;
+        return -1;
     }
-    if (w->need_token) {
-        const char *t = evhttp_find_header(&q, "token");
-        if (t && same_secret(t, w->token)) {
-            login_redirect(w, req, path, &q);
-            evhttp_clear_headers(&q);
-            return;
-        }
-        if (!authorized(w, in)) {
-            struct evbuffer *b = evbuffer_new();
-            if (b) {
-                web_page_login(b, path);
-                evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate",
-                                  "Bearer realm=\"checkers\"");
-                reply(req, 401, "text/html; charset=utf-8", b);
-                evbuffer_free(b);
-            } else {
-                evhttp_send_error(req, 500, NULL);
-            }
-            evhttp_clear_headers(&q);
-            return;
-        }
+    return 0;
+}
+
+/* The token, where one is needed: a ?token= that matches is answered
+ * with the cookie and a redirect (login_redirect); a request without the
+ * header or the cookie gets 401 and the form that asks for it. RETURN 0
+ * when the request may go on, -1 when it has been answered. */
+static int
+request_auth(web_server *w, struct evhttp_request *req, const char *path, struct evkeyvalq *q)
+{
+    if (!w->need_token)
+        return 0;
+    const char *t = evhttp_find_header(q, "token");
+    if (t && same_secret(t, w->token)) {
+        login_redirect(w, req, path, q);
+        return -1;
     }
+    if (authorized(w, evhttp_request_get_input_headers(req)))
+        return 0;
+    struct evbuffer *b = evbuffer_new();
+    if (b) {
+        web_page_login(b, path);
+        evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate",
+                          "Bearer realm=\"checkers\"");
+        reply(req, 401, "text/html; charset=utf-8", b);
+        evbuffer_free(b);
+    } else {
+        evhttp_send_error(req, 500, NULL);
+    }
+    return -1;
+}
+
+/* The route of path, with its parameters checked (a misspelt one is a
+ * 400, not ignored). RETURN the route, or NULL when the request has
+ * been answered (404 or 400). */
+static const struct route *
+request_route(web_server *w, struct evhttp_request *req, const char *path, struct evkeyvalq *q)
+{
     const struct route *r = NULL;
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
         if (!strcmp(path, routes[i].path))
@@ -586,10 +518,9 @@ on_request(struct evhttp_request *req, void *arg)
                  "/export/line.pdn, /export/proof.pdn, /export/subtree.json)",
                  web_clip(path, 80, c, sizeof c));
         reply_error(w, req, 404, msg);
-        evhttp_clear_headers(&q);
-        return;
+        return NULL;
     }
-    for (struct evkeyval *kv = q.tqh_first; kv; kv = kv->next.tqe_next) {
+    for (struct evkeyval *kv = q->tqh_first; kv; kv = kv->next.tqe_next) {
         int ok = !strcmp(kv->key, "token") && w->need_token;
         for (const char *const *p = r->params; *p && !ok; p++)
             ok = !strcmp(kv->key, *p);
@@ -601,12 +532,33 @@ on_request(struct evhttp_request *req, void *arg)
                 off += snprintf(msg + off, sizeof msg - (size_t)off, " %s", *p);
             snprintf(msg + off, sizeof msg - (size_t)off, "%s)", r->params[0] ? "" : " none");
             reply_error(w, req, 400, msg);
-            evhttp_clear_headers(&q);
-            return;
+            return NULL;
         }
     }
-    web_refresh(w);
-    serve_route(w, req, r, &q);
+    return r;
+}
+
+/*
+ * Every request, in an order that does the least work for the worst
+ * input: the method, the number of headers, the URI's length, the
+ * query's form (request_form), then the token (request_auth: before
+ * anything of the proof is read or told, even which pages exist), then
+ * the route and its parameters (request_route). evhttp has already
+ * refused what is too long to read (WEB_MAX_HEADER_BYTES).
+ */
+static void
+on_request(struct evhttp_request *req, void *arg)
+{
+    web_server *w = arg;
+    const char *path = "/";
+    struct evkeyvalq q;
+    TAILQ_INIT(&q);
+    const struct route *r = NULL;
+    if (request_form(w, req, &path, &q) == 0 && request_auth(w, req, path, &q) == 0 &&
+        (r = request_route(w, req, path, &q)) != NULL) {
+        web_refresh(w);
+        serve_route(w, req, r, &q);
+    }
     evhttp_clear_headers(&q);
 }
 
@@ -617,22 +569,19 @@ on_request(struct evhttp_request *req, void *arg)
  * beyond loopback without a token is refused before a socket exists:
  * there is no moment at which the pages are open to the network. The
  * address is an IP address (as --listen takes it for the workers): a
- * name could resolve to several, some of them not loopback. The limits
- * are evhttp's (web.h, LIMITS), set before the socket is bound.
+ * name could resolve to several, some of them not loopback. RETURN 0
+ * and *ss; WEB_EINVAL or WEB_ENOTOKEN with err saying why.
  */
-int
-web_start(struct event_base *base, mt_tree *tree, pst_env *store, const egdb *db, const web_opts *o,
-          web_server **out, char *err, size_t errlen)
+static int
+parse_address(const web_opts *o, struct sockaddr_storage *ss, char *err, size_t errlen)
 {
-    *out = NULL;
     const char *spec = o->listen;
     char def[64];
     if (!spec) {
         snprintf(def, sizeof def, "127.0.0.1:%d", o->port);
         spec = def;
     }
-    struct sockaddr_storage ss;
-    int sslen = sizeof ss;
+    int sslen = sizeof *ss;
     /* libevent refuses port 0 ("any free port"): parsed as port 1, then 0 */
     char any[160];
     size_t sl = strlen(spec);
@@ -640,19 +589,19 @@ web_start(struct event_base *base, mt_tree *tree, pst_env *store, const egdb *db
     if (port0) {
         snprintf(any, sizeof any, "%.*s:1", (int)(sl - 2), spec);
     }
-    if (evutil_parse_sockaddr_port(port0 ? any : spec, (struct sockaddr *)&ss, &sslen)) {
+    if (evutil_parse_sockaddr_port(port0 ? any : spec, (struct sockaddr *)ss, &sslen)) {
         eng_errf(err, errlen, "bad address '%s' (expected HOST:PORT, HOST an IP address)", spec);
         return WEB_EINVAL;
     }
-    if (port0 && ss.ss_family == AF_INET6)
-        ((struct sockaddr_in6 *)&ss)->sin6_port = 0;
+    if (port0 && ss->ss_family == AF_INET6)
+        ((struct sockaddr_in6 *)ss)->sin6_port = 0;
     else if (port0)
-        ((struct sockaddr_in *)&ss)->sin_port = 0;
+        ((struct sockaddr_in *)ss)->sin_port = 0;
     int loopback = 0;
-    if (ss.ss_family == AF_INET)
-        loopback = (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
-    else if (ss.ss_family == AF_INET6)
-        loopback = IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr);
+    if (ss->ss_family == AF_INET)
+        loopback = (ntohl(((struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
+    else if (ss->ss_family == AF_INET6)
+        loopback = IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)ss)->sin6_addr);
     if (!loopback && (!o->token || !o->token[0])) {
         eng_errf(err, errlen,
                  "serving the pages on %s (beyond loopback) needs a token (--token-file): anyone "
@@ -668,22 +617,19 @@ web_start(struct event_base *base, mt_tree *tree, pst_env *store, const egdb *db
                  spec, WEB_TOKEN_MIN, strlen(o->token));
         return WEB_ENOTOKEN;
     }
-    web_server *w = calloc(1, sizeof *w);
-    if (!w)
-        return WEB_ENOMEM;
-    w->base = base;
-    w->tree = tree;
-    w->store = store;
-    w->db = db;
-    mt_stats st;
-    mt_stats_get(tree, &st);
-    w->db_pieces = db ? st.db_pieces : 0;
+    return 0;
+}
+
+/* The server's own copy of o (its texts, token and callbacks). RETURN
+ * 0, or WEB_EINVAL (a token too long) / WEB_ENOMEM with err set. */
+static int
+copy_opts(web_server *w, const web_opts *o, char *err, size_t errlen)
+{
     snprintf(w->name, sizeof w->name, "%s", o->name ? o->name : "checkers");
     snprintf(w->state, sizeof w->state, "%s", o->state ? o->state : "");
     if (o->token && o->token[0]) {
         if (strlen(o->token) >= sizeof w->token) {
             eng_errf(err, errlen, "the token is longer than %zu bytes", sizeof w->token - 1);
-            free(w);
             return WEB_EINVAL;
         }
         snprintf(w->token, sizeof w->token, "%s", o->token);
@@ -693,25 +639,33 @@ web_start(struct event_base *base, mt_tree *tree, pst_env *store, const egdb *db
     snprintf(w->check_text, sizeof w->check_text, "%s", o->check_text ? o->check_text : "");
     w->run = o->run;
     w->run_arg = o->run_arg;
-    if (o->run && !(w->pts = calloc(WEB_SAMPLES_MAX, sizeof *w->pts))) {
-        free(w);
+    if (o->run && !(w->pts = calloc(WEB_SAMPLES_MAX, sizeof *w->pts)))
         return WEB_ENOMEM;
-    }
+    return 0;
+}
+
+/* evhttp on ss, with the limits of web.h (LIMITS) set before the socket
+ * is bound; w->host and w->port say where it listens (the port the
+ * system chose for port 0). spec names the address in a message.
+ * RETURN 0, or WEB_ENOMEM / WEB_EBIND with err set. */
+static int
+bind_http(web_server *w, const struct sockaddr_storage *ss, const char *spec, char *err,
+          size_t errlen)
+{
     char host[INET6_ADDRSTRLEN];
     int port;
-    if (ss.ss_family == AF_INET6) {
-        evutil_inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof host);
-        port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    if (ss->ss_family == AF_INET6) {
+        evutil_inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, host,
+                         sizeof host);
+        port = ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
     } else {
-        evutil_inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof host);
-        port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+        evutil_inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, host, sizeof host);
+        port = ntohs(((const struct sockaddr_in *)ss)->sin_port);
     }
     snprintf(w->host, sizeof w->host, "%s", host);
-    w->http = evhttp_new(base);
-    if (!w->http) {
-        web_free(w);
+    w->http = evhttp_new(w->base);
+    if (!w->http)
         return WEB_ENOMEM;
-    }
     /* every method reaches on_request, which answers 405 to all but GET
      * and HEAD (evhttp's own refusal is a 501, a server error) */
     evhttp_set_allowed_methods(w->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
@@ -726,7 +680,6 @@ web_start(struct event_base *base, mt_tree *tree, pst_env *store, const egdb *db
     if (!bs) {
         eng_errf(err, errlen, "cannot serve the pages on %s: %s", spec,
                  evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
-        web_free(w);
         return WEB_EBIND;
     }
     struct sockaddr_storage got;
@@ -735,9 +688,51 @@ web_start(struct event_base *base, mt_tree *tree, pst_env *store, const egdb *db
         port = ntohs(got.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&got)->sin6_port
                                                : ((struct sockaddr_in *)&got)->sin_port);
     w->port = port;
+    return 0;
+}
+
+/* In three steps: the address (parse_address, which refuses before any
+ * socket exists), the server's copy of the options, the socket. */
+int
+web_start(struct event_base *base, mt_tree *tree, pst_env *store, const egdb *db, const web_opts *o,
+          web_server **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    struct sockaddr_storage ss;
+    int rc = parse_address(o, &ss, err, errlen);
+    if (rc)
+        return rc;
+    web_server *w = calloc(1, sizeof *w);
+    if (!w)
+        return WEB_ENOMEM;
+    w->base = base;
+    w->tree = tree;
+    w->store = store;
+    w->db = db;
+    mt_stats st;
+    mt_stats_get(tree, &st);
+    w->db_pieces = db ? st.db_pieces : 0;
+    char spec[160];
+    if (o->listen)
+        snprintf(spec, sizeof spec, "%s", o->listen);
+    else
+        snprintf(spec, sizeof spec, "127.0.0.1:%d", o->port);
+    if ((rc = copy_opts(w, o, err, errlen)) || (rc = bind_http(w, &ss, spec, err, errlen))) {
+        web_free(w);
+        return rc;
+    }
     web_refresh(w); /* the figures read now, not on the first request */
     *out = w;
     return 0;
+}
+
+/* Seconds from the monotonic clock. */
+static double
+web_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /*
@@ -759,14 +754,6 @@ web_refresh(web_server *w)
     memset(&w->scratch, 0, sizeof w->scratch);
     if (w->run)
         w->run(w->run_arg, &w->scratch);
-}
-
-double
-web_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 int
