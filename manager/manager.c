@@ -417,7 +417,7 @@ on_proof(mgr_conn *c, const mgp_proof *p)
         if (rc) {
             char why[128];
             snprintf(why, sizeof why, "record %u of a PROOF frame is damaged (%s)", i,
-                     pst_strerror(rc));
+                     mgp_strerror(rc));
             conn_close(c, why);
             return;
         }
