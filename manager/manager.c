@@ -31,6 +31,7 @@
 #include <event2/listener.h>
 #include <event2/util.h>
 
+#include "manager/loop.h"
 #include "manager/mgr_internal.h"
 #include "manager/web.h"
 #include "prover/prover.h"
@@ -782,6 +783,7 @@ spawn_worker(mgr *m, int k)
     }
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGTERM);
+        mgr_loop_child(); /* a respawn runs in the loop: SIGPIPE is blocked */
         dup2(fds[1], 1); /* dup2 drops O_CLOEXEC on 1 and 2 */
         dup2(fds[1], 2);
         const char *argv[16];
@@ -1251,7 +1253,8 @@ mgr_run(const mgr_opts *o)
             code = MGR_DAMAGED;
         goto out;
     }
-    signal(SIGPIPE, SIG_IGN);
+    /* SIGPIPE: not ignored for the process any more, but blocked for the
+     * loop's thread while it runs (mgr_loop_run, manager/loop.h) */
     /* as many descriptors as the system allows; the connection cap stays
      * below them (the databases, the stores and the log need some) */
     struct rlimit rl;
@@ -1295,7 +1298,7 @@ mgr_run(const mgr_opts *o)
         m.local[k].out = m.local[k].log = -1;
     for (int k = 0; k < m.nlocal; k++)
         spawn_worker(&m, k);
-    event_base_dispatch(m.base);
+    mgr_loop_run(m.base);
     code = m.finished ? m.exit_code : MGR_STOPPED;
     if (!m.finished)
         snprintf(m.stop_reason, sizeof m.stop_reason, "the event loop ended");
