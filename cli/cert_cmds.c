@@ -153,9 +153,9 @@ cli_proof_export(int argc, char **argv)
     double dt = cli_now() - t0;
     if (rc != 0) {
         fprintf(stderr, "checkers proof export: %s: %s\n", fen, err);
-        status = rc == PST_ECORRUPT || rc == PST_EIO            ? CLI_EXIT_DAMAGED
-                 : rc == PST_EINVAL && s.invalid                ? CLI_EXIT_FAIL
-                                                                : CLI_EXIT_USAGE;
+        status = rc == PST_ECORRUPT || rc == PST_EIO ? CLI_EXIT_DAMAGED
+                 : rc == PST_EINVAL && s.invalid     ? CLI_EXIT_FAIL
+                                                     : CLI_EXIT_USAGE;
         goto cleanup;
     }
     printf("%s\t%s\n", fen, outp);

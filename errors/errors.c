@@ -50,7 +50,7 @@ static const ck_err_range ranges[] = {
  * past its CK_ERR_WIDTH codes fails the build instead of spilling into
  * its neighbour's range.
  */
-#define CK_IN_RANGE(first, code) ((code) <= (first) && (code) > (first) - CK_ERR_WIDTH)
+#define CK_IN_RANGE(first, code) ((code) <= (first) && (code) > (first)-CK_ERR_WIDTH)
 _Static_assert(ENG_EFEN == -101 && CK_IN_RANGE(-101, ENG_ENOSPACE), "engine range");
 _Static_assert(EGIX_EINVAL == -151 && CK_IN_RANGE(-151, EGIX_ENAME), "egdb index range");
 _Static_assert(EGDB_ENOTFOUND == -201 && CK_IN_RANGE(-201, EGDB_EBUSY), "egdb range");

@@ -80,10 +80,11 @@ typedef struct pcert_stats {
     uint64_t files;       /* database files listed */
     uint64_t body_raw;    /* bytes of the body before compression */
     uint64_t bytes;       /* bytes of the whole file */
-    int invalid;          /* 1 when PST_EINVAL came back because the stored proof
-                             fails the independent check (not: nothing stored, no
-                             claim). The command line's exit code reads it: it took
-                             that from the message's words before issue 42. */
+    /* 1 when PST_EINVAL came back because the stored proof fails the
+     * independent check (not: nothing stored, no claim). The command
+     * line's exit code reads it; before issue 42 it read the message's
+     * words. */
+    int invalid;
 } pcert_stats;
 
 /* The verdict of pcert_check. */

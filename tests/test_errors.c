@@ -71,8 +71,7 @@ test_every_code_named(void **state)
         for (int c = r[i].first; c >= r[i].last; c--) {
             const char *own = r[i].name(c);
             if (!ck_err_defined(c) || is_unknown(own))
-                fail_msg("%s: code %d has no message (\"%s\")", r[i].module, c,
-                         own ? own : "NULL");
+                fail_msg("%s: code %d has no message (\"%s\")", r[i].module, c, own ? own : "NULL");
             assert_string_equal(ck_strerror(c), own);
             assert_string_equal(ck_err_module(c), r[i].module);
             codes++;
@@ -80,8 +79,8 @@ test_every_code_named(void **state)
         /* one past the last: not a code of the module */
         int next = r[i].last - 1;
         if (!is_unknown(r[i].name(next)) || ck_err_defined(next))
-            fail_msg("%s: code %d is named (\"%s\") but not in errors.c's table", r[i].module,
-                     next, r[i].name(next));
+            fail_msg("%s: code %d is named (\"%s\") but not in errors.c's table", r[i].module, next,
+                     r[i].name(next));
         /* and nothing else of the range is defined */
         for (int c = next; c > r[i].first - CK_ERR_WIDTH; c--)
             assert_false(ck_err_defined(c));

@@ -53,9 +53,9 @@ typedef struct scene {
     struct event_base *base;
     struct bufferevent *bev;
     struct event *peer_ev;
-    int peer;      /* the peer's end, -1 once closed */
-    int error;     /* errno of the bufferevent's error event, 0: none */
-    size_t got;    /* bytes the peer read before closing */
+    int peer;   /* the peer's end, -1 once closed */
+    int error;  /* errno of the bufferevent's error event, 0: none */
+    size_t got; /* bytes the peer read before closing */
 } scene;
 
 /* The peer: reads what is there (the first bytes), then closes. */
