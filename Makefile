@@ -47,11 +47,13 @@ LDFLAGS  := $(SANFLAG)
 LDLIBS    = $(PKG_LIBS) -lpthread -lm
 
 # Modules, in dependency order (a module may use those before it).
-MODULES := engine openings egdb prover manager web
+# errors/ (ck_strerror, the table of every module's error range) names
+# the codes of every module, web/ included, so it comes last.
+MODULES := engine openings egdb prover manager web errors
 MOD_SRCS = $(wildcard $(1)/*.c)
 LIBS := $(foreach m,$(MODULES),$(if $(call MOD_SRCS,$(m)),$(BUILD)/lib$(m).a))
 # Link order: users before what they use.
-LINKLIBS := $(foreach m,web manager prover egdb openings engine,$(filter $(BUILD)/lib$(m).a,$(LIBS)))
+LINKLIBS := $(foreach m,errors web manager prover egdb openings engine,$(filter $(BUILD)/lib$(m).a,$(LIBS)))
 
 CLI_SRCS   := $(wildcard cli/*.c)
 TEST_SRCS  := $(wildcard tests/test_*.c)

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "errors/errors.h"
 #include "egdb/egdb.h"
 #include "engine/value.h"
 #include "manager/tree.h"
@@ -137,12 +138,12 @@ cli_proof_export(int argc, char **argv)
         }
     }
     if (rc != 0) {
-        fprintf(stderr, "checkers proof export: %s (%s)\n", err, egdb_strerror(rc));
+        fprintf(stderr, "checkers proof export: %s (%s)\n", err, ck_strerror(rc));
         return rc == EGDB_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
     }
     rc = pst_open(store, PST_RDONLY, &st, err, sizeof err);
     if (rc != 0) {
-        fprintf(stderr, "checkers proof export: %s (%s)\n", err, pst_strerror(rc));
+        fprintf(stderr, "checkers proof export: %s (%s)\n", err, ck_strerror(rc));
         status = rc == PST_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
         goto cleanup;
     }
@@ -152,9 +153,9 @@ cli_proof_export(int argc, char **argv)
     double dt = cli_now() - t0;
     if (rc != 0) {
         fprintf(stderr, "checkers proof export: %s: %s\n", fen, err);
-        status = rc == PST_ECORRUPT || rc == PST_EIO            ? CLI_EXIT_DAMAGED
-                 : rc == PST_EINVAL && strstr(err, "not valid") ? CLI_EXIT_FAIL
-                                                                : CLI_EXIT_USAGE;
+        status = rc == PST_ECORRUPT || rc == PST_EIO ? CLI_EXIT_DAMAGED
+                 : rc == PST_EINVAL && s.invalid     ? CLI_EXIT_FAIL
+                                                     : CLI_EXIT_USAGE;
         goto cleanup;
     }
     printf("%s\t%s\n", fen, outp);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "errors/errors.h"
 #include "egdb/egdb.h"
 #include "engine/value.h"
 #include "manager/tree.h"
@@ -210,12 +211,12 @@ proof_check_cmd(int argc, char **argv)
     if (dbdir[0] || !state)
         rc = egdb_open(dbdir, (int)pieces, (size_t)cache_mb * 1000000, &db, err, sizeof err);
     if (rc != 0) {
-        fprintf(stderr, "checkers proof check: %s (%s)\n", err, egdb_strerror(rc));
+        fprintf(stderr, "checkers proof check: %s (%s)\n", err, ck_strerror(rc));
         return db_exit(rc);
     }
     rc = pst_open(store, PST_RDONLY, &st, err, sizeof err);
     if (rc != 0) {
-        fprintf(stderr, "checkers proof check: %s (%s)\n", err, pst_strerror(rc));
+        fprintf(stderr, "checkers proof check: %s (%s)\n", err, ck_strerror(rc));
         status = state ? CLI_EXIT_DAMAGED : store_exit(rc);
         goto cleanup;
     }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "errors/errors.h"
 #include "egdb/egdb.h"
 #include "egdb/index.h"
 #include "egdb/partial.h"
@@ -309,7 +310,7 @@ egdb_partial_build_cmd(const egdb_args *a)
     if (ps.tty)
         fprintf(stderr, "\n");
     if (rc != 0) {
-        fprintf(stderr, "checkers egdb build: %s (%s)\n", err, egdb_strerror(rc));
+        fprintf(stderr, "checkers egdb build: %s (%s)\n", err, ck_strerror(rc));
         return CLI_EXIT_FAIL;
     }
     uint64_t exact = st.count[ENG_LL] + st.count[ENG_DD] + st.count[ENG_WW];
@@ -374,7 +375,7 @@ egdb_build_cmd(const egdb_args *a)
         if (ps.tty && ps.last_len)
             fprintf(stderr, "\n");
         if (rc != 0) {
-            fprintf(stderr, "checkers egdb build: compress: %s (%s)\n", err, egdb_strerror(rc));
+            fprintf(stderr, "checkers egdb build: compress: %s (%s)\n", err, ck_strerror(rc));
             return CLI_EXIT_FAIL;
         }
         if (cst.positions == 0)
@@ -454,7 +455,7 @@ egdb_build_cmd(const egdb_args *a)
         return CLI_EXIT_FAIL;
     }
     if (rc != 0) {
-        fprintf(stderr, "checkers egdb build: %s (%s)\n", err, egdb_strerror(rc));
+        fprintf(stderr, "checkers egdb build: %s (%s)\n", err, ck_strerror(rc));
         return CLI_EXIT_FAIL;
     }
     if (a->unit) {
@@ -474,7 +475,7 @@ egdb_build_cmd(const egdb_args *a)
     if (cps.tty && cps.last_len)
         fprintf(stderr, "\n");
     if (rc != 0) {
-        fprintf(stderr, "checkers egdb build: compress: %s (%s)\n", err, egdb_strerror(rc));
+        fprintf(stderr, "checkers egdb build: compress: %s (%s)\n", err, ck_strerror(rc));
         return CLI_EXIT_FAIL;
     }
     double pc = st.seconds_phase1 > 0 ? (double)st.positions / st.seconds_phase1 : 0;
@@ -514,7 +515,7 @@ egdb_compress_cmd(const egdb_args *a)
     if (ps.tty && ps.last_len)
         fprintf(stderr, "\n");
     if (rc != 0) {
-        fprintf(stderr, "checkers egdb compress: %s (%s)\n", err, egdb_strerror(rc));
+        fprintf(stderr, "checkers egdb compress: %s (%s)\n", err, ck_strerror(rc));
         return CLI_EXIT_FAIL;
     }
     if (st.positions == 0) {
@@ -555,7 +556,7 @@ egdb_probe_cmd(const egdb_args *a)
     egdb *db;
     int rc = egdb_open(a->dir, 0, a->cache_mb * 1000000, &db, err, sizeof err);
     if (rc != 0) {
-        fprintf(stderr, "checkers egdb probe: %s (%s)\n", err, egdb_strerror(rc));
+        fprintf(stderr, "checkers egdb probe: %s (%s)\n", err, ck_strerror(rc));
         return damaged_exit(rc);
     }
     /* A partial-information database in the same directory answers the
@@ -563,7 +564,7 @@ egdb_probe_cmd(const egdb_args *a)
     egpt_db *pdb = NULL;
     int prc = egpt_open(a->dir, 0, &pdb, perr, sizeof perr);
     if (prc != 0 && prc != EGDB_EMISSING) {
-        fprintf(stderr, "checkers egdb probe: %s (%s)\n", perr, egdb_strerror(prc));
+        fprintf(stderr, "checkers egdb probe: %s (%s)\n", perr, ck_strerror(prc));
         egdb_close(db);
         return damaged_exit(prc);
     }
@@ -588,10 +589,10 @@ egdb_probe_cmd(const egdb_args *a)
         if (v < 0) {
             if (v == EGDB_ENOTFOUND)
                 fprintf(stderr, "checkers egdb probe: %s: %s (database has up to %d pieces)\n",
-                        a->rest[i], egdb_strerror(v), egdb_max_pieces(db));
+                        a->rest[i], ck_strerror(v), egdb_max_pieces(db));
             else
                 fprintf(stderr, "checkers egdb probe: %s: %s (%s)\n", a->rest[i], err,
-                        egdb_strerror(v));
+                        ck_strerror(v));
             if (status != CLI_EXIT_DAMAGED)
                 status = damaged_exit(v);
             continue;
@@ -609,10 +610,10 @@ egdb_probe_cmd(const egdb_args *a)
                 /* The child's value is for the opponent; the mover's is its
                  * negation. */
                 int mvv = cv == EGDB_WIN ? EGDB_LOSS : cv == EGDB_LOSS ? EGDB_WIN : cv;
-                printf("\t%s=%s", mv, cv < 0 ? egdb_strerror(cv) : value_word(mvv));
+                printf("\t%s=%s", mv, cv < 0 ? ck_strerror(cv) : value_word(mvv));
                 if (cv < 0) {
                     fprintf(stderr, "checkers egdb probe: %s after %s: %s (%s)\n", a->rest[i], mv,
-                            err, egdb_strerror(cv));
+                            err, ck_strerror(cv));
                     if (status != CLI_EXIT_DAMAGED)
                         status = damaged_exit(cv);
                 }
@@ -743,7 +744,7 @@ egdb_verify_cmd(const egdb_args *a)
     if (ps.tty)
         fprintf(stderr, "\n");
     if (rc != 0) {
-        fprintf(stderr, "checkers egdb verify: FAILED: %s (%s)\n", err, egdb_strerror(rc));
+        fprintf(stderr, "checkers egdb verify: FAILED: %s (%s)\n", err, ck_strerror(rc));
         /* 1: a stored value is wrong (or no memory); 3: a file is damaged,
          * missing or unreadable (checksums, sizes, headers). */
         return rc == EGDB_EVERIFY || rc == EGDB_ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_DAMAGED;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "errors/errors.h"
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -147,7 +148,7 @@ cli_perft(int argc, char **argv)
         eng_movelist l;
         int n = eng_generate(&p, &l, dups);
         if (n < 0) {
-            fprintf(stderr, "checkers perft: %s\n", eng_strerror(n));
+            fprintf(stderr, "checkers perft: %s\n", ck_strerror(n));
             return CLI_EXIT_FAIL;
         }
         for (int i = 0; i < n; i++) {
@@ -254,7 +255,7 @@ cli_show(int argc, char **argv)
     eng_movelist l;
     int n = eng_generate(&p, &l, ENG_DUPS_MERGE);
     if (n < 0) {
-        fprintf(stderr, "checkers show: %s\n", eng_strerror(n));
+        fprintf(stderr, "checkers show: %s\n", ck_strerror(n));
         return CLI_EXIT_FAIL;
     }
     if (n == 0) {
@@ -284,7 +285,7 @@ cli_moves(int argc, char **argv)
     eng_movelist l;
     int n = eng_generate(&p, &l, ENG_DUPS_MERGE);
     if (n < 0) {
-        fprintf(stderr, "checkers moves: %s\n", eng_strerror(n));
+        fprintf(stderr, "checkers moves: %s\n", ck_strerror(n));
         return CLI_EXIT_FAIL;
     }
     for (int i = 0; i < n; i++) {

@@ -209,9 +209,7 @@ cli_search(int argc, char **argv)
     int rc = ab_search(ctx, &p, &opts, &r);
     signal(SIGINT, SIG_DFL);
     if (rc != 0) {
-        fprintf(stderr, "checkers search: %s\n",
-                rc == AB_EDB ? "a database probe failed (a damaged block?)"
-                             : "the search refused its arguments");
+        fprintf(stderr, "checkers search: %s\n", ab_strerror(rc));
         goto cleanup;
     }
 

@@ -27,6 +27,7 @@
 
 #include "cli/cli.h"
 #include "egdb/egdb.h"
+#include "manager/loop.h"
 #include "manager/manager.h"
 #include "manager/protocol.h"
 #include "manager/tree.h"
@@ -250,7 +251,8 @@ cli_serve(int argc, char **argv)
                 "checkers serve: a manager is running on %s (pid %ld): these pages show its last "
                 "commit as of now; its --status-port pages follow it live\n",
                 state, mgr_pid);
-    signal(SIGPIPE, SIG_IGN);
+    /* SIGPIPE: blocked for the loop's thread (mgr_loop_run), not ignored
+     * for the process (manager/loop.h) */
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
         rl.rlim_cur = rl.rlim_max;
@@ -286,7 +288,7 @@ cli_serve(int argc, char **argv)
             "checkers serve: the proof of %s (%s), read-only: serving http://%s%s%s:%d/%s\n",
             s.root_fen, prv_bound_word(s.root_bound), v6 ? "[" : "", h, v6 ? "]" : "", web_port(w),
             o.token ? " (with its token)" : "");
-    event_base_dispatch(base);
+    mgr_loop_run(base);
     fprintf(stderr, "checkers serve: stopped (%s)\n",
             stop_signal == SIGINT    ? "SIGINT"
             : stop_signal == SIGTERM ? "SIGTERM"

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "errors/errors.h"
 #include "engine/value.h"
 #include "prover/store.h"
 
@@ -248,7 +249,7 @@ store_get_cmd(const store_args *a)
             if (status == CLI_EXIT_OK)
                 status = CLI_EXIT_FAIL;
         } else if (rc != 0) {
-            fprintf(stderr, "checkers store get: %s: %s\n", a->rest[i], pst_strerror(rc));
+            fprintf(stderr, "checkers store get: %s: %s\n", a->rest[i], ck_strerror(rc));
             status = exit_of(rc) > status ? exit_of(rc) : status;
         } else if (print_record(a->rest[i], &ps[i], &r) != 0) {
             status = CLI_EXIT_DAMAGED;

@@ -70,13 +70,12 @@ enum eng_dups {
 
 /*
  * ONE ERROR SPACE. Every module's error codes are negative and lie in a
- * range of their own, so that a code passed up through another module
- * still says where it came from, and no two mean different things:
- *   engine -101..  egdb index -151..  egdb -201..  proof store -301..
- *   admission -351..  df-pn -401..  alpha-beta -451..  solve -501..
- *   manager tree -601..  wire protocol -701..
- * Each module has its own ..._strerror. No decision is taken from an
- * error's text.
+ * range of their own (the engine's: -101..-150), so that a code passed
+ * up through another module still says where it came from, and no two
+ * mean different things. The table of all the ranges, and ck_strerror,
+ * which names a code of any module, are in errors/errors.h (one place
+ * since issue 42; this comment used to hold the list). Each module has
+ * its own ..._strerror. No decision is taken from an error's text.
  */
 /* Error codes (all negative). */
 enum eng_err {

@@ -44,6 +44,7 @@
 #include <event2/listener.h>
 #include <event2/util.h>
 
+#include "manager/loop.h"
 #include "manager/mgr_internal.h"
 #include "prover/prover.h"
 
@@ -450,7 +451,7 @@ on_proof(mgr_conn *c, const mgp_proof *p)
         if (rc) {
             char why[128];
             snprintf(why, sizeof why, "record %u of a PROOF frame is damaged (%s)", i,
-                     pst_strerror(rc));
+                     mgp_strerror(rc));
             conn_close(c, why);
             return;
         }
@@ -815,6 +816,7 @@ spawn_worker(mgr *m, int k)
     }
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGTERM);
+        mgr_loop_child(); /* a respawn runs in the loop: SIGPIPE is blocked */
         dup2(fds[1], 1); /* dup2 drops O_CLOEXEC on 1 and 2 */
         dup2(fds[1], 2);
         const char *argv[16];
@@ -1285,7 +1287,8 @@ static int
 run_start(mgr *m)
 {
     const mgr_opts *o = m->o;
-    signal(SIGPIPE, SIG_IGN);
+    /* SIGPIPE: not ignored for the process, but blocked for the loop's
+     * thread while it runs (mgr_loop_run, manager/loop.h) */
     /* as many descriptors as the system allows; the connection cap stays
      * below them (the databases, the stores and the log need some) */
     struct rlimit rl;
@@ -1420,7 +1423,7 @@ mgr_run(const mgr_opts *o)
         } else {
             code = run_start(&m);
             if (code == 0) {
-                event_base_dispatch(m.base);
+                mgr_loop_run(m.base);
                 code = run_wind_down(&m);
             }
             run_stop(&m);

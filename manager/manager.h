@@ -242,6 +242,9 @@ typedef struct wrk_opts {
  * RETURN an mgr_exit code: MGR_PROVED, MGR_STOPPED (budget or signal;
  * the state is whole), MGR_USAGE (bad options: message on stderr),
  * MGR_DAMAGED (a damaged database, store or tree).
+ * SIGPIPE: blocked for the calling thread while the event loop runs
+ * (manager/loop.h); the process's disposition is left alone (it was set
+ * to SIG_IGN for the whole process before issue 42). Same for wrk_run.
  */
 int mgr_run(const mgr_opts *o);
 

@@ -816,3 +816,22 @@ mgp_token_equal(const char *a, const char *b)
     }
     return diff == 0;
 }
+
+const char *
+mgp_strerror(int code)
+{
+    switch (code) {
+    case MGP_OK:
+        return "success";
+    case MGP_EAGAIN:
+        return "not enough bytes yet for a whole frame";
+    case MGP_EFRAME:
+        return "a bad frame (oversized, of no known type, or of the wrong size)";
+    case MGP_EFIELD:
+        return "a field out of range";
+    case MGP_ENOSPC:
+        return "the output buffer is too small";
+    default:
+        return "unknown protocol error";
+    }
+}

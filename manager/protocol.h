@@ -143,6 +143,8 @@ enum mgp_type {
 enum mgp_goal { MGP_GOAL_WIN = 1, MGP_GOAL_DRAW = 2 };
 enum mgp_status { MGP_DONE = 0, MGP_BUDGET = 1, MGP_FAILED = 2 };
 
+/* Error codes (all negative, the protocol's range -701.., errors/errors.h;
+ * mgp_strerror names them). */
 enum mgp_err {
     MGP_OK = 0,
     MGP_EAGAIN = -701, /* not enough bytes yet for a whole frame */
@@ -258,6 +260,12 @@ void mgp_proof_record(const pst_item *it, uint8_t out[MGP_PROOF_REC]);
 /* Names: "HELLO", ...; "type 42" style for unknown ones (static buffer
  * per thread). */
 const char *mgp_type_name(int type);
+
+/* mgp_strerror - a static message for an MGP_E* code (0: "success"),
+ * "unknown protocol error" for any other. Thread-safe. Added with issue
+ * 42: the codes had no names, and manager.c printed an MGP_EFIELD with
+ * the store's pst_strerror ("unknown store error"). */
+const char *mgp_strerror(int code);
 
 /* Compares two tokens in time independent of where they differ (and of
  * the secret's contents); lengths are compared too. Nonzero when equal. */

@@ -1389,7 +1389,7 @@ mt_walk(const mt_tree *t, int max_depth, int (*fn)(const mt_view *v, void *arg),
     free(on);
 }
 
-/* ---- read-only access (the proof browser, manager/web.h) ------------------------ */
+/* ---- read-only access (the proof browser, web/web.h) ------------------------ */
 
 int
 mt_lookup(const mt_tree *t, const eng_pos *p, mt_view *out)

@@ -1084,7 +1084,7 @@ mt_info_db(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *db_d
     return rc;
 }
 
-/* ---- read-only access (the proof browser, manager/web.h) ------------------------ */
+/* ---- read-only access (the proof browser, web/web.h) ------------------------ */
 
 int
 mt_open_ro(const char *dir, const egdb *db, pst_env *store, mt_tree **out, char *err, size_t errlen)

@@ -31,6 +31,7 @@
 
 #include "egdb/egdb.h"
 #include "prover/admit.h"
+#include "manager/loop.h"
 #include "manager/manager.h"
 #include "manager/protocol.h"
 #include "prover/prover.h"
@@ -287,7 +288,9 @@ solve_thread(void *arg)
     job_child_scores(w, &j, dbp);
     r->ms = (uint32_t)((now_s() - t0) * 1000);
     char one = 1;
-    if (write(w->notify_fd[1], &one, 1) < 0) {
+    /* a socketpair: MSG_NOSIGNAL, so that a loop already gone costs no
+     * SIGPIPE (manager/loop.h) */
+    if (send(w->notify_fd[1], &one, 1, MSG_NOSIGNAL) < 0) {
         /* the main loop will never learn of it: nothing else to do */
     }
     return NULL;
@@ -701,7 +704,8 @@ wrk_run(const wrk_opts *o)
         fprintf(stderr, "checkers worker: socketpair: %s\n", strerror(errno));
         return 1;
     }
-    signal(SIGPIPE, SIG_IGN);
+    /* SIGPIPE is blocked for the loop's thread while it runs, not ignored
+     * for the process (mgr_loop_run, manager/loop.h) */
     w.base = event_base_new();
     w.notify = event_new(w.base, w.notify_fd[0], EV_READ | EV_PERSIST, on_notify, &w);
     w.tick = event_new(w.base, -1, EV_PERSIST, on_tick, &w);
@@ -714,7 +718,7 @@ wrk_run(const wrk_opts *o)
     event_add(w.sigint, NULL);
     event_add(w.sigterm, NULL);
     connect_now(&w);
-    event_base_dispatch(w.base);
+    mgr_loop_run(w.base);
     if (w.busy) {
         w.stop = 1;
         pthread_join(w.th, NULL);

@@ -710,6 +710,23 @@ ab_clear(ab_ctx *c)
     c->age = 0;
 }
 
+const char *
+ab_strerror(int code)
+{
+    switch (code) {
+    case AB_OK:
+        return "success";
+    case AB_ENOMEM:
+        return "out of memory";
+    case AB_EINVAL:
+        return "the search refused its arguments";
+    case AB_EDB:
+        return "a database probe failed (a damaged block?)";
+    default:
+        return "unknown search error";
+    }
+}
+
 int
 ab_score_proven(int score)
 {

@@ -561,6 +561,7 @@ pcert_export(pst_env *st, const egdb *db, const char *dbdir, const eng_pos *root
         if (res.status != PCHK_VALID) {
             eng_errf(err, errlen, "the stored proof is not valid, nothing exported: at %s: %s",
                      res.where, res.why);
+            out->invalid = 1;
             rc = PST_EINVAL;
             goto done;
         }

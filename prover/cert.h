@@ -80,6 +80,11 @@ typedef struct pcert_stats {
     uint64_t files;       /* database files listed */
     uint64_t body_raw;    /* bytes of the body before compression */
     uint64_t bytes;       /* bytes of the whole file */
+    /* 1 when PST_EINVAL came back because the stored proof fails the
+     * independent check (not: nothing stored, no claim). The command
+     * line's exit code reads it; before issue 42 it read the message's
+     * words. */
+    int invalid;
 } pcert_stats;
 
 /* The verdict of pcert_check. */
@@ -109,7 +114,8 @@ typedef struct pcert_result {
  *   out:    receives what was written.
  * RETURN 0; PST_EINVAL when st holds no valid proof for root (err says
  * why: nothing stored, or the independent check fails, naming the
- * position); PST_EIO, PST_ENOMEM, PST_ECORRUPT.
+ * position; out->invalid tells the second from the first); PST_EIO,
+ * PST_ENOMEM, PST_ECORRUPT. out is written also on failure.
  * A root that the databases hold (at most egdb_max_pieces(db) pieces;
  * a proof state has no record for such a root) is exported as a
  * certificate whose only record is that leaf, claiming the databases'

@@ -160,7 +160,14 @@
 
 /* ---- constants ------------------------------------------------------ */
 
-enum prv_err { PRV_OK = 0, PRV_ENOMEM = -501, PRV_EINVAL = -502, PRV_ESOLVER = -503 };
+/* Error codes (all negative, the solve range -501.., errors/errors.h;
+ * prv_strerror names them). */
+enum prv_err {
+    PRV_OK = 0,
+    PRV_ENOMEM = -501, /* out of memory (the df-pn table) */
+    PRV_EINVAL = -502, /* an invalid position or question */
+    PRV_ESOLVER = -503 /* the search failed: database, store or proof writing (err says which) */
+};
 
 #define PRV_MAXQ 2 /* queries a solve runs at most */
 
@@ -231,6 +238,11 @@ typedef struct prv_result {
  * was proved before it).
  */
 int prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_t errlen);
+
+/* prv_strerror - a static message for a PRV_E* code (0: "success"),
+ * "unknown solve error" for any other. Thread-safe. (Issue 42: every
+ * module's codes have names.) */
+const char *prv_strerror(int code);
 
 /* prv_hint - prv_opts.hint from an alpha-beta score (search.h) for the
  * side to move: 1 beyond +PRV_HINT_MARGIN, -1 below -PRV_HINT_MARGIN,

@@ -63,7 +63,14 @@
 #define AB_HEUR_MAX 10000
 #define AB_MAXPV 128
 
-enum ab_err { AB_OK = 0, AB_ENOMEM = -451, AB_EINVAL = -452, AB_EDB = -453 };
+/* Error codes (all negative, the alpha-beta range -451.., errors/errors.h;
+ * ab_strerror names them). */
+enum ab_err {
+    AB_OK = 0,
+    AB_ENOMEM = -451, /* out of memory */
+    AB_EINVAL = -452, /* arguments the search refuses (ab_search) */
+    AB_EDB = -453     /* a database probe failed: a damaged block */
+};
 
 /* ab_result.proven */
 enum { AB_HEURISTIC = 0, AB_PROVEN_WIN = 1, AB_PROVEN_LOSS = -1 };
@@ -130,6 +137,11 @@ int ab_search(ab_ctx *c, const eng_pos *p, const ab_opts *o, ab_result *out);
 /* ab_eval - the static evaluation of p for its side to move, within
  * +-AB_HEUR_MAX. Pure. */
 int ab_eval(const eng_pos *p);
+
+/* ab_strerror - a static message for an AB_E* code (0: "success"),
+ * "unknown search error" for any other. Thread-safe. (Issue 42: every
+ * module's codes have names; `checkers search` prints them.) */
+const char *ab_strerror(int code);
 
 /* Nonzero when score is in the proven range. */
 int ab_score_proven(int score);

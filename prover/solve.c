@@ -85,6 +85,23 @@ prv_hint(int ab_score)
     return ab_score > PRV_HINT_MARGIN ? 1 : ab_score < -PRV_HINT_MARGIN ? -1 : 0;
 }
 
+const char *
+prv_strerror(int code)
+{
+    switch (code) {
+    case PRV_OK:
+        return "success";
+    case PRV_ENOMEM:
+        return "out of memory";
+    case PRV_EINVAL:
+        return "invalid position or question";
+    case PRV_ESOLVER:
+        return "the search failed (database, store or proof)";
+    default:
+        return "unknown solve error";
+    }
+}
+
 int
 prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_t errlen)
 {

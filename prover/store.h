@@ -356,7 +356,8 @@ int pst_lmdb_walk(struct MDB_env *env, const char *dir, char *err, size_t errlen
  * process's signals, so the store never calls it itself: a program that
  * reads stores it did not write calls it once at its start (the
  * `checkers` program does, in cli/main.c; so do the test suites that
- * damage stores on purpose).
+ * damage stores on purpose). The handlers are installed once per process:
+ * a later call does nothing. Thread-safe.
  */
 void pst_guard_faults(void);
 

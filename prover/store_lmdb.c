@@ -88,20 +88,35 @@ typedef struct pst_write_op {
 /* ---- static data ------------------------------------------------------ */
 
 /*
- * The innermost guarded stretch of the calling thread. Thread-local
- * because neither the LMDB assertion callback (it gets the environment,
- * which every thread shares) nor a signal handler can be handed a
- * context; it only ever points into a live stack frame of its own
- * thread. With the saved signal actions below, it is the only mutable
- * state of the store outside a pst_env.
+ * WHAT STATE THE GUARDS KEEP, AND WHERE (issue 42: no mutable globals in
+ * library code). Everything a store owns is in its pst_env (damaged,
+ * broken, the pool). The guards themselves need two things that no
+ * argument can carry, because a signal handler is handed no context and
+ * LMDB's assertion callback only the MDB_env that every thread shares
+ * (and the tree's environment, manager/tree_lmdb.c, uses the same
+ * callback without a pst_env):
+ *
+ *   pst_guard_cur  the innermost guarded stretch of the calling thread.
+ *                  The guards themselves are a per-thread chain of
+ *                  pst_guard records in the stack frames of pst_guarded
+ *                  (the per-thread context); this is only its anchor. It
+ *                  is thread-local, never shared, and only ever points
+ *                  into a live frame of its own thread.
+ *   pst_faults     the SIGSEGV and SIGBUS actions found when the guards'
+ *                  handlers were installed, to chain to for faults that
+ *                  are not ours. Written once, by pst_fault_install under
+ *                  pthread_once, before the handler that reads them is in
+ *                  place; read-only from then on: start-up state, as the
+ *                  conventions allow. (Before issue 42 a mutex guarded
+ *                  them and a second installation could rewrite them
+ *                  while a handler on another thread read them.)
  */
 static _Thread_local pst_guard *pst_guard_cur;
 
-/* The SIGSEGV and SIGBUS actions found when the store last installed its
- * own, to chain to for faults that are not ours; pst_fault_lock
- * serialises installations. */
-static pthread_mutex_t pst_fault_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct sigaction pst_old_segv, pst_old_bus;
+static struct {
+    pthread_once_t once;
+    struct sigaction old_segv, old_bus;
+} pst_faults = {PTHREAD_ONCE_INIT};
 
 /* ---- errors ----------------------------------------------------------- */
 
@@ -503,7 +518,7 @@ pst_on_fault(int sig, siginfo_t *si, void *ctx)
     pst_guard *g = pst_guard_cur;
     if (g)
         siglongjmp(g->jb, sig);
-    const struct sigaction *old = sig == SIGBUS ? &pst_old_bus : &pst_old_segv;
+    const struct sigaction *old = sig == SIGBUS ? &pst_faults.old_bus : &pst_faults.old_segv;
     if (old->sa_flags & SA_SIGINFO) {
         old->sa_sigaction(sig, si, ctx);
         return;
@@ -521,12 +536,13 @@ pst_on_fault(int sig, siginfo_t *si, void *ctx)
     sigaction(sig, &dfl, NULL);
 }
 
-void
-pst_fault_install(void)
+/* The once-routine of pst_fault_install: saves what it replaces, then
+ * installs (so a handler never reads an action not yet saved). */
+static void
+pst_fault_install_once(void)
 {
-    pthread_mutex_lock(&pst_fault_lock);
     int sigs[2] = {SIGSEGV, SIGBUS};
-    struct sigaction *old[2] = {&pst_old_segv, &pst_old_bus};
+    struct sigaction *old[2] = {&pst_faults.old_segv, &pst_faults.old_bus};
     for (int i = 0; i < 2; i++) {
         struct sigaction cur;
         if (sigaction(sigs[i], NULL, &cur) != 0 ||
@@ -542,7 +558,12 @@ pst_fault_install(void)
         *old[i] = cur;
         sigaction(sigs[i], &sa, NULL);
     }
-    pthread_mutex_unlock(&pst_fault_lock);
+}
+
+void
+pst_fault_install(void)
+{
+    pthread_once(&pst_faults.once, pst_fault_install_once);
 }
 
 int

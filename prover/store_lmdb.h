@@ -138,9 +138,11 @@ int pst_check_header(const char *path, const char *file, char *err, size_t errle
  * running pst_guarded stretch of the thread, if any. */
 void pst_on_assert(MDB_env *env, const char *msg);
 
-/* Installs the SIGSEGV and SIGBUS handlers of the guards, unless they are
- * in place, chaining to whatever was there. Called by pst_guard_faults
- * (store.h), which only a program calls: never a library function. */
+/* Installs the SIGSEGV and SIGBUS handlers of the guards, chaining to
+ * whatever was there, once per process (pthread_once: the actions it
+ * saves are written once and then only read; store_lmdb.c, "What state
+ * the guards keep"). Called by pst_guard_faults (store.h), which only a
+ * program calls: never a library function. */
 void pst_fault_install(void);
 
 /*

@@ -11,7 +11,8 @@
 #   3. the Python rules' perft equals the C engine's (start position, both
 #      counting conventions, and three more positions), and the Python
 #      database reader's values the C prober's;
-#   4. exit statuses: nothing stored, a missing certificate or database.
+#   4. exit statuses: nothing stored, a missing certificate or database, a
+#      stored proof that lost a record.
 # Run by `make test` with $CHECKERS set to the binary and
 # $CHECKERS_TEST_DB to the 1-5 piece databases.
 set -u
@@ -140,4 +141,20 @@ $PY "$LEAVES" --db "$T/nodb" >/dev/null 2>&1
 check "Python, databases missing" 2 $?
 $C proof check --cert "$LEAVES" --db "$T/nodb" >/dev/null 2>&1
 check "C, databases missing" 2 $?
+# A store whose proof lost a record (the first record whose loss the
+# check sees): export refuses it as not valid, exit 1, which the command
+# reads from pcert_stats.invalid, not from its message's words (issue 42).
+F=${TOOLS:-build/tests}/forge_worker
+f1='B:W24,28:B5,K10'
+for skip in 0 1 2 3 4 5 6 7 8 9; do
+    rm -rf "$T/holed"
+    "$F" copy-store "$T/store1" "$T/holed" $skip >/dev/null 2>&1 || break
+    $C proof check --store "$T/holed" --db "$DB" --pieces 3 "$f1" >/dev/null 2>&1
+    [ $? = 1 ] && break
+done
+$C proof export --store "$T/holed" --db "$DB" --pieces 3 --out "$T/h.cert" "$f1" >/dev/null \
+    2>"$T/herr"
+check "export, a record of the proof lost: exit 1" 1 $?
+check "... says it is not valid" 1 "$(grep -c 'the stored proof is not valid' "$T/herr")"
+check "... and writes nothing" 0 "$(ls "$T"/h.cert* 2>/dev/null | wc -l)"
 exit $fail

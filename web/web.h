@@ -127,12 +127,16 @@ struct event_base;
 #define WEB_MAX_WORKERS MGR_LIVE_WORKERS /* workers listed on the page (all are counted) */
 #define WEB_TOKEN_MIN 32                 /* characters of a token beyond loopback (SECURITY) */
 
+/* Error codes (all negative; web_strerror names them). They lie in the
+ * web server's own range, -751.. (errors/errors.h lists every module's
+ * range): they were -701..-704 until issue 42, the protocol's MGP_E*
+ * codes, so that a code passed up could not say which it was. */
 enum web_err {
     WEB_OK = 0,
-    WEB_EINVAL = -701,   /* a bad address or option */
-    WEB_ENOTOKEN = -702, /* an address beyond loopback without a token, or a short one */
-    WEB_EBIND = -703,    /* the address cannot be bound */
-    WEB_ENOMEM = -704
+    WEB_EINVAL = -751,   /* a bad address or option */
+    WEB_ENOTOKEN = -752, /* an address beyond loopback without a token, or a short one */
+    WEB_EBIND = -753,    /* the address cannot be bound */
+    WEB_ENOMEM = -754    /* out of memory */
 };
 
 /* ---- types ---------------------------------------------------------- */
