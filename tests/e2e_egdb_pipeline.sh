@@ -113,7 +113,7 @@ $C proof check --store "$T/s6" --db "$T/p" "$F6" >"$T/chk6" 2>&1
 check "proof check with the same databases" "0 1" "$? $(grep -c 'database leaves: [1-9][0-9]* (up to 4+4v1 pieces' "$T/chk6")"
 $C proof check --store "$T/s6" --db "$T/base" "$F6" >"$T/chk6b" 2>&1
 check "proof check with 1-4 only: invalid, saying which databases it needs" "1 1" \
-    "$? $(grep -c 'cover 4 pieces: if the proof was made with 5-piece databases' "$T/chk6b")"
+    "$? $(grep -c 'cover 4 pieces: if the proof was made with 5-piece or partial databases' "$T/chk6b")"
 $C proof check --store "$T/s6" --db "$DB" "$F6" >"$T/chk6c" 2>&1
 check "proof check with the whole 1-5 set" 0 $?
 $C prove --fen "$F6" --state "$T/m6" --db "$T/p" --workers 2 --quiet >"$T/m6.out" 2>"$T/m6.err"
