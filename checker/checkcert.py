@@ -10,10 +10,15 @@ else in the certificate: every claim is re-derived.
 usage: checkcert.py CERT [--db DIR]
        checkcert.py --perft DEPTH [--fen FEN] [--merged]
 
+Reads formats 1 and 2 (format 2: a database scope with splits of the next
+piece count and partial-database leaves, each checked against its .pwl
+file, read by pwl.py).
+
 Output: "valid", or "invalid" with the first failing position and the
 reason. Exit status (the project's convention): 0 valid, 1 invalid, 2 bad
-usage or a certificate that cannot be read, 3 a database file missing or
-damaged (no verdict).
+usage, a certificate or a database file it lists that cannot be read (the
+message names the file and the scope the certificate rests on; no
+verdict), 3 a damaged database file (no verdict).
 """
 
 import os
