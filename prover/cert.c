@@ -17,7 +17,17 @@
  * The body is written to a temporary file first because the header must
  * list the database files the leaves rest on, which is known only at the
  * end of the walk; the final file is the header followed by that body,
- * renamed into place when whole.
+ * renamed into place when whole. The same holds for the scope the header
+ * names (the splits some leaf lies in, whether a partial leaf was
+ * written), and so for the format version (cert.h, SCOPES AND FORMATS).
+ *
+ * The check keeps the certificate's own leaves apart from the folder's
+ * files: the walk sees the complete databases of the header's scope and
+ * the 'B' records' claims, never the partial files directly, and each
+ * claim is compared with the one listed .pwl file it names afterwards.
+ * Opening the databases with the partial flag would let the walk take a
+ * bound from any .pwl file of the folder, listed or not, and so accept a
+ * certificate the Python checker (which reads listed files only) refuses.
  */
 #include <errno.h>
 #include <stdarg.h>
