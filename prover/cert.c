@@ -88,15 +88,15 @@ typedef struct goal {
 typedef struct export_ctx {
     const egdb *db;
     int dbmax;
-    int scope;     /* egdb_scope(db): what the leaves may come from */
+    int scope;            /* egdb_scope(db): what the leaves may come from */
     unsigned used_splits; /* splits of dbmax + 1 pieces some leaf lies in */
     eng_pos root;
     goal goals[2];
     int ngoals;
-    int cur; /* the section being written (-1: none yet) */
-    pmap leaves;  /* the current section's leaves already written */
-    pmap touched; /* canonical positions whose slices are noted */
-    uint8_t *slices; /* SL_DIM flags: slices the leaves rest on (.cwl) */
+    int cur;          /* the section being written (-1: none yet) */
+    pmap leaves;      /* the current section's leaves already written */
+    pmap touched;     /* canonical positions whose slices are noted */
+    uint8_t *slices;  /* SL_DIM flags: slices the leaves rest on (.cwl) */
     uint8_t *pslices; /* SL_DIM flags: partial slices 'B' leaves rest on (.pwl) */
     zwriter *zw;
     pcert_stats *st;
@@ -124,12 +124,12 @@ typedef struct leaf_rec {
  * is a 'B' leaf in one section and a position record in the other apart.
  */
 typedef struct sec_mem {
-    pmap map;         /* the section's position records */
-    pst_record *rec;  /* their records, by the map's index */
+    pmap map;        /* the section's position records */
+    pst_record *rec; /* their records, by the map's index */
     size_t cap;
-    pmap lmap;        /* the section's leaf records ('L' and 'B') */
-    leaf_rec *leaf;   /* by lmap's index */
-    eng_pos *lpos;    /* by lmap's index */
+    pmap lmap;      /* the section's leaf records ('L' and 'B') */
+    leaf_rec *leaf; /* by lmap's index */
+    eng_pos *lpos;  /* by lmap's index */
     size_t lcap, lpcap;
 } sec_mem;
 
@@ -240,12 +240,16 @@ claim_goals(eng_bound b, int s, goal g[2])
 
 /* ---- database files the leaves rest on -------------------------------- */
 
+/* The slot of a slice in the table of slices seen: one mixed-radix
+ * number, digit by digit. */
+/* clang-format off */
 static size_t
 slice_slot(const egix_slice *s)
 {
     return ((((((size_t)s->nbk * 13 + (size_t)s->nwk) * 13 + (size_t)s->nbm) * 13 +
               (size_t)s->nwm) * 8 + (size_t)(s->rb + 1)) * 8) + (size_t)(s->rw + 1);
 }
+/* clang-format on */
 
 static egix_slice
 slot_slice(size_t k)
@@ -529,8 +533,7 @@ store_get(void *ctx, const eng_pos *p, pst_record *o)
 static int
 used_scope(const export_ctx *c)
 {
-    return EGDB_SCOPE(c->dbmax, c->used_splits) |
-           (c->st->leaves_partial ? EGDB_SCOPE_PARTIAL : 0);
+    return EGDB_SCOPE(c->dbmax, c->used_splits) | (c->st->leaves_partial ? EGDB_SCOPE_PARTIAL : 0);
 }
 
 /*
@@ -604,8 +607,8 @@ io:
 }
 
 int
-pcert_export(pst_env *st, const egdb *db, const char *dbdir, const eng_pos *root,
-             const char *path, pcert_stats *out, char *err, size_t errlen)
+pcert_export(pst_env *st, const egdb *db, const char *dbdir, const eng_pos *root, const char *path,
+             pcert_stats *out, char *err, size_t errlen)
 {
     char body[4300], tmp[4300];
     int rc = 0;
@@ -722,8 +725,8 @@ pcert_export(pst_env *st, const egdb *db, const char *dbdir, const eng_pos *root
         rc = PST_EIO;
         goto done;
     }
-    if ((rc = write_header(fo, &c, dbdir ? dbdir : ".", root, r.bound, &out->files, err,
-                           errlen)) != 0)
+    if ((rc = write_header(fo, &c, dbdir ? dbdir : ".", root, r.bound, &out->files, err, errlen)) !=
+        0)
         goto done;
     rewind(zw->f);
     fclose(zw->f);
@@ -775,8 +778,7 @@ done:
 /* Records a verdict of invalid; returns 1 for the caller to pass up.
  * where is NULL for what concerns the file rather than a position (the
  * header, the database files, the structure of the body): "-" then. */
-static int
-bad(pcert_result *out, const eng_pos *where, const char *fmt, ...)
+static int bad(pcert_result *out, const eng_pos *where, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int
 bad(pcert_result *out, const eng_pos *where, const char *fmt, ...)
@@ -883,7 +885,7 @@ inflate_all(const unsigned char *src, size_t len, unsigned char **out, size_t *o
     *olen = n;
     if (zr == Z_STREAM_END && rest == 0)
         return 0;
-    *why = zr == Z_STREAM_END ? "bytes after the end of the compressed body"
+    *why = zr == Z_STREAM_END   ? "bytes after the end of the compressed body"
            : zr == Z_DATA_ERROR ? "the compressed body is damaged (zlib data error)"
                                 : "the file is truncated (the compressed body ends early)";
     return 1;
@@ -927,8 +929,8 @@ goal_name(const goal *g)
  * (docs/certificate.md, rules 1, 3 and 5). RETURN 0, 1 (invalid) or -1.
  */
 static int
-read_body(const unsigned char *b, size_t len, const goal *goals, int ngoals, int scope,
-          cert_mem *m, pcert_result *out)
+read_body(const unsigned char *b, size_t len, const goal *goals, int ngoals, int scope, cert_mem *m,
+          pcert_result *out)
 {
     /* A record's length depends on its tag, then (for 'P') on whether X
      * is to move and whether the section is a win: every length check
@@ -939,11 +941,11 @@ read_body(const unsigned char *b, size_t len, const goal *goals, int ngoals, int
     int partial = (scope & EGDB_SCOPE_PARTIAL) != 0;
     while (at < len && !ended) {
         int tag = b[at];
-        size_t need = tag == TAG_SECTION                          ? 3
+        size_t need = tag == TAG_SECTION                                 ? 3
                       : tag == TAG_LEAF || (tag == TAG_BOUND && partial) ? 1 + POS_BYTES + 2
-                      : tag == TAG_END                             ? 17
-                      : tag == TAG_POS                             ? 1 + POS_BYTES
-                                                                   : 0;
+                      : tag == TAG_END                                   ? 17
+                      : tag == TAG_POS                                   ? 1 + POS_BYTES
+                                                                         : 0;
         if (need == 0)
             return bad(out, NULL, "body byte %zu: unknown record tag 0x%02x%s", at, tag,
                        tag == TAG_BOUND ? " (a partial leaf, and the header's scope has no "
@@ -1037,8 +1039,7 @@ read_body(const unsigned char *b, size_t len, const goal *goals, int ngoals, int
             const unsigned char *mv = b + at + need;
             pst_move pm = {(uint8_t)(mv[0] - 1), (uint8_t)(mv[1] - 1), get32(mv + 2)};
             if (mv[0] < 1 || mv[0] > 32 || mv[1] < 1 || mv[1] > 32)
-                return bad(out, &p, "kept move with square %d or %d out of 1..32", mv[0],
-                           mv[1]);
+                return bad(out, &p, "kept move with square %d or %d out of 1..32", mv[0], mv[1]);
             if (g->win)
                 r->win = pm;
             else
@@ -1190,8 +1191,7 @@ pcert_check(const char *path, const char *dbdir, size_t cache_bytes, eng_pos *ro
     char msg[160];
     int lo = (int8_t)f[10], hi = (int8_t)f[11];
     if (f[8] != 1 || f[9] != 1) {
-        bad(out, NULL, "rules %d, route rule %d: this checker knows rules 1, routes 1", f[8],
-            f[9]);
+        bad(out, NULL, "rules %d, route rule %d: this checker knows rules 1, routes 1", f[8], f[9]);
         goto done;
     }
     int scope = header_scope(f);
@@ -1233,8 +1233,9 @@ pcert_check(const char *path, const char *dbdir, size_t cache_bytes, eng_pos *ro
         int kind = e[7];
         if (egix_slice_parse(name, &s) != 0 ||
             !(kind == FILE_CWL || (kind == FILE_PWL && (scope & EGDB_SCOPE_PARTIAL)))) {
-            bad(out, NULL, "database file entry %u: '%.7s' (kind %d) is not a slice name and file kind",
-                i, name, kind);
+            bad(out, NULL,
+                "database file entry %u: '%.7s' (kind %d) is not a slice name and file kind", i,
+                name, kind);
             goto done;
         }
         if (i > 0 && memcmp(e - PCERT_FILE_ENTRY, e, 8) >= 0) {
@@ -1247,12 +1248,13 @@ pcert_check(const char *path, const char *dbdir, size_t cache_bytes, eng_pos *ro
         snprintf(fp, sizeof fp, "%s/%s.%s", dir, name, ext);
         if (file_digest(fp, md, &size) != 0) { /* no verdict without the files */
             int n = s.nbk + s.nwk + s.nbm + s.nwm;
-            eng_errf(err, errlen, "database file %s: %s (the certificate rests on the databases %s%s)",
-                     fp, strerror(errno), scname,
+            eng_errf(err, errlen,
+                     "database file %s: %s (the certificate rests on the databases %s%s)", fp,
+                     strerror(errno), scname,
                      kind == FILE_PWL ? ": this is a partial database file; give the folder "
                                         "that holds the .pwl files"
-                     : n > pieces ? ": this file is of a split of the next piece count"
-                                  : "");
+                     : n > pieces     ? ": this file is of a split of the next piece count"
+                                      : "");
             rc = PST_EIO;
             goto done;
         }
@@ -1343,8 +1345,8 @@ pcert_check(const char *path, const char *dbdir, size_t cache_bytes, eng_pos *ro
                 bad(out, root, "%s: the root is neither a position record nor a database leaf",
                     goal_name(g));
                 goto done;
-            } else if (value_for(g->x, root->stm, eng_bound_lo(lf.bound),
-                                 eng_bound_hi(lf.bound)) < need_v) {
+            } else if (value_for(g->x, root->stm, eng_bound_lo(lf.bound), eng_bound_hi(lf.bound)) <
+                       need_v) {
                 bad(out, root, "%s: the databases value the root as %s", goal_name(g),
                     eng_bound_name(lf.bound));
                 goto done;

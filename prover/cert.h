@@ -81,10 +81,10 @@
 
 /* ---- constants ------------------------------------------------------ */
 
-#define PCERT_VERSION 2        /* the newest format version this module writes and reads */
-#define PCERT_VERSION_PLAIN 1  /* written when the scope is complete piece counts only */
-#define PCERT_HEADER_FIXED 40  /* bytes of the header before the file list */
-#define PCERT_FILE_ENTRY 48    /* bytes of one database file entry */
+#define PCERT_VERSION 2       /* the newest format version this module writes and reads */
+#define PCERT_VERSION_PLAIN 1 /* written when the scope is complete piece counts only */
+#define PCERT_HEADER_FIXED 40 /* bytes of the header before the file list */
+#define PCERT_FILE_ENTRY 48   /* bytes of one database file entry */
 
 enum pcert_status {
     PCERT_VALID = 0,  /* the certificate proves its claim */
@@ -95,30 +95,30 @@ enum pcert_status {
 
 /* What an export wrote. */
 typedef struct pcert_stats {
-    eng_bound bound;      /* the claim: the root's bound, for its side to move */
-    int sections;         /* goals exported (1 or 2) */
-    int db_pieces;        /* the database piece limit written to the header */
-    int scope;            /* the scope the header names (egdb.h, DATABASE SCOPE) */
-    int version;          /* the format version written (1 or 2) */
-    uint64_t positions;   /* position records, all sections */
-    uint64_t leaves;      /* database leaf records ('L' and 'B'), all sections */
+    eng_bound bound;         /* the claim: the root's bound, for its side to move */
+    int sections;            /* goals exported (1 or 2) */
+    int db_pieces;           /* the database piece limit written to the header */
+    int scope;               /* the scope the header names (egdb.h, DATABASE SCOPE) */
+    int version;             /* the format version written (1 or 2) */
+    uint64_t positions;      /* position records, all sections */
+    uint64_t leaves;         /* database leaf records ('L' and 'B'), all sections */
     uint64_t leaves_partial; /* of which partial-database leaves ('B') */
-    uint64_t files;       /* database files listed */
-    uint64_t body_raw;    /* bytes of the body before compression */
-    uint64_t bytes;       /* bytes of the whole file */
+    uint64_t files;          /* database files listed */
+    uint64_t body_raw;       /* bytes of the body before compression */
+    uint64_t bytes;          /* bytes of the whole file */
 } pcert_stats;
 
 /* The verdict of pcert_check. */
 typedef struct pcert_result {
-    int status;               /* PCERT_* */
-    eng_bound bound;          /* the claim read from the header */
-    int version;              /* the format version read (0: header unreadable) */
-    int scope;                /* the scope the header names (egdb.h, DATABASE SCOPE) */
-    uint64_t positions;       /* position records read */
-    uint64_t leaves;          /* database leaf records read ('L' and 'B') */
-    uint64_t leaves_partial;  /* of which partial-database leaves ('B') */
-    char where[ENG_FEN_MAX];  /* PCERT_INVALID: the first failing position ("-": none) */
-    char why[320];            /* PCERT_INVALID: what is wrong */
+    int status;              /* PCERT_* */
+    eng_bound bound;         /* the claim read from the header */
+    int version;             /* the format version read (0: header unreadable) */
+    int scope;               /* the scope the header names (egdb.h, DATABASE SCOPE) */
+    uint64_t positions;      /* position records read */
+    uint64_t leaves;         /* database leaf records read ('L' and 'B') */
+    uint64_t leaves_partial; /* of which partial-database leaves ('B') */
+    char where[ENG_FEN_MAX]; /* PCERT_INVALID: the first failing position ("-": none) */
+    char why[320];           /* PCERT_INVALID: what is wrong */
 } pcert_result;
 
 /* ---- functions ------------------------------------------------------ */
