@@ -10,10 +10,15 @@ else in the certificate: every claim is re-derived.
 usage: checkcert.py CERT [--db DIR]
        checkcert.py --perft DEPTH [--fen FEN] [--merged]
 
+Reads formats 1 and 2 (format 2: a database scope with splits of the next
+piece count and partial-database leaves, each checked against its .pwl
+file, read by pwl.py).
+
 Output: "valid", or "invalid" with the first failing position and the
 reason. Exit status (the project's convention): 0 valid, 1 invalid, 2 bad
-usage or a certificate that cannot be read, 3 a database file missing or
-damaged (no verdict).
+usage, a certificate or a database file it lists that cannot be read (the
+message names the file and the scope the certificate rests on; no
+verdict), 3 a damaged database file (no verdict).
 """
 
 import os
@@ -25,9 +30,11 @@ import zlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import cwl  # noqa: E402
+import pwl  # noqa: E402
 import rules  # noqa: E402
 
-VERSION = 1
+VERSIONS = (1, 2)
+KIND_EXT = {0: "cwl", 1: "pwl"}
 MAGIC = b"CKCERT\0"
 FIXED = 40
 ENTRY = 48
@@ -60,15 +67,39 @@ def goals_of(lo, hi, s):
     return g
 
 
+class Scope:
+    """What the databases value (docs/certificate.md, "The databases' scope"):
+    every position of at most n pieces, those of n + 1 pieces whose larger
+    side has a count in splits, and with partial, bounds from .pwl files."""
+
+    def __init__(self, n, splits, partial):
+        self.n, self.splits, self.partial = n, splits, partial
+
+    def has(self, p):
+        nb = rules.popcount(p[0] | p[2])
+        nw = rules.popcount(p[1] | p[3])
+        if nb + nw <= self.n:
+            return True
+        return nb + nw == self.n + 1 and max(nb, nw) in self.splits
+
+    def name(self):
+        s = str(self.n)
+        if self.splits:
+            s += "+" + ",".join("%dv%d" % (a, self.n + 1 - a) for a in sorted(self.splits,
+                                                                              reverse=True))
+        return s + ("+partial" if self.partial else "")
+
+
 # ---- reading ---------------------------------------------------------------------
 
 
 def read_header(data):
     if len(data) < 8 or data[:7] != MAGIC:
         raise Invalid(None, "not a certificate (bad magic in bytes 0-6)")
-    if data[7] != VERSION:
-        raise Invalid(None, "format version %d; this checker reads version %d"
-                      % (data[7], VERSION))
+    version = data[7]
+    if version not in VERSIONS:
+        raise Invalid(None, "format version %d; this checker reads versions %d and %d"
+                      % (version, VERSIONS[0], VERSIONS[1]))
     if len(data) < FIXED:
         raise Invalid(None, "the file is truncated (inside the header)")
     variant, routes, lo, hi, npieces, comp, nsec, zero = struct.unpack_from("<BBbbBBBB", data, 8)
@@ -76,9 +107,17 @@ def read_header(data):
         raise Invalid(None, "rules %d, route rule %d: this checker knows rules 1, routes 1"
                       % (variant, routes))
     root = POS.unpack_from(data, 16)
+    flags = data[33]
+    (splitbits,) = struct.unpack_from("<H", data, 34)
+    splits = {a for a in range(16) if splitbits >> a & 1}
+    scope_ok = (flags == 0 and splitbits == 0) if version == 1 else \
+        (flags & ~1 == 0 and all(npieces > 0 and (npieces + 2) // 2 <= a <= npieces + 1
+                                 for a in splits) and (npieces > 0 or flags == 0))
     if comp != 1 or zero != 0 or rules.valid(root) or not -1 <= lo <= hi <= 1 \
-            or npieces > 8 or data[33:36] != b"\0\0\0":
-        raise Invalid(None, "malformed header (compression, root, claim or piece limit)")
+            or npieces > 8 or not scope_ok:
+        raise Invalid(None, "malformed header (compression, root, claim, piece limit or "
+                      "scope)")
+    scope = Scope(npieces, splits, flags & 1 == 1)
     goals = goals_of(lo, hi, root[4])
     if not goals or nsec != len(goals):
         raise Invalid(root, "the claim %s implies %d sections, the header says %d"
@@ -88,17 +127,25 @@ def read_header(data):
     if end > len(data):
         raise Invalid(None, "the file is truncated (inside the list of database files)")
     files = {}
+    prev = None
     for i in range(nfiles):
         e = data[FIXED + ENTRY * i:FIXED + ENTRY * (i + 1)]
         name = e[:7].decode("ascii", "replace")
         size, digest = struct.unpack_from("<Q", e, 8)[0], e[16:48]
-        if e[7] != 0 or len(name) != 7 or name[4] != "." or name in files:
-            raise Invalid(None, "database file entry %d: %r is not a slice name" % (i, name))
-        files[name] = (size, digest)
-    return root, (lo, hi), npieces, goals, files, end
+        kind = e[7]
+        if kind not in ((0, 1) if scope.partial else (0,)) or len(name) != 7 \
+                or name[4] != ".":
+            raise Invalid(None, "database file entry %d: %r (kind %d) is not a slice name and "
+                          "file kind" % (i, name, kind))
+        if prev is not None and e[:8] <= prev:
+            raise Invalid(None, "database file entry %d: %r is out of order or repeated"
+                          % (i, name))
+        prev = e[:8]
+        files[(name, kind)] = (size, digest)
+    return root, (lo, hi), scope, goals, files, end
 
 
-def read_body(raw, goals):
+def read_body(raw, goals, scope):
     """Sections as (goal, records in file order, positions, leaves)."""
     z = zlib.decompressobj()
     try:
@@ -136,8 +183,10 @@ def read_body(raw, goals):
             if at + 17 != len(body):
                 raise Invalid(None, "%d bytes after the end record" % (len(body) - at - 17))
             break
-        if tag not in (b"P", b"L"):
-            raise Invalid(None, "body byte %d: unknown record tag 0x%02x" % (at, body[at]))
+        if tag not in (b"P", b"L") and not (tag == b"B" and scope.partial):
+            raise Invalid(None, "body byte %d: unknown record tag 0x%02x%s"
+                          % (at, body[at], " (a partial leaf, and the header's scope has no "
+                             "partial databases)" if tag == b"B" else ""))
         if cur is None:
             raise Invalid(None, "body byte %d: a record before the first section" % at)
         (x, win), order, recs, leaves = cur
@@ -148,17 +197,17 @@ def read_body(raw, goals):
         if why:
             raise Invalid(None, "body byte %d: not a position: %s" % (at, why))
         at += 18
-        if tag == b"L":
+        if tag in (b"L", b"B"):
             if at + 2 > len(body):
                 raise Invalid(None, "the file is truncated (the body stops inside a record)")
             lo, hi = struct.unpack_from("<bb", body, at)
             at += 2
-            if not -1 <= lo <= hi <= 1:
+            if not -1 <= lo <= hi <= 1 or (lo, hi) == (-1, 1):
                 raise Invalid(p, "leaf record with the bound %d..%d" % (lo, hi))
             if p in leaves or p in recs:
                 raise Invalid(p, "the position appears twice in section %d" % len(sections))
-            leaves[p] = (lo, hi)
-            order.append(("L", p))
+            leaves[p] = (lo, hi, tag.decode())
+            order.append((tag.decode(), p))
             nleaf += 1
             continue
         move, length = None, None
@@ -188,9 +237,10 @@ def read_body(raw, goals):
 
 
 class Checker:
-    def __init__(self, db, npieces):
+    def __init__(self, db, pdb, scope):
         self.db = db
-        self.npieces = npieces
+        self.pdb = pdb
+        self.scope = scope
 
     def leaf_value(self, p):
         """The database's value of p for its side to move (-1, 0, 1)."""
@@ -201,11 +251,19 @@ class Checker:
                           "does not list" % e)
         return {cwl.WIN: 1, cwl.LOSS: -1, cwl.DRAW: 0}[v]
 
+    def leaf_bound(self, p):
+        """The partial database's stored bound (lo, hi) of p for its side to move."""
+        try:
+            return self.pdb.probe(p)
+        except cwl.NotListed as e:
+            raise Invalid(p, "the partial leaf rests on %s, which the header does not list"
+                          % e)
+
     def check_section(self, root, goal, order, recs, leaves):
         x, win = goal
         need = 1 if win else 0
         gname = "%s %s" % (colour(x), "wins" if win else "at least draws")
-        n = self.npieces
+        scope = self.scope
 
         def fail(where, why):
             raise Invalid(where, "%s: %s" % (gname, why))
@@ -225,15 +283,15 @@ class Checker:
                     fail(p, "%s %s leaves %s without a move (a loss for %s)"
                          % (kind, mtext, colour(c[4]), colour(c[4])))
                 return
-            if rules.pieces(c) <= n:
-                claim = leaves.get(c)
-                if claim is None:
-                    fail(p, "%s %s leads to %s, a database position with no leaf record"
-                         % (kind, mtext, rules.fen(c)))
+            claim = leaves.get(c)
+            if scope.has(c) and (claim is None or claim[2] != "L"):
+                fail(p, "%s %s leads to %s, a database position with no leaf record"
+                     % (kind, mtext, rules.fen(c)))
+            if claim is not None and claim[2] == ("L" if scope.has(c) else "B"):
                 vx = claim[0] if c[4] == x else -claim[1]
                 if vx < need:
                     fail(p, "%s %s leads to a database leaf claimed as %s for %s"
-                         % (kind, mtext, BOUND[claim], colour(c[4])))
+                         % (kind, mtext, BOUND[claim[:2]], colour(c[4])))
                 return
             if kind == "kept move":
                 fail(p, "kept move %s leads to %s, which is not in the certificate (a "
@@ -249,25 +307,39 @@ class Checker:
             elif root not in leaves:
                 fail(root, "the root is neither a position record nor a database leaf")
             else:
-                lo, hi = leaves[root]
+                lo, hi, _ = leaves[root]
                 if (lo if root[4] == x else -hi) < need:
                     fail(root, "the root's leaf claims %s" % BOUND[(lo, hi)])
 
         for kind, p in order:
-            if kind == "L":
-                lo, hi = leaves[p]
-                if rules.pieces(p) > n:
-                    fail(p, "a database leaf with %d pieces, above the header's limit %d"
-                         % (rules.pieces(p), n))
-                v = self.leaf_value(p)
-                if not lo <= v <= hi:
-                    fail(p, "database leaf claims %s, the database says %s"
-                         % (BOUND[(lo, hi)], WORD[v]))
+            if kind in ("L", "B"):
+                lo, hi, _ = leaves[p]
+                if kind == "L" and not scope.has(p):
+                    fail(p, "a database leaf outside the header's scope %s" % scope.name())
+                if kind == "B" and scope.has(p):
+                    fail(p, "a partial leaf of a position the complete databases of the scope "
+                         "%s hold (it must be an 'L' leaf)" % scope.name())
+                if (lo if p[4] == x else -hi) < need:
+                    fail(p, "the leaf claims %s (%s to move), which does not give it"
+                         % (BOUND[(lo, hi)], colour(p[4])))
+                if kind == "L":
+                    v = self.leaf_value(p)
+                    if not lo <= v <= hi:
+                        fail(p, "database leaf claims %s, the database says %s"
+                             % (BOUND[(lo, hi)], WORD[v]))
+                    continue
+                slo, shi = self.leaf_bound(p)
+                if not (lo <= slo and shi <= hi):
+                    fail(p, "partial leaf claims %s, the partial database %s.pwl says %s"
+                         % (BOUND[(lo, hi)],
+                            cwl.slice_name(cwl.slice_of(p if p[4] == rules.BLACK
+                                                        else rules.flip(p))),
+                            BOUND[(slo, shi)]))
                 continue
             move, length = recs[p]
-            if rules.pieces(p) <= n:
-                fail(p, "a position record with %d pieces: the database values it (it must "
-                     "be a leaf)" % rules.pieces(p))
+            if scope.has(p):
+                fail(p, "a position record the databases value (%d pieces, in the header's "
+                     "scope: it must be a leaf)" % rules.pieces(p))
             ms = rules.moves(p)
             if not ms:
                 fail(p, "a position record without a legal move (a terminal position is not "
@@ -289,22 +361,31 @@ def check(path, dbdir):
         data = f.read()
     stats = {}
     try:
-        root, claim, npieces, goals, files, end = read_header(data)
+        root, claim, scope, goals, files, end = read_header(data)
         stats["claim"] = BOUND[claim]
         stats["root"] = rules.fen(root)
-        for name, (size, digest) in sorted(files.items()):
-            fp = os.path.join(dbdir or ".", name + ".cwl")
+        stats["databases"] = scope.name()
+        for (name, kind), (size, digest) in sorted(files.items()):
+            fp = os.path.join(dbdir or ".", name + "." + KIND_EXT[kind])
             try:
                 got = cwl.file_digest(fp)
             except OSError as e:  # no verdict without the files (exit 2)
-                raise OSError(e.errno, "database file %s: %s" % (fp, e.strerror))
+                n = sum(int(ch, 13) for ch in name[:4])
+                what = ": this is a partial database file; give the folder that holds the " \
+                    ".pwl files" if kind == 1 else ": this file is of a split of the next " \
+                    "piece count" if n > scope.n else ""
+                raise OSError(e.errno, "database file %s: %s (the certificate rests on the "
+                              "databases %s%s)" % (fp, e.strerror, scope.name(), what))
             if got != (size, digest):
-                raise Invalid(None, "database file %s.cwl: its SHA-256 does not match the "
+                raise Invalid(None, "database file %s.%s: its SHA-256 does not match the "
                               "header's digest (not the file the certificate was made with)"
-                              % name)
-        sections, npos, nleaf = read_body(data[end:], goals)
+                              % (name, KIND_EXT[kind]))
+        sections, npos, nleaf = read_body(data[end:], goals, scope)
         stats["positions"], stats["leaves"] = npos, nleaf
-        ck = Checker(cwl.Database(dbdir or ".", files), npieces)
+        stats["partial leaves"] = sum(1 for sec in sections for v in sec[3].values()
+                                      if v[2] == "B")
+        ck = Checker(cwl.Database(dbdir or ".", {n: v for (n, k), v in files.items() if k == 0}),
+                     pwl.Database(dbdir or ".", {n for (n, k) in files if k == 1}), scope)
         for goal, order, recs, leaves in sections:
             ck.check_section(root, goal, order, recs, leaves)
     except Invalid as e:
@@ -346,7 +427,7 @@ def main(argv):
     if verdict != "valid":
         print("failing position: %s" % (rules.fen(where) if where else "-"))
         print("reason: %s" % why)
-    for k in ("root", "claim", "positions", "leaves"):
+    for k in ("root", "claim", "databases", "positions", "leaves", "partial leaves"):
         if k in stats:
             print("%s: %s" % (k, stats[k]))
     print("checked in %.2f s of CPU" % (time.process_time() - t0), file=sys.stderr)

@@ -43,8 +43,11 @@ static const char export_help[] =
     "  --state DIR   a proof of `checkers prove` (root, store and piece count\n"
     "                from the state)\n"
     "  --store PATH  a proof store, with the FEN of its root\n"
-    "  --db DIR      the endgame databases (compressed .cwl files)\n"
-    "  --pieces N    the databases' piece limit the proof used\n"
+    "  --db DIR      the endgame databases (compressed .cwl files, and the\n"
+    "                partial .pwl files when the proof rests on them)\n"
+    "  --pieces N    the databases' piece limit the proof used (default: all\n"
+    "                the folder holds: complete counts, whole splits of the\n"
+    "                next count, partial bounds)\n"
     "  --out FILE    the certificate to write\n"
     "\n"
     "Exit status: 0 written, 1 the proof is not valid, 2 bad usage or nothing\n"
@@ -113,30 +116,13 @@ cli_proof_export(int argc, char **argv)
     egdb *db = NULL;
     pst_env *st = NULL;
     int status = CLI_EXIT_OK, rc = 0;
-    if (EGDB_SCOPE_SPLITS(pieces)) {
-        /* Format 1 names one piece count N (docs/certificate.md): every
-         * position of at most N pieces is a leaf. A proof over whole
-         * splits of the next count (egdb.h DATABASE SCOPE) needs a
-         * format that names them. */
-        char scope[48];
-        egdb_scope_name((int)pieces, scope, sizeof scope);
-        fprintf(stderr,
-                "checkers proof export: the proof rests on the %s-piece databases (splits of the "
-                "next piece count); certificates of format 1 name a piece count only\n",
-                scope);
-        return CLI_EXIT_USAGE;
-    }
-    /* Exactly a piece count, without the splits of the next one that the
-     * folder may hold: the leaves the certificate's checker takes. */
-    if (dbdir) {
+    /* The databases of the proof's scope (egdb.h, DATABASE SCOPE): a
+     * state's, or --pieces N, or all the folder holds (complete counts,
+     * whole splits of the next, partial bounds). The certificate names
+     * the part of it that its leaves use (format 2 when that has splits
+     * or partial bounds, docs/certificate.md). */
+    if (dbdir)
         rc = egdb_open(dbdir, (int)pieces, 256u * 1000000, &db, err, sizeof err);
-        if (rc == 0 && pieces <= 0 && EGDB_SCOPE_SPLITS(egdb_scope(db))) {
-            int n = egdb_max_pieces(db);
-            egdb_close(db);
-            db = NULL;
-            rc = egdb_open(dbdir, n, 256u * 1000000, &db, err, sizeof err);
-        }
-    }
     if (rc != 0) {
         fprintf(stderr, "checkers proof export: %s (%s)\n", err, ck_strerror(rc));
         return rc == EGDB_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
@@ -163,7 +149,11 @@ cli_proof_export(int argc, char **argv)
            root.stm == ENG_BLACK ? "Black" : "White");
     printf("sections: %d\n", s.sections);
     printf("positions: %" PRIu64 "\n", s.positions);
-    printf("database leaves: %" PRIu64 " (up to %d pieces)\n", s.leaves, s.db_pieces);
+    char scope[48];
+    egdb_scope_name(s.scope, scope, sizeof scope);
+    printf("format: %d (databases %s)\n", s.version, scope);
+    printf("database leaves: %" PRIu64 " (up to %d pieces), of which partial: %" PRIu64 "\n",
+           s.leaves, s.db_pieces, s.leaves_partial);
     printf("database files: %" PRIu64 "\n", s.files);
     printf("bytes: %" PRIu64 " (body %" PRIu64 " before compression; %.2f bytes a record)\n",
            s.bytes, s.body_raw,
@@ -222,8 +212,14 @@ cli_proof_check_cert(int argc, char **argv)
         printf("failing position: %s\n", res.where);
         printf("reason: %s\n", res.why);
     }
+    if (res.version) {
+        char scope[48];
+        egdb_scope_name(res.scope, scope, sizeof scope);
+        printf("format: %d (databases %s)\n", res.version, scope);
+    }
     printf("positions: %" PRIu64 "\n", res.positions);
-    printf("database leaves: %" PRIu64 "\n", res.leaves);
+    printf("database leaves: %" PRIu64 " (of which partial: %" PRIu64 ")\n", res.leaves,
+           res.leaves_partial);
     fprintf(stderr, "checked in %.2f s\n", cli_now() - t0);
     return res.status == PCERT_VALID ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }

@@ -17,7 +17,17 @@
  * The body is written to a temporary file first because the header must
  * list the database files the leaves rest on, which is known only at the
  * end of the walk; the final file is the header followed by that body,
- * renamed into place when whole.
+ * renamed into place when whole. The same holds for the scope the header
+ * names (the splits some leaf lies in, whether a partial leaf was
+ * written), and so for the format version (cert.h, SCOPES AND FORMATS).
+ *
+ * The check keeps the certificate's own leaves apart from the folder's
+ * files: the walk sees the complete databases of the header's scope and
+ * the 'B' records' claims, never the partial files directly, and each
+ * claim is compared with the one listed .pwl file it names afterwards.
+ * Opening the databases with the partial flag would let the walk take a
+ * bound from any .pwl file of the folder, listed or not, and so accept a
+ * certificate the Python checker (which reads listed files only) refuses.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -30,16 +40,26 @@
 
 #include "egdb/codec.h"
 #include "egdb/index.h"
+#include "egdb/partial.h"
 #include "prover/cert.h"
 #include "prover/check.h"
+#include "prover/leaf.h"
 #include "prover/posmap.h"
 
 /* ---- constants ------------------------------------------------------ */
 
 static const unsigned char cert_magic[7] = {'C', 'K', 'C', 'E', 'R', 'T', 0};
 
-/* Record tags of the body (docs/certificate.md, "Body"). */
-enum { TAG_SECTION = 'S', TAG_POS = 'P', TAG_LEAF = 'L', TAG_END = 'E' };
+/* Record tags of the body (docs/certificate.md, "Body"): 'B', a leaf of
+ * a partial database, exists from format 2 on. */
+enum { TAG_SECTION = 'S', TAG_POS = 'P', TAG_LEAF = 'L', TAG_BOUND = 'B', TAG_END = 'E' };
+
+/* The kind of a database file in the header's list (format 2: the byte
+ * after the slice name; format 1 has only compressed files, byte 0). */
+enum { FILE_CWL = 0, FILE_PWL = 1 };
+
+/* Header byte 33, format 2: the scope's flags. */
+#define SCOPE_FLAG_PARTIAL 1
 
 #define POS_BYTES 17   /* four u32 masks and the side to move */
 #define ZBUF (1 << 16) /* deflate / file copy buffers */
@@ -68,12 +88,16 @@ typedef struct goal {
 typedef struct export_ctx {
     const egdb *db;
     int dbmax;
+    int scope;            /* egdb_scope(db): what the leaves may come from */
+    unsigned used_splits; /* splits of dbmax + 1 pieces some leaf lies in */
+    eng_pos root;
     goal goals[2];
     int ngoals;
-    int cur; /* the section being written (-1: none yet) */
-    pmap leaves;  /* the current section's leaves already written */
-    pmap touched; /* canonical positions whose slices are noted */
-    uint8_t *slices; /* SL_DIM flags: slices the leaves rest on */
+    int cur;          /* the section being written (-1: none yet) */
+    pmap leaves;      /* the current section's leaves already written */
+    pmap touched;     /* canonical positions whose slices are noted */
+    uint8_t *slices;  /* SL_DIM flags: slices the leaves rest on (.cwl) */
+    uint8_t *pslices; /* SL_DIM flags: partial slices 'B' leaves rest on (.pwl) */
     zwriter *zw;
     pcert_stats *st;
     int rc; /* first error inside the visitor */
@@ -81,25 +105,36 @@ typedef struct export_ctx {
     size_t errlen;
 } export_ctx;
 
+/* A leaf record as the check keeps it: the claim and the kind. */
+typedef struct leaf_rec {
+    int8_t lo, hi;
+    uint8_t tag; /* TAG_LEAF or TAG_BOUND */
+} leaf_rec;
+
 /*
- * The certificate in memory, for pcert_check. The C check reuses the
- * independent checker (check.c), which reads one store-like record per
- * position; a certificate has one record per position and section, so
- * the sections' records of a position are merged into one: in a section
- * (X, goal) a position with X to move raises lo to the goal's value and
- * supplies the win or draw move, a position with the other side to move
- * lowers hi to minus that value. A record of both sections of a draw
- * claim becomes DD with its draw move, exactly what a store would hold;
- * contradicting sections (lo > hi) are a verdict, not a record.
+ * One section of the certificate in memory, for pcert_check. The C check
+ * runs the independent checker (check.c) once per section, over that
+ * section's records alone: a store-like record per position record (in
+ * a section (X, goal) a position with X to move has lo = the goal's
+ * value and the kept move, one with the other side to move hi = minus
+ * it), and for a 'B' record a record of an admitted store whose bound is
+ * the claim (check.h, SOURCES: the walk takes it as a leaf of that
+ * value; the claim is compared with the .pwl file afterwards). One walk
+ * per section rather than one over merged records keeps a position that
+ * is a 'B' leaf in one section and a position record in the other apart.
  */
+typedef struct sec_mem {
+    pmap map;        /* the section's position records */
+    pst_record *rec; /* their records, by the map's index */
+    size_t cap;
+    pmap lmap;      /* the section's leaf records ('L' and 'B') */
+    leaf_rec *leaf; /* by lmap's index */
+    eng_pos *lpos;  /* by lmap's index */
+    size_t lcap, lpcap;
+} sec_mem;
+
 typedef struct cert_mem {
-    pmap map;            /* every position record, all sections */
-    pst_record *rec;     /* merged records, by the map's index */
-    uint8_t *secmask;    /* sections a position appeared in, by index */
-    size_t cap, seccap;
-    eng_pos *leaf;       /* database leaf records, all sections */
-    int8_t (*claim)[2];  /* their claimed lo, hi */
-    size_t nleaf, leafcap;
+    sec_mem sec[2];
 } cert_mem;
 
 /* ---- little-endian helpers ------------------------------------------ */
@@ -205,12 +240,16 @@ claim_goals(eng_bound b, int s, goal g[2])
 
 /* ---- database files the leaves rest on -------------------------------- */
 
+/* The slot of a slice in the table of slices seen: one mixed-radix
+ * number, digit by digit. */
+/* clang-format off */
 static size_t
 slice_slot(const egix_slice *s)
 {
     return ((((((size_t)s->nbk * 13 + (size_t)s->nwk) * 13 + (size_t)s->nbm) * 13 +
               (size_t)s->nwm) * 8 + (size_t)(s->rb + 1)) * 8) + (size_t)(s->rw + 1);
 }
+/* clang-format on */
 
 static egix_slice
 slot_slice(size_t k)
@@ -302,36 +341,103 @@ write_section(export_ctx *c, int k)
     return zw_put(c->zw, b, sizeof b);
 }
 
-/* Writes the leaf record of child ch if it is a database leaf not yet
- * written in this section. */
+/*
+ * Writes the leaf record of ch for the current section if the leaf rule
+ * (prover/leaf.h, with the export's scope) makes it a database leaf there
+ * and it is not written in this section yet: 'L' with the complete
+ * databases' value, or 'B' with a partial bound that answers the
+ * section's goal. A partial bound that leaves the goal open makes ch a
+ * position of the proof (on_done writes it); one that answers no cannot
+ * occur in a proof the checker accepted. *wrote (may be NULL) says
+ * whether a record was written. RETURN 0 or a PST_E* code.
+ */
 static int
-maybe_leaf(export_ctx *c, const eng_pos *ch)
+maybe_leaf(export_ctx *c, const eng_pos *ch, int *wrote)
 {
-    if (!c->db || eng_pieces(ch) > c->dbmax || eng_count_moves(ch, ENG_DUPS_MERGE) == 0)
+    if (wrote)
+        *wrote = 0;
+    if (!c->db)
         return 0;
-    int added = 0;
-    if (pmap_add(&c->leaves, ch, &added) < 0)
-        return PST_ENOMEM;
-    if (!added)
-        return 0;
-    int v = egdb_probe(c->db, ch);
+    pleaf lf;
+    int v = pleaf_of(c->db, c->scope, ch, 0, &lf);
     if (v < 0) {
         char fen[ENG_FEN_MAX];
         eng_format_fen(ch, fen, sizeof fen);
         eng_errf(c->err, c->errlen, "database probe of %s failed: %s", fen, egdb_strerror(v));
         return v == EGDB_ECORRUPT ? PST_ECORRUPT : v == EGDB_ENOMEM ? PST_ENOMEM : PST_EIO;
     }
-    int o = egdb_outcome(v);
+    if (lf.kind != PLEAF_DB && lf.kind != PLEAF_PARTIAL)
+        return 0; /* a position to prove, or one without a move (no record) */
+    const goal *g = &c->goals[c->cur];
+    eng_question q = {g->x, g->win ? ENG_WIN : ENG_DRAW};
+    if (lf.kind == PLEAF_PARTIAL && eng_question_answer(&q, ch->stm, lf.bound) <= 0)
+        return 0;
+    int added = 0;
+    if (pmap_add(&c->leaves, ch, &added) < 0)
+        return PST_ENOMEM;
+    if (!added)
+        return 0;
     unsigned char b[1 + POS_BYTES + 2];
-    b[0] = TAG_LEAF;
+    b[0] = lf.kind == PLEAF_DB ? TAG_LEAF : TAG_BOUND;
     put_pos(b + 1, ch);
-    b[1 + POS_BYTES] = (unsigned char)(int8_t)o;
-    b[2 + POS_BYTES] = (unsigned char)(int8_t)o;
+    b[1 + POS_BYTES] = (unsigned char)(int8_t)eng_bound_lo(lf.bound);
+    b[2 + POS_BYTES] = (unsigned char)(int8_t)eng_bound_hi(lf.bound);
     c->st->leaves++;
-    int rc = note_slices(c, ch);
-    if (rc)
-        return rc;
+    if (lf.kind == PLEAF_DB) {
+        /* a leaf of a split: the header names the split (bit a for "a
+         * against n - a", a the larger side) */
+        int nb = __builtin_popcount(ch->bm | ch->bk), nw = __builtin_popcount(ch->wm | ch->wk);
+        if (nb + nw == c->dbmax + 1)
+            c->used_splits |= 1u << (nb > nw ? nb : nw);
+        int rc = note_slices(c, ch);
+        if (rc)
+            return rc;
+    } else {
+        /* A partial bound is one nibble of one file, the slice of the
+         * position as Black to move (partial.h): no capture is resolved. */
+        eng_pos k = eng_canonical(ch);
+        egix_slice s;
+        if (egix_slice_of(&k, &s) != 0)
+            return PST_EINVAL;
+        c->pslices[slice_slot(&s)] = 1;
+        c->st->leaves_partial++;
+    }
+    if (wrote)
+        *wrote = 1;
     return zw_put(c->zw, b, sizeof b) ? PST_EIO : 0;
+}
+
+/*
+ * Opens section k (k == ngoals: none, the body's sections are complete),
+ * first writing each section before it that the walk never entered: the
+ * checker takes the root itself as a leaf for such a goal (a database
+ * root, or a partial bound that answers the goal), so the section is the
+ * root's leaf record alone. RETURN 0 or a PST_E* code (err says why).
+ */
+static int
+open_section(export_ctx *c, int k)
+{
+    while (c->cur < k && c->cur + 1 < c->ngoals) {
+        int j = c->cur + 1, wrote = 0;
+        if (write_section(c, j) != 0) {
+            eng_errf(c->err, c->errlen, "writing the certificate's body: %s", strerror(errno));
+            return PST_EIO;
+        }
+        if (j == k)
+            break;
+        int rc = maybe_leaf(c, &c->root, &wrote);
+        if (rc)
+            return rc;
+        if (!wrote) {
+            eng_errf(c->err, c->errlen,
+                     "section %d (%s %s) has no proof: the check never entered it and the root "
+                     "is no database leaf for it",
+                     j + 1, c->goals[j].x == ENG_BLACK ? "Black" : "White",
+                     c->goals[j].win ? "wins" : "at least draws");
+            return PST_EINVAL;
+        }
+    }
+    return 0;
 }
 
 /*
@@ -357,8 +463,13 @@ on_done(void *ctx, const eng_pos *p, int x, int win, uint64_t effort, const pst_
             k = i;
     if (k < 0)
         return 0; /* a weaker goal the check also walks (a win's draw) */
-    if (k != c->cur && write_section(c, k) != 0)
-        goto io;
+    if (k != c->cur) {
+        int rc = open_section(c, k);
+        if (rc) {
+            c->rc = rc;
+            return 1;
+        }
+    }
 
     /* The children: the kept move's, or every reply's. */
     eng_movelist l;
@@ -375,7 +486,7 @@ on_done(void *ctx, const eng_pos *p, int x, int win, uint64_t effort, const pst_
     for (int i = 0; i < n; i++) {
         eng_pos ch;
         eng_make(p, &l.m[i], &ch);
-        int rc = maybe_leaf(c, &ch);
+        int rc = maybe_leaf(c, &ch, NULL);
         if (rc) {
             c->rc = rc;
             return 1;
@@ -403,7 +514,6 @@ on_done(void *ctx, const eng_pos *p, int x, int win, uint64_t effort, const pst_
     c->st->positions++;
     if (zw_put(c->zw, b, len) == 0)
         return 0;
-io:
     c->rc = PST_EIO;
     eng_errf(c->err, c->errlen, "writing the certificate's body: %s", strerror(errno));
     return 1;
@@ -418,18 +528,35 @@ store_get(void *ctx, const eng_pos *p, pst_record *o)
     return pst_get(ctx, p, o);
 }
 
-/* The header: fixed part, then the file list (docs/certificate.md). */
+/* The scope the leaves written use: the complete count, the splits some
+ * 'L' leaf lies in, the partial flag when some 'B' leaf was written. */
+static int
+used_scope(const export_ctx *c)
+{
+    return EGDB_SCOPE(c->dbmax, c->used_splits) | (c->st->leaves_partial ? EGDB_SCOPE_PARTIAL : 0);
+}
+
+/*
+ * The header: fixed part, then the file list (docs/certificate.md). Format
+ * 1 when the scope is complete piece counts only (every byte as earlier
+ * versions wrote it), else format 2 with the scope in bytes 33-35 and the
+ * partial files in the list, each after the compressed file of the same
+ * slice if there is one (entries in increasing order of their 8 bytes).
+ */
 static int
 write_header(FILE *f, const export_ctx *c, const char *dbdir, const eng_pos *root, eng_bound b,
              uint64_t *nfiles, char *err, size_t errlen)
 {
     uint64_t n = 0;
     for (size_t k = 0; k < SL_DIM; k++)
-        n += c->slices[k];
+        n += (uint64_t)c->slices[k] + c->pslices[k];
+    int scope = used_scope(c);
+    unsigned splits = EGDB_SCOPE_SPLITS(scope);
+    int partial = (scope & EGDB_SCOPE_PARTIAL) != 0;
     unsigned char h[PCERT_HEADER_FIXED];
     memset(h, 0, sizeof h);
     memcpy(h, cert_magic, sizeof cert_magic);
-    h[7] = PCERT_VERSION;
+    h[7] = splits || partial ? PCERT_VERSION : PCERT_VERSION_PLAIN;
     h[8] = 1; /* English checkers, the README's rules */
     h[9] = 1; /* capture routes with the same squares and captures are one move */
     h[10] = (unsigned char)(int8_t)eng_bound_lo(b);
@@ -438,31 +565,39 @@ write_header(FILE *f, const export_ctx *c, const char *dbdir, const eng_pos *roo
     h[13] = 1; /* body: zlib */
     h[14] = (unsigned char)c->ngoals;
     put_pos(h + 16, root);
+    h[33] = partial ? SCOPE_FLAG_PARTIAL : 0;
+    h[34] = (unsigned char)(splits & 0xff);
+    h[35] = (unsigned char)(splits >> 8);
     put32(h + 36, (uint32_t)n);
+    c->st->version = h[7];
+    c->st->scope = scope;
     if (fwrite(h, 1, sizeof h, f) != sizeof h)
         goto io;
     /* Name order: the loops run over the name's characters in order. */
     for (size_t k = 0; k < SL_DIM; k++) {
-        if (!c->slices[k])
-            continue;
-        egix_slice s = slot_slice(k);
-        char name[EGIX_NAME_MAX], path[4200];
-        egix_slice_name(&s, name, sizeof name);
-        snprintf(path, sizeof path, "%s/%s.cwl", dbdir, name);
-        unsigned char e[PCERT_FILE_ENTRY];
-        uint64_t size;
-        memset(e, 0, sizeof e);
-        memcpy(e, name, 7);
-        if (file_digest(path, e + 16, &size) != 0) {
-            eng_errf(err, errlen,
-                     "%s: %s (a certificate names compressed database files only: "
-                     "`checkers egdb compress` writes them)",
-                     path, strerror(errno));
-            return PST_EIO;
+        for (int kind = FILE_CWL; kind <= FILE_PWL; kind++) {
+            if (!(kind == FILE_CWL ? c->slices[k] : c->pslices[k]))
+                continue;
+            egix_slice s = slot_slice(k);
+            char name[EGIX_NAME_MAX], path[4200];
+            egix_slice_name(&s, name, sizeof name);
+            snprintf(path, sizeof path, "%s/%s.%s", dbdir, name, kind == FILE_CWL ? "cwl" : "pwl");
+            unsigned char e[PCERT_FILE_ENTRY];
+            uint64_t size;
+            memset(e, 0, sizeof e);
+            memcpy(e, name, 7);
+            e[7] = (unsigned char)kind;
+            if (file_digest(path, e + 16, &size) != 0) {
+                eng_errf(err, errlen, "%s: %s%s", path, strerror(errno),
+                         kind == FILE_CWL ? " (a certificate names compressed database files "
+                                            "only: `checkers egdb compress` writes them)"
+                                          : "");
+                return PST_EIO;
+            }
+            put64(e + 8, size);
+            if (fwrite(e, 1, sizeof e, f) != sizeof e)
+                goto io;
         }
-        put64(e + 8, size);
-        if (fwrite(e, 1, sizeof e, f) != sizeof e)
-            goto io;
     }
     *nfiles = n;
     return 0;
@@ -472,8 +607,8 @@ io:
 }
 
 int
-pcert_export(pst_env *st, const egdb *db, const char *dbdir, const eng_pos *root,
-             const char *path, pcert_stats *out, char *err, size_t errlen)
+pcert_export(pst_env *st, const egdb *db, const char *dbdir, const eng_pos *root, const char *path,
+             pcert_stats *out, char *err, size_t errlen)
 {
     char body[4300], tmp[4300];
     int rc = 0;
@@ -485,34 +620,39 @@ pcert_export(pst_env *st, const egdb *db, const char *dbdir, const eng_pos *root
     snprintf(body, sizeof body, "%s.body.tmp", path);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     c.slices = calloc(SL_DIM, 1);
-    if (!zw || !c.slices) {
+    c.pslices = calloc(SL_DIM, 1);
+    if (!zw || !c.slices || !c.pslices) {
         rc = PST_ENOMEM;
         goto done;
     }
     c.db = db;
     c.dbmax = db ? egdb_max_pieces(db) : 0;
+    c.scope = db ? egdb_scope(db) : 0;
+    c.root = *root;
     c.cur = -1;
     c.zw = zw;
     c.st = out;
     c.err = err;
     c.errlen = errlen;
 
-    /* The claim: the root's record, or the database's value of a root
-     * it holds (pchk_db_root). */
+    /* The claim: the root's record, or what the databases know of a root
+     * they hold (pchk_db_root, which the check applies too). */
     pst_record r;
+    pleaf rl = {PLEAF_NONE, ENG_LW};
     int root_leaf = 0;
+    if (db && (rc = pleaf_of(db, c.scope, root, 0, &rl)) < 0) {
+        eng_errf(err, errlen, "database probe of the root failed: %s", egdb_strerror(rc));
+        rc = rc == EGDB_ECORRUPT ? PST_ECORRUPT : PST_EIO;
+        goto done;
+    }
     rc = pst_get(st, root, &r);
-    if (db && eng_pieces(root) <= c.dbmax && eng_count_moves(root, ENG_DUPS_MERGE) > 0) {
+    if (rl.kind == PLEAF_DB || (rl.kind == PLEAF_PARTIAL && rc == PST_ENOTFOUND)) {
         /* the databases cover the root: its value is theirs, whatever
-         * the store says (as in the check, check.h) */
-        int v = egdb_probe(db, root);
-        if (v < 0) {
-            eng_errf(err, errlen, "database probe of the root failed: %s", egdb_strerror(v));
-            rc = v == EGDB_ECORRUPT ? PST_ECORRUPT : PST_EIO;
-            goto done;
-        }
-        r.bound = eng_bound_exact(egdb_outcome(v));
+         * the store says (as in the check, check.h); a partial root with
+         * nothing stored: its bound */
+        r.bound = rl.bound;
         root_leaf = 1;
+        rc = 0;
     } else if (rc == PST_ENOTFOUND) {
         eng_errf(err, errlen, "nothing stored for the root: no proof to export");
         rc = PST_EINVAL;
@@ -520,6 +660,11 @@ pcert_export(pst_env *st, const egdb *db, const char *dbdir, const eng_pos *root
     } else if (rc != 0) {
         eng_errf(err, errlen, "the root's record cannot be read: %s", pst_strerror(rc));
         goto done;
+    } else if (rl.kind == PLEAF_PARTIAL && eng_bound_meet(r.bound, rl.bound) != ENG_BOUND_INVALID) {
+        /* a partial root with a stored proof: both bounds are true, so
+         * the claim is their meet; the goals the partial bound answers
+         * are sections of the root's 'B' record alone (open_section) */
+        r.bound = eng_bound_meet(r.bound, rl.bound);
     }
     out->bound = r.bound;
     out->db_pieces = c.dbmax;
@@ -540,11 +685,7 @@ pcert_export(pst_env *st, const egdb *db, const char *dbdir, const eng_pos *root
 
     if (root_leaf) {
         /* Each section is the root's leaf record alone. */
-        for (int k = 0; k < c.ngoals && rc == 0; k++) {
-            if (write_section(&c, k) != 0 || (rc = maybe_leaf(&c, root)) != 0)
-                rc = rc ? rc : PST_EIO;
-        }
-        if (rc)
+        if ((rc = open_section(&c, c.ngoals)) != 0)
             goto done;
     } else {
         pchk_result res;
@@ -565,6 +706,8 @@ pcert_export(pst_env *st, const egdb *db, const char *dbdir, const eng_pos *root
             rc = PST_EINVAL;
             goto done;
         }
+        if ((rc = open_section(&c, c.ngoals)) != 0)
+            goto done;
     }
     unsigned char e[17] = {TAG_END};
     put64(e + 1, out->positions);
@@ -583,8 +726,8 @@ pcert_export(pst_env *st, const egdb *db, const char *dbdir, const eng_pos *root
         rc = PST_EIO;
         goto done;
     }
-    if ((rc = write_header(fo, &c, dbdir ? dbdir : ".", root, r.bound, &out->files, err,
-                           errlen)) != 0)
+    if ((rc = write_header(fo, &c, dbdir ? dbdir : ".", root, r.bound, &out->files, err, errlen)) !=
+        0)
         goto done;
     rewind(zw->f);
     fclose(zw->f);
@@ -625,6 +768,7 @@ done:
         remove(tmp);
     free(zw);
     free(c.slices);
+    free(c.pslices);
     pmap_free(&c.leaves);
     pmap_free(&c.touched);
     return rc;
@@ -635,8 +779,7 @@ done:
 /* Records a verdict of invalid; returns 1 for the caller to pass up.
  * where is NULL for what concerns the file rather than a position (the
  * header, the database files, the structure of the body): "-" then. */
-static int
-bad(pcert_result *out, const eng_pos *where, const char *fmt, ...)
+static int bad(pcert_result *out, const eng_pos *where, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int
 bad(pcert_result *out, const eng_pos *where, const char *fmt, ...)
@@ -651,16 +794,24 @@ bad(pcert_result *out, const eng_pos *where, const char *fmt, ...)
     return 1;
 }
 
-/* The certificate as a checker source: the merged record of p. */
+/* A section as a checker source: p's position record, or for a 'B'
+ * leaf a record of an admitted store carrying its claim (sec_mem). */
 static int
 mem_get(void *ctx, const eng_pos *p, pst_record *o)
 {
-    const cert_mem *m = ctx;
+    const sec_mem *m = ctx;
     long k = pmap_find(&m->map, p);
-    if (k < 0)
+    if (k >= 0) {
+        *o = m->rec[k];
+        return 0;
+    }
+    k = pmap_find(&m->lmap, p);
+    if (k < 0 || m->leaf[k].tag != TAG_BOUND)
         return PST_ENOTFOUND;
-    *o = m->rec[k];
-    return 0;
+    memset(o, 0, sizeof *o);
+    o->win.from = o->draw.from = PST_NOMOVE;
+    o->bound = eng_bound_make(m->leaf[k].lo, m->leaf[k].hi);
+    return PCHK_SRC_ADMITTED;
 }
 
 /* Reads a whole file; NULL with errno set. */
@@ -735,7 +886,7 @@ inflate_all(const unsigned char *src, size_t len, unsigned char **out, size_t *o
     *olen = n;
     if (zr == Z_STREAM_END && rest == 0)
         return 0;
-    *why = zr == Z_STREAM_END ? "bytes after the end of the compressed body"
+    *why = zr == Z_STREAM_END   ? "bytes after the end of the compressed body"
            : zr == Z_DATA_ERROR ? "the compressed body is damaged (zlib data error)"
                                 : "the file is truncated (the compressed body ends early)";
     return 1;
@@ -744,20 +895,42 @@ inflate_all(const unsigned char *src, size_t len, unsigned char **out, size_t *o
 static void
 mem_free(cert_mem *m)
 {
-    pmap_free(&m->map);
-    free(m->rec);
-    free(m->secmask);
-    free(m->leaf);
-    free(m->claim);
+    for (int i = 0; i < 2; i++) {
+        sec_mem *c = &m->sec[i];
+        pmap_free(&c->map);
+        pmap_free(&c->lmap);
+        free(c->rec);
+        free(c->leaf);
+        free(c->lpos);
+    }
+}
+
+/* The value a claim lo..hi, for the side to move stm, gives colour x. */
+static int
+value_for(int x, int stm, int lo, int hi)
+{
+    return stm == x ? lo : -hi;
+}
+
+/* "Black wins" / "White at least draws". */
+static const char *
+goal_name(const goal *g)
+{
+    static const char *const names[2][2] = {{"Black at least draws", "Black wins"},
+                                            {"White at least draws", "White wins"}};
+    return names[g->x == ENG_WHITE][g->win != 0];
 }
 
 /*
- * Reads the records of the body into m. Structure errors (a record cut
- * short, an unknown tag, a duplicate, a move at the defender's position,
- * contradicting claims) are verdicts. RETURN 0, 1 (invalid) or -1.
+ * Reads the records of the body into m, one sec_mem per section.
+ * Structure errors are verdicts: a record cut short, an unknown tag (or
+ * 'B' without the header's partial flag), a position twice in a section,
+ * a position record of the scope or without a move, a leaf of the wrong
+ * kind for its position or whose claim does not give the section's goal
+ * (docs/certificate.md, rules 1, 3 and 5). RETURN 0, 1 (invalid) or -1.
  */
 static int
-read_body(const unsigned char *b, size_t len, const goal *goals, int ngoals, cert_mem *m,
+read_body(const unsigned char *b, size_t len, const goal *goals, int ngoals, int scope, cert_mem *m,
           pcert_result *out)
 {
     /* A record's length depends on its tag, then (for 'P') on whether X
@@ -766,14 +939,19 @@ read_body(const unsigned char *b, size_t len, const goal *goals, int ngoals, cer
      * a verdict and never a read past the buffer. */
     size_t at = 0;
     int sec = -1, nsec = 0, ended = 0;
+    int partial = (scope & EGDB_SCOPE_PARTIAL) != 0;
     while (at < len && !ended) {
         int tag = b[at];
-        size_t need = tag == TAG_SECTION ? 3 : tag == TAG_LEAF ? 1 + POS_BYTES + 2
-                      : tag == TAG_END   ? 17
-                      : tag == TAG_POS   ? 1 + POS_BYTES
-                                         : 0;
+        size_t need = tag == TAG_SECTION                                 ? 3
+                      : tag == TAG_LEAF || (tag == TAG_BOUND && partial) ? 1 + POS_BYTES + 2
+                      : tag == TAG_END                                   ? 17
+                      : tag == TAG_POS                                   ? 1 + POS_BYTES
+                                                                         : 0;
         if (need == 0)
-            return bad(out, NULL, "body byte %zu: unknown record tag 0x%02x", at, tag);
+            return bad(out, NULL, "body byte %zu: unknown record tag 0x%02x%s", at, tag,
+                       tag == TAG_BOUND ? " (a partial leaf, and the header's scope has no "
+                                          "partial databases)"
+                                        : "");
         if (at + need > len)
             goto cut;
         if (tag == TAG_SECTION) {
@@ -801,18 +979,40 @@ read_body(const unsigned char *b, size_t len, const goal *goals, int ngoals, cer
         if (eng_validate(&p, msg, sizeof msg) != 0)
             return bad(out, NULL, "body byte %zu: not a position: %s", at, msg);
         const goal *g = &goals[sec];
-        if (tag == TAG_LEAF) {
+        sec_mem *sm = &m->sec[sec];
+        int need_v = g->win ? ENG_WIN : ENG_DRAW;
+        if (pmap_find(&sm->map, &p) >= 0 || pmap_find(&sm->lmap, &p) >= 0)
+            return bad(out, &p, "the position appears twice in section %d", sec + 1);
+        int in_scope = egdb_scope_has(scope, &p);
+        if (tag == TAG_LEAF || tag == TAG_BOUND) {
             int lo = (int8_t)b[at + 1 + POS_BYTES], hi = (int8_t)b[at + 2 + POS_BYTES];
-            if (lo < -1 || hi > 1 || lo > hi)
+            char sc[48];
+            egdb_scope_name(scope, sc, sizeof sc);
+            if (lo < -1 || hi > 1 || lo > hi || (lo == -1 && hi == 1))
                 return bad(out, &p, "leaf record with the bound %d..%d", lo, hi);
-            if (pmap_room((void **)&m->leaf, &m->leafcap, m->nleaf, sizeof *m->leaf) ||
-                !(m->claim = realloc(m->claim, m->leafcap * sizeof *m->claim)))
+            if (tag == TAG_LEAF && !in_scope)
+                return bad(out, &p, "%s: a database leaf outside the header's scope %s",
+                           goal_name(g), sc);
+            if (tag == TAG_BOUND && in_scope)
+                return bad(out, &p,
+                           "%s: a partial leaf of a position the complete databases of the "
+                           "scope %s hold (it must be an 'L' leaf)",
+                           goal_name(g), sc);
+            if (value_for(g->x, p.stm, lo, hi) < need_v)
+                return bad(out, &p, "%s: the leaf claims %s (%s to move), which does not give it",
+                           goal_name(g), eng_bound_name(eng_bound_make(lo, hi)),
+                           p.stm == ENG_BLACK ? "Black" : "White");
+            int added = 0;
+            long k = pmap_add(&sm->lmap, &p, &added);
+            if (k < 0 || pmap_room((void **)&sm->leaf, &sm->lcap, (size_t)k, sizeof *sm->leaf) ||
+                pmap_room((void **)&sm->lpos, &sm->lpcap, (size_t)k, sizeof *sm->lpos))
                 return -1;
-            m->leaf[m->nleaf] = p;
-            m->claim[m->nleaf][0] = (int8_t)lo;
-            m->claim[m->nleaf][1] = (int8_t)hi;
-            m->nleaf++;
+            sm->leaf[k].lo = (int8_t)lo;
+            sm->leaf[k].hi = (int8_t)hi;
+            sm->leaf[k].tag = (uint8_t)tag;
+            sm->lpos[k] = p;
             out->leaves++;
+            out->leaves_partial += tag == TAG_BOUND;
             at += need;
             continue;
         }
@@ -820,40 +1020,35 @@ read_body(const unsigned char *b, size_t len, const goal *goals, int ngoals, cer
         size_t rl = need + (p.stm == g->x ? 6 : 0) + (g->win ? 4 : 0);
         if (at + rl > len)
             goto cut;
-        int added = 0;
-        long k = pmap_add(&m->map, &p, &added);
-        if (k < 0 || pmap_room((void **)&m->rec, &m->cap, (size_t)k, sizeof *m->rec) ||
-            pmap_room((void **)&m->secmask, &m->seccap, (size_t)k, 1))
+        if (in_scope)
+            return bad(out, &p,
+                       "%s: a position record the databases value (%d pieces, in the header's "
+                       "scope: it must be a leaf)",
+                       goal_name(g), eng_pieces(&p));
+        if (eng_count_moves(&p, ENG_DUPS_MERGE) == 0)
+            return bad(out, &p,
+                       "%s: a position record without a legal move (a terminal position is "
+                       "not recorded)",
+                       goal_name(g));
+        long k = pmap_add(&sm->map, &p, NULL);
+        if (k < 0 || pmap_room((void **)&sm->rec, &sm->cap, (size_t)k, sizeof *sm->rec))
             return -1;
-        pst_record *r = &m->rec[k];
-        if (added) {
-            memset(r, 0, sizeof *r);
-            r->win.from = r->draw.from = PST_NOMOVE;
-            r->bound = eng_bound_make(ENG_LOSS, ENG_WIN);
-            m->secmask[k] = 0;
-        }
-        if (m->secmask[k] & (1u << sec))
-            return bad(out, &p, "the position appears twice in section %d", sec + 1);
-        m->secmask[k] |= (uint8_t)(1u << sec);
-        int lo = eng_bound_lo(r->bound), hi = eng_bound_hi(r->bound);
-        int v = g->win ? ENG_WIN : ENG_DRAW;
+        pst_record *r = &sm->rec[k];
+        memset(r, 0, sizeof *r);
+        r->win.from = r->draw.from = PST_NOMOVE;
         if (p.stm == g->x) {
             const unsigned char *mv = b + at + need;
             pst_move pm = {(uint8_t)(mv[0] - 1), (uint8_t)(mv[1] - 1), get32(mv + 2)};
             if (mv[0] < 1 || mv[0] > 32 || mv[1] < 1 || mv[1] > 32)
-                return bad(out, &p, "kept move with square %d or %d out of 1..32", mv[0],
-                           mv[1]);
+                return bad(out, &p, "kept move with square %d or %d out of 1..32", mv[0], mv[1]);
             if (g->win)
                 r->win = pm;
             else
                 r->draw = pm;
-            lo = lo > v ? lo : v;
+            r->bound = eng_bound_make(need_v, ENG_WIN);
         } else {
-            hi = hi < -v ? hi : -v;
+            r->bound = eng_bound_make(ENG_LOSS, -need_v);
         }
-        if (lo > hi)
-            return bad(out, &p, "the sections claim contradicting values here");
-        r->bound = eng_bound_make(lo, hi);
         out->positions++;
         at += rl;
     }
@@ -868,6 +1063,93 @@ cut:
     return bad(out, NULL, "the file is truncated (the body stops inside a record)");
 }
 
+/*
+ * The visitor of the C check: at every position whose proof of the
+ * section's goal is complete, each child that the complete databases of
+ * the scope value must have a leaf record in the section, as rule 5
+ * asks (the walk itself takes such a child from the databases, record or
+ * not). A failure is recorded in out and stops the walk.
+ */
+typedef struct leafcheck {
+    const sec_mem *sm;
+    goal g;
+    int scope;
+    pcert_result *out;
+    int failed;
+} leafcheck;
+
+static int
+leafcheck_done(void *ctx, const eng_pos *p, int x, int win, uint64_t effort, const pst_move *used,
+               int longest)
+{
+    leafcheck *lc = ctx;
+    (void)effort;
+    (void)longest;
+    if (x != lc->g.x || win != lc->g.win)
+        return 0; /* the weaker goal a win's walk checks first */
+    eng_movelist l;
+    int n = 1;
+    if (used->from != PST_NOMOVE) {
+        if (pst_move_find(p, used, &l.m[0]) != 0)
+            return 0; /* the walk has just found it legal */
+    } else {
+        n = eng_generate(p, &l, ENG_DUPS_MERGE);
+    }
+    for (int i = 0; i < n; i++) {
+        eng_pos ch;
+        eng_make(p, &l.m[i], &ch);
+        if (!egdb_scope_has(lc->scope, &ch) || pmap_find(&lc->sm->lmap, &ch) >= 0 ||
+            eng_count_moves(&ch, ENG_DUPS_MERGE) == 0)
+            continue;
+        char fen[ENG_FEN_MAX], mt[ENG_MOVE_STR_MAX];
+        eng_format_fen(&ch, fen, sizeof fen);
+        if (eng_format_move(&l.m[i], mt, sizeof mt) != 0)
+            snprintf(mt, sizeof mt, "?");
+        bad(lc->out, p, "%s: %s %s leads to %s, a database position with no leaf record",
+            goal_name(&lc->g), used->from != PST_NOMOVE ? "kept move" : "reply", mt, fen);
+        lc->failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* Whether the header lists slice name with kind (entries: F of 48 bytes). */
+static int
+listed(const unsigned char *entries, uint32_t nfiles, const char *name, int kind)
+{
+    for (uint32_t i = 0; i < nfiles; i++) {
+        const unsigned char *e = entries + (size_t)i * PCERT_FILE_ENTRY;
+        if (memcmp(e, name, 7) == 0 && e[7] == kind)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * The scope a header names (docs/certificate.md, "Header"): format 1 a
+ * piece count and zero bytes 33-35; format 2 byte 33 the flags (bit 0:
+ * partial databases) and bytes 34-35 the splits of N + 1 pieces (bit a:
+ * a against N + 1 - a, a >= (N + 2) / 2). RETURN the scope, or -1.
+ */
+static int
+header_scope(const unsigned char *f)
+{
+    int n = f[12], version = f[7];
+    unsigned flags = f[33], splits = (unsigned)f[34] | (unsigned)f[35] << 8;
+    if (n > EGDB_MAX_PIECES)
+        return -1;
+    if (version == PCERT_VERSION_PLAIN)
+        return flags || splits ? -1 : n;
+    if (flags & ~(unsigned)SCOPE_FLAG_PARTIAL)
+        return -1;
+    for (int a = 0; a < 16; a++)
+        if (splits >> a & 1u && (n == 0 || a < (n + 2) / 2 || a > n + 1))
+            return -1;
+    if (n == 0 && flags)
+        return -1; /* partial bounds rest on complete databases below them */
+    return EGDB_SCOPE(n, splits) | (flags & SCOPE_FLAG_PARTIAL ? EGDB_SCOPE_PARTIAL : 0);
+}
+
 int
 pcert_check(const char *path, const char *dbdir, size_t cache_bytes, eng_pos *root,
             pcert_result *out, char *err, size_t errlen)
@@ -875,8 +1157,10 @@ pcert_check(const char *path, const char *dbdir, size_t cache_bytes, eng_pos *ro
     size_t len = 0, blen = 0;
     unsigned char *f = NULL, *body = NULL;
     egdb *db = NULL;
+    egpt_db *pdb = NULL;
     cert_mem m;
     int rc = 0;
+    const char *dir = dbdir ? dbdir : ".";
     memset(&m, 0, sizeof m);
     memset(out, 0, sizeof *out);
     memset(root, 0, sizeof *root);
@@ -894,27 +1178,33 @@ pcert_check(const char *path, const char *dbdir, size_t cache_bytes, eng_pos *ro
         bad(out, NULL, "not a certificate (bad magic in bytes 0-6)");
         goto done;
     }
-    if (f[7] != PCERT_VERSION) {
-        bad(out, NULL, "format version %d; this checker reads version %d", f[7], PCERT_VERSION);
+    if (f[7] != PCERT_VERSION_PLAIN && f[7] != PCERT_VERSION) {
+        bad(out, NULL, "format version %d; this checker reads versions %d and %d", f[7],
+            PCERT_VERSION_PLAIN, PCERT_VERSION);
         goto done;
     }
+    out->version = f[7];
     if (len < PCERT_HEADER_FIXED) {
         bad(out, NULL, "the file is truncated (inside the header)");
         goto done;
     }
     get_pos(f + 16, root);
     char msg[160];
-    int lo = (int8_t)f[10], hi = (int8_t)f[11], pieces = f[12];
+    int lo = (int8_t)f[10], hi = (int8_t)f[11];
     if (f[8] != 1 || f[9] != 1) {
-        bad(out, NULL, "rules %d, route rule %d: this checker knows rules 1, routes 1", f[8],
-            f[9]);
+        bad(out, NULL, "rules %d, route rule %d: this checker knows rules 1, routes 1", f[8], f[9]);
         goto done;
     }
+    int scope = header_scope(f);
     if (f[13] != 1 || eng_validate(root, msg, sizeof msg) != 0 || lo < -1 || hi > 1 || lo > hi ||
-        pieces > EGDB_MAX_PIECES || f[15] != 0) {
-        bad(out, NULL, "malformed header (compression, root, claim or piece limit)");
+        scope < 0 || f[15] != 0) {
+        bad(out, NULL, "malformed header (compression, root, claim, piece limit or scope)");
         goto done;
     }
+    out->scope = scope;
+    int pieces = EGDB_SCOPE_PIECES(scope);
+    char scname[48];
+    egdb_scope_name(scope, scname, sizeof scname);
     out->bound = eng_bound_make(lo, hi);
     goal goals[2];
     int ngoals = claim_goals(out->bound, root->stm, goals);
@@ -931,30 +1221,49 @@ pcert_check(const char *path, const char *dbdir, size_t cache_bytes, eng_pos *ro
     }
     /* Every listed file, whole, before any probe: the digests tie the
      * certificate to the files the prover used, and a file that cannot
-     * be read is no verdict (exit 2), unlike one that differs (invalid). */
+     * be read is no verdict (exit 2), unlike one that differs (invalid).
+     * A missing file is named with what it is for: a partial database or
+     * a split the databases given may not have. */
+    const unsigned char *entries = f + PCERT_HEADER_FIXED;
     for (uint32_t i = 0; i < nfiles; i++) {
-        const unsigned char *e = f + PCERT_HEADER_FIXED + (size_t)i * PCERT_FILE_ENTRY;
+        const unsigned char *e = entries + (size_t)i * PCERT_FILE_ENTRY;
         char name[8], fp[4200];
         egix_slice s;
         memcpy(name, e, 7);
         name[7] = 0;
-        if (egix_slice_parse(name, &s) != 0 || e[7] != 0) {
-            bad(out, NULL, "database file entry %u: '%.7s' is not a slice name", i, name);
+        int kind = e[7];
+        if (egix_slice_parse(name, &s) != 0 ||
+            !(kind == FILE_CWL || (kind == FILE_PWL && (scope & EGDB_SCOPE_PARTIAL)))) {
+            bad(out, NULL,
+                "database file entry %u: '%.7s' (kind %d) is not a slice name and file kind", i,
+                name, kind);
+            goto done;
+        }
+        if (i > 0 && memcmp(e - PCERT_FILE_ENTRY, e, 8) >= 0) {
+            bad(out, NULL, "database file entry %u: '%s' is out of order or repeated", i, name);
             goto done;
         }
         unsigned char md[SHA256_DIGEST_SIZE];
         uint64_t size;
-        snprintf(fp, sizeof fp, "%s/%s.cwl", dbdir ? dbdir : ".", name);
+        const char *ext = kind == FILE_PWL ? "pwl" : "cwl";
+        snprintf(fp, sizeof fp, "%s/%s.%s", dir, name, ext);
         if (file_digest(fp, md, &size) != 0) { /* no verdict without the files */
-            eng_errf(err, errlen, "database file %s: %s", fp, strerror(errno));
+            int n = s.nbk + s.nwk + s.nbm + s.nwm;
+            eng_errf(err, errlen,
+                     "database file %s: %s (the certificate rests on the databases %s%s)", fp,
+                     strerror(errno), scname,
+                     kind == FILE_PWL ? ": this is a partial database file; give the folder "
+                                        "that holds the .pwl files"
+                     : n > pieces     ? ": this file is of a split of the next piece count"
+                                      : "");
             rc = PST_EIO;
             goto done;
         }
         if (size != get64(e + 8) || memcmp(md, e + 16, sizeof md) != 0) {
             bad(out, NULL,
-                "database file %s.cwl: its SHA-256 does not match the header's digest (not "
+                "database file %s.%s: its SHA-256 does not match the header's digest (not "
                 "the file the certificate was made with)",
-                name);
+                name, ext);
             goto done;
         }
     }
@@ -968,74 +1277,145 @@ pcert_check(const char *path, const char *dbdir, size_t cache_bytes, eng_pos *ro
         bad(out, NULL, "%s", why);
         goto done;
     }
-    if ((ir = read_body(body, blen, goals, ngoals, &m, out)) != 0) {
+    if ((ir = read_body(body, blen, goals, ngoals, scope, &m, out)) != 0) {
         rc = ir < 0 ? PST_ENOMEM : 0;
         goto done;
     }
 
+    /* The complete databases of the scope, without the partial flag: the
+     * walk takes partial leaves from the 'B' records only (sec_mem), so
+     * that it rests on the files the header names and no other. */
+    int complete = scope & ~EGDB_SCOPE_PARTIAL;
     if (pieces > 0) {
-        rc = egdb_open(dbdir ? dbdir : ".", pieces, cache_bytes, &db, err, errlen);
+        rc = egdb_open(dir, complete, cache_bytes, &db, err, errlen);
+        if (rc) {
+            if (rc == EGDB_EMISSING) {
+                size_t l = strlen(err);
+                snprintf(err + l, errlen > l ? errlen - l : 0,
+                         " (the certificate rests on the databases %s)", scname);
+            }
+            rc = rc == EGDB_ECORRUPT ? PST_ECORRUPT : rc == EGDB_ENOMEM ? PST_ENOMEM : PST_EIO;
+            goto done;
+        }
+    }
+    if (out->leaves_partial) {
+        rc = egpt_open(dir, 0, &pdb, err, errlen);
         if (rc) {
             rc = rc == EGDB_ECORRUPT ? PST_ECORRUPT : rc == EGDB_ENOMEM ? PST_ENOMEM : PST_EIO;
             goto done;
         }
     }
-    /* The proof: the independent checker over the certificate's records.
+    /* The proof: the independent checker over each section's records.
      * It walks from the root, so records no line reaches are not read
      * (the Python checker checks them too; docs/certificate.md). Its
-     * database leaves come from the databases, not from the claims: the
-     * claims are compared with them after the walk, so that a wrong
-     * claim is refused even where the walk would not need it. */
-    pchk_result res;
-    pchk_source src = {mem_get, &m};
-    rc = pchk_check_with(&src, NULL, db, root, &res, err, errlen);
-    if (rc)
-        goto done;
-    if (res.status == PCHK_NOTHING && eng_count_moves(root, ENG_DUPS_MERGE) == 0) {
-        /* a root without a move: lost by the rules, no record needed */
-        res.status = PCHK_VALID;
-        res.bound = eng_bound_exact(ENG_LOSS);
-    }
-    if (res.status == PCHK_NOTHING && !pchk_db_root(db, root, &res)) {
-        bad(out, root, "the root is neither a position record nor a database leaf");
-        goto done;
-    }
-    if (res.status == PCHK_INVALID) {
-        out->status = PCERT_INVALID;
-        snprintf(out->where, sizeof out->where, "%s", res.where);
-        snprintf(out->why, sizeof out->why, "%s", res.why);
-        goto done;
-    }
-    int rlo = eng_bound_lo(res.bound), rhi = eng_bound_hi(res.bound);
-    if (rlo < lo || rhi > hi) {
-        bad(out, root, "the records prove %s, not the claimed %s", eng_bound_name(res.bound),
-            eng_bound_name(out->bound));
-        goto done;
-    }
-    /* Every database leaf's claim against the database. */
-    for (size_t i = 0; i < m.nleaf; i++) {
-        const eng_pos *p = &m.leaf[i];
-        if (!db || eng_pieces(p) > pieces) {
-            bad(out, p, "a database leaf with more pieces than the header's limit %d", pieces);
+     * complete-database leaves come from the databases, not from the
+     * claims: the claims are compared with them after the walk, so that
+     * a wrong claim is refused even where the walk would not need it. */
+    for (int k = 0; k < ngoals; k++) {
+        const goal *g = &goals[k];
+        sec_mem *sm = &m.sec[k];
+        pchk_result res;
+        pchk_source src = {mem_get, sm};
+        leafcheck lc = {sm, *g, complete, out, 0};
+        pchk_visitor vis = {leafcheck_done, &lc};
+        rc = pchk_check_with(&src, &vis, db, root, &res, err, errlen);
+        if (lc.failed) {
+            rc = 0;
             goto done;
         }
-        int v = egdb_probe(db, p);
-        if (v < 0) {
-            eng_errf(err, errlen, "database probe failed: %s", egdb_strerror(v));
-            rc = v == EGDB_ECORRUPT ? PST_ECORRUPT : PST_EIO;
+        if (rc)
+            goto done;
+        int need_v = g->win ? ENG_WIN : ENG_DRAW;
+        if (res.status == PCHK_NOTHING) {
+            /* The root is no position record of the section: a terminal
+             * root, or an 'L' leaf (a 'B' leaf answers as a record). */
+            pleaf lf;
+            int v = pleaf_of(db, complete, root, 0, &lf);
+            if (v < 0) {
+                eng_errf(err, errlen, "database probe of the root failed: %s", egdb_strerror(v));
+                rc = v == EGDB_ECORRUPT ? PST_ECORRUPT : PST_EIO;
+                goto done;
+            }
+            if (lf.kind == PLEAF_END) {
+                if (value_for(g->x, root->stm, ENG_LOSS, ENG_LOSS) < need_v) {
+                    bad(out, root, "%s: %s has no move here", goal_name(g),
+                        root->stm == ENG_BLACK ? "Black" : "White");
+                    goto done;
+                }
+            } else if (lf.kind != PLEAF_DB || pmap_find(&sm->lmap, root) < 0) {
+                bad(out, root, "%s: the root is neither a position record nor a database leaf",
+                    goal_name(g));
+                goto done;
+            } else if (value_for(g->x, root->stm, eng_bound_lo(lf.bound), eng_bound_hi(lf.bound)) <
+                       need_v) {
+                bad(out, root, "%s: the databases value the root as %s", goal_name(g),
+                    eng_bound_name(lf.bound));
+                goto done;
+            }
+            continue;
+        }
+        if (res.status == PCHK_INVALID) {
+            out->status = PCERT_INVALID;
+            snprintf(out->where, sizeof out->where, "%s", res.where);
+            snprintf(out->why, sizeof out->why, "%s", res.why);
             goto done;
         }
-        int o = egdb_outcome(v);
-        if (o < m.claim[i][0] || o > m.claim[i][1]) {
-            bad(out, p, "database leaf claims %s, the database says %s",
-                eng_bound_name(eng_bound_make(m.claim[i][0], m.claim[i][1])),
-                eng_bound_name(eng_bound_exact(o)));
-            goto done;
+    }
+    /* Every leaf's claim against the file it rests on: the exact value of
+     * an 'L' leaf must lie in its claim, the stored bound of a 'B' leaf
+     * inside it (the claim may be weaker, never stronger). */
+    for (int k = 0; k < ngoals; k++) {
+        const sec_mem *sm = &m.sec[k];
+        for (size_t i = 0; i < sm->lmap.n; i++) {
+            const eng_pos *p = &sm->lpos[i];
+            const leaf_rec *lr = &sm->leaf[i];
+            eng_bound claim = eng_bound_make(lr->lo, lr->hi);
+            if (lr->tag == TAG_LEAF) {
+                int v = egdb_probe(db, p);
+                if (v < 0) {
+                    eng_errf(err, errlen, "database probe failed: %s", egdb_strerror(v));
+                    rc = v == EGDB_ECORRUPT ? PST_ECORRUPT : PST_EIO;
+                    goto done;
+                }
+                int o = egdb_outcome(v);
+                if (o < lr->lo || o > lr->hi) {
+                    bad(out, p, "database leaf claims %s, the database says %s",
+                        eng_bound_name(claim), eng_bound_name(eng_bound_exact(o)));
+                    goto done;
+                }
+                continue;
+            }
+            eng_pos c = eng_canonical(p);
+            egix_slice s;
+            char name[EGIX_NAME_MAX];
+            if ((c.bm | c.bk) == 0 || egix_slice_of(&c, &s) != 0 ||
+                egix_slice_name(&s, name, sizeof name) != 0) {
+                bad(out, p, "a partial leaf that no partial file holds");
+                goto done;
+            }
+            if (!listed(entries, nfiles, name, FILE_PWL)) {
+                bad(out, p, "the partial leaf rests on %s.pwl, which the header does not list",
+                    name);
+                goto done;
+            }
+            int b = egpt_probe(pdb, p);
+            if (b < 0) {
+                eng_errf(err, errlen, "partial database probe of %s.pwl failed: %s", name,
+                         egdb_strerror(b));
+                rc = b == EGDB_ECORRUPT ? PST_ECORRUPT : PST_EIO;
+                goto done;
+            }
+            if (eng_bound_lo(b) < lr->lo || eng_bound_hi(b) > lr->hi) {
+                bad(out, p, "partial leaf claims %s, the partial database %s.pwl says %s",
+                    eng_bound_name(claim), name, eng_bound_name((eng_bound)b));
+                goto done;
+            }
         }
     }
 
 done:
     egdb_close(db);
+    egpt_close(pdb);
     mem_free(&m);
     free(body);
     free(f);

@@ -27,16 +27,38 @@
  *   the slices of every position that resolving a leaf's value may
  *   visit. Each is named with its size and SHA-256.
  *
+ * SCOPES AND FORMATS
+ *   The leaves follow prover/leaf.h with the database handle's scope
+ *   (egdb.h, DATABASE SCOPE): complete piece counts, whole splits of the
+ *   next count, partial bounds. A leaf of the complete databases (a
+ *   split's included) is an 'L' record with the exact value; a partial
+ *   bound that answers its section's goal is a 'B' record with the
+ *   stored bound, resting on one .pwl file, which the header lists like
+ *   the .cwl files. The header names the scope the leaves actually use
+ *   (the complete count, the splits some leaf lies in, the partial flag
+ *   when some 'B' record is written), so that a check with smaller
+ *   databases fails naming what it lacks. Format 2 is written only when
+ *   that scope has splits or partial bounds; a certificate over complete
+ *   piece counts stays format 1, byte for byte what earlier versions
+ *   wrote, so checkers of format 1 still read it (docs/certificate.md).
+ *
  * THE C CHECK OF A CERTIFICATE (pcert_check)
  *   Reads the certificate into memory, checks the header (format version,
  *   rules, the database files' digests against the files in dbdir), then
- *   runs the independent checker (check.h) over the certificate's
- *   records instead of a store, and compares every database leaf's
- *   claimed value with the database. It is the C side of the comparison
- *   with checker/ (results/certificate.md).
+ *   runs the independent checker (check.h) over each section's records
+ *   instead of a store, with the complete databases of the header's
+ *   scope: a 'B' record reaches the walk as a record of an admitted
+ *   store (check.h, SOURCES), a leaf whose value is its claim, and every
+ *   leaf's claim is then compared with the database file it names (a
+ *   .pwl bound must lie inside its claim). So the walk takes as leaves
+ *   exactly what the certificate lists, as the Python checker does, and
+ *   never a .pwl file the header does not name. It is the C side of the
+ *   comparison with checker/ (results/certificate.md).
  *
  * ERRORS
- *   PST_E* codes (store.h): PST_EIO (a file cannot be read or written),
+ *   PST_E* codes (store.h): PST_EIO (a file cannot be read or written,
+ *   among them a database file the certificate lists, or databases that
+ *   do not cover its scope: err names what is missing),
  *   PST_ENOMEM, PST_EINVAL (bad argument, or nothing proven to export),
  *   PST_ECORRUPT (a damaged store record or database block). A
  *   certificate that is malformed or wrong is not an error of
@@ -59,9 +81,10 @@
 
 /* ---- constants ------------------------------------------------------ */
 
-#define PCERT_VERSION 1        /* the format version this module writes and reads */
-#define PCERT_HEADER_FIXED 40  /* bytes of the header before the file list */
-#define PCERT_FILE_ENTRY 48    /* bytes of one database file entry */
+#define PCERT_VERSION 2       /* the newest format version this module writes and reads */
+#define PCERT_VERSION_PLAIN 1 /* written when the scope is complete piece counts only */
+#define PCERT_HEADER_FIXED 40 /* bytes of the header before the file list */
+#define PCERT_FILE_ENTRY 48   /* bytes of one database file entry */
 
 enum pcert_status {
     PCERT_VALID = 0,  /* the certificate proves its claim */
@@ -72,14 +95,17 @@ enum pcert_status {
 
 /* What an export wrote. */
 typedef struct pcert_stats {
-    eng_bound bound;      /* the claim: the root's bound, for its side to move */
-    int sections;         /* goals exported (1 or 2) */
-    int db_pieces;        /* the database piece limit written to the header */
-    uint64_t positions;   /* position records, all sections */
-    uint64_t leaves;      /* database leaf records, all sections */
-    uint64_t files;       /* database files listed */
-    uint64_t body_raw;    /* bytes of the body before compression */
-    uint64_t bytes;       /* bytes of the whole file */
+    eng_bound bound;         /* the claim: the root's bound, for its side to move */
+    int sections;            /* goals exported (1 or 2) */
+    int db_pieces;           /* the database piece limit written to the header */
+    int scope;               /* the scope the header names (egdb.h, DATABASE SCOPE) */
+    int version;             /* the format version written (1 or 2) */
+    uint64_t positions;      /* position records, all sections */
+    uint64_t leaves;         /* database leaf records ('L' and 'B'), all sections */
+    uint64_t leaves_partial; /* of which partial-database leaves ('B') */
+    uint64_t files;          /* database files listed */
+    uint64_t body_raw;       /* bytes of the body before compression */
+    uint64_t bytes;          /* bytes of the whole file */
     /* 1 when PST_EINVAL came back because the stored proof fails the
      * independent check (not: nothing stored, no claim). The command
      * line's exit code reads it; before issue 42 it read the message's
@@ -89,12 +115,15 @@ typedef struct pcert_stats {
 
 /* The verdict of pcert_check. */
 typedef struct pcert_result {
-    int status;               /* PCERT_* */
-    eng_bound bound;          /* the claim read from the header */
-    uint64_t positions;       /* position records read */
-    uint64_t leaves;          /* database leaf records read */
-    char where[ENG_FEN_MAX];  /* PCERT_INVALID: the first failing position ("-": none) */
-    char why[320];            /* PCERT_INVALID: what is wrong */
+    int status;              /* PCERT_* */
+    eng_bound bound;         /* the claim read from the header */
+    int version;             /* the format version read (0: header unreadable) */
+    int scope;               /* the scope the header names (egdb.h, DATABASE SCOPE) */
+    uint64_t positions;      /* position records read */
+    uint64_t leaves;         /* database leaf records read ('L' and 'B') */
+    uint64_t leaves_partial; /* of which partial-database leaves ('B') */
+    char where[ENG_FEN_MAX]; /* PCERT_INVALID: the first failing position ("-": none) */
+    char why[320];           /* PCERT_INVALID: what is wrong */
 } pcert_result;
 
 /* ---- functions ------------------------------------------------------ */
@@ -104,8 +133,9 @@ typedef struct pcert_result {
  * PARAMETERS
  *   st:     the proven-node store holding the proof.
  *   db:     the databases the proof's leaves rest on (NULL: none; only
- *           terminal leaves). Every position with at most
- *           egdb_max_pieces(db) pieces is a leaf, as in `proof check`.
+ *           terminal leaves). Its scope (egdb_scope) decides the leaves,
+ *           as in `proof check` (prover/leaf.h): complete counts, whole
+ *           splits of the next, partial bounds where they answer.
  *   dbdir:  the folder of db's files (their digests go in the header).
  *   root:   the position.
  *   path:   the certificate to write. It is written under a temporary
@@ -116,10 +146,12 @@ typedef struct pcert_result {
  * why: nothing stored, or the independent check fails, naming the
  * position; out->invalid tells the second from the first); PST_EIO,
  * PST_ENOMEM, PST_ECORRUPT. out is written also on failure.
- * A root that the databases hold (at most egdb_max_pieces(db) pieces;
- * a proof state has no record for such a root) is exported as a
- * certificate whose only record is that leaf, claiming the databases'
- * value.
+ * A root that the databases hold (a proof state has no record for such
+ * a root) is exported as a certificate whose only record is that leaf,
+ * claiming the databases' value (a partial bound: that bound). A root of
+ * a partial database with a stored proof claims the stored bound met
+ * with the partial one (as pchk_db_root does), the sections the partial
+ * bound answers holding the root's 'B' record alone.
  */
 int pcert_export(pst_env *st, const egdb *db, const char *dbdir, const eng_pos *root,
                  const char *path, pcert_stats *out, char *err, size_t errlen);
@@ -129,13 +161,15 @@ int pcert_export(pst_env *st, const egdb *db, const char *dbdir, const eng_pos *
  * PARAMETERS
  *   path:   the certificate.
  *   dbdir:  the folder of the database files it lists (may be NULL when
- *           it lists none); the databases are opened up to the header's
+ *           it lists none); the complete databases are opened to the header's
  *           piece limit with cache_bytes of block cache.
  *   root:   receives the root position read from the header (zeroed
  *           when the header cannot be read).
  *   out:    the verdict.
  * RETURN 0 with out->status set; PST_EIO (the certificate or a database
- * cannot be read), PST_ENOMEM, PST_ECORRUPT (a damaged database block).
+ * file cannot be read, or dbdir does not cover the header's scope: err
+ * names the file or the scope missing; no verdict), PST_ENOMEM,
+ * PST_ECORRUPT (a damaged database block or partial file).
  */
 int pcert_check(const char *path, const char *dbdir, size_t cache_bytes, eng_pos *root,
                 pcert_result *out, char *err, size_t errlen);

@@ -8,14 +8,21 @@ copy must be refused for its own reason:
            when one leads there, else out of it)
   missing  the position a kept move leads to removed
   reply    the position a defender's reply leads to removed
-  leaf     a database leaf's claimed value changed
+  leaf     a database leaf's claimed value changed: to one that still gives
+           its section's goal but not the database's value where a leaf
+           allows it, else to one that does not give the goal
+  bleaf    the same for a partial leaf ('B', format 2): a claim stronger
+           than the .pwl file's bound
+  pwl      one byte of the payload of the first partial file (.pwl) listed
+           changed, in the database folder given as a fourth argument (the
+           file is copied first: OUT names the copy's folder)
   cycle    a win proof's kept move changed so that it comes back to a
            position from which the changed one is reached again
   digest   one byte of the first database file's digest changed
   truncate the file cut at two thirds
-  version  the format version byte set to 2
+  version  the format version byte set to 9 (no such version)
 
-usage: cert_tamper.py KIND IN OUT
+usage: cert_tamper.py KIND IN OUT [DBDIR]
 Prints the FEN of the position the damage is at ("-" when none); exit 1
 when the certificate has no place for that damage.
 """
@@ -44,10 +51,10 @@ def parse(data):
             at += 3
         elif tag == "E":
             at += 17
-        elif tag == "L":
+        elif tag in ("L", "B"):
             p = POS.unpack_from(body, at + 1)
             lo, hi = struct.unpack_from("<bb", body, at + 18)
-            recs.append(["L", sec, p, lo, hi])
+            recs.append([tag, sec, p, lo, hi])
             at += 20
         else:
             p = POS.unpack_from(body, at + 1)
@@ -69,8 +76,8 @@ def build(head, recs):
     for r in recs:
         if r[0] == "S":
             out += bytes([ord("S"), r[1][0], r[1][1]])
-        elif r[0] == "L":
-            out += b"L" + POS.pack(*r[2]) + struct.pack("<bb", r[3], r[4])
+        elif r[0] in ("L", "B"):
+            out += r[0].encode() + POS.pack(*r[2]) + struct.pack("<bb", r[3], r[4])
             nleaf += 1
         else:
             out += b"P" + POS.pack(*r[2])
@@ -107,17 +114,35 @@ def reaches(recs, sec, start, goal):
     return False
 
 
-def main(kind, src, dst):
+def main(kind, src, dst, extra=None):
     data = open(src, "rb").read()
     head, recs = parse(data)
     where = "-"
+    if kind == "pwl":
+        # OUT is a folder: a copy of DBDIR with one payload byte of the
+        # first listed .pwl file changed (the header's checksums untouched,
+        # as a forger who does not care would leave them).
+        import shutil
+        (nfiles,) = struct.unpack_from("<I", data, 36)
+        names = [data[40 + 48 * i:47 + 48 * i].decode() for i in range(nfiles)
+                 if data[47 + 48 * i] == 1]
+        if not names:
+            return 1
+        shutil.copytree(extra, dst, symlinks=True)
+        fp = os.path.join(dst, names[0] + ".pwl")
+        d = bytearray(open(fp, "rb").read())
+        d[128] ^= 0x11
+        os.remove(fp)
+        open(fp, "wb").write(bytes(d))
+        print(where)
+        return 0
     if kind == "truncate":
         open(dst, "wb").write(data[:len(data) * 2 // 3])
         print(where)
         return 0
     if kind == "version":
         d = bytearray(data)
-        d[7] = 2
+        d[7] = 9
         open(dst, "wb").write(bytes(d))
         print(where)
         return 0
@@ -141,13 +166,37 @@ def main(kind, src, dst):
         for m in ms:
             first.setdefault((r[1], rules.play(r[2], m)), (r, r[3] is not None))
     root = struct.unpack_from("<4IB", data, 16)
+    if kind in ("leaf", "bleaf"):
+        # A claim that gives the section's goal (X's value: lo where X is
+        # to move, -hi otherwise) but leaves out the stored value or bound.
+        tag = "L" if kind == "leaf" else "B"
+        claims = [(-1, -1), (-1, 0), (0, 0), (0, 1), (1, 1)]
+        for r in recs:
+            if r[0] != tag:
+                continue
+            (x, win), p, lo, hi = r[1], r[2], r[3], r[4]
+            need = 1 if win else 0
+            for c in claims:
+                if (c[0] if p[4] == x else -c[1]) >= need and not (c[0] <= lo and hi <= c[1]):
+                    r[3], r[4] = c
+                    where, done = rules.fen(p), True
+                    break
+            if done:
+                break
+        if not done and kind == "leaf":
+            for r in recs:
+                if r[0] == "L" and r[3] == r[4]:
+                    r[3] = r[4] = 1 if r[3] != 1 else -1
+                    where, done = rules.fen(r[2]), True
+                    break
+        if not done:
+            return 1
+        open(dst, "wb").write(build(head, recs))
+        print(where)
+        return 0
     for r in recs:
         if done:
             break
-        if kind == "leaf" and r[0] == "L" and r[3] == r[4]:
-            v = 1 if r[3] != 1 else -1
-            r[3] = r[4] = v
-            where, done = rules.fen(r[2]), True
         if r[0] != "P":
             continue
         sec, p, move = r[1], r[2], r[3]
@@ -175,7 +224,7 @@ def main(kind, src, dst):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5):
         print(__doc__.strip(), file=sys.stderr)
         sys.exit(2)
     sys.exit(main(*sys.argv[1:]))
