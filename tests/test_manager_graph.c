@@ -5,7 +5,7 @@
  * node shared by two interior nodes, a cycle - and their proof and
  * disproof numbers, flags, bounds and backed-up records are checked
  * against values worked out by hand in the comments. Jobs are picked with
- * mt_pick and answered with mtg_result, and after every step a whole pass
+ * mt_pick and answered with mtd_take (mtg_result), and after every step a whole pass
  * must leave what the incremental update left (mt_check_numbers). Last, a
  * tree of real positions grows in memory for a few hundred jobs with the
  * same check after each.
@@ -165,8 +165,8 @@ answer(mt_tree *t, uint64_t id, eng_bound bound, int score, int score_depth)
     char err[256] = "";
     mt_jobrec *j = mtg_job_find(t, id);
     assert_non_null(j);
-    ok(mtg_result(t, j, bound, bound != ENG_LW, score, score_depth, 10, 5, err, sizeof err),
-       "mtg_result", err);
+    mtg_result_fact f = {bound, bound != ENG_LW, score, score_depth, 10, 5, NULL, 0};
+    ok(mtd_take(t, j, &f, err, sizeof err), "mtd_take", err);
     assert_null(mtg_job_find(t, id)); /* answered: dropped */
 }
 
