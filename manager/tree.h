@@ -3,7 +3,8 @@
  * positions below a root, kept in LMDB so that a proof survives any stop.
  * manager.h tells how the pieces fit; this header says what the tree
  * holds and why its answers can be trusted; tree_int.h says how its code
- * is split (the PN graph, its persistence, its side of admission).
+ * is split (the pure PN graph and its change set, its side of admission,
+ * its persistence, and the driver that applies the graph's changes).
  *
  * NODES AND TRANSPOSITIONS
  *   A node is a position (the exact position, side to move included). A

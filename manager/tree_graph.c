@@ -326,10 +326,10 @@ mtg_set_own(mt_tree *t, uint32_t i, const mtg_own *o)
  * own alpha-beta score for its position (mtg_result), and the scores of
  * its children when the job left it open (mtg_child_scores), kept with
  * the node until it is expanded. A node no worker has scored yet (the
- * root at creation, the children of a node expanded before any result
- * of its own, as an idle worker's early expansion) gets the static
- * evaluation, at depth 0, which a worker's score replaces when one
- * comes. A position the databases value or with no move needs none.
+ * children of a node expanded before any result of its own, as an idle
+ * worker's early expansion; a root whose creator ran no search) gets the
+ * static evaluation, at depth 0, which a worker's score replaces when
+ * one comes. A position the databases value or with no move needs none.
  * Before, the manager ran a 6-ply alpha-beta of its own in its event
  * loop for each such node (0.7 ms a child).
  */
