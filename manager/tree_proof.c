@@ -114,8 +114,10 @@ mtp_seed(mt_tree *t, const char *seed, char *err, size_t errlen)
 {
     uint32_t cur = 0;
     int rc;
-    if (!seed || !*seed)
-        return mtp_expand(t, 0, 0, err, errlen);
+    if (!seed || !*seed) { /* a root the databases hold, or with no move, needs none */
+        uint8_t src = t->n[0].src;
+        return src == SRC_DB || src == SRC_END ? 0 : mtp_expand(t, 0, 0, err, errlen);
+    }
     char buf[256], *save = NULL;
     snprintf(buf, sizeof buf, "%s", seed);
     int ply = 0;
