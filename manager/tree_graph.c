@@ -425,8 +425,7 @@ mtg_link(mt_tree *t, uint32_t i, const mtg_own *own, int n)
 static int update_from(mt_tree *t, uint32_t i, char *err, size_t errlen);
 
 int
-mtg_expand(mt_tree *t, uint32_t i, const mtg_own *own, int n, int early, char *err,
-           size_t errlen)
+mtg_expand(mt_tree *t, uint32_t i, const mtg_own *own, int n, int early, char *err, size_t errlen)
 {
     if (t->n[i].expanded)
         return 0;
@@ -446,8 +445,7 @@ mtg_expand(mt_tree *t, uint32_t i, const mtg_own *own, int n, int early, char *e
 }
 
 int
-mtg_child_scores(mt_tree *t, uint32_t i, const int16_t *scores, size_t n, char *err,
-                 size_t errlen)
+mtg_child_scores(mt_tree *t, uint32_t i, const int16_t *scores, size_t n, char *err, size_t errlen)
 {
     mt_node *nd = &t->n[i];
     eng_movelist ml;
@@ -1366,8 +1364,7 @@ mtg_result(mt_tree *t, mt_jobrec *j, const mtg_result_fact *f, char *err, size_t
     t->jobs_done++;
     t->jobs_proved += f->settled ? 1 : 0;
     job_drop(t, id);
-    chg_push(t, (void **)&t->chg.answered, &t->chg.capanswered, &t->chg.nanswered, &id,
-             sizeof id);
+    chg_push(t, (void **)&t->chg.answered, &t->chg.capanswered, &t->chg.nanswered, &id, sizeof id);
     chg_node(t, i);
     t->chg.state = 1;
     nd->inflight = (uint8_t)node_live(t, i);

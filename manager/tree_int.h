@@ -125,14 +125,14 @@ typedef struct mt_node {
     int16_t score;
     uint16_t depth;
     uint32_t jobs, job_ms, seq, epoch;
-    uint32_t worker; /* who had its last job (mt_given; not persisted) */
+    uint32_t worker;  /* who had its last job (mt_given; not persisted) */
     int16_t *kscore;  /* a worker's scores for its children, kept until it is
                          expanded (mtg_child_scores; not persisted: the next
                          result that leaves it open brings them again) */
     uint16_t nkscore; /* how many (its number of moves), 0: none */
     uint8_t dirty;    /* in the change set's nodes (THE CHANGE SET) */
     uint32_t bslot;   /* its record's place in the change set's backups + 1 */
-    uint64_t won_at; /* when its bound became a win or a loss (WIN MOVES) */
+    uint64_t won_at;  /* when its bound became a win or a loss (WIN MOVES) */
     uint64_t job_nodes, pn, dn;
 } mt_node;
 
@@ -363,13 +363,13 @@ int mtg_pick(mt_tree *t, mt_job *job, uint32_t *expand, char *err, size_t errlen
 
 /* The facts of one answered job (mtg_result). */
 typedef struct mtg_result_fact {
-    eng_bound bound;      /* what the store now holds for the job's position
-                             (ENG_LW: nothing) */
-    int settled;          /* the job answered its question */
-    int score, depth;     /* the position's own score, and its depth (0: none) */
-    uint64_t nodes;       /* df-pn positions the job searched */
-    uint32_t ms;          /* its time */
-    const int16_t *kids;  /* the worker's scores for the children, or NULL */
+    eng_bound bound;     /* what the store now holds for the job's position
+                            (ENG_LW: nothing) */
+    int settled;         /* the job answered its question */
+    int score, depth;    /* the position's own score, and its depth (0: none) */
+    uint64_t nodes;      /* df-pn positions the job searched */
+    uint32_t ms;         /* its time */
+    const int16_t *kids; /* the worker's scores for the children, or NULL */
     size_t nkids;
 } mtg_result_fact;
 

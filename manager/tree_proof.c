@@ -195,8 +195,8 @@ batch_bound(const pst_item *items, size_t n, const eng_pos *pos)
 }
 
 int
-mtp_admit_result(mt_tree *t, const mt_jobrec *j, eng_bound *boundp, const pst_item *items,
-                 size_t n, size_t max_items, char *err, size_t errlen)
+mtp_admit_result(mt_tree *t, const mt_jobrec *j, eng_bound *boundp, const pst_item *items, size_t n,
+                 size_t max_items, char *err, size_t errlen)
 {
     uint64_t id = j->id;
     eng_bound bound = *boundp;

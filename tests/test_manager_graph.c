@@ -1024,12 +1024,18 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_transposition), cmocka_unit_test(test_shared_and_threshold),
-        cmocka_unit_test(test_cycle),         cmocka_unit_test(test_real_capture),
-        cmocka_unit_test(test_growth),        cmocka_unit_test(test_early_expansion),
-        cmocka_unit_test(test_leaf_numbers),  cmocka_unit_test(test_changes_result_expand),
-        cmocka_unit_test(test_changes_transposition), cmocka_unit_test(test_changes_scores_kept),
-        cmocka_unit_test(test_changes_scores_early),  cmocka_unit_test(test_changes_contradiction),
+        cmocka_unit_test(test_transposition),
+        cmocka_unit_test(test_shared_and_threshold),
+        cmocka_unit_test(test_cycle),
+        cmocka_unit_test(test_real_capture),
+        cmocka_unit_test(test_growth),
+        cmocka_unit_test(test_early_expansion),
+        cmocka_unit_test(test_leaf_numbers),
+        cmocka_unit_test(test_changes_result_expand),
+        cmocka_unit_test(test_changes_transposition),
+        cmocka_unit_test(test_changes_scores_kept),
+        cmocka_unit_test(test_changes_scores_early),
+        cmocka_unit_test(test_changes_contradiction),
         cmocka_unit_test(test_changes_latest_record),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
