@@ -6,10 +6,12 @@
  * The tree is real, not synthetic: the proof tree of the start position
  * (24 pieces: no database reaches it), grown by the manager's own
  * selection with jobs that each come back unresolved, so every job
- * expands its leaf. To make a million nodes in minutes, a new node's
- * alpha-beta score gets TREE_BENCH_SCORE nodes (default 50) instead of
- * the manager's 4,000; the cost of the real score is measured apart, per
- * new node. At each size, TREE_BENCH_JOBS jobs (default 2,000) are timed:
+ * expands its leaf. A new node gets the static evaluation (the manager
+ * runs no search: tree.h, SCORES; the jobs here bring no scores); the
+ * cost of the search a worker runs for each child instead is measured
+ * apart, per new node (TREE_BENCH_SCORE is kept for older binaries'
+ * runs: before, the manager scored each new node with that many
+ * alpha-beta nodes while growing). At each size, TREE_BENCH_JOBS jobs (default 2,000) are timed:
  * picking the leaf (mt_pick) and taking its result (mt_result: the
  * commits, the expansion, the incremental update of the ancestors). As
  * the same-run baseline, the whole-graph pass that every result cost
@@ -99,8 +101,8 @@ main(void)
         fprintf(stderr, "tree_cost: %s\n", err);
         return 1;
     }
-    /* the real score's cost, per new node: the manager's alpha-beta of
-     * 4,000 nodes on positions of this tree */
+    /* the search a worker runs for each child (MT_SCORE_NODES), per new
+     * node: what the manager once ran itself */
     ab_ctx *ab;
     double score_ms = 0;
     if (ab_new((size_t)16 << 20, &ab) == 0) {
@@ -121,8 +123,8 @@ main(void)
     }
     bench_machine();
     printf("the proof tree of the start position, grown by its own selection (every job "
-           "unresolved: each expands its leaf); new nodes scored with %d alpha-beta nodes "
-           "while growing\n",
+           "unresolved: each expands its leaf); new nodes get the static evaluation "
+           "(TREE_BENCH_SCORE %d: ignored, the manager runs no search)\n",
            score);
     printf("%9s %7s %11s %11s %12s %12s %14s\n", "nodes", "jobs", "pick_ms", "result_ms",
            "mgr_ms/job", "pass_ms", "workers@30s");

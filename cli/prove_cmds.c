@@ -393,16 +393,23 @@ cli_prove(int argc, char **argv)
             return CLI_EXIT_USAGE;
         }
         int dbp = 0;
+        egdb *e = NULL;
         if (db) {
-            egdb *e;
             int rc = egdb_open(db, (int)pieces, (size_t)1 << 20, &e, err, sizeof err);
             if (rc) {
                 fprintf(stderr, "checkers prove: databases %s: %s\n", db, err);
                 return rc == EGDB_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
             }
             dbp = egdb_scope(e); /* complete counts and whole splits (egdb.h) */
-            egdb_close(e);
         }
+        /* the root's score, which hints the first question: the search a
+         * worker runs for a node, run here once, as the manager runs none
+         * (manager/tree.h, SCORES) */
+        ab_ctx *ab = NULL;
+        ab_new((size_t)16 << 20, &ab); /* without it: the static evaluation */
+        cr.root_score = wrk_score(ab, e, dbp, &cr.root, &cr.root_depth);
+        ab_free(ab);
+        egdb_close(e);
         cr.goal = goal;
         cr.db_pieces = dbp;
         cr.job_ms = (uint32_t)job_s * 1000;

@@ -114,6 +114,7 @@
 #include "egdb/egdb.h"
 #include "engine/engine.h"
 #include "manager/tree.h"
+#include "prover/search.h"
 #include "prover/store.h"
 
 struct event_base;
@@ -259,6 +260,20 @@ void mgr_live_get(const mgr *m, mgr_live *out);
 /* wrk_run - one worker, until SIGINT/SIGTERM (or a fatal refusal:
  * version or token). RETURN a process exit code. */
 int wrk_run(const wrk_opts *o);
+
+/*
+ * wrk_score - the heuristic score a worker gives a position for the tree
+ * (manager/tree.h, SCORES): alpha-beta to MT_SCORE_DEPTH plies and at
+ * most MT_SCORE_NODES nodes on ab (databases db of scope db_pieces, may
+ * be NULL), the static evaluation when the search fails. The workers
+ * score the children of a job's position with it (protocol.h, RESULT),
+ * and `checkers prove` the root of a new proof, once, before the manager
+ * runs (mt_create.root_score): the manager runs no search of its own.
+ * RETURN the score (search.h's scale, for p's side to move, clamped to
+ * +-32000) and *depth its depth (0: the static evaluation). ab belongs
+ * to the calling thread.
+ */
+int wrk_score(ab_ctx *ab, const egdb *db, int db_pieces, const eng_pos *p, int *depth);
 
 /* mgr_printable - in with every control byte (and the backslash) written
  * as \xNN, cut to fit cap: for anything a peer sent that reaches a log,

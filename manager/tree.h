@@ -3,7 +3,8 @@
  * positions below a root, kept in LMDB so that a proof survives any stop.
  * manager.h tells how the pieces fit; this header says what the tree
  * holds and why its answers can be trusted; tree_int.h says how its code
- * is split (the PN graph, its persistence, its side of admission).
+ * is split (the pure PN graph and its change set, its side of admission,
+ * its persistence, and the driver that applies the graph's changes).
  *
  * NODES AND TRANSPOSITIONS
  *   A node is a position (the exact position, side to move included). A
@@ -123,9 +124,38 @@
  *   plain interior node. So with two workers the root's own df-pn runs
  *   as long as one `solve` would while the other worker grows the tree,
  *   instead of the second worker waiting for the root's jobs to reach
- *   the cap. Its children get the manager's own alpha-beta scores (no
- *   worker sent any). The mark is not persisted: any early node but the
- *   root is an interior node after a restart.
+ *   the cap. Its children get the scores its earlier jobs brought, when
+ *   it had one, else the static evaluation until its job's result
+ *   brings theirs (SCORES). The mark is not persisted: any early node
+ *   but the root is an interior node after a restart.
+ *
+ * SCORES: THE MANAGER RUNS NO SEARCH
+ *   A node's heuristic score (search.h's scale, for its side to move)
+ *   orders the work - THRESHOLD ITERATION, LEAF NUMBERS, the first
+ *   question's hint - and never decides a bound. The workers compute
+ *   them: a job's result carries the alpha-beta score of its position,
+ *   and, when it leaves the position open, the scores of its children
+ *   (protocol.h, RESULT; MT_SCORE_DEPTH plies, MT_SCORE_NODES nodes,
+ *   wrk_score). The children's scores are kept with the node
+ *   (mt_child_scores) until it is expanded, when each new child takes
+ *   its own and keeps it ("nodes" stores it with its depth); when the
+ *   node is expanded already (early, below), each child that has only
+ *   the static evaluation takes the worker's. A node no worker has
+ *   scored gets the static evaluation (ab_eval, a pure function; depth
+ *   0). The root's score is its creator's (mt_create.root_score): the
+ *   first question is asked before any job. Before, the manager ran a
+ *   6-ply alpha-beta in its event loop for every node no worker had
+ *   scored (0.7 ms a child) and for a second at the root for the seed
+ *   line. The kept scores are not persisted: after a restart, the next
+ *   result that leaves the node open brings them again.
+ *
+ * THE SEED LINE
+ *   A seed line given at creation (`prove --seed`, or openings/seeds.tsv,
+ *   which `checkers openings seed` searches outside the manager) is
+ *   expanded move by move. Without one, only the root is expanded: its
+ *   own jobs (below) are the workers' search of it, and their results
+ *   score its children. Before, the manager searched the root for a
+ *   second and expanded up to 16 plies of its principal variation.
  *
  * THE ROOT'S OWN JOBS: A PORTFOLIO OF ONE SEARCH AND THE TREE
  *   The root, which the seed line expands before any job, is early from
@@ -272,9 +302,14 @@ typedef struct mt_create {
     uint32_t job_max_ms;  /* the cap of a node's growing budget (JOBS); below
                              job_ms: job_ms * MT_JOB_GROW */
     uint64_t job_nodes;   /* df-pn node limit of a first job (0: none) */
-    uint32_t score_nodes; /* alpha-beta nodes of a new node's score (0: the
-                             default; benchmarks that build big trees cut
-                             it; not kept: a resumed tree uses the default) */
+    uint32_t score_nodes; /* ignored: the manager runs no search (SCORES); kept
+                             so that the benchmarks' creates still build */
+    int root_score;       /* the root's heuristic score for its side to move,
+                             from a search its creator ran (wrk_score in
+                             manager.h: `checkers prove` runs it once); it
+                             hints the first question (SCORES) */
+    int root_depth;       /* that search's depth; 0: none was run, the root
+                             gets the static evaluation */
     int h0, h_step;       /* threshold start and step (hundredths of a man) */
     const char *seed;     /* seed line as move text ("12-16 24-19"), may be NULL */
     const char *db_dir;   /* the databases' folder, absolute (kept: a resume needs
@@ -419,10 +454,11 @@ int mt_release_all(mt_tree *t, char *err, size_t errlen);
 /* mt_child_scores - the scores (search.h's scale, each for its own side
  * to move) of the children of job id's position, in eng_generate (merged)
  * order, as the worker computed them (MT_SCORE_DEPTH, MT_SCORE_NODES):
- * given before mt_result, they are what the children get if the result
- * expands the node, so that the manager runs no alpha-beta of its own.
- * Without them (or with a count that is not the number of moves) the
- * manager scores the children itself. */
+ * given before mt_result, and kept with the node once that result is
+ * admitted (SCORES): the children take them when the node is expanded,
+ * or at once when it is expanded already. Without them (or with a count
+ * that is not the number of moves) a new child gets the static
+ * evaluation. */
 void mt_child_scores(mt_tree *t, uint64_t id, const int16_t *scores, size_t n);
 
 /* mt_given - job id went to worker (a number the caller chooses, not 0):

@@ -2,9 +2,19 @@
  * tree_graph.c - the proof tree's PN graph (tree.h is the manual,
  * tree_int.h says how the tree is split): the node table, expansion,
  * evaluation, the pass and the incremental update, picking jobs, what a
- * result does to the graph, stats and walks. No I/O here: what must be
- * kept goes to tree_lmdb.c (mts_*), what rests on a proof to
- * tree_proof.c (mtp_*).
+ * result does to the graph, the backed-up records, stats and walks.
+ *
+ * OWNS: the nodes in memory, their bounds, numbers and flags, the jobs
+ * in flight, and the change set (tree_int.h, THE CHANGE SET).
+ * CALLS: the engine (moves, positions), the bound algebra
+ * (engine/value.h), ab_eval (the static evaluation, a pure function) and
+ * the record helpers of prover/store.h and prover/admit.h (pst_move_of,
+ * padm_push: values, no store). Nothing else: no LMDB, no proof store, no
+ * databases, no clock, no alpha-beta search. What it learns from outside
+ * comes in as facts (mtg_set_own, mtg_expand, mtg_child_scores,
+ * mtg_result); what must be kept goes out in t->chg, which the driver
+ * (tree.c) applies. So every rule here can be driven by a unit test with
+ * facts alone (tests/test_manager_graph.c).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,6 +38,52 @@ static uint64_t
 sat_add(uint64_t a, uint64_t b)
 {
     return a + b >= MT_INF ? MT_INF : a + b;
+}
+
+/* ---- the change set (tree_int.h, THE CHANGE SET) ------------------------- */
+
+/* Node i's stored fields changed: it enters the set's nodes, once. */
+static void
+chg_node(mt_tree *t, uint32_t i)
+{
+    mtg_changes *c = &t->chg;
+    if (t->n[i].dirty)
+        return;
+    if (pmap_room((void **)&c->node, &c->capnode, c->nnode, sizeof *c->node)) {
+        c->oom = 1;
+        return;
+    }
+    c->node[c->nnode++] = i;
+    t->n[i].dirty = 1;
+}
+
+/* Appends v (size bytes) to the set's vector *vec of *n, growing it. */
+static void
+chg_push(mt_tree *t, void **vec, size_t *cap, size_t *n, const void *v, size_t size)
+{
+    if (pmap_room(vec, cap, *n, size)) {
+        t->chg.oom = 1;
+        return;
+    }
+    memcpy((char *)*vec + *n * size, v, size);
+    (*n)++;
+}
+
+void
+mtg_changes_clear(mt_tree *t)
+{
+    mtg_changes *c = &t->chg;
+    for (size_t k = 0; k < c->nnode; k++)
+        if (c->node[k] < t->count)
+            t->n[c->node[k]].dirty = 0;
+    for (size_t k = 0; k < c->backup.n; k++) {
+        long i = mtg_find(t, &c->backup.v[k].pos);
+        if (i >= 0)
+            t->n[i].bslot = 0;
+    }
+    c->nnode = c->nissued = c->nanswered = 0;
+    c->backup.n = 0;
+    c->state = c->oom = 0;
 }
 
 uint32_t
@@ -250,23 +306,46 @@ mtg_add(mt_tree *t, const eng_pos *p)
     return (long)t->count++;
 }
 
-/* The manager's own heuristic: a short alpha-beta search. */
+void
+mtg_set_own(mt_tree *t, uint32_t i, const mtg_own *o)
+{
+    mt_node *n = &t->n[i];
+    n->own = o->own;
+    n->src = o->src;
+    if (o->src == SRC_STORE)
+        n->recorded = o->recorded;
+    n->bound = eng_bound_meet(n->bound, n->own);
+    if (n->bound == ENG_BOUND_INVALID)
+        n->bound = n->own;
+}
+
+/*
+ * SCORES (tree.h, THE MANAGER RUNS NO SEARCH)
+ * A node's heuristic score orders the work (THRESHOLD ITERATION, LEAF
+ * NUMBERS) and never decides a bound. It comes from the workers: a job's
+ * own alpha-beta score for its position (mtg_result), and the scores of
+ * its children when the job left it open (mtg_child_scores), kept with
+ * the node until it is expanded. A node no worker has scored yet (the
+ * children of a node expanded before any result of its own, as an idle
+ * worker's early expansion; a root whose creator ran no search) gets the
+ * static evaluation, at depth 0, which a worker's score replaces when
+ * one comes. A position the databases value or with no move needs none.
+ * Before, the manager ran a 6-ply alpha-beta of its own in its event
+ * loop for each such node (0.7 ms a child).
+ */
 static void
-node_score(mt_tree *t, mt_node *n)
+static_score(mt_node *n)
 {
     if (n->src == SRC_DB || n->src == SRC_END)
         return;
-    ab_opts o = {.db = t->db,
-                 .db_pieces = t->db_pieces,
-                 .max_depth = MT_SCORE_DEPTH,
-                 .node_limit = t->score_nodes ? t->score_nodes : MT_SCORE_NODES};
-    ab_result r;
-    if (t->ab && ab_search(t->ab, &n->pos, &o, &r) == 0) {
-        n->score = (int16_t)(r.score > 32000 ? 32000 : r.score < -32000 ? -32000 : r.score);
-        n->depth = (uint16_t)r.depth;
-    } else {
-        n->score = (int16_t)ab_eval(&n->pos);
-    }
+    n->score = (int16_t)ab_eval(&n->pos);
+    n->depth = 0;
+}
+
+static int16_t
+clamp_score(int s)
+{
+    return (int16_t)(s > 32000 ? 32000 : s < -32000 ? -32000 : s);
 }
 
 /* ---- expansion -------------------------------------------------------------- */
@@ -292,14 +371,17 @@ par_add(mt_tree *t, uint32_t k, uint32_t p)
 }
 
 int
-mtg_link(mt_tree *t, uint32_t i, char *err, size_t errlen)
+mtg_link(mt_tree *t, uint32_t i, const mtg_own *own, int n)
 {
     eng_movelist ml;
     eng_pos p = t->n[i].pos;
     eng_generate(&p, &ml, ENG_DUPS_MERGE);
+    if (n != ml.n)
+        return MT_EINVAL;
     uint32_t *kid = malloc((ml.n ? ml.n : 1) * sizeof *kid);
     if (!kid)
         return MT_ENOMEM;
+    uint32_t first_new = t->count;
     for (int m = 0; m < ml.n; m++) {
         eng_pos c;
         eng_make(&p, &ml.m[m], &c);
@@ -310,15 +392,13 @@ mtg_link(mt_tree *t, uint32_t i, char *err, size_t errlen)
                 free(kid);
                 return (int)k;
             }
-            int rc = mtp_own(t, &t->n[k], err, errlen);
-            if (rc) {
-                free(kid);
-                return rc;
+            mtg_set_own(t, (uint32_t)k, &own[m]);
+            if (t->n[i].nkscore == (uint16_t)ml.n) { /* a worker's, for these moves */
+                t->n[k].score = t->n[i].kscore[m];
+                t->n[k].depth = MT_SCORE_DEPTH;
+            } else {
+                static_score(&t->n[k]);
             }
-            if (t->nkid_scores == (uint32_t)ml.n) /* a worker's, for these moves */
-                t->n[k].score = t->kid_scores[m];
-            else
-                node_score(t, &t->n[k]);
         }
         kid[m] = (uint32_t)k;
         if (par_add(t, (uint32_t)k, i)) {
@@ -329,20 +409,72 @@ mtg_link(mt_tree *t, uint32_t i, char *err, size_t errlen)
     free(t->n[i].kid);
     t->n[i].kid = kid;
     t->n[i].nkid = (uint16_t)ml.n;
+    /* the scores kept for the children have been given (SCORES) */
+    free(t->n[i].kscore);
+    t->n[i].kscore = NULL;
+    t->n[i].nkscore = 0;
+    /* an opened tree that lost children in a stop writes them again */
+    if (t->n[i].expanded && t->count > first_new) {
+        chg_node(t, i);
+        for (uint32_t k = first_new; k < t->count; k++)
+            chg_node(t, k);
+    }
     return 0;
 }
 
-static int
-expand(mt_tree *t, uint32_t i, char *err, size_t errlen)
+static int update_from(mt_tree *t, uint32_t i, char *err, size_t errlen);
+
+int
+mtg_expand(mt_tree *t, uint32_t i, const mtg_own *own, int n, int early, char *err, size_t errlen)
 {
     if (t->n[i].expanded)
         return 0;
     uint32_t first_new = t->count; /* nodes from here on are new */
-    int rc = mtg_link(t, i, err, errlen);
+    int rc = mtg_link(t, i, own, n);
     if (rc)
         return rc;
     t->n[i].expanded = 1;
-    return mts_expanded(t, i, first_new, err, errlen);
+    if (early) {
+        t->n[i].early = 1;
+        t->widened++;
+    }
+    chg_node(t, i);
+    for (uint32_t k = first_new; k < t->count; k++)
+        chg_node(t, k);
+    return update_from(t, i, err, errlen);
+}
+
+int
+mtg_child_scores(mt_tree *t, uint32_t i, const int16_t *scores, size_t n, char *err, size_t errlen)
+{
+    mt_node *nd = &t->n[i];
+    eng_movelist ml;
+    eng_generate(&nd->pos, &ml, ENG_DUPS_MERGE);
+    if (n == 0 || n > MT_SCORES_MAX || n != (size_t)ml.n)
+        return 0;
+    if (!nd->expanded) { /* kept until it is expanded (SCORES) */
+        int16_t *v = realloc(nd->kscore, n * sizeof *v);
+        if (!v)
+            return MT_ENOMEM;
+        memcpy(v, scores, n * sizeof *v);
+        nd->kscore = v;
+        nd->nkscore = (uint16_t)n;
+        return 0;
+    }
+    /* an early node: its children were scored statically; each takes the
+     * worker's now, and its parents see the change */
+    for (uint16_t k = 0; k < nd->nkid && k < n; k++) {
+        mt_node *c = &t->n[nd->kid[k]];
+        if (c->depth > 0 || c->src == SRC_DB || c->src == SRC_END || c->score == scores[k])
+            continue;
+        c->score = scores[k];
+        c->depth = MT_SCORE_DEPTH;
+        chg_node(t, nd->kid[k]);
+        int rc = update_from(t, nd->kid[k], err, errlen);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 /* ---- the pass: bounds, numbers ------------------------------------------------ */
@@ -451,6 +583,91 @@ node_eval(mt_tree *t, uint32_t i)
     return n->bound != ob || n->pn != opn || n->dn != odn || n->flagged != ofl;
 }
 
+/* ---- backed-up records ----------------------------------------------------- */
+
+/*
+ * WIN MOVES
+ * The record of a backed-up win names one move to a child lost for the
+ * other side, and a win must end: following win moves must never come
+ * back. Among the lost children, the one whose loss was established
+ * first (won_at; 0 for a bound from outside the tree, whose record has
+ * its own proof) is taken. Each win or loss was established from
+ * children established before it, so won_at falls along every line of
+ * win moves and no line can close a cycle. (Taking the first lost child
+ * in move order did close one: a child lost because of its parent's win,
+ * taken as that parent's win move; the checker refused the record.)
+ */
+
+/* The record of node n's backed-up bound: moves to children that prove it. */
+static void
+backup_record(const mt_tree *t, const mt_node *n, pst_item *it)
+{
+    memset(it, 0, sizeof *it);
+    it->pos = n->pos;
+    it->rec.bound = n->bound;
+    it->rec.win.from = it->rec.draw.from = PST_NOMOVE;
+    int lo = eng_bound_lo(n->bound);
+    if (lo < ENG_DRAW)
+        return;
+    eng_movelist ml;
+    eng_generate(&n->pos, &ml, ENG_DUPS_MERGE);
+    uint64_t first = UINT64_MAX;
+    for (int m = 0; m < ml.n && m < n->nkid; m++) {
+        eng_bound cb = t->n[n->kid[m]].bound;
+        if (lo == ENG_WIN && cb == ENG_LL && t->n[n->kid[m]].won_at < first) {
+            first = t->n[n->kid[m]].won_at;
+            it->rec.win = pst_move_of(&ml.m[m]);
+        }
+        if (eng_bound_hi(cb) <= ENG_DRAW && it->rec.draw.from == PST_NOMOVE)
+            it->rec.draw = pst_move_of(&ml.m[m]);
+    }
+}
+
+/* Node i's backed-up record into the change set when its bound is new to
+ * the store (a node's latest record replaces one it has there already),
+ * and the node taken as recorded (THE CHANGE SET). */
+static void
+backup_push(mt_tree *t, uint32_t i)
+{
+    mt_node *n = &t->n[i];
+    if (n->bound == n->recorded || n->src == SRC_DB || n->src == SRC_END)
+        return;
+    /* A partial leaf needs no record for what its own bound says: the
+     * checker takes it as a leaf for the questions that bound answers
+     * (prover/leaf.h). */
+    if (n->src == SRC_PARTIAL && n->bound == n->own)
+        return;
+    pst_item it;
+    backup_record(t, n, &it);
+    padm_items *b = &t->chg.backup;
+    if (n->bslot) {
+        b->v[n->bslot - 1] = it;
+    } else if (padm_push(b, &it) == 0) {
+        n->bslot = (uint32_t)b->n;
+    } else {
+        t->chg.oom = 1;
+        return;
+    }
+    t->chg.pushed++;
+    n->recorded = n->bound;
+    if (n->src == SRC_NONE)
+        n->src = SRC_BACKUP;
+}
+
+/* MT_ESTORE when a pass or an update found a node's backed-up bound
+ * disjoint from its own (a proof contradicts the tree: a bug). */
+static int
+contradiction(const mt_tree *t, char *err, size_t errlen)
+{
+    if (!t->contradict)
+        return 0;
+    eng_errf(err, errlen,
+             "the tree's backed-up bound contradicts a stored proof at %s (a bug: the "
+             "state is left as it is, as evidence)",
+             t->contra_fen);
+    return MT_ESTORE;
+}
+
 static void
 pass_node(mt_tree *t, uint32_t i, int depth)
 {
@@ -467,24 +684,25 @@ pass_node(mt_tree *t, uint32_t i, int depth)
         }
     }
     node_eval(t, i);
-    mtp_backup_push(t, &t->n[i]);
+    backup_push(t, i);
     t->n[i].onstack = 0;
 }
 
-/* One pass over the graph from the root; writes the backed-up records.
- * Repeated (at most 4 times) while a cycle may have left a stale bound. */
+/* One pass over the graph from the root; the backed-up records go to the
+ * change set. Repeated (at most 4 times) while a cycle may have left a
+ * stale bound: while a round met a cycle and found a record to back up. */
 int
 mtg_pass(mt_tree *t, char *err, size_t errlen)
 {
     for (int round = 0; round < 4; round++) {
+        uint64_t before = t->chg.pushed;
         t->epoch++;
         t->cycles = 0;
-        t->items.n = 0;
         pass_node(t, 0, 0);
-        int rc = mtp_admit_backups(t, err, errlen);
+        int rc = contradiction(t, err, errlen);
         if (rc)
             return rc;
-        if (!t->cycles || !t->items.n)
+        if (!t->cycles || t->chg.pushed == before)
             break;
     }
     return 0;
@@ -562,14 +780,13 @@ update_from(mt_tree *t, uint32_t i, char *err, size_t errlen)
         t->fallbacks++;
         return mtg_pass(t, err, errlen);
     }
-    t->items.n = 0;
     for (size_t k = 0; k < t->ntouched; k++)
-        mtp_backup_push(t, &t->n[t->touched[k]]);
-    return mtp_admit_backups(t, err, errlen);
+        backup_push(t, t->touched[k]);
+    return contradiction(t, err, errlen);
 }
 
 int
-mt_check_numbers(mt_tree *t, char *err, size_t errlen)
+mtg_check_numbers(mt_tree *t, char *err, size_t errlen)
 {
     size_t n = t->count;
     uint64_t *keep = malloc(n * 3 * sizeof *keep);
@@ -611,13 +828,6 @@ mt_check_numbers(mt_tree *t, char *err, size_t errlen)
     return rc;
 }
 
-int
-mt_set_leaf_step(mt_tree *t, int step, char *err, size_t errlen)
-{
-    t->leaf_step = step;
-    return mtg_pass(t, err, errlen);
-}
-
 /* ---- creating ------------------------------------------------------------------ */
 
 void
@@ -630,7 +840,8 @@ mtg_params(mt_tree *t, const mt_create *create)
     t->job_max_ms =
         create->job_max_ms >= t->job_ms ? create->job_max_ms : mtg_job_max_default(t->job_ms);
     t->job_nodes = create->job_nodes;
-    t->score_nodes = create->score_nodes;
+    t->root_score = create->root_score;
+    t->root_depth = create->root_depth;
     t->no_early = create->no_early;
     t->no_root_jobs = create->no_root_jobs;
     t->h0 = t->h = create->h0;
@@ -640,16 +851,23 @@ mtg_params(mt_tree *t, const mt_create *create)
 }
 
 int
-mtg_root(mt_tree *t, char *err, size_t errlen)
+mtg_root(mt_tree *t, const mtg_own *o)
 {
     long r = mtg_add(t, &t->root);
     if (r < 0)
         return (int)r;
-    int rc = mtp_own(t, &t->n[0], err, errlen);
-    if (rc)
-        return rc;
-    node_score(t, &t->n[0]);
+    mtg_set_own(t, 0, o);
+    /* the first question's hint: the creator's search of the root, else
+     * the static evaluation (SCORES); the root's jobs bring searched
+     * scores, which the next question takes (advance) */
+    if (t->root_depth > 0) {
+        t->n[0].score = clamp_score(t->root_score);
+        t->n[0].depth = (uint16_t)t->root_depth;
+    } else {
+        static_score(&t->n[0]);
+    }
     t->q = next_question(t->goal, &t->root, t->n[0].bound, prv_hint(t->n[0].score));
+    chg_node(t, 0);
     return 0;
 }
 
@@ -664,81 +882,23 @@ mtg_root_early(mt_tree *t)
         r->early = 1;
 }
 
-int
-mtg_seed(mt_tree *t, const char *seed, char *err, size_t errlen)
-{
-    uint32_t cur = 0;
-    if (seed && *seed) {
-        char buf[256], *save = NULL;
-        snprintf(buf, sizeof buf, "%s", seed);
-        int ply = 0;
-        for (char *tok = strtok_r(buf, " \t,", &save); tok; tok = strtok_r(NULL, " \t,", &save)) {
-            /* skip move numbers like "1." */
-            if (strchr(tok, '.') && !strchr(tok, '-') && !strchr(tok, 'x'))
-                continue;
-            eng_move m;
-            char perr[160];
-            if (eng_parse_move(&t->n[cur].pos, tok, &m, perr, sizeof perr)) {
-                eng_errf(err, errlen, "seed line, move %d '%s': %s", ply + 1, tok, perr);
-                return MT_EINVAL;
-            }
-            int rc = expand(t, cur, err, errlen);
-            if (rc)
-                return rc;
-            eng_pos c;
-            eng_make(&t->n[cur].pos, &m, &c);
-            long k = mtg_find(t, &c);
-            if (k < 0) {
-                eng_errf(err, errlen, "seed line, move %d '%s': child not found", ply + 1, tok);
-                return MT_EINVAL;
-            }
-            cur = (uint32_t)k;
-            ply++;
-        }
-        return expand(t, cur, err, errlen);
-    }
-    /* The engine's principal variation, searched for a second. */
-    ab_opts o = {.db = t->db, .db_pieces = t->db_pieces, .max_depth = 40, .time_limit = 1.0};
-    ab_result r;
-    if (!t->ab || ab_search(t->ab, &t->root, &o, &r) != 0)
-        return expand(t, 0, err, errlen);
-    char line[240] = "";
-    size_t used = 0;
-    for (int i = 0; i < r.pvlen && i < MT_SEED_PLIES; i++) {
-        if (t->n[cur].src == SRC_DB || t->n[cur].src == SRC_END)
-            break;
-        int rc = expand(t, cur, err, errlen);
-        if (rc)
-            return rc;
-        char mv[64];
-        eng_format_move(&r.pv[i], mv, sizeof mv);
-        used += (size_t)snprintf(line + used, used < sizeof line ? sizeof line - used : 0, "%s%s",
-                                 i ? " " : "", mv);
-        eng_pos c;
-        eng_make(&t->n[cur].pos, &r.pv[i], &c);
-        long k = mtg_find(t, &c);
-        if (k < 0)
-            break;
-        cur = (uint32_t)k;
-    }
-    snprintf(t->seed, sizeof t->seed, "engine: %s", line);
-    return 0;
-}
-
 void
 mtg_free(mt_tree *t)
 {
     for (uint32_t i = 0; i < t->count; i++) {
         free(t->n[i].kid);
         free(t->n[i].par);
+        free(t->n[i].kscore);
     }
+    free(t->chg.node);
+    free(t->chg.issued);
+    free(t->chg.answered);
+    padm_items_free(&t->chg.backup);
     free(t->wq);
     free(t->touched);
     free(t->n);
     free(t->slot);
     free(t->job);
-    padm_items_free(&t->items);
-    ab_free(t->ab);
     free(t);
 }
 
@@ -751,9 +911,16 @@ mtg_open_mem(const mt_create *create, mt_tree **out, char *err, size_t errlen)
         return MT_ENOMEM;
     mtg_params(t, create);
     t->first_job = t->next_job = 1;
-    int rc = mtg_root(t, err, errlen);
+    /* no store and no databases: the root's own bound is a loss when it
+     * has no move, else nothing (THE IN-MEMORY TREE) */
+    eng_movelist ml;
+    mtg_own o = {ENG_LW, ENG_LW, SRC_NONE};
+    if (eng_generate(&create->root, &ml, ENG_DUPS_MERGE) == 0)
+        o = (mtg_own){ENG_LL, ENG_LW, SRC_END};
+    int rc = mtg_root(t, &o);
     if (!rc)
         rc = mtg_pass(t, err, errlen);
+    mtg_changes_clear(t); /* nothing kept */
     if (rc) {
         mtg_free(t);
         return rc;
@@ -856,20 +1023,18 @@ other_turn(const mt_tree *t, int force, eng_question *q)
 }
 
 /* A new job on node i for question q (other: the root's other
- * question), recorded and persisted: mult times the first job's budget,
- * named for worker prefer. RETURN MT_PICK_JOB (*job filled) or MT_E*. */
+ * question), recorded and in the change set: mult times the first job's
+ * budget, named for worker prefer. RETURN MT_PICK_JOB (*job filled) or
+ * MT_ENOMEM. */
 static int
 issue(mt_tree *t, uint32_t i, eng_question q, int other, uint32_t mult, uint32_t prefer,
-      mt_job *job, char *err, size_t errlen)
+      mt_job *job)
 {
     mt_jobrec *j = mtg_job_add(t, t->next_job, i, q, 1);
     if (!j)
         return MT_ENOMEM;
     j->other = other;
     t->next_job++;
-    int rc = mts_job(t, j, err, errlen);
-    if (rc)
-        return rc;
     uint64_t ms = (uint64_t)t->job_ms * mult;
     job->id = j->id;
     job->pos = t->n[i].pos;
@@ -878,6 +1043,8 @@ issue(mt_tree *t, uint32_t i, eng_question q, int other, uint32_t mult, uint32_t
     job->node_limit = t->job_nodes * mult;
     job->prefer = prefer;
     j->ms = job->time_ms;
+    chg_push(t, (void **)&t->chg.issued, &t->chg.capissued, &t->chg.nissued, j, sizeof *j);
+    t->chg.state = 1; /* next_job */
     return MT_PICK_JOB;
 }
 
@@ -930,7 +1097,8 @@ advance(mt_tree *t, char *err, size_t errlen, int *rc)
     } else {
         return 0;
     }
-    if ((*rc = mtg_pass(t, err, errlen)) || (*rc = mts_state(t, err, errlen)))
+    t->chg.state = 1;
+    if ((*rc = mtg_pass(t, err, errlen)))
         return 0;
     return 1;
 }
@@ -1003,33 +1171,26 @@ descend(mt_tree *t, int free_only, uint32_t *path, int *len, int *stale)
 /*
  * IDLE WORKERS (tree.h): every open leaf is in flight and a worker asks
  * for work, so the in-flight leaf at the end of the most-proving line
- * (flags ignored) is expanded now, while its job runs, and marked early:
- * its own jobs go on growing to the cap, and its children are work for
- * the idle. RETURN 1 when a leaf was expanded (*rc 0), 0 when none could
- * be (or *rc the MT_E* of a failure).
+ * (flags ignored) is to be expanded now, while its job runs, and marked
+ * early: its own jobs go on growing to the cap, and its children are
+ * work for the idle. RETURN 1 with *node that leaf, 0 when none can be.
+ * The children are the caller's to bring (mtg_expand, early).
  */
 static int
-widen(mt_tree *t, char *err, size_t errlen, int *rc)
+widen(mt_tree *t, uint32_t *node)
 {
     uint32_t path[MT_MAXDEPTH];
     int len, stale;
     uint32_t cur = descend(t, 0, path, &len, &stale);
-    *rc = 0;
     mt_node *n = &t->n[cur];
     if (n->expanded || !n->inflight || !n->pn || !n->dn || n->src == SRC_DB || n->src == SRC_END)
         return 0;
-    t->nkid_scores = 0; /* no worker sent scores for these children */
-    if ((*rc = expand(t, cur, err, errlen)))
-        return 0;
-    t->n[cur].early = 1;
-    t->widened++;
-    if ((*rc = update_from(t, cur, err, errlen)))
-        return 0;
+    *node = cur;
     return 1;
 }
 
 int
-mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen)
+mtg_pick(mt_tree *t, mt_job *job, uint32_t *expand, char *err, size_t errlen)
 {
     int rc;
     for (int guard = 0; guard < 64; guard++) {
@@ -1043,11 +1204,11 @@ mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen)
         eng_question oq;
         if (other_turn(t, root->flagged, &oq)) /* its budget doubles without the cap,
                                                   like the root's own */
-            return issue(t, 0, oq, 1, uncapped_mult(t->oq_jobs), t->oq_worker, job, err, errlen);
+            return issue(t, 0, oq, 1, uncapped_mult(t->oq_jobs), t->oq_worker, job);
         if (root->flagged) {
-            if (!t->no_early && widen(t, err, errlen, &rc))
-                continue;
-            return rc ? rc : MT_PICK_WAIT;
+            if (!t->no_early && widen(t, expand))
+                return MTG_EXPAND;
+            return MT_PICK_WAIT;
         }
         uint32_t path[MT_MAXDEPTH];
         int len, restart;
@@ -1068,18 +1229,9 @@ mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen)
          * does the root's own (THE ROOT'S OWN JOBS) */
         uint32_t mult = (n->expanded && !n->early) || root_series(t, cur) ? uncapped_mult(n->jobs)
                                                                           : job_mult(t, n->jobs);
-        return issue(t, cur, t->q, 0, mult, n->worker, job, err, errlen);
+        return issue(t, cur, t->q, 0, mult, n->worker, job);
     }
     return MT_PICK_WAIT;
-}
-
-void
-mt_child_scores(mt_tree *t, uint64_t id, const int16_t *scores, size_t n)
-{
-    t->kid_job = id;
-    t->nkid_scores = n <= MT_SCORES_MAX ? (uint32_t)n : 0;
-    if (t->nkid_scores)
-        memcpy(t->kid_scores, scores, n * sizeof *scores);
 }
 
 void
@@ -1157,7 +1309,7 @@ mt_job_open(const mt_tree *t, uint64_t id, uint32_t *ms)
 }
 
 int
-mt_release(mt_tree *t, uint64_t id, char *err, size_t errlen)
+mtg_release(mt_tree *t, uint64_t id, char *err, size_t errlen)
 {
     mt_jobrec *j = mtg_job_find(t, id);
     if (!j || !j->live)
@@ -1168,7 +1320,7 @@ mt_release(mt_tree *t, uint64_t id, char *err, size_t errlen)
 }
 
 int
-mt_release_all(mt_tree *t, char *err, size_t errlen)
+mtg_release_all(mt_tree *t, char *err, size_t errlen)
 {
     for (size_t j = 0; j < t->njob; j++) {
         t->job[j].live = 0;
@@ -1180,19 +1332,18 @@ mt_release_all(mt_tree *t, char *err, size_t errlen)
 /* ---- results -------------------------------------------------------------------- */
 
 int
-mtg_result(mt_tree *t, mt_jobrec *j, eng_bound bound, int settled, int score, int depth,
-           uint64_t nodes, uint32_t ms, char *err, size_t errlen)
+mtg_result(mt_tree *t, mt_jobrec *j, const mtg_result_fact *f, char *err, size_t errlen)
 {
     uint64_t id = j->id;
     uint32_t i = j->node;
     int other = j->other;
     mt_node *nd = &t->n[i];
-    eng_bound m = eng_bound_meet(nd->own, bound);
+    eng_bound m = eng_bound_meet(nd->own, f->bound);
     if (m == ENG_BOUND_INVALID) {
         char fen[ENG_FEN_MAX];
         eng_format_fen(&nd->pos, fen, sizeof fen);
         eng_errf(err, errlen, "job %" PRIu64 " proved %s for %s, which contradicts the known %s",
-                 id, eng_bound_name(bound), fen, eng_bound_name(nd->own));
+                 id, eng_bound_name(f->bound), fen, eng_bound_name(nd->own));
         return MT_ESTORE;
     }
     if (m != nd->own) {
@@ -1200,43 +1351,43 @@ mtg_result(mt_tree *t, mt_jobrec *j, eng_bound bound, int settled, int score, in
         if (nd->src == SRC_NONE || nd->src == SRC_BACKUP)
             nd->src = SRC_STORE;
     }
-    if (depth > 0) {
-        nd->score = (int16_t)(score > 32000 ? 32000 : score < -32000 ? -32000 : score);
-        nd->depth = (uint16_t)depth;
+    if (f->bound != ENG_LW) /* what the store holds, admitted (tree_proof.c) */
+        nd->recorded = f->bound;
+    if (f->depth > 0) {
+        nd->score = clamp_score(f->score);
+        nd->depth = (uint16_t)f->depth;
     }
     if (other) { /* THE ROOT'S OTHER QUESTION: not the root's own series */
         t->oq_jobs++;
-        t->oq_ms += ms;
+        t->oq_ms += f->ms;
     } else {
         nd->jobs++;
-        nd->job_ms += ms;
+        nd->job_ms += f->ms;
     }
-    t->all_job_ms += ms;
-    nd->job_nodes += nodes;
+    t->all_job_ms += f->ms;
+    nd->job_nodes += f->nodes;
     t->jobs_done++;
-    t->jobs_proved += settled ? 1 : 0;
+    t->jobs_proved += f->settled ? 1 : 0;
     job_drop(t, id);
+    chg_push(t, (void **)&t->chg.answered, &t->chg.capanswered, &t->chg.nanswered, &id, sizeof id);
+    chg_node(t, i);
+    t->chg.state = 1;
     nd->inflight = (uint8_t)node_live(t, i);
+    /* the worker's scores for the children: kept with the node (SCORES) */
+    int rc = f->nkids ? mtg_child_scores(t, i, f->kids, f->nkids, err, errlen) : 0;
+    if (rc)
+        return rc;
     /* a job that left its leaf open: the leaf's next job gets double
      * the budget, and when its budget has reached the cap the tree grows
-     * there instead (a leaf's bound is its own; the one pass below backs
-     * the result up) */
-    int rc;
+     * there instead (a leaf's bound is its own; the update backs the
+     * result up) */
     if (!nd->expanded)
         nd->bound = m;
     int grows = other || root_series(t, i) || job_mult(t, nd->jobs) > job_mult(t, nd->jobs - 1);
-    if (t->kid_job != id) /* the scores sent were for another job */
-        t->nkid_scores = 0;
-    rc = 0;
     if (!grows) /* an early node's jobs have reached the cap */
         nd->early = 0;
     if (!mt_done(t) && q_status(&t->q, nd) == 0 && !nd->expanded && !grows)
-        rc = expand(t, i, err, errlen);
-    t->nkid_scores = 0;
-    if (rc)
-        return rc;
-    if ((rc = mts_result(t, i, id, err, errlen)))
-        return rc;
+        return MTG_EXPAND; /* the caller brings the children (mtg_expand) */
     return update_from(t, i, err, errlen);
 }
 

@@ -1,8 +1,14 @@
 /*
  * tree_lmdb.c - the proof tree's persistence (tree.h is the manual and
  * says what is stored; tree_int.h says how the tree is split): its LMDB
- * environment, open, create and load, the tie to its proof store, and
- * the history of the root's numbers.
+ * environment, the graph's change sets written (mts_apply), open, create
+ * and load, the tie to its proof store, and the history of the root's
+ * numbers.
+ *
+ * OWNS: the tree's LMDB environment and every byte of it.
+ * CALLS: the graph (tree_graph.c: the nodes it loads, their facts) and the proof
+ * part (tree_proof.c: own bounds at open, the children lost in a stop,
+ * the seed line, the backed-up records admitted after its commit).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -239,34 +245,12 @@ txn_owner(mt_tree *t, MDB_txn *txn, void *arg)
     return meta_put(t, txn, "owner", "%s", t->owner);
 }
 
-/* ---- the graph's writes (tree_int.h) -------------------------------------- */
+/* ---- the change set's writes (tree_int.h, THE CHANGE SET) --------------- */
 
-typedef struct expand_arg {
-    uint32_t node;
-    uint32_t first_new; /* nodes from here on are new */
-} expand_arg;
-
+/* Job j's record in "jobs" (tree.h, PERSISTENCE). */
 static int
-txn_expand(mt_tree *t, MDB_txn *txn, void *arg)
+job_put(mt_tree *t, MDB_txn *txn, const mt_jobrec *j)
 {
-    expand_arg *a = arg;
-    int rc = node_put(t, txn, &t->n[a->node]);
-    for (uint32_t i = a->first_new; !rc && i < t->count; i++)
-        rc = node_put(t, txn, &t->n[i]);
-    return rc;
-}
-
-int
-mts_expanded(mt_tree *t, uint32_t i, uint32_t first_new, char *err, size_t errlen)
-{
-    expand_arg a = {i, first_new};
-    return in_txn(t, txn_expand, &a, err, errlen);
-}
-
-static int
-txn_job(mt_tree *t, MDB_txn *txn, void *arg)
-{
-    const mt_jobrec *j = arg;
     MDB_val k = {8, (void *)&j->id};
     uint8_t v[MT_KEY + 3];
     pos_key(&t->n[j->node].pos, v);
@@ -274,45 +258,46 @@ txn_job(mt_tree *t, MDB_txn *txn, void *arg)
     v[MT_KEY + 1] = (uint8_t)j->q.target;
     v[MT_KEY + 2] = (uint8_t)(j->other != 0);
     MDB_val val = {sizeof v, v};
-    int rc = mdb_put(txn, t->lm->jobs, &k, &val, 0);
-    return rc ? rc : meta_state(t, txn);
+    return mdb_put(txn, t->lm->jobs, &k, &val, 0);
 }
 
-int
-mts_job(mt_tree *t, const mt_jobrec *j, char *err, size_t errlen)
-{
-    return in_txn(t, txn_job, (void *)j, err, errlen);
-}
-
-typedef struct result_arg {
-    uint32_t node;
-    uint64_t id;
-} result_arg;
-
+/* Everything the change set names for the tree, and the counters. */
 static int
-txn_result(mt_tree *t, MDB_txn *txn, void *arg)
+txn_apply(mt_tree *t, MDB_txn *txn, void *arg)
 {
-    result_arg *a = arg;
-    MDB_val k = {8, &a->id};
-    int rc = mdb_del(txn, t->lm->jobs, &k, NULL);
-    if (rc == MDB_NOTFOUND)
-        rc = 0;
-    if (!rc)
-        rc = node_put(t, txn, &t->n[a->node]);
+    (void)arg;
+    const mtg_changes *c = &t->chg;
+    int rc = 0;
+    for (size_t k = 0; !rc && k < c->nnode; k++)
+        rc = node_put(t, txn, &t->n[c->node[k]]);
+    for (size_t k = 0; !rc && k < c->nissued; k++)
+        rc = job_put(t, txn, &c->issued[k]);
+    for (size_t k = 0; !rc && k < c->nanswered; k++) {
+        MDB_val key = {8, &c->answered[k]};
+        rc = mdb_del(txn, t->lm->jobs, &key, NULL);
+        if (rc == MDB_NOTFOUND) /* issued before a stop that lost it */
+            rc = 0;
+    }
     return rc ? rc : meta_state(t, txn);
 }
 
 int
-mts_result(mt_tree *t, uint32_t i, uint64_t id, char *err, size_t errlen)
+mts_apply(mt_tree *t, char *err, size_t errlen)
 {
-    result_arg a = {i, id};
-    return in_txn(t, txn_result, &a, err, errlen);
-}
-
-int
-mts_state(mt_tree *t, char *err, size_t errlen)
-{
-    return in_txn(t, txn_state, NULL, err, errlen);
+    const mtg_changes *c = &t->chg;
+    int rc = 0;
+    if (c->oom) {
+        eng_errf(err, errlen, "tree %s: out of memory", t->dir);
+        rc = MT_ENOMEM;
+    } else if (!t->rdonly && (c->nnode || c->nissued || c->nanswered || c->state)) {
+        rc = in_txn(t, txn_apply, NULL, err, errlen);
+    }
+    /* the tree's transaction first: the records it backs up rest on the
+     * nodes it names (tree.c, WHY THE APPLY COMES LAST) */
+    if (!rc)
+        rc = mtp_admit_backups(t, err, errlen);
+    mtg_changes_clear(t);
+    return rc;
 }
 
 /* ---- opening and creating ---------------------------------------------------- */
@@ -478,6 +463,10 @@ txn_create(mt_tree *t, MDB_txn *txn, void *arg)
     return rc;
 }
 
+/* The tree's metadata read back into t, every entry checked.
+ * LONG: one read transaction over the meta entries, each parsed and
+ * range-checked where it is read; split up, the entries' checks would be
+ * far from the keys they check. */
 static int
 load_meta(mt_tree *t, char *err, size_t errlen)
 {
@@ -596,6 +585,10 @@ load_meta(mt_tree *t, char *err, size_t errlen)
     return 0;
 }
 
+/* Every node read back into the graph, each record checked.
+ * LONG: one cursor over the nodes in one read transaction; the decoding
+ * and its checks (a damaged page is an error, never a fault) belong to
+ * that loop. */
 static int
 load_nodes(mt_tree *t, char *err, size_t errlen)
 {
@@ -699,17 +692,16 @@ load_nodes(mt_tree *t, char *err, size_t errlen)
     /* bounds, then children (which may create nodes missing after a crash) */
     uint32_t loaded = t->count;
     for (uint32_t i = 0; i < loaded; i++) {
-        int e = mtp_own(t, &t->n[i], err, errlen);
+        mtg_own o;
+        int e = mtp_own_of(t, &t->n[i].pos, &o, err, errlen);
         if (e)
             return e;
+        mtg_set_own(t, i, &o);
     }
     for (uint32_t i = 0; i < loaded; i++) {
         if (!t->n[i].expanded)
             continue;
-        uint32_t first_new = t->count;
-        int e = mtg_link(t, i, err, errlen);
-        if (!e && t->count > first_new && !t->rdonly)
-            e = mts_expanded(t, i, first_new, err, errlen);
+        int e = mtp_link(t, i, err, errlen); /* children lost in a stop: in the change set */
         if (e)
             return e;
     }
@@ -864,8 +856,7 @@ db_given(const mt_tree *t, const egdb *db, char *err, size_t errlen)
 }
 
 /* A tree for dir with nothing loaded, on the databases db and the proof
- * store, with the alpha-beta context of the manager's scores (new nodes,
- * and children missing after a crash). NULL when memory runs out. */
+ * store. NULL when memory runs out. */
 static mt_tree *
 tree_new(const char *dir, const egdb *db, pst_env *store)
 {
@@ -875,7 +866,6 @@ tree_new(const char *dir, const egdb *db, pst_env *store)
     snprintf(t->dir, sizeof t->dir, "%s", dir);
     t->db = db;
     t->store = store;
-    ab_new((size_t)16 << 20, &t->ab);
     return t;
 }
 
@@ -914,7 +904,9 @@ mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store
         if (getrandom(&r32, sizeof r32, 0) != (ssize_t)sizeof r32)
             r32 = (uint32_t)time(NULL) ^ (uint32_t)getpid();
         t->first_job = t->next_job = ((uint64_t)(r32 & 0x7fffffffu) << 32) | 1;
-        if ((rc = store_check_new(t, err, errlen)) || (rc = mtg_root(t, err, errlen)))
+        mtg_own own;
+        if ((rc = store_check_new(t, err, errlen)) ||
+            (rc = mtp_own_of(t, &t->root, &own, err, errlen)) || (rc = mtg_root(t, &own)))
             goto fail;
         if ((rc = in_txn(t, txn_create, NULL, err, errlen)))
             goto fail;
@@ -924,7 +916,7 @@ mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store
             rc = rc == PST_ENOSPC ? MT_ENOSPC : MT_ESTORE; /* a full disk: resumable */
             goto fail;
         }
-        if ((rc = mtg_seed(t, create->seed, err, errlen)))
+        if ((rc = mtp_seed(t, create->seed, err, errlen)) || (rc = mts_apply(t, err, errlen)))
             goto fail;
         if ((rc = in_txn(t, txn_create, NULL, err, errlen)))
             goto fail;
@@ -944,7 +936,7 @@ mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store
             goto fail;
     }
     mtg_root_early(t);
-    if ((rc = mtg_pass(t, err, errlen)))
+    if ((rc = mtg_pass(t, err, errlen)) || (rc = mts_apply(t, err, errlen)))
         goto fail;
     *out = t;
     return 0;
@@ -998,7 +990,7 @@ int
 mt_add_seconds(mt_tree *t, double s)
 {
     t->seconds += s;
-    return mts_state(t, NULL, 0);
+    return in_txn(t, txn_state, NULL, NULL, 0);
 }
 
 int
@@ -1116,7 +1108,8 @@ mt_open_ro(const char *dir, const egdb *db, pst_env *store, mt_tree **out, char 
     rc = store_verdict(t, label, recs, pst_path(store), err, errlen);
     if (rc != STORE_OURS && rc != STORE_TO_LABEL)
         goto fail;
-    if ((rc = load_nodes(t, err, errlen)) || (rc = mtg_pass(t, err, errlen)))
+    if ((rc = load_nodes(t, err, errlen)) || (rc = mtg_pass(t, err, errlen)) ||
+        (rc = mts_apply(t, err, errlen))) /* read-only: nothing written */
         goto fail;
     *out = t;
     return 0;

@@ -1,8 +1,16 @@
 /*
- * tree_proof.c - where the proof tree meets the proof store (tree.h is
- * the manual, tree_int.h says how the tree is split): a node's own bound,
- * the tree's backed-up records and their admission, a worker's result
- * admitted before the graph takes it, the check of the settled root.
+ * tree_proof.c - where the proof tree meets the proof store and the
+ * databases (tree.h is the manual, tree_int.h says how the tree is
+ * split): a position's own bound, the facts of a node's new children and
+ * the seed line, the admission of the tree's backed-up records and of a
+ * worker's result before the graph takes it, the check of the settled
+ * root.
+ *
+ * OWNS: every read of the store and the databases the tree makes, and
+ * every admission.
+ * CALLS: the graph (tree_graph.c: facts in), prover/admit.h,
+ * prover/check.h, prover/leaf.h (the leaf rule), prover/store.h,
+ * egdb/egdb.h.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,133 +20,162 @@
 #include "prover/check.h"
 #include "prover/leaf.h"
 
-/* ---- a node's own bound --------------------------------------------------- */
+/* ---- a position's own bound ------------------------------------------------ */
 
 int
-mtp_own(mt_tree *t, mt_node *n, char *err, size_t errlen)
+mtp_own_of(mt_tree *t, const eng_pos *p, mtg_own *o, char *err, size_t errlen)
 {
     /* The leaf rule (prover/leaf.h). A partial bound is the node's own
      * bound like an exact one: the tree's questions take from it what
      * it answers, and the store may still hold a stronger record. */
+    *o = (mtg_own){ENG_LW, ENG_LW, SRC_NONE};
     pleaf lf;
-    int v = pleaf_of(t->db, t->db ? t->db_pieces : 0, &n->pos, 0, &lf);
+    int v = pleaf_of(t->db, t->db ? t->db_pieces : 0, p, 0, &lf);
     if (v < 0) {
         char fen[ENG_FEN_MAX];
-        eng_format_fen(&n->pos, fen, sizeof fen);
+        eng_format_fen(p, fen, sizeof fen);
         eng_errf(err, errlen, "database probe of %s failed: %s", fen, egdb_strerror(v));
         return MT_EDB;
     }
     if (lf.kind == PLEAF_END) {
-        n->own = ENG_LL;
-        n->src = SRC_END;
+        o->own = ENG_LL;
+        o->src = SRC_END;
     } else if (lf.kind == PLEAF_DB) {
-        n->own = lf.bound;
-        n->src = SRC_DB;
+        o->own = lf.bound;
+        o->src = SRC_DB;
     } else if (t->store) { /* none in the in-memory tree of the tests */
         pst_record r;
-        int rc = pst_get(t->store, &n->pos, &r);
+        int rc = pst_get(t->store, p, &r);
         if (rc == 0) {
-            n->own = n->recorded = r.bound;
-            n->src = SRC_STORE;
+            o->own = o->recorded = r.bound;
+            o->src = SRC_STORE;
             if (lf.kind == PLEAF_PARTIAL) {
                 eng_bound m = eng_bound_meet(r.bound, lf.bound);
                 if (m != ENG_BOUND_INVALID)
-                    n->own = m;
+                    o->own = m;
             }
         } else if (rc != PST_ENOTFOUND) {
             char fen[ENG_FEN_MAX];
-            eng_format_fen(&n->pos, fen, sizeof fen);
+            eng_format_fen(p, fen, sizeof fen);
             eng_errf(err, errlen, "proof store read of %s failed: %s", fen, pst_strerror(rc));
             return MT_ESTORE;
         } else if (lf.kind == PLEAF_PARTIAL) {
-            n->own = lf.bound;
-            n->src = SRC_PARTIAL;
+            o->own = lf.bound;
+            o->src = SRC_PARTIAL;
         }
     } else if (lf.kind == PLEAF_PARTIAL) {
-        n->own = lf.bound;
-        n->src = SRC_PARTIAL;
+        o->own = lf.bound;
+        o->src = SRC_PARTIAL;
     }
-    n->bound = eng_bound_meet(n->bound, n->own);
-    if (n->bound == ENG_BOUND_INVALID)
-        n->bound = n->own;
     return 0;
+}
+
+/* ---- children ----------------------------------------------------------------- */
+
+/* The facts of node i's children the graph does not hold yet, in move
+ * order, into own[] (ENG_MAX_MOVES); *n the number of moves. */
+static int
+kid_facts(mt_tree *t, uint32_t i, mtg_own *own, int *n, char *err, size_t errlen)
+{
+    eng_movelist ml;
+    eng_pos p = t->n[i].pos;
+    *n = eng_generate(&p, &ml, ENG_DUPS_MERGE);
+    for (int m = 0; m < ml.n; m++) {
+        eng_pos c;
+        eng_make(&p, &ml.m[m], &c);
+        own[m] = (mtg_own){ENG_LW, ENG_LW, SRC_NONE};
+        if (mtg_find(t, &c) < 0) {
+            int rc = mtp_own_of(t, &c, &own[m], err, errlen);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+int
+mtp_expand(mt_tree *t, uint32_t i, int early, char *err, size_t errlen)
+{
+    mtg_own own[ENG_MAX_MOVES];
+    int n;
+    if (t->n[i].expanded)
+        return 0;
+    int rc = kid_facts(t, i, own, &n, err, errlen);
+    return rc ? rc : mtg_expand(t, i, own, n, early, err, errlen);
+}
+
+int
+mtp_link(mt_tree *t, uint32_t i, char *err, size_t errlen)
+{
+    mtg_own own[ENG_MAX_MOVES];
+    int n;
+    int rc = kid_facts(t, i, own, &n, err, errlen);
+    return rc ? rc : mtg_link(t, i, own, n);
+}
+
+/*
+ * THE SEED LINE (tree.h)
+ * A given line (`prove --seed`, or the openings' seeds.tsv, which
+ * `checkers openings seed` searched outside the manager) is expanded
+ * move by move. Without one the root alone is expanded: the manager
+ * runs no search of its own, so it has no line to follow; the root's
+ * first job (the root is early from the start) is the worker's search
+ * of it, and its result gives the root's children their searched scores
+ * (mtg_child_scores). Before, the manager searched the root for a second
+ * with alpha-beta and expanded up to 16 plies of its principal variation.
+ */
+int
+mtp_seed(mt_tree *t, const char *seed, char *err, size_t errlen)
+{
+    uint32_t cur = 0;
+    int rc;
+    if (!seed || !*seed) { /* a root the databases hold, or with no move, needs none */
+        uint8_t src = t->n[0].src;
+        return src == SRC_DB || src == SRC_END ? 0 : mtp_expand(t, 0, 0, err, errlen);
+    }
+    char buf[256], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", seed);
+    int ply = 0;
+    for (char *tok = strtok_r(buf, " \t,", &save); tok; tok = strtok_r(NULL, " \t,", &save)) {
+        /* skip move numbers like "1." */
+        if (strchr(tok, '.') && !strchr(tok, '-') && !strchr(tok, 'x'))
+            continue;
+        eng_move m;
+        char perr[160];
+        if (eng_parse_move(&t->n[cur].pos, tok, &m, perr, sizeof perr)) {
+            eng_errf(err, errlen, "seed line, move %d '%s': %s", ply + 1, tok, perr);
+            return MT_EINVAL;
+        }
+        if ((rc = mtp_expand(t, cur, 0, err, errlen)))
+            return rc;
+        eng_pos c;
+        eng_make(&t->n[cur].pos, &m, &c);
+        long k = mtg_find(t, &c);
+        if (k < 0) {
+            eng_errf(err, errlen, "seed line, move %d '%s': child not found", ply + 1, tok);
+            return MT_EINVAL;
+        }
+        cur = (uint32_t)k;
+        ply++;
+    }
+    return mtp_expand(t, cur, 0, err, errlen);
 }
 
 /* ---- backed-up records -------------------------------------------------------- */
 
-/*
- * WIN MOVES
- * The record of a backed-up win names one move to a child lost for the
- * other side, and a win must end: following win moves must never come
- * back. Among the lost children, the one whose loss was established
- * first (won_at; 0 for a bound from outside the tree, whose record has
- * its own proof) is taken. Each win or loss was established from
- * children established before it, so won_at falls along every line of
- * win moves and no line can close a cycle. (Taking the first lost child
- * in move order did close one: a child lost because of its parent's win,
- * taken as that parent's win move; the checker refused the record.)
- */
-
-/* The record of node n's backed-up bound: moves to children that prove it. */
-static void
-backup_record(const mt_tree *t, const mt_node *n, pst_item *it)
-{
-    memset(it, 0, sizeof *it);
-    it->pos = n->pos;
-    it->rec.bound = n->bound;
-    it->rec.win.from = it->rec.draw.from = PST_NOMOVE;
-    int lo = eng_bound_lo(n->bound);
-    if (lo < ENG_DRAW)
-        return;
-    eng_movelist ml;
-    eng_generate(&n->pos, &ml, ENG_DUPS_MERGE);
-    uint64_t first = UINT64_MAX;
-    for (int m = 0; m < ml.n && m < n->nkid; m++) {
-        eng_bound cb = t->n[n->kid[m]].bound;
-        if (lo == ENG_WIN && cb == ENG_LL && t->n[n->kid[m]].won_at < first) {
-            first = t->n[n->kid[m]].won_at;
-            it->rec.win = pst_move_of(&ml.m[m]);
-        }
-        if (eng_bound_hi(cb) <= ENG_DRAW && it->rec.draw.from == PST_NOMOVE)
-            it->rec.draw = pst_move_of(&ml.m[m]);
-    }
-}
-
-void
-mtp_backup_push(mt_tree *t, mt_node *n)
-{
-    /* A partial leaf needs no record for what its own bound says: the
-     * checker takes it as a leaf for the questions that bound answers. */
-    if (n->bound != n->recorded && n->src != SRC_DB && n->src != SRC_END &&
-        !(n->src == SRC_PARTIAL && n->bound == n->own)) {
-        pst_item it;
-        backup_record(t, n, &it);
-        if (padm_push(&t->items, &it) == 0 && n->src == SRC_NONE)
-            n->src = SRC_BACKUP;
-    }
-}
-
-/* The tree's own records (t->items) are admitted like a worker's: each
- * is a root, checked over the store's admitted records (admit.h). */
+/* The tree's own records (the change set's backups, tree_graph.c) are
+ * admitted like a worker's: each is a root, checked over the store's
+ * admitted records (admit.h). */
 int
 mtp_admit_backups(mt_tree *t, char *err, size_t errlen)
 {
-    if (t->contradict) {
-        eng_errf(err, errlen,
-                 "the tree's backed-up bound contradicts a stored proof at %s (a bug: the "
-                 "state is left as it is, as evidence)",
-                 t->contra_fen);
-        return MT_ESTORE;
-    }
-    if (!t->items.n || t->rdonly) /* read-only: shown, never written */
+    const padm_items *b = &t->chg.backup;
+    if (!b->n || t->rdonly || !t->store) /* read-only: shown, never written; the
+                                           in-memory tree: taken as written */
         return 0;
     padm_report rep;
     char aerr[512];
-    /* the in-memory tree of the tests has no store: its records are taken
-     * as written (tree_int.h, THE IN-MEMORY TREE) */
-    int rc = t->store ? padm_admit(t->store, t->db, t->items.v, t->items.n, NULL, 0, 0, 0, &rep,
-                                   aerr, sizeof aerr)
-                      : 0;
+    int rc = padm_admit(t->store, t->db, b->v, b->n, NULL, 0, 0, 0, &rep, aerr, sizeof aerr);
     if (rc == PST_ENOSPC) {
         eng_errf(err, errlen, "%s", aerr);
         return MT_ENOSPC;
@@ -149,11 +186,6 @@ mtp_admit_backups(mt_tree *t, char *err, size_t errlen)
                  "is left as it is, as evidence)",
                  padm_strerror(rc), aerr);
         return MT_ESTORE;
-    }
-    for (size_t j = 0; j < t->items.n; j++) {
-        long k = mtg_find(t, &t->items.v[j].pos);
-        if (k >= 0)
-            t->n[k].recorded = t->items.v[j].rec.bound;
     }
     return 0;
 }
@@ -178,21 +210,12 @@ batch_bound(const pst_item *items, size_t n, const eng_pos *pos)
 }
 
 int
-mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int depth,
-          uint64_t nodes, uint32_t ms, const pst_item *items, size_t n, size_t max_items, char *err,
-          size_t errlen)
+mtp_admit_result(mt_tree *t, const mt_jobrec *j, eng_bound *boundp, const pst_item *items, size_t n,
+                 size_t max_items, char *err, size_t errlen)
 {
-    mt_jobrec *j = mtg_job_find(t, id);
-    if (!j) {
-        /* a job of another proof, or answered already: nothing to check
-         * its records against, so none is kept */
-        if (n)
-            eng_errf(err, errlen,
-                     "job %" PRIu64 " is not open in this proof: its %zu records are dropped", id,
-                     n);
-        return 0;
-    }
-    mt_node *nd = &t->n[j->node];
+    uint64_t id = j->id;
+    eng_bound bound = *boundp;
+    const mt_node *nd = &t->n[j->node];
     char fen[ENG_FEN_MAX];
     eng_format_fen(&nd->pos, fen, sizeof fen);
     /* 1. admission (admit.h): the batch is checked as the proof of the
@@ -233,11 +256,10 @@ mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int 
                      id, fen, pst_strerror(g));
             return MT_ESTORE;
         }
-        nd->recorded = r.bound;
         bound = r.bound;
     }
-    /* 2. the graph takes what the store now holds (tree_graph.c) */
-    return mtg_result(t, j, bound, settled, score, depth, nodes, ms, err, errlen);
+    *boundp = bound; /* what the store now holds: the graph's fact */
+    return 0;
 }
 
 /* ---- reporting -------------------------------------------------------------------- */

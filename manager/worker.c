@@ -255,14 +255,11 @@ job_child_scores(wrk *w, const mgp_job *j, int dbp)
     int n = eng_generate(&j->pos, &ml, ENG_DUPS_MERGE);
     if (n <= 0 || n > MGP_SCORES_MAX || n > MT_SCORES_MAX)
         return;
-    ab_opts so = {
-        .db = w->db, .db_pieces = dbp, .max_depth = MT_SCORE_DEPTH, .node_limit = MT_SCORE_NODES};
     for (int k = 0; k < n; k++) {
         eng_pos c;
+        int depth;
         eng_make(&j->pos, &ml.m[k], &c);
-        ab_result sr;
-        int s = ab_search(w->ab, &c, &so, &sr) == 0 ? sr.score : ab_eval(&c);
-        r->scores[k] = (int16_t)(s > 32000 ? 32000 : s < -32000 ? -32000 : s);
+        r->scores[k] = (int16_t)wrk_score(w->ab, w->db, dbp, &c, &depth);
     }
     r->nscores = (uint16_t)n;
 }
@@ -642,6 +639,25 @@ on_signal(evutil_socket_t sig, short what, void *arg)
     w->stopping = 1;
     w->stop = 1;
     event_base_loopexit(w->base, NULL);
+}
+
+int
+wrk_score(ab_ctx *ab, const egdb *db, int db_pieces, const eng_pos *p, int *depth)
+{
+    ab_opts so = {.db = db,
+                  .db_pieces = db_pieces,
+                  .max_depth = MT_SCORE_DEPTH,
+                  .node_limit = MT_SCORE_NODES};
+    ab_result sr;
+    int s;
+    if (ab && ab_search(ab, p, &so, &sr) == 0) {
+        s = sr.score;
+        *depth = sr.depth > 0 ? sr.depth : 1; /* searched: never taken for static */
+    } else {
+        s = ab_eval(p);
+        *depth = 0;
+    }
+    return s > 32000 ? 32000 : s < -32000 ? -32000 : s;
 }
 
 int

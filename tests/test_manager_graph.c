@@ -5,10 +5,14 @@
  * node shared by two interior nodes, a cycle - and their proof and
  * disproof numbers, flags, bounds and backed-up records are checked
  * against values worked out by hand in the comments. Jobs are picked with
- * mt_pick and answered with mtg_result, and after every step a whole pass
+ * mt_pick and answered with mtd_take (mtg_result), and after every step a whole pass
  * must leave what the incremental update left (mt_check_numbers). Last, a
  * tree of real positions grows in memory for a few hundred jobs with the
- * same check after each.
+ * same check after each. Then the graph on its own, driven by facts
+ * (mtg_pick, mtg_result, mtg_expand, mtg_child_scores): what its change
+ * set holds for the caller to keep (nodes, jobs, records to back up) and
+ * where the workers' scores go (tree_int.h, THE CHANGE SET; tree.h,
+ * SCORES).
  *
  * Notation in the comments: a node is "pn/dn"; B nodes have Black to move,
  * W nodes White. Every question here is "does Black win", so B nodes are
@@ -165,8 +169,8 @@ answer(mt_tree *t, uint64_t id, eng_bound bound, int score, int score_depth)
     char err[256] = "";
     mt_jobrec *j = mtg_job_find(t, id);
     assert_non_null(j);
-    ok(mtg_result(t, j, bound, bound != ENG_LW, score, score_depth, 10, 5, err, sizeof err),
-       "mtg_result", err);
+    mtg_result_fact f = {bound, bound != ENG_LW, score, score_depth, 10, 5, NULL, 0};
+    ok(mtd_take(t, j, &f, err, sizeof err), "mtd_take", err);
     assert_null(mtg_job_find(t, id)); /* answered: dropped */
 }
 
@@ -679,14 +683,360 @@ test_early_expansion(void **state)
     mt_close(t);
 }
 
+/* ---- the change set (tree_int.h, THE CHANGE SET) ---------------------------
+ * The graph driven by facts alone (mtg_pick, mtg_result, mtg_expand,
+ * mtg_child_scores), and what it leaves for its caller to keep read from
+ * t->chg before anything applies it. */
+
+#define FEN3 "B:W21,22,23:B9,10,11" /* Black to move, six moves, no capture */
+
+/* Nothing is waiting in the change set. */
+static void
+chg_empty(const mt_tree *t)
+{
+    const mtg_changes *c = &t->chg;
+    assert_int_equal(c->nnode + c->nissued + c->nanswered + c->backup.n, 0);
+    assert_false(c->state);
+}
+
+/* The scores a worker sends for the n children: base + move index. */
+static void
+kid_scores(int16_t *sc, int n, int base)
+{
+    for (int m = 0; m < n; m++)
+        sc[m] = (int16_t)(base + m);
+}
+
+/* Facts for n new children: nothing known of any. */
+static void
+no_facts(mtg_own *own, int n)
+{
+    for (int m = 0; m < n; m++)
+        own[m] = (mtg_own){ENG_LW, ENG_LW, SRC_NONE};
+}
+
+/*
+ * A job issued, answered open at its budget's cap with the worker's
+ * scores, the children brought as facts (one of them a stored loss for
+ * its mover): the change set holds the issued job, then the answered job
+ * and the node, then the root and each new child once, and exactly one
+ * record to back up - the root's win, whose move is the one to the lost
+ * child. The children take the worker's scores.
+ */
+static void
+test_changes_result_expand(void **state)
+{
+    (void)state;
+    char err[512] = "";
+    mt_tree *t = mem_tree(1000, FEN3); /* no budget to grow: a result expands */
+    const mtg_changes *c = &t->chg;
+    chg_empty(t);
+    mt_job j;
+    uint32_t x;
+    assert_int_equal(mtg_pick(t, &j, &x, err, sizeof err), MT_PICK_JOB);
+    assert_int_equal(c->nissued, 1);
+    assert_int_equal(c->issued[0].id, j.id);
+    assert_int_equal(c->issued[0].node, 0);
+    assert_true(c->state); /* next_job moved on */
+    assert_int_equal(c->nnode + c->backup.n, 0);
+    mtg_changes_clear(t); /* as mts_apply leaves it */
+
+    eng_movelist ml;
+    int n = eng_generate(&t->n[0].pos, &ml, ENG_DUPS_MERGE);
+    assert_int_equal(n, 6);
+    int16_t sc[MT_SCORES_MAX];
+    kid_scores(sc, n, 100);
+    mtg_result_fact f = {ENG_LW, 0, 40, 6, 10, 5, sc, (size_t)n};
+    assert_int_equal(mtg_result(t, mtg_job_find(t, j.id), &f, err, sizeof err), MTG_EXPAND);
+    assert_null(mtg_job_find(t, j.id));
+    assert_int_equal(c->nanswered, 1);
+    assert_int_equal(c->answered[0], j.id);
+    assert_int_equal(c->nnode, 1); /* its counters and score */
+    assert_int_equal(c->node[0], 0);
+    assert_int_equal(t->n[0].score, 40);
+    assert_int_equal(t->n[0].jobs, 1);
+    assert_false(t->n[0].expanded); /* the caller brings the children */
+    assert_int_equal(t->count, 1);
+    assert_int_equal(t->n[0].nkscore, n); /* kept until then */
+
+    mtg_own own[ENG_MAX_MOVES];
+    no_facts(own, n);
+    own[2] = (mtg_own){ENG_LL, ENG_LL, SRC_STORE}; /* its mover (White) loses */
+    ok(mtg_expand(t, 0, own, n, 0, err, sizeof err), "mtg_expand", err);
+    assert_int_equal(t->count, 1 + n);
+    assert_int_equal(c->nnode, 1 + n); /* the root and each new child, once */
+    for (int m = 0; m < n; m++) {
+        const mt_node *k = &t->n[t->n[0].kid[m]];
+        assert_int_equal(k->score, 100 + m); /* the worker's, not the manager's */
+        assert_int_equal(k->depth, MT_SCORE_DEPTH);
+        assert_true(k->dirty);
+    }
+    assert_null(t->n[0].kscore);
+    assert_int_equal(t->n[t->n[0].kid[2]].src, SRC_STORE);
+    assert_int_equal(t->n[0].bound, ENG_WW);
+    assert_true(mt_done(t));
+    /* one record: the root's win, by the move to the lost child (the
+     * child's own proof is the store's already) */
+    assert_int_equal(c->backup.n, 1);
+    assert_true(eng_equal(&c->backup.v[0].pos, &t->n[0].pos));
+    assert_int_equal(c->backup.v[0].rec.bound, ENG_WW);
+    pst_move w = pst_move_of(&ml.m[2]);
+    assert_int_equal(c->backup.v[0].rec.win.from, w.from);
+    assert_int_equal(c->backup.v[0].rec.win.to, w.to);
+    assert_int_equal(t->n[0].recorded, ENG_WW);
+    assert_int_equal(t->n[0].src, SRC_BACKUP);
+    /* applied (in memory: nothing written), the set is empty again */
+    ok(mts_apply(t, err, sizeof err), "mts_apply", err);
+    chg_empty(t);
+    for (uint32_t i = 0; i < t->count; i++)
+        assert_true(!t->n[i].dirty && !t->n[i].bslot);
+    same_as_pass(t);
+    mt_close(t);
+}
+
+/*
+ * A transposition, D below both A and B, proved by a job: the change set
+ * names only D among the nodes (bounds are not stored in "nodes"), and
+ * backs up exactly the three nodes above it whose bounds D settles, each
+ * once; D's own record is the job's, admitted already, so it is not
+ * backed up again.
+ *
+ *      R (B)
+ *     /     \
+ *   A (W)   B (W)
+ *     \     /
+ *      D (B)
+ */
+static void
+test_changes_transposition(void **state)
+{
+    (void)state;
+    enum { R, A, B, D };
+    char err[512] = "";
+    mt_tree *t = mem_tree(BIG_BUDGET, NULL);
+    add_nodes(t, "WWB");
+    kids(t, R, (uint32_t[]){A, B}, 2);
+    kids(t, A, (uint32_t[]){D}, 1);
+    kids(t, B, (uint32_t[]){D}, 1);
+    pass(t);
+    mtg_changes_clear(t);
+    const mtg_changes *c = &t->chg;
+    mt_job j;
+    uint32_t x;
+    assert_int_equal(mtg_pick(t, &j, &x, err, sizeof err), MT_PICK_JOB);
+    assert_int_equal(c->issued[0].node, D);
+    assert_int_equal(mtg_pick(t, &j, &x, err, sizeof err), MT_PICK_WAIT); /* D is the only leaf */
+    mtg_changes_clear(t);
+    mtg_result_fact f = {ENG_WW, 1, 0, 0, 10, 5, NULL, 0}; /* the store: D won for Black */
+    ok(mtg_result(t, mtg_job_find(t, j.id), &f, err, sizeof err), "mtg_result", err);
+    assert_int_equal(c->nnode, 1);
+    assert_int_equal(c->node[0], D);
+    assert_int_equal(t->n[D].recorded, ENG_WW);
+    assert_int_equal(c->backup.n, 3);
+    int seen[4] = {0, 0, 0, 0};
+    for (size_t k = 0; k < c->backup.n; k++) {
+        long i = mtg_find(t, &c->backup.v[k].pos);
+        assert_true(i == R || i == A || i == B);
+        seen[i]++;
+        assert_int_equal(c->backup.v[k].rec.bound, i == R ? ENG_WW : ENG_LL);
+    }
+    assert_true(seen[R] == 1 && seen[A] == 1 && seen[B] == 1);
+    assert_true(mt_done(t));
+    /* a whole pass finds nothing new to back up */
+    uint64_t pushed = c->pushed;
+    pass(t);
+    assert_int_equal(c->pushed, pushed);
+    assert_int_equal(c->backup.n, 3);
+    mt_close(t);
+}
+
+/*
+ * A node's record backed up twice before the set is applied: the set
+ * holds its latest only. Two jobs in flight come back one after the
+ * other: C at least drawn for Black makes R at least a draw, then E won
+ * for Black makes R a win.
+ *
+ *      R (B)
+ *     /     \
+ *   A (W)   B (W)
+ *    |       |
+ *   C (B)   E (B)
+ */
+static void
+test_changes_latest_record(void **state)
+{
+    (void)state;
+    enum { R, A, B, C, E };
+    char err[512] = "";
+    mt_tree *t = mem_tree(BIG_BUDGET, NULL);
+    add_nodes(t, "WWBB");
+    kids(t, R, (uint32_t[]){A, B}, 2);
+    kids(t, A, (uint32_t[]){C}, 1);
+    kids(t, B, (uint32_t[]){E}, 1);
+    pass(t);
+    mtg_changes_clear(t);
+    const mtg_changes *c = &t->chg;
+    mt_job jc, je;
+    uint32_t x;
+    assert_int_equal(mtg_pick(t, &jc, &x, err, sizeof err), MT_PICK_JOB);
+    assert_int_equal(mtg_pick(t, &je, &x, err, sizeof err), MT_PICK_JOB);
+    assert_int_equal(c->nissued, 2);
+    assert_int_equal(c->issued[0].node, C); /* the first of a tie */
+    assert_int_equal(c->issued[1].node, E);
+    mtg_result_fact f = {ENG_DW, 0, 0, 0, 10, 5, NULL, 0};
+    ok(mtg_result(t, mtg_job_find(t, jc.id), &f, err, sizeof err), "mtg_result", err);
+    assert_int_equal(t->n[R].bound, ENG_DW);
+    size_t before = c->backup.n; /* A and R */
+    assert_int_equal(before, 2);
+    f.bound = ENG_WW;
+    f.settled = 1;
+    ok(mtg_result(t, mtg_job_find(t, je.id), &f, err, sizeof err), "mtg_result", err);
+    assert_int_equal(t->n[R].bound, ENG_WW);
+    assert_int_equal(c->backup.n, 3); /* B added; R's record replaced */
+    int rs = 0;
+    for (size_t k = 0; k < c->backup.n; k++)
+        if (mtg_find(t, &c->backup.v[k].pos) == R) {
+            rs++;
+            assert_int_equal(c->backup.v[k].rec.bound, ENG_WW);
+        }
+    assert_int_equal(rs, 1);
+    assert_int_equal(c->nanswered, 2);
+    mt_close(t);
+}
+
+/*
+ * SCORES (tree.h): a worker's scores for a node's children are kept with
+ * the node across a result that does not expand it, and an early
+ * expansion for an idle worker (IDLE WORKERS) gives them to the children.
+ */
+static void
+test_changes_scores_kept(void **state)
+{
+    (void)state;
+    char err[512] = "";
+    mt_tree *t = mem_tree(BIG_BUDGET, FEN3); /* the root's budget grows: no expansion */
+    eng_movelist ml;
+    int n = eng_generate(&t->n[0].pos, &ml, ENG_DUPS_MERGE);
+    int16_t sc[MT_SCORES_MAX];
+    kid_scores(sc, n, 300);
+    mt_job j;
+    uint32_t x;
+    assert_int_equal(mtg_pick(t, &j, &x, err, sizeof err), MT_PICK_JOB);
+    mtg_result_fact f = {ENG_LW, 0, 0, 0, 10, 5, sc, (size_t)n};
+    ok(mtg_result(t, mtg_job_find(t, j.id), &f, err, sizeof err), "mtg_result", err);
+    assert_false(t->n[0].expanded);
+    assert_int_equal(t->n[0].nkscore, n);
+    mtg_changes_clear(t);
+    /* its next job in flight, a second worker asks: the root is to be
+     * expanded early */
+    assert_int_equal(mtg_pick(t, &j, &x, err, sizeof err), MT_PICK_JOB);
+    assert_int_equal(mtg_pick(t, &j, &x, err, sizeof err), MTG_EXPAND);
+    assert_int_equal(x, 0);
+    mtg_own own[ENG_MAX_MOVES];
+    no_facts(own, n);
+    ok(mtg_expand(t, 0, own, n, 1, err, sizeof err), "mtg_expand", err);
+    assert_true(t->n[0].early);
+    assert_int_equal(t->widened, 1);
+    for (int m = 0; m < n; m++) {
+        assert_int_equal(t->n[t->n[0].kid[m]].score, 300 + m);
+        assert_int_equal(t->n[t->n[0].kid[m]].depth, MT_SCORE_DEPTH);
+    }
+    same_as_pass(t);
+    mt_close(t);
+}
+
+/*
+ * SCORES (tree.h): an early expansion before any result scores the
+ * children statically (depth 0); the root's result then gives each its
+ * worker's score (and each enters the change set); later scores do not
+ * replace searched ones.
+ */
+static void
+test_changes_scores_early(void **state)
+{
+    (void)state;
+    char err[512] = "";
+    mt_tree *t = mem_tree(BIG_BUDGET, FEN3);
+    eng_movelist ml;
+    int n = eng_generate(&t->n[0].pos, &ml, ENG_DUPS_MERGE);
+    mt_job j;
+    uint32_t x;
+    assert_int_equal(mtg_pick(t, &j, &x, err, sizeof err), MT_PICK_JOB);
+    uint64_t root_job = j.id;
+    assert_int_equal(mtg_pick(t, &j, &x, err, sizeof err), MTG_EXPAND);
+    mtg_own own[ENG_MAX_MOVES];
+    no_facts(own, n);
+    ok(mtg_expand(t, 0, own, n, 1, err, sizeof err), "mtg_expand", err);
+    for (int m = 0; m < n; m++) {
+        const mt_node *k = &t->n[t->n[0].kid[m]];
+        assert_int_equal(k->score, ab_eval(&k->pos)); /* static: no search */
+        assert_int_equal(k->depth, 0);
+    }
+    mtg_changes_clear(t);
+    int16_t sc[MT_SCORES_MAX];
+    kid_scores(sc, n, 500);
+    mtg_result_fact f = {ENG_LW, 0, 0, 0, 10, 5, sc, (size_t)n};
+    ok(mtg_result(t, mtg_job_find(t, root_job), &f, err, sizeof err), "mtg_result", err);
+    for (int m = 0; m < n; m++) {
+        const mt_node *k = &t->n[t->n[0].kid[m]];
+        assert_int_equal(k->score, 500 + m);
+        assert_int_equal(k->depth, MT_SCORE_DEPTH);
+        assert_true(k->dirty); /* its score is stored with it */
+    }
+    same_as_pass(t);
+    kid_scores(sc, n, 700);
+    ok(mtg_child_scores(t, 0, sc, (size_t)n, err, sizeof err), "mtg_child_scores", err);
+    for (int m = 0; m < n; m++)
+        assert_int_equal(t->n[t->n[0].kid[m]].score, 500 + m);
+    mt_close(t);
+}
+
+/*
+ * A result whose bound contradicts the node's own (the store proved a
+ * loss where the databases say win): refused with MT_ESTORE naming it,
+ * and the node and the change set are left as they were.
+ */
+static void
+test_changes_contradiction(void **state)
+{
+    (void)state;
+    enum { R, A };
+    char err[512] = "";
+    mt_tree *t = mem_tree(BIG_BUDGET, NULL);
+    add_nodes(t, "W");
+    kids(t, R, (uint32_t[]){A}, 1);
+    t->n[A].own = t->n[A].bound = ENG_WW;
+    t->n[A].src = SRC_DB;
+    t->n[A].recorded = ENG_LW;
+    pass(t);
+    mtg_changes_clear(t);
+    mt_jobrec *j = mtg_job_add(t, 77, A, t->q, 1);
+    assert_non_null(j);
+    mtg_result_fact f = {ENG_LL, 1, 0, 0, 10, 5, NULL, 0};
+    assert_int_equal(mtg_result(t, j, &f, err, sizeof err), MT_ESTORE);
+    assert_non_null(strstr(err, "contradicts"));
+    assert_int_equal(t->n[A].bound, ENG_WW);
+    chg_empty(t);
+    mt_close(t);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_transposition), cmocka_unit_test(test_shared_and_threshold),
-        cmocka_unit_test(test_cycle),         cmocka_unit_test(test_real_capture),
-        cmocka_unit_test(test_growth),        cmocka_unit_test(test_early_expansion),
+        cmocka_unit_test(test_transposition),
+        cmocka_unit_test(test_shared_and_threshold),
+        cmocka_unit_test(test_cycle),
+        cmocka_unit_test(test_real_capture),
+        cmocka_unit_test(test_growth),
+        cmocka_unit_test(test_early_expansion),
         cmocka_unit_test(test_leaf_numbers),
+        cmocka_unit_test(test_changes_result_expand),
+        cmocka_unit_test(test_changes_transposition),
+        cmocka_unit_test(test_changes_scores_kept),
+        cmocka_unit_test(test_changes_scores_early),
+        cmocka_unit_test(test_changes_contradiction),
+        cmocka_unit_test(test_changes_latest_record),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "egdb/egdb.h"
+#include "manager/manager.h"
 #include "manager/tree.h"
 #include "prover/admit.h"
 #include "prover/check.h"
@@ -119,6 +120,18 @@ answer_nothing(mt_tree *t, const mt_job *j)
                      0);
 }
 
+/* The root's score, as `checkers prove` gives a new proof (manager.h,
+ * wrk_score): the search a worker runs for a node, on the 4-piece
+ * databases. */
+static void
+root_scored(mt_create *cr)
+{
+    ab_ctx *ab = NULL;
+    assert_int_equal(ab_new((size_t)16 << 20, &ab), 0);
+    cr->root_score = wrk_score(ab, F.db4, cr->db_pieces, &cr->root, &cr->root_depth);
+    ab_free(ab);
+}
+
 /* Proves p with the tree; returns the root's bound. restart_after: close
  * and reopen the tree after that many jobs (0: never). */
 static eng_bound
@@ -142,6 +155,7 @@ prove(const eng_pos *p, uint64_t nodes, int restart_after, int max_jobs, int *jo
                     /* the tree's own work: the root's own jobs (two thirds
                      * of them, growing without a cap) are test_root_series' */
                     .no_root_jobs = 1};
+    root_scored(&cr);
     mt_tree *t;
     int rc = mt_open(tdir, &cr, F.db4, st, &t, err, sizeof err);
     if (rc)
@@ -279,6 +293,7 @@ budget_tree_of(const char *name, const char *fen, int goal, uint64_t job_nodes, 
                     .h0 = 100,
                     .h_step = 300,
                     .no_early = no_early};
+    root_scored(&cr);
     mt_tree *t;
     assert_int_equal(mt_open(tdir, &cr, F.db4, *st, &t, err, sizeof err), 0);
     return t;
@@ -796,6 +811,7 @@ test_forged_result(void **state)
                     .job_ms = 1000,
                     .h0 = 100,
                     .h_step = 300};
+    root_scored(&cr);
     mt_tree *t;
     assert_int_equal(mt_open(tdir, &cr, F.db4, st, &t, err, sizeof err), 0);
     mt_job j;
