@@ -207,15 +207,12 @@ next_question(int goal, const eng_pos *root, eng_bound b, int hint)
     return q;
 }
 
-/* +1 the node's bound answers the question yes, -1 no, 0 open. */
+/* +1 the node's bound answers the question yes, -1 no, 0 open
+ * (eng_question_answer: the rule is written once, in engine/value.c). */
 static int
 q_status(const eng_question *q, const mt_node *n)
 {
-    eng_bound b = n->pos.stm == q->attacker ? n->bound : eng_bound_neg(n->bound);
-    int lo = eng_bound_lo(b), hi = eng_bound_hi(b);
-    if (q->target == ENG_WIN)
-        return lo == ENG_WIN ? 1 : hi <= ENG_DRAW ? -1 : 0;
-    return lo >= ENG_DRAW ? 1 : hi == ENG_LOSS ? -1 : 0;
+    return eng_question_answer(q, n->pos.stm, n->bound);
 }
 
 /* THE ROOT'S OTHER QUESTION (tree.h): the question a value or draw goal
