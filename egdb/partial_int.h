@@ -74,8 +74,8 @@ pwl_nibble_get(const uint8_t *data, uint64_t i)
 }
 
 /* Whether a material is acceptable (see egpt_parse_materials): at most
- * 12 pieces a side like the index, at most EGDB_MAX_PIECES in all like
- * the complete builder whose files it reads. */
+ * 12 pieces a side like the index, at most EGPT_MAX_PIECES in all
+ * (bounds at 9 and 10 pieces rest on complete sets of up to 8). */
 static inline int
 pwl_material_ok(const egpt_material *m)
 {

@@ -264,8 +264,8 @@ egpt_report(const char *dir, FILE *out, int format, char *err, size_t errlen)
         if (!seen)
             mats[nmat++] = key;
     }
-    agg(*cells)[8][8] = calloc((size_t)nmat + EGDB_MAX_PIECES + 1, sizeof *cells);
-    agg *tot = calloc((size_t)nmat + EGDB_MAX_PIECES + 1, sizeof *tot);
+    agg(*cells)[8][8] = calloc((size_t)nmat + EGPT_MAX_PIECES + 1, sizeof *cells);
+    agg *tot = calloc((size_t)nmat + EGPT_MAX_PIECES + 1, sizeof *tot);
     if (!cells || !tot) {
         free(cells);
         free(tot);
@@ -275,7 +275,7 @@ egpt_report(const char *dir, FILE *out, int format, char *err, size_t errlen)
     }
     /* Each slice adds to its material's cell and to its piece count's
      * cell; ranks are stored as rows (-1 = no men), cells as row + 1. */
-    int npc[EGDB_MAX_PIECES + 1] = {0};
+    int npc[EGPT_MAX_PIECES + 1] = {0};
     for (size_t i = 0; i < n; i++) {
         const egix_slice *s = &v[i].slice;
         int mi = 0;
@@ -331,7 +331,7 @@ egpt_report(const char *dir, FILE *out, int format, char *err, size_t errlen)
                 "rows: leading rank of the side to move, columns: of the other side (1-7 from "
                 "each side's back row, 0 = no men)\n",
                 dir, n);
-    for (int g = 0; g < nmat + EGDB_MAX_PIECES + 1; g++) {
+    for (int g = 0; g < nmat + EGPT_MAX_PIECES + 1; g++) {
         char what[160], mname[16], mover[40], other[40];
         if (g < nmat) {
             int k = mats[g];
@@ -373,7 +373,7 @@ egpt_report(const char *dir, FILE *out, int format, char *err, size_t errlen)
                      "DW %% | WW %% | LW %% | exact %% | half %% | unknown %% | score all %% | "
                      "score non-capture %% |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
                      "---:|---:|---:|---:|\n");
-        for (int g = 0; g < nmat + EGDB_MAX_PIECES + 1; g++) {
+        for (int g = 0; g < nmat + EGPT_MAX_PIECES + 1; g++) {
             char what[32];
             if (g < nmat) {
                 int k = mats[g];

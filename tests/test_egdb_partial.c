@@ -513,6 +513,61 @@ test_solvers_use_bounds(void **state)
     egdb_close(pdb);
 }
 
+/*
+ * The report over a 9-piece partial material (bounds at 9 and 10 pieces,
+ * issue 40): the report kept one cell per piece count up to the complete
+ * databases' 8, and a 9-piece slice wrote past it (found by a real
+ * 5-vs-4 build). A small 9-piece slice file is written here by hand from
+ * partial.h's FILE FORMAT (every position LW: the report reads headers
+ * only), and the report must print it in all three formats.
+ */
+static void
+test_report_nine_pieces(void **state)
+{
+    ctx *c = *state;
+    char dir[400], path[480], err[512];
+    snprintf(dir, sizeof dir, "%s/nine", c->root);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    egix_slice sl;
+    assert_int_equal(egix_slice_parse("0054.21", &sl), 0);
+    egix_table *t;
+    assert_int_equal(egix_table_create(&sl, &t), 0);
+    uint64_t n = egix_table_size(t);
+    egix_table_destroy(t);
+    assert_true(n > 0 && n < 100000);
+    size_t pay = (size_t)(n + 1) / 2, len = HEADER + pay;
+    uint8_t *b = calloc(1, len);
+    assert_non_null(b);
+    memcpy(b, "CKPWL\0\0\1", 8);
+    b[8] = (uint8_t)sl.nbk, b[9] = (uint8_t)sl.nwk, b[10] = (uint8_t)sl.nbm;
+    b[11] = (uint8_t)sl.nwm, b[12] = (uint8_t)(int8_t)sl.rb, b[13] = (uint8_t)(int8_t)sl.rw;
+    put64(b + 16, n);
+    put64(b + 24 + 8 * ENG_LW, n); /* every position LW */
+    for (uint64_t i = 0; i < n; i++)
+        b[HEADER + i / 2] |= (uint8_t)(ENG_LW << (4 * (i & 1)));
+    put64(b + 112, XXH3_64bits(b + HEADER, pay));
+    put64(b + 120, XXH3_64bits(b, 120));
+    snprintf(path, sizeof path, "%s/0054.21.pwl", dir);
+    write_file(path, b, len);
+    free(b);
+    for (int f = 0; f < 3; f++) {
+        char *buf = NULL;
+        size_t blen = 0;
+        FILE *out = open_memstream(&buf, &blen);
+        assert_non_null(out);
+        int rc = egpt_report(dir, out, f == 0   ? EGPT_REPORT_TEXT
+                                       : f == 1 ? EGPT_REPORT_JSON
+                                                : EGPT_REPORT_MARKDOWN,
+                             err, sizeof err);
+        fclose(out);
+        if (rc)
+            fail_msg("report, format %d: %s", f, err);
+        assert_non_null(strstr(buf, "0054"));
+        assert_non_null(strstr(buf, "9"));
+        free(buf);
+    }
+}
+
 /* Every stored bound is the max over its moves of the negated successor
  * bounds: seed 000's fixed point after decide(). */
 static void
@@ -967,6 +1022,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_materials),
         cmocka_unit_test(test_solvers_use_bounds),
+        cmocka_unit_test(test_report_nine_pieces),
         cmocka_unit_test(test_bounds_contain_truth),
         cmocka_unit_test(test_local_consistency),
         cmocka_unit_test(test_two_retrogrades),
