@@ -24,7 +24,8 @@
  * endings, not of a published "hard" list.
  *
  * For each position: a 0.2 s alpha-beta search orders the value queries,
- * as `checkers solve` does; df-pn gets the time limit and a 256 MB table;
+ * as `checkers solve` does; df-pn gets the time limit and a table of
+ * ENDINGS_TT MB (default 256, `solve`'s default);
  * the proof is written to a store of its own and checked by the
  * independent checker against the same, smaller databases; the answer
  * is compared with the full databases' value. Same-run baseline: the same
@@ -38,7 +39,8 @@
  * positions per piece count (default 5; the figures in results/ use 20),
  * ENDINGS_SETS (default "kings,seven"), ENDINGS_TIME_KINGS,
  * ENDINGS_TIME_SEVEN, ENDINGS_GHI (the solver's order of searches under
- * repetition, prv_opts.ghi: auto, optimistic, safe; default auto). Exit
+ * repetition, prv_opts.ghi: auto, optimistic, safe; default auto),
+ * ENDINGS_TT (the df-pn table in MB, default 256). Exit
  * status 1 when any answer is wrong or a proof fails its check.
  */
 #include <inttypes.h>
@@ -137,6 +139,7 @@ make_position(const set_def *d, int n, uint64_t *s)
 }
 
 static int g_ghi = PRV_GHI_AUTO; /* ENDINGS_GHI */
+static size_t g_tt_mb = 256;    /* ENDINGS_TT */
 
 /* Solves r's position (pos) as the top says and fills r. Returns 0, or -1
  * when the run cannot go on (a store or solver failure, printed). */
@@ -171,7 +174,7 @@ solve_one(const eng_pos *pos, const egdb *small, double tlim, const char *tmpdir
     o.db = small;
     o.db_pieces = r->set->db_pieces;
     o.time_limit = tlim;
-    o.tt_bytes = 256u << 20;
+    o.tt_bytes = g_tt_mb << 20;
     o.hint = hint;
     o.ghi = g_ghi;
     prv_result pr;
@@ -213,6 +216,14 @@ main(void)
     if (prv_ghi_parse(ghi, &g_ghi) != 0) {
         printf("endings bench: bad ENDINGS_GHI '%s' (%s)\n", ghi, PRV_GHI_WORDS);
         return 2;
+    }
+    if (getenv("ENDINGS_TT")) {
+        long mb = atol(getenv("ENDINGS_TT"));
+        if (mb < 1 || mb > 65536) {
+            printf("endings bench: bad ENDINGS_TT '%s' (MB, 1..65536)\n", getenv("ENDINGS_TT"));
+            return 2;
+        }
+        g_tt_mb = (size_t)mb;
     }
     const char *tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char cpu[128], err[512];

@@ -31,7 +31,7 @@ static const char prove_help[] =
     "                      [--status-port [HOST:]P [--status-token-file F]]\n"
     "                      [--seed-line \"MOVES\"] [--pieces N]\n"
     "                      [--job-time S] [--job-max S] [--job-nodes N] [--threshold H]\n"
-    "                      [--step D] [--leaf-step D] [--ghi MODE]\n"
+    "                      [--step D] [--leaf-step D] [--ghi MODE] [--tt MB]\n"
     "                      [--max-proof-records N] [--max-connections N]\n"
     "                      [--no-root-jobs] [--quiet]\n"
     "       checkers prove --state DIR [--db DIR] [--workers N] [...]   (resume)\n"
@@ -97,6 +97,8 @@ static const char prove_help[] =
     "  --ghi MODE       the local workers' df-pn under repetition: auto\n"
     "                   (default), optimistic or safe (`checkers solve --help`);\n"
     "                   this run only, never changes an answer\n"
+    "  --tt MB          each local worker's df-pn table (default 256, as\n"
+    "                   `checkers worker --tt`); this run only\n"
     "  --quiet          no progress line\n"
     "\n"
     "Nothing a worker sends is written before the checker has proven it: a\n"
@@ -205,7 +207,7 @@ cli_prove(int argc, char **argv)
     long acf = 0, workers = -1, status_port = 0, pieces = 0, cache_mb = 512, thr = 200, step = 200,
          job_s = 30, job_max_s = 0;
     long long job_nodes = 0, max_proof = 0, max_conns = 0;
-    long leaf_step = 0;
+    long leaf_step = 0, tt_mb = 0;
     const char *ghi = NULL;
     int goal = MT_GOAL_VALUE, quiet = 0, goal_given = 0, no_root_jobs = 0;
     double budget = 0;
@@ -298,6 +300,9 @@ cli_prove(int argc, char **argv)
                 fprintf(stderr, "checkers prove: bad --ghi '%s' (%s)\n", ghi, PRV_GHI_WORDS);
                 return CLI_EXIT_USAGE;
             }
+        } else if (!strcmp(o, "--tt") && more) {
+            if ((tt_mb = cli_parse_uint("prove", "--tt (MB)", argv[++i], 1, 1000000)) < 0)
+                return CLI_EXIT_USAGE;
         } else if (!strcmp(o, "--quiet")) {
             quiet = 1;
         } else if (!strcmp(o, "--no-root-jobs")) {
@@ -464,7 +469,8 @@ cli_prove(int argc, char **argv)
                    .max_proof = (size_t)max_proof,
                    .max_conns = (int)max_conns,
                    .leaf_step = (int)leaf_step,
-                   .ghi = ghi};
+                   .ghi = ghi,
+                   .tt_mb = (unsigned)tt_mb};
     /* the status pages: the proof browser (web/web.h), which the manager
      * calls through mo.pages without knowing it */
     web_live live = {.listen = status_listen, .port = (int)status_port, .token_file = status_token};

@@ -289,14 +289,18 @@ cli_solve(int argc, char **argv)
             /* numbers, or "inf" (a string, as the pages' JSON has it) */
             printf("%s{\"query\":\"%s\",\"status\":\"%s\",\"pn\":%s%s%s,\"dn\":%s%s%s,"
                    "\"nodes\":%" PRIu64 ",\"seconds\":%.3f,\"proof_records\":%" PRIu64
-                   ",\"proof_length\":%d,"
+                   ",\"proof_length\":%d,\"walk_nodes\":%" PRIu64 ",\"walk_seconds\":%.3f,"
+                   "\"refuted_nodes\":%" PRIu64 ",\"refuted_seconds\":%.3f,"
+                   "\"refuted_walk_nodes\":%" PRIu64 ",\"refuted_walk_seconds\":%.3f,"
                    "\"table_used\":%" PRIu64 ",\"table_entries\":%" PRIu64 ",\"gc_runs\":%" PRIu64
                    "}",
                    i ? "," : "", query_name(&r.q[i].q), status_name(d->status),
                    d->pn >= DFPN_INF ? "\"" : "", pn_text(d->pn, a, sizeof a),
                    d->pn >= DFPN_INF ? "\"" : "", d->dn >= DFPN_INF ? "\"" : "",
                    pn_text(d->dn, b, sizeof b), d->dn >= DFPN_INF ? "\"" : "", d->nodes, d->seconds,
-                   d->proof_records, d->proof_length, d->tt_used, d->tt_entries, d->gc_runs);
+                   d->proof_records, d->proof_length, d->walk_nodes, d->walk_seconds,
+                   r.q[i].refuted_nodes, r.q[i].refuted_seconds, r.q[i].refuted_walk_nodes,
+                   r.q[i].refuted_walk_seconds, d->tt_used, d->tt_entries, d->gc_runs);
         }
         printf("]%s%s%s}\n", rc ? ",\"error\":\"" : "", rc ? err : "", rc ? "\"" : "");
     } else {
@@ -316,10 +320,15 @@ cli_solve(int argc, char **argv)
                 printf(", proof of %" PRIu64 " positions written", d->proof_records);
             if (d->proof_length >= 0)
                 printf(", longest win line %d plies", d->proof_length);
+            if (d->walk_seconds > 0)
+                printf(", of which the walk %" PRIu64 " nodes, %.2fs", d->walk_nodes,
+                       d->walk_seconds);
             if (r.q[i].refuted_seconds > 0)
                 printf(" (first an optimistic search whose proof could not be closed: %" PRIu64
+                       " nodes, %.2fs, of which the walk that refused it %" PRIu64
                        " nodes, %.2fs)",
-                       r.q[i].refuted_nodes, r.q[i].refuted_seconds);
+                       r.q[i].refuted_nodes, r.q[i].refuted_seconds, r.q[i].refuted_walk_nodes,
+                       r.q[i].refuted_walk_seconds);
             printf("\n");
         }
         printf("nodes: %" PRIu64 " (%" PRIu64 " expanded) in %.2fs, %.0f nodes/s\n", r.nodes,

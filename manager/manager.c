@@ -819,7 +819,8 @@ spawn_worker(mgr *m, int k)
         mgr_loop_child(); /* a respawn runs in the loop: SIGPIPE is blocked */
         dup2(fds[1], 1); /* dup2 drops O_CLOEXEC on 1 and 2 */
         dup2(fds[1], 2);
-        const char *argv[16];
+        const char *argv[18];
+        char tt[24];
         int a = 0;
         argv[a++] = o->exe;
         argv[a++] = "worker";
@@ -835,6 +836,11 @@ spawn_worker(mgr *m, int k)
         if (o->ghi) {
             argv[a++] = "--ghi";
             argv[a++] = o->ghi;
+        }
+        if (o->tt_mb) {
+            snprintf(tt, sizeof tt, "%u", o->tt_mb);
+            argv[a++] = "--tt";
+            argv[a++] = tt;
         }
         argv[a++] = "--token-file";
         argv[a++] = m->token_path;

@@ -154,6 +154,8 @@ typedef struct mgr_opts {
                                       default, uniform leaf numbers) */
     const char *ghi;               /* the local workers' --ghi word (prv_ghi_parse);
                                       NULL: their default */
+    unsigned tt_mb;                /* the local workers' df-pn table (--tt MB);
+                                      0: their default */
 } mgr_opts;
 
 /* Records one job may send unless --max-proof-records says otherwise: a

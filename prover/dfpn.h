@@ -142,6 +142,9 @@ typedef struct dfpn_result {
                                store all the same, each a whole proof; the next
                                walk of the query takes them as leaves */
     uint64_t researched;    /* positions re-searched while writing the proof */
+    uint64_t walk_nodes;    /* of nodes: those the walk valued (writing the proof,
+                               or verifying an optimistic answer) */
+    double walk_seconds;    /* of seconds: the walk's */
     int proof_length;       /* plies of the longest line of a win proof (-1: n/a) */
     int refuted;            /* optimistic: a safety result the walk could not close
                                (now, or in an earlier run of the same query on

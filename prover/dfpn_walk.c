@@ -1200,6 +1200,8 @@ dfpn_write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
     } else {
         wr = draw_walk(c);
     }
+    out->walk_seconds = now() - w_t0;
+    out->walk_nodes = c->nodes - w_n0;
     if (wr != 0 && c->abort && !verify_walk && !(c->o->stop && *c->o->stop))
         remember_wcut(c, &root, now() - w_t0, c->nodes - w_n0, c->wcap);
     /* cut short (time, positions, or a stop): a win walk keeps what it

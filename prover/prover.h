@@ -213,6 +213,8 @@ typedef struct prv_query {
     double refuted_seconds; /* an optimistic answer refused first: the time
                                of that search and its walk (0: none) */
     uint64_t refuted_nodes;
+    double refuted_walk_seconds; /* of those: the walk's that refused it */
+    uint64_t refuted_walk_nodes;
 } prv_query;
 
 typedef struct prv_result {

@@ -168,6 +168,8 @@ prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_
             out->refuted++;
             q->refuted_seconds = q->r.seconds;
             q->refuted_nodes = q->r.nodes;
+            q->refuted_walk_seconds = q->r.walk_seconds;
+            q->refuted_walk_nodes = q->r.walk_nodes;
             d.optimistic = 0;
             if (d.time_limit > 0)
                 d.time_limit -= q->r.seconds;

@@ -819,6 +819,12 @@ test_refuted_once(void **state)
     assert_int_equal(r.status, DFPN_UNKNOWN);
     assert_true(r.refuted);
     assert_true(r.nodes > 0);
+    /* the refusal's cost is told apart: the walk that refused it is a
+     * part of the query's positions and time, never all of them */
+    assert_true(r.walk_nodes > 0 && r.walk_nodes < r.nodes);
+    assert_true(r.walk_seconds > 0 && r.walk_seconds <= r.seconds);
+    printf("  refused: %" PRIu64 " positions, of which the walk %" PRIu64 "\n", r.nodes,
+           r.walk_nodes);
     assert_int_equal(dfpn_prove(c, &p, &q, &o, &r, err, sizeof err), 0);
     assert_int_equal(r.status, DFPN_UNKNOWN);
     assert_true(r.refuted);
@@ -832,6 +838,7 @@ test_refuted_once(void **state)
     assert_int_equal(pr.bound, ENG_DW); /* White at least draws (White to move) */
     assert_int_equal(pr.refuted, 1);
     assert_int_equal(pr.q[0].refuted_nodes, 0);
+    assert_int_equal(pr.q[0].refuted_walk_nodes, 0);
     printf("  the GHI-safe search alone: %" PRIu64 " positions\n", pr.nodes);
     dfpn_free(c);
 }
