@@ -176,23 +176,23 @@ web_status_of(web_server *w, const eng_pos *p, web_status *s)
     memset(s, 0, sizeof *s);
     s->pos = *p;
     s->bound = ENG_LW;
-    s->source = "none";
+    s->kind = WEB_SRC_NONE, s->source = "none";
     int leaf_kind = 0; /* 'd' database, 't' no move */
     if (mt_lookup(w->tree, p, &s->v) == 0) {
         s->in_tree = 1;
         s->bound = s->v.bound;
         switch (s->v.source) {
         case 'd':
-            s->source = "database", leaf_kind = 'd';
+            s->kind = WEB_SRC_DB, s->source = "database", leaf_kind = 'd';
             break;
         case 't':
-            s->source = "no move", leaf_kind = 't';
+            s->kind = WEB_SRC_END, s->source = "no move", leaf_kind = 't';
             break;
         case 's':
-            s->source = "proof store";
+            s->kind = WEB_SRC_STORE, s->source = "proof store";
             break;
         case 'b':
-            s->source = "tree";
+            s->kind = WEB_SRC_TREE, s->source = "tree";
             break;
         default:
             break;
@@ -205,15 +205,15 @@ web_status_of(web_server *w, const eng_pos *p, web_status *s)
             snprintf(s->why, sizeof s->why, "database probe failed: %s", egdb_strerror(v));
         } else if (lf.kind == PLEAF_END) {
             s->bound = ENG_LL;
-            s->source = "no move", leaf_kind = 't';
+            s->kind = WEB_SRC_END, s->source = "no move", leaf_kind = 't';
         } else if (lf.kind == PLEAF_DB) {
             s->bound = lf.bound;
-            s->source = "database", leaf_kind = 'd';
+            s->kind = WEB_SRC_DB, s->source = "database", leaf_kind = 'd';
         } else if (lf.kind == PLEAF_PARTIAL) {
             /* a bound: a leaf of the proof only for the questions it
              * answers, so the store is still read below */
             s->bound = lf.bound;
-            s->source = "partial database";
+            s->kind = WEB_SRC_PARTIAL, s->source = "partial database";
         }
     }
     if (!leaf_kind) {
@@ -222,7 +222,7 @@ web_status_of(web_server *w, const eng_pos *p, web_status *s)
             s->has_record = 1;
             if (!s->in_tree) {
                 s->bound = s->rec.bound;
-                s->source = "proof store";
+                s->kind = WEB_SRC_STORE, s->source = "proof store";
             }
         } else if (rc != PST_ENOTFOUND) {
             s->error = 1;
@@ -516,7 +516,7 @@ main_move(web_server *w, const eng_pos *p, eng_move *out)
 {
     web_status s;
     web_status_of(w, p, &s);
-    if (!strcmp(s.source, "database") || !strcmp(s.source, "no move"))
+    if (s.kind == WEB_SRC_DB || s.kind == WEB_SRC_END)
         return 0;
     if (web_proving_move(w, &s, out))
         return 1;
@@ -567,8 +567,8 @@ main_line_json(web_server *w, const eng_pos *p, struct evbuffer *b)
         if (!main_move(w, &cur, &m)) {
             web_status s;
             web_status_of(w, &cur, &s);
-            why = !strcmp(s.source, "database")  ? "a database position"
-                  : !strcmp(s.source, "no move") ? "no move: the game is over"
+            why = s.kind == WEB_SRC_DB    ? "a database position"
+                  : s.kind == WEB_SRC_END ? "no move: the game is over"
                   : s.bound == ENG_LW            ? "an open position: nothing proven yet"
                                                  : "the proof keeps no move here";
             break;
@@ -1147,7 +1147,7 @@ proof_moves(proof_ctx *c, const eng_pos *p, int ply, eng_movelist *ml, char *not
         snprintf(note, cap, "%s has no move and loses", web_side(p->stm));
         return 0;
     }
-    if (!strcmp(s.source, "database")) {
+    if (s.kind == WEB_SRC_DB) {
         snprintf(note, cap, "database: %s for %s", prv_bound_word(s.bound), web_side(p->stm));
         return 0;
     }

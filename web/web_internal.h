@@ -68,12 +68,25 @@ struct web_server {
 };
 
 /* A position's status, as the pages and the JSON show it. */
+/* Where a position's shown bound comes from (web_status.kind). */
+enum web_src {
+    WEB_SRC_NONE = 0,
+    WEB_SRC_DB,      /* a complete database: a leaf of every proof */
+    WEB_SRC_END,     /* no move: the side to move has lost */
+    WEB_SRC_STORE,   /* the proof store's admitted record */
+    WEB_SRC_TREE,    /* the tree's backed-up bound */
+    WEB_SRC_PARTIAL  /* a partial database's bound */
+};
+
 typedef struct web_status {
     eng_pos pos;
     int in_tree;
     mt_view v;           /* in_tree: the node */
     eng_bound bound;     /* for the side to move */
-    const char *source;  /* "database", "no move", "proof store", "tree", "none" */
+    int kind;            /* where the bound comes from (WEB_SRC_*): what the code
+                            branches on; source is its word for the pages */
+    const char *source;  /* "database", "no move", "proof store", "tree",
+                            "partial database", "none" */
     const char *checked; /* "database", "no move", "admitted", "not written", "none" */
     int has_record;
     pst_record rec;  /* the store's record (has_record) */
