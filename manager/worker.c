@@ -83,6 +83,9 @@ typedef struct wrk {
     padm_sent *acked;
     pthread_mutex_t acked_mu;
     uint32_t conn_gen, job_gen, res_gen;
+    size_t res_gathered; /* records of the result's batch gathered from the
+                            store (beyond the writer's), for the log */
+    double res_gather_s; /* the time job_collect took, for the log */
 } wrk;
 
 static void reopen_db(wrk *w);
@@ -251,7 +254,9 @@ job_collect(wrk *w, const mgp_job *j)
 {
     mgp_result *r = &w->res;
     char err[400] = "";
+    double t0 = now_s();
     w->items.n = 0;
+    w->res_gathered = 0;
     if (r->bound != ENG_LW) {
         const pst_item *wr;
         const eng_pos *rests;
@@ -262,8 +267,11 @@ job_collect(wrk *w, const mgp_job *j)
             c = padm_gather(w->st, w->db, &j->pos, r->bound, wr, nwr, rests, nrests, w->acked,
                             &w->items, err, sizeof err);
             pthread_mutex_unlock(&w->acked_mu);
-        } else
+            w->res_gathered = c ? 0 : w->items.n - nwr;
+        } else {
             c = padm_collect(w->st, w->db, &j->pos, &w->items, err, sizeof err);
+            w->res_gathered = c ? 0 : w->items.n;
+        }
         if (c) {
             r->bound = ENG_LW;
             r->status = MGP_FAILED;
@@ -272,6 +280,7 @@ job_collect(wrk *w, const mgp_job *j)
         }
     }
     r->records = (uint32_t)w->items.n;
+    w->res_gather_s = now_s() - t0;
 }
 
 /* The children's scores, for the manager to give them if it expands the
@@ -364,12 +373,14 @@ on_notify(evutil_socket_t fd, short what, void *arg)
     w->have_result = 1;
     w->res_gen = w->job_gen;
     reopen_db(w);
-    logf_("job %" PRIu64 ": %s (%s), %" PRIu64 " nodes, %u ms, %u records%s%s", w->res.id,
-          prv_bound_word(w->res.bound),
+    logf_("job %" PRIu64 ": %s (%s), %" PRIu64 " nodes, %u ms, %u records (%zu of them "
+          "gathered from the store, in %.0f ms)%s%s",
+          w->res.id, prv_bound_word(w->res.bound),
           w->res.status == MGP_DONE     ? "settled"
           : w->res.status == MGP_BUDGET ? "budget"
                                         : "failed",
-          w->res.nodes, w->res.ms, w->res.records, w->res.message[0] ? ": " : "", w->res.message);
+          w->res.nodes, w->res.ms, w->res.records, w->res_gathered, w->res_gather_s * 1000,
+          w->res.message[0] ? ": " : "", w->res.message);
     /* a job the manager cancelled, or moved on from, is answered with
      * nothing (protocol.h, CANCEL): its lease is over and its records
      * would be dropped */
