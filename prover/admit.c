@@ -573,10 +573,18 @@ padm_gather(pst_env *st, const egdb *db, const eng_pos *root, eng_bound claim,
     g.st = st, g.db = db, g.sent = sent, g.out = out, g.err = err, g.errlen = errlen;
     /* the claim's goal: who proves what (prover.h, VALUES AND QUERIES) */
     switch (claim) {
-    case ENG_WW: g.x = root->stm, g.win = 1; break;
-    case ENG_LL: g.x = !root->stm, g.win = 1; break;
-    case ENG_DW: g.x = root->stm, g.win = 0; break;
-    case ENG_LD: g.x = !root->stm, g.win = 0; break;
+    case ENG_WW:
+        g.x = root->stm, g.win = 1;
+        break;
+    case ENG_LL:
+        g.x = !root->stm, g.win = 1;
+        break;
+    case ENG_DW:
+        g.x = root->stm, g.win = 0;
+        break;
+    case ENG_LD:
+        g.x = !root->stm, g.win = 0;
+        break;
     default:
         eng_errf(err, errlen, "%s is not one claim", eng_bound_name(claim));
         return PADM_EBADRECORD;

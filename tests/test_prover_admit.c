@@ -376,8 +376,8 @@ job(dfpn_ctx *ctx, pst_env *wst, const eng_pos *p, const eng_question *q, const 
     assert_int_equal(dfpn_last_proof(ctx, &wr, &nwr, &rests, &nrests), 1);
     *written = nwr;
     out->n = 0;
-    int rc = padm_gather(wst, F.db4, p, r.bound, wr, nwr, rests, nrests, sent, out, err,
-                         sizeof err);
+    int rc =
+        padm_gather(wst, F.db4, p, r.bound, wr, nwr, rests, nrests, sent, out, err, sizeof err);
     if (rc)
         fprintf(stderr, "padm_gather: %s\n", err);
     assert_int_equal(rc, 0);
@@ -466,8 +466,8 @@ test_gather_acked_not_resent(void **state)
     assert_int_equal(admit_strict(bare, &b2, &F.root), PADM_EREFUSED);
     pst_close(bare);
     pst_close(fresh);
-    fprintf(stderr, "gather: C %zu records; the root %zu with C acknowledged, %zu without\n",
-            b1.n, b2.n, b3.n);
+    fprintf(stderr, "gather: C %zu records; the root %zu with C acknowledged, %zu without\n", b1.n,
+            b2.n, b3.n);
 
     /* job 3: C again, now a stored leaf at the root: its record alone
      * goes (the manager wants the job's claim), its proof acknowledged */
