@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -489,6 +490,75 @@ test_gather_acked_not_resent(void **state)
     pst_close(wst);
 }
 
+/* Records a win walk cut short kept in the worker's store (dfpn_walk.c, A
+ * WIN WALK CUT SHORT KEEPS WHAT IT CLOSED) were never sent: the job that
+ * kept them failed. The proof that finally rests on them sends them: the
+ * writer's own records alone are refused by a store that never saw the
+ * kept ones, the batch with them gathered is admitted strict and checks.
+ * A cut run leaves no written proof to send (dfpn_last_proof says 0). The
+ * walk is cut by a cap of 200 positions, as in test_prover_dfpn.c. */
+static void
+test_gather_kept_resent(void **state)
+{
+    (void)state;
+    char path[400], err[512] = "";
+    snprintf(path, sizeof path, "%s/gather-kept", F.dir);
+    pst_env *wst;
+    assert_int_equal(pst_open(path, 0, &wst, err, sizeof err), 0);
+    eng_pos p = pos_of("W:WK1,K6:BK2,K3,K31");
+    dfpn_ctx *c;
+    assert_int_equal(dfpn_new((size_t)16 << 20, &c), 0);
+    dfpn_opts o = {0};
+    o.db = F.db4;
+    o.db_pieces = 4;
+    o.node_limit = 5000000;
+    o.store = wst;
+    o.write_proof = 1;
+    o.walk_max_positions = 200;
+    eng_question q = {ENG_BLACK, ENG_WIN};
+    dfpn_result r;
+    const pst_item *wr;
+    const eng_pos *rests;
+    size_t nwr, nrests;
+    int runs = 0, rc;
+    uint64_t kept = 0;
+    do {
+        rc = dfpn_prove(c, &p, &q, &o, &r, err, sizeof err);
+        runs++;
+        if (rc == 0)
+            break;
+        assert_int_equal(rc, DFPN_EPROOF);
+        kept += r.kept_records;
+        assert_int_equal(dfpn_last_proof(c, &wr, &nwr, &rests, &nrests), 0);
+    } while (runs < 100);
+    assert_int_equal(rc, 0);
+    assert_true(kept > 0);
+    assert_int_equal(dfpn_last_proof(c, &wr, &nwr, &rests, &nrests), 1);
+    assert_true(nrests > 0);
+    /* the writer's records alone: the kept records are missing */
+    padm_items alone = {0}, b = {0};
+    for (size_t i = 0; i < nwr; i++)
+        assert_int_equal(padm_push(&alone, &wr[i]), 0);
+    pst_env *st = fresh_store();
+    assert_int_equal(admit_strict(st, &alone, &p), PADM_EREFUSED);
+    /* with what they rest on gathered from the store */
+    assert_int_equal(
+        padm_gather(wst, F.db4, &p, ENG_LL, wr, nwr, rests, nrests, NULL, &b, err, sizeof err), 0);
+    assert_true(b.n > nwr);
+    assert_int_equal(admit_strict(st, &b, &p), 0);
+    pchk_result ck;
+    assert_int_equal(pchk_check(st, F.db4, &p, &ck, err, sizeof err), 0);
+    assert_int_equal(ck.status, PCHK_VALID);
+    assert_int_equal(ck.bound, ENG_LL); /* White, to move, loses */
+    fprintf(stderr, "kept: %d runs, %" PRIu64 " records kept; %zu written by the last, %zu sent\n",
+            runs, kept, nwr, b.n);
+    padm_items_free(&alone);
+    padm_items_free(&b);
+    dfpn_free(c);
+    pst_close(st);
+    pst_close(wst);
+}
+
 /* The acknowledged claims: a bound by position (either orientation), met
  * as ACKs come, and only the claims that bound implies are covered. */
 static void
@@ -529,6 +599,7 @@ main(void)
         cmocka_unit_test(test_outside),
         cmocka_unit_test(test_bad_batches),
         cmocka_unit_test(test_gather_acked_not_resent),
+        cmocka_unit_test(test_gather_kept_resent),
         cmocka_unit_test(test_sent_covers),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
