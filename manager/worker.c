@@ -719,6 +719,16 @@ wrk_score(ab_ctx *ab, const egdb *db, int db_pieces, const eng_pos *p, int *dept
     return s > 32000 ? 32000 : s < -32000 ? -32000 : s;
 }
 
+/* The batch and the acknowledged claims (THE RECORDS A JOB SENDS), freed
+ * once the solver thread is joined. */
+static void
+batch_free(wrk *w)
+{
+    padm_items_free(&w->items);
+    padm_sent_free(w->acked);
+    pthread_mutex_destroy(&w->acked_mu);
+}
+
 int
 wrk_run(const wrk_opts *o)
 {
@@ -812,9 +822,7 @@ wrk_run(const wrk_opts *o)
     event_base_free(w.base);
     close(w.notify_fd[0]);
     close(w.notify_fd[1]);
-    padm_items_free(&w.items);
-    padm_sent_free(w.acked);
-    pthread_mutex_destroy(&w.acked_mu);
+    batch_free(&w);
     ab_free(w.ab);
     dfpn_free(w.dfpn);
     if (w.st)
