@@ -21,11 +21,13 @@
  *               with 85% of the budget, then alpha-beta (a heuristic score
  *               for the tree) with 15% of it, or less when df-pn ended
  *               sooner (worker.c, ALPHA-BETA AFTER DF-PN). Its proof
- *               is written to its own store, checked there and gathered
- *               by the checker's own walk (padm_collect, prover/admit.h),
- *               and sent to the manager, which admits it (ADMISSION) so
- *               that the state directory holds every proof it relies on,
- *               each one checked.
+ *               is written to its own store, and the records the writer
+ *               produced, with the stored records they rest on that the
+ *               manager has not ACKed, are sent (padm_gather,
+ *               prover/admit.h, WHAT A WORKER SENDS) to the manager,
+ *               which admits them (ADMISSION): the one check, so that the
+ *               state directory holds every proof it relies on, each one
+ *               checked.
  *
  * STATE DIRECTORY (--state DIR)
  *   DIR/tree     the tree (tree.h, PERSISTENCE)

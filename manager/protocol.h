@@ -66,7 +66,10 @@
  *     record carries its own checksum and is decoded by pst_decode.
  *     Together the job's PROOF frames hold the whole proof of its result
  *     below the job's position: every stored record the checker
- *     (prover/check.h) would visit, the job's own position included.
+ *     (prover/check.h) would visit, the job's own position included,
+ *     except records of batches this manager ACKed on this connection
+ *     (the manager's store holds them: admission takes them as admitted
+ *     leaves; prover/admit.h, WHAT A WORKER SENDS).
  *   RESULT (worker -> manager)
  *     u64 job id, u8 bound (engine/value.h code for the job position's
  *     side to move; LW when nothing was proved), u8 status (MGP_DONE: the
@@ -83,7 +86,11 @@
  *     the node, so that it never runs alpha-beta itself (version 2).
  *   ACK (manager -> worker)
  *     u64 job id: the result and its proof are committed to the state
- *     directory. Until it sees ACK, a worker keeps the result and sends
+ *     directory (or the job was answered already: then it was by this
+ *     result, sent before; a result for a job of another proof is ACKed
+ *     and dropped, which is why a worker trusts only the ACK of a result
+ *     sent on the connection its job came on, and forgets every ACK at a
+ *     new connection). Until it sees ACK, a worker keeps the result and sends
  *     it again after a reconnect. Results are idempotent: the manager
  *     merges a bound with what it knows, so a late or repeated result
  *     changes nothing it should not.

@@ -7,7 +7,7 @@
  * OWNS: one worker process's state (the wrk struct: its connection,
  *   its event loop, its solver thread, its store and databases).
  * CALLS: protocol.c (frames), peer.c (the token, printable text), the
- *   solvers (prover/: df-pn, alpha-beta, padm_collect) and egdb/.
+ *   solvers (prover/: df-pn, alpha-beta, padm_gather) and egdb/.
  *   Never manager.c: the worker knows the manager only by its frames.
  */
 #include <errno.h>
@@ -73,6 +73,19 @@ typedef struct wrk {
     int have_result;
     mgp_result res;
     padm_items items;
+    /* THE RECORDS A JOB SENDS: the claims of batches ACKed on this
+     * connection, under acked_mu (the solver thread reads them while the
+     * loop may take an ACK or a WELCOME). conn_gen counts WELCOMEs;
+     * job_gen is the connection a running job came on, res_gen the
+     * finished result's: only a result's ACK on the connection its job
+     * came on says its records were admitted (a result resent to another
+     * manager may be ACKed and dropped: a job not open in its proof). */
+    padm_sent *acked;
+    pthread_mutex_t acked_mu;
+    uint32_t conn_gen, job_gen, res_gen;
+    size_t res_gathered; /* records of the result's batch gathered from the
+                            store (beyond the writer's), for the log */
+    double res_gather_s; /* the time job_collect took, for the log */
 } wrk;
 
 static void reopen_db(wrk *w);
@@ -222,16 +235,43 @@ job_score(wrk *w, const mgp_job *j, int dbp, double budget, double t0)
     }
 }
 
-/* The records the manager's admission will walk: this worker's proof
- * checked here first, by the same walk (prover/admit.h). */
+/*
+ * THE RECORDS A JOB SENDS (prover/admit.h, WHAT A WORKER SENDS). The
+ * records df-pn's writer produced for the job, and the stored records
+ * that proof rests on which were not ACKed on this connection: the
+ * manager's admission is the one check, so nothing here walks the proof
+ * again (a checker walk of the whole proof here took seconds a job on a
+ * million-record proof, issue 42). A solve that answered without leaving
+ * its written proof (cannot happen with a store; kept as a safe path)
+ * sends what the checker's walk of the store collects, as before.
+ * The acknowledged claims are read on the solver thread while the main
+ * thread may add to them only on an ACK of the previous result: solve
+ * threads run one at a time, and an ACK for this job cannot come before
+ * it is sent, so the two never touch the set at once (see MGP_ACK).
+ */
 static void
 job_collect(wrk *w, const mgp_job *j)
 {
     mgp_result *r = &w->res;
     char err[400] = "";
+    double t0 = now_s();
     w->items.n = 0;
+    w->res_gathered = 0;
     if (r->bound != ENG_LW) {
-        int c = padm_collect(w->st, w->db, &j->pos, &w->items, err, sizeof err);
+        const pst_item *wr;
+        const eng_pos *rests;
+        size_t nwr, nrests;
+        int c;
+        if (dfpn_last_proof(w->dfpn, &wr, &nwr, &rests, &nrests)) {
+            pthread_mutex_lock(&w->acked_mu);
+            c = padm_gather(w->st, w->db, &j->pos, r->bound, wr, nwr, rests, nrests, w->acked,
+                            &w->items, err, sizeof err);
+            pthread_mutex_unlock(&w->acked_mu);
+            w->res_gathered = c ? 0 : w->items.n - nwr;
+        } else {
+            c = padm_collect(w->st, w->db, &j->pos, &w->items, err, sizeof err);
+            w->res_gathered = c ? 0 : w->items.n;
+        }
         if (c) {
             r->bound = ENG_LW;
             r->status = MGP_FAILED;
@@ -240,6 +280,7 @@ job_collect(wrk *w, const mgp_job *j)
         }
     }
     r->records = (uint32_t)w->items.n;
+    w->res_gather_s = now_s() - t0;
 }
 
 /* The children's scores, for the manager to give them if it expands the
@@ -304,6 +345,7 @@ start_job(wrk *w, const mgp_job *j)
         return;
     }
     w->job = *j;
+    w->job_gen = w->conn_gen;
     w->stop = 0;
     w->cancelled = 0;
     w->busy = 1;
@@ -329,13 +371,16 @@ on_notify(evutil_socket_t fd, short what, void *arg)
     pthread_join(w->th, NULL);
     w->busy = 0;
     w->have_result = 1;
+    w->res_gen = w->job_gen;
     reopen_db(w);
-    logf_("job %" PRIu64 ": %s (%s), %" PRIu64 " nodes, %u ms, %u records%s%s", w->res.id,
-          prv_bound_word(w->res.bound),
+    logf_("job %" PRIu64 ": %s (%s), %" PRIu64 " nodes, %u ms, %u records (%zu of them "
+          "gathered from the store, in %.0f ms)%s%s",
+          w->res.id, prv_bound_word(w->res.bound),
           w->res.status == MGP_DONE     ? "settled"
           : w->res.status == MGP_BUDGET ? "budget"
                                         : "failed",
-          w->res.nodes, w->res.ms, w->res.records, w->res.message[0] ? ": " : "", w->res.message);
+          w->res.nodes, w->res.ms, w->res.records, w->res_gathered, w->res_gather_s * 1000,
+          w->res.message[0] ? ": " : "", w->res.message);
     /* a job the manager cancelled, or moved on from, is answered with
      * nothing (protocol.h, CANCEL): its lease is over and its records
      * would be dropped */
@@ -466,6 +511,12 @@ handle(wrk *w, const mgp_msg *m)
         w->hb_ms = m->u.welcome.heartbeat_ms ? m->u.welcome.heartbeat_ms : MGR_HEARTBEAT_MS;
         w->silence_ms = m->u.welcome.silence_ms ? m->u.welcome.silence_ms : MGR_SILENCE_MS;
         w->db_pieces = m->u.welcome.db_pieces;
+        /* a new connection: its manager may be another proof's, whose
+         * store holds none of the claims ACKed before */
+        w->conn_gen++;
+        pthread_mutex_lock(&w->acked_mu);
+        padm_sent_clear(w->acked);
+        pthread_mutex_unlock(&w->acked_mu);
         reopen_db(w);
         if (open_default_store(w))
             break;
@@ -495,6 +546,14 @@ handle(wrk *w, const mgp_msg *m)
         break;
     case MGP_ACK:
         if (w->have_result && m->u.id == w->res.id) {
+            /* admitted: its records are the manager's now, and a later
+             * proof that rests on them need not send them again (a
+             * failed set costs only records sent twice) */
+            if (w->res_gen == w->conn_gen) {
+                pthread_mutex_lock(&w->acked_mu);
+                padm_sent_add(w->acked, w->items.v, w->items.n);
+                pthread_mutex_unlock(&w->acked_mu);
+            }
             w->have_result = 0;
             w->items.n = 0;
         }
@@ -660,6 +719,16 @@ wrk_score(ab_ctx *ab, const egdb *db, int db_pieces, const eng_pos *p, int *dept
     return s > 32000 ? 32000 : s < -32000 ? -32000 : s;
 }
 
+/* The batch and the acknowledged claims (THE RECORDS A JOB SENDS), freed
+ * once the solver thread is joined. */
+static void
+batch_free(wrk *w)
+{
+    padm_items_free(&w->items);
+    padm_sent_free(w->acked);
+    pthread_mutex_destroy(&w->acked_mu);
+}
+
 int
 wrk_run(const wrk_opts *o)
 {
@@ -712,6 +781,10 @@ wrk_run(const wrk_opts *o)
      * at least 16 MB */
     size_t ab_bytes = o->tt_bytes / 4 > ((size_t)16 << 20) ? o->tt_bytes / 4 : (size_t)16 << 20;
     ab_new(ab_bytes, &w.ab);
+    if (padm_sent_new(&w.acked) || pthread_mutex_init(&w.acked_mu, NULL)) {
+        fprintf(stderr, "checkers worker: out of memory\n");
+        return 1;
+    }
     if (dfpn_new(o->tt_bytes, &w.dfpn)) {
         fprintf(stderr, "checkers worker: out of memory for a %zu-byte df-pn table\n", o->tt_bytes);
         return 1;
@@ -749,7 +822,7 @@ wrk_run(const wrk_opts *o)
     event_base_free(w.base);
     close(w.notify_fd[0]);
     close(w.notify_fd[1]);
-    padm_items_free(&w.items);
+    batch_free(&w);
     ab_free(w.ab);
     dfpn_free(w.dfpn);
     if (w.st)

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "prover/admit.h"
+#include "prover/leaf.h"
 #include "prover/posmap.h"
 
 /* A staged record (by the batch map's index). */
@@ -368,6 +369,261 @@ padm_collect(pst_env *st, const egdb *db, const eng_pos *root, padm_items *out, 
         rc = PST_ENOMEM;
     }
     walk_free(&w);
+    return rc;
+}
+
+/* ---- what a worker sends (admit.h, WHAT A WORKER SENDS) ------------------ */
+
+/* The acknowledged claims: a bound by canonical position. A bound for the
+ * side to move is the same for a position and its colour-flipped twin
+ * (only the moves turn), so one entry serves both, as in the store. */
+struct padm_sent {
+    pmap map;
+    int8_t *bound; /* by the map's index */
+    size_t cap;
+};
+
+int
+padm_sent_new(padm_sent **out)
+{
+    *out = calloc(1, sizeof **out);
+    return *out ? 0 : PST_ENOMEM;
+}
+
+void
+padm_sent_free(padm_sent *s)
+{
+    if (!s)
+        return;
+    pmap_free(&s->map);
+    free(s->bound);
+    free(s);
+}
+
+void
+padm_sent_clear(padm_sent *s)
+{
+    pmap_clear(&s->map);
+}
+
+size_t
+padm_sent_count(const padm_sent *s)
+{
+    return s->map.n;
+}
+
+int
+padm_sent_add(padm_sent *s, const pst_item *items, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        eng_pos c = eng_canonical(&items[i].pos);
+        int added;
+        long k = pmap_add(&s->map, &c, &added);
+        if (k < 0 || pmap_room((void **)&s->bound, &s->cap, (size_t)k, sizeof *s->bound))
+            return PST_ENOMEM;
+        eng_bound b = items[i].rec.bound;
+        if (!added) {
+            /* both were admitted, so both hold: they meet (an empty meet
+             * cannot happen; the old bound is kept if it does) */
+            eng_bound m = eng_bound_meet((eng_bound)s->bound[k], b);
+            b = m == ENG_BOUND_INVALID ? (eng_bound)s->bound[k] : m;
+        }
+        s->bound[k] = (int8_t)b;
+    }
+    return 0;
+}
+
+int
+padm_sent_covers(const padm_sent *s, const eng_pos *p, int x, int win)
+{
+    if (!s)
+        return 0;
+    eng_pos c = eng_canonical(p);
+    long k = pmap_find(&s->map, &c);
+    if (k < 0)
+        return 0;
+    eng_bound b = (eng_bound)s->bound[k];
+    /* the checker's rule for an admitted leaf (check.c, open_stored) */
+    int x_lo = p->stm == x ? eng_bound_lo(b) : -eng_bound_hi(b);
+    return x_lo >= (win ? ENG_WIN : ENG_DRAW);
+}
+
+/* The gathering walk over the worker's store: one goal (x wins, or at
+ * least draws), the positions taken (exact, as the checker's walk keys
+ * them), and the stack of those whose records are still to be read. */
+typedef struct gather {
+    pst_env *st;
+    const egdb *db;
+    int x, win;
+    const padm_sent *sent;
+    pmap seen; /* the writer's positions and every position gathered */
+    eng_pos *stack;
+    size_t depth, cap;
+    padm_items *out;
+    char *err;
+    size_t errlen;
+} gather;
+
+static int
+gather_push(gather *g, const eng_pos *p)
+{
+    if (pmap_room((void **)&g->stack, &g->cap, g->depth, sizeof *g->stack))
+        return PST_ENOMEM;
+    g->stack[g->depth++] = *p;
+    return 0;
+}
+
+/* p is a child of a gathered record (or a rest of the writer's): taken
+ * when the proof needs its record (not a leaf that answers the goal, not
+ * taken before, not acknowledged). RETURN 0, PADM_EREFUSED (a leaf that
+ * fails the goal), or a PST_E* code. */
+static int
+gather_take(gather *g, const eng_pos *p, int force)
+{
+    pleaf lf;
+    int v = pleaf_of(g->db, g->db ? egdb_scope(g->db) : 0, p, 0, &lf);
+    if (v) {
+        char fen[ENG_FEN_MAX];
+        eng_format_fen(p, fen, sizeof fen);
+        eng_errf(g->err, g->errlen, "database probe of %s failed: %s", fen, egdb_strerror(v));
+        return v == EGDB_ECORRUPT ? PST_ECORRUPT : v == EGDB_ENOMEM ? PST_ENOMEM : PST_EIO;
+    }
+    eng_question q = {g->x, g->win ? ENG_WIN : ENG_DRAW};
+    int ans = lf.kind == PLEAF_NONE ? 0 : pleaf_answer(&lf, &q, p->stm);
+    if (ans > 0)
+        return 0;
+    if (ans < 0) {
+        char fen[ENG_FEN_MAX];
+        eng_format_fen(p, fen, sizeof fen);
+        eng_errf(g->err, g->errlen, "the stored proof reaches %s, a leaf that fails the goal", fen);
+        return PADM_EREFUSED;
+    }
+    if (!force && padm_sent_covers(g->sent, p, g->x, g->win))
+        return 0; /* admitted: a leaf of admission's walk */
+    int added;
+    if (pmap_add(&g->seen, p, &added) < 0)
+        return PST_ENOMEM;
+    return added ? gather_push(g, p) : 0;
+}
+
+/* The record of p (popped from the stack) restricted to the goal, into
+ * the batch, and its children taken. RETURN as gather_take. */
+static int
+gather_one(gather *g, const eng_pos *p)
+{
+    char fen[ENG_FEN_MAX];
+    pst_record r;
+    int rc = pst_get(g->st, p, &r);
+    if (rc == PST_ENOTFOUND || (rc == 0 && !eng_bound_valid(r.bound))) {
+        eng_format_fen(p, fen, sizeof fen);
+        eng_errf(g->err, g->errlen, "the proof rests on %s, which the store does not hold", fen);
+        return PADM_EREFUSED;
+    }
+    if (rc) {
+        eng_format_fen(p, fen, sizeof fen);
+        eng_errf(g->err, g->errlen, "the store's record of %s cannot be read: %s", fen,
+                 pst_strerror(rc));
+        return rc;
+    }
+    int need = g->win ? ENG_WIN : ENG_DRAW, mover = p->stm == g->x;
+    int x_lo = mover ? eng_bound_lo(r.bound) : -eng_bound_hi(r.bound);
+    /* the move the checker will follow (check.c, open_stored): the win
+     * move for a win; for a draw the draw move, else a win's move */
+    const pst_move *pm = NULL;
+    if (mover)
+        pm = g->win || r.draw.from == PST_NOMOVE ? &r.win : &r.draw;
+    eng_move own;
+    if (x_lo < need || (pm && (pm->from == PST_NOMOVE || pst_move_find(p, pm, &own)))) {
+        eng_format_fen(p, fen, sizeof fen);
+        eng_errf(g->err, g->errlen, "the stored record of %s (%s) does not prove the goal", fen,
+                 eng_bound_name(r.bound));
+        return PADM_EREFUSED;
+    }
+    pst_item it;
+    memset(&it, 0, sizeof it);
+    it.pos = *p;
+    it.rec.bound = g->win ? (mover ? ENG_WW : ENG_LL) : (mover ? ENG_DW : ENG_LD);
+    it.rec.win.from = it.rec.draw.from = PST_NOMOVE;
+    if (pm)
+        *(g->win ? &it.rec.win : &it.rec.draw) = *pm;
+    it.rec.effort = r.effort;
+    it.rec.length = g->win ? r.length : 0;
+    if (padm_push(g->out, &it))
+        return PST_ENOMEM;
+    eng_movelist ml;
+    int n = mover ? 1 : eng_generate(p, &ml, ENG_DUPS_MERGE);
+    if (mover)
+        ml.m[0] = own;
+    for (int k = 0; k < n; k++) {
+        eng_pos c;
+        eng_make(p, &ml.m[k], &c);
+        if ((rc = gather_take(g, &c, 0)))
+            return rc;
+    }
+    return 0;
+}
+
+int
+padm_gather(pst_env *st, const egdb *db, const eng_pos *root, eng_bound claim,
+            const pst_item *written, size_t nwritten, const eng_pos *rests, size_t nrests,
+            const padm_sent *sent, padm_items *out, char *err, size_t errlen)
+{
+    gather g;
+    memset(&g, 0, sizeof g);
+    g.st = st, g.db = db, g.sent = sent, g.out = out, g.err = err, g.errlen = errlen;
+    /* the claim's goal: who proves what (prover.h, VALUES AND QUERIES) */
+    switch (claim) {
+    case ENG_WW:
+        g.x = root->stm, g.win = 1;
+        break;
+    case ENG_LL:
+        g.x = !root->stm, g.win = 1;
+        break;
+    case ENG_DW:
+        g.x = root->stm, g.win = 0;
+        break;
+    case ENG_LD:
+        g.x = !root->stm, g.win = 0;
+        break;
+    default:
+        eng_errf(err, errlen, "%s is not one claim", eng_bound_name(claim));
+        return PADM_EBADRECORD;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < nwritten; i++)
+        if ((rc = padm_push(out, &written[i])))
+            goto done;
+    /* What the gathering takes is new to the batch: the writer's own
+     * positions are not walked again (each of its records already is in
+     * the batch, and the store, written since, would lead through them
+     * back over the whole proof). The set is made only when some rest
+     * needs its record sent. */
+    int seeded = 0;
+    for (size_t i = 0; i < nrests && rc == 0; i++) {
+        int is_root = eng_equal(&rests[i], root);
+        int force = is_root && nwritten == 0; /* the root's own record: always sent */
+        if (!force && padm_sent_covers(sent, &rests[i], g.x, g.win))
+            continue;
+        if (!seeded) {
+            for (size_t k = 0; k < nwritten; k++)
+                if (pmap_add(&g.seen, &written[k].pos, NULL) < 0) {
+                    rc = PST_ENOMEM;
+                    goto done;
+                }
+            seeded = 1;
+        }
+        if ((rc = gather_take(&g, &rests[i], force)))
+            goto done;
+        while (g.depth && rc == 0) {
+            eng_pos p = g.stack[--g.depth];
+            rc = gather_one(&g, &p);
+        }
+    }
+done:
+    if (rc == PST_ENOMEM)
+        eng_errf(err, errlen, "out of memory gathering the proof");
+    pmap_free(&g.seen);
+    free(g.stack);
     return rc;
 }
 

@@ -28,10 +28,12 @@
  *   checker's longest line below the position.
  *
  * STRICT BATCHES (a worker's)
- *   A worker sends exactly the records its own check visited (padm_collect
- *   runs the same walk over its store), so every record of an honest
- *   batch is reached again here. A record no walk reached lies outside
- *   the job: with strict set, the batch is refused (PADM_EOUTSIDE).
+ *   A worker sends the records its proof writer produced for the job and
+ *   the stored records that proof rests on which the manager has not
+ *   admitted yet (padm_gather), each restricted to the claim the proof
+ *   needs of it: every record of an honest batch is on the proof's walk
+ *   and is reached again here. A record no walk reached lies outside the
+ *   job: with strict set, the batch is refused (PADM_EOUTSIDE).
  *
  * ERRORS
  *   Admission's codes (PADM_E*, from -100 down) are apart from the store's
@@ -112,8 +114,10 @@ int padm_admit(pst_env *st, const egdb *db, const pst_item *items, size_t n, con
                size_t errlen);
 
 /*
- * padm_collect - the records a worker sends for root: every proof its
- * store's record for root claims, checked over st trusting nothing, and
+ * padm_collect - the records of root's whole proof in a store (what a
+ * worker sent before padm_gather, and still sends when its solver left no
+ * written proof): every proof its store's record for root claims, checked
+ * over st trusting nothing, and
  * each record reached restricted to what was proven (as padm_admit would
  * write it). Appended to out. RETURN 0 (nothing appended when st has no
  * record for root); PADM_EREFUSED (the store's proof fails the checker:
@@ -121,6 +125,72 @@ int padm_admit(pst_env *st, const egdb *db, const pst_item *items, size_t n, con
  */
 int padm_collect(pst_env *st, const egdb *db, const eng_pos *root, padm_items *out, char *err,
                  size_t errlen);
+
+/*
+ * WHAT A WORKER SENDS (padm_gather, padm_sent)
+ *   Admission is the one independent check: the worker does not walk its
+ *   proof with the checker first (it did until issue 42: a second walk of
+ *   every proof, seconds for a proof of a million records). Its batch is
+ *   made from what it already has:
+ *     - the records its proof writer produced for the job (the df-pn
+ *       walk's, dfpn_last_proof), each a claim of the job's answer;
+ *     - for every position that proof took as a leaf because the worker's
+ *       store already held a record implying the goal (dfpn_last_proof's
+ *       rests): nothing, when a record for that claim was sent on this
+ *       connection and ACKed (the manager committed its admission before
+ *       the ACK: its store holds it, and admission takes it as an
+ *       admitted leaf); else that stored record and, through the store,
+ *       every stored record its proof rests on that was not ACKed, each
+ *       restricted to the claim (records a walk cut short kept, or of a
+ *       job that failed, was cancelled or refused, were never admitted:
+ *       they go now).
+ *   The positions an ACKed batch claimed are kept in a padm_sent set.
+ *   Only the proof's own walk is sent: admission's walk from the job's
+ *   position follows the same moves into the same records, so it reaches
+ *   every one of them (STRICT BATCHES).
+ */
+typedef struct padm_sent padm_sent;
+
+/* padm_sent_new - an empty set of acknowledged claims. RETURN 0 and *out,
+ * or PST_ENOMEM. */
+int padm_sent_new(padm_sent **out);
+/* padm_sent_free - frees s (NULL: nothing). */
+void padm_sent_free(padm_sent *s);
+/* padm_sent_clear - forgets every claim (a new connection: its manager
+ * may hold another proof's store), keeping the memory. */
+void padm_sent_clear(padm_sent *s);
+/* padm_sent_add - the n records of items were admitted (their batch was
+ * ACKed): each position's bound is met with what s holds for it.
+ * RETURN 0, or PST_ENOMEM (s holds what was added before). */
+int padm_sent_add(padm_sent *s, const pst_item *items, size_t n);
+/* padm_sent_count - the positions s holds. */
+size_t padm_sent_count(const padm_sent *s);
+/* padm_sent_covers - 1 when s holds for p (either orientation) a bound
+ * that implies that colour x wins (win 1) or at least draws (win 0), as
+ * an admitted leaf must (check.h, SOURCES); else 0. */
+int padm_sent_covers(const padm_sent *s, const eng_pos *p, int x, int win);
+
+/*
+ * padm_gather - a worker's batch for the job at root (WHAT A WORKER
+ * SENDS), appended to out.
+ * PARAMETERS
+ *   st, db: the worker's store and databases (the leaf rule's, as the
+ *       writer used them);
+ *   claim: the bound the job proved for root's side to move, one claim
+ *       (WW, LL, DW or LD): the goal of every record of the proof;
+ *   written, nwritten: the writer's records (sent as they are);
+ *   rests, nrests: the positions the writer took as stored leaves;
+ *   sent: the acknowledged claims (may be NULL: none).
+ *   The root's record is always sent (the manager wants the job's claim
+ *   in the batch), even when sent covers it.
+ * RETURN 0; PADM_EREFUSED (a stored record the proof rests on does not
+ * prove the claim: err names where); PADM_EBADRECORD (claim is not one
+ * claim); a PST_E* code (the store, the databases or memory failed). On
+ * error out may hold part of the batch: the caller sends nothing.
+ */
+int padm_gather(pst_env *st, const egdb *db, const eng_pos *root, eng_bound claim,
+                const pst_item *written, size_t nwritten, const eng_pos *rests, size_t nrests,
+                const padm_sent *sent, padm_items *out, char *err, size_t errlen);
 
 /* The message of a PADM_E* or PST_E* code. */
 const char *padm_strerror(int code);

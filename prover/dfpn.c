@@ -695,7 +695,21 @@ dfpn_free(dfpn_ctx *c)
     free(c->wq.v);
     free(c->wsink.v);
     free(c->items);
+    free(c->rests);
     free(c);
+}
+
+int
+dfpn_last_proof(const dfpn_ctx *c, const pst_item **items, size_t *nitems, const eng_pos **rests,
+                size_t *nrests)
+{
+    if (!c->proof_put) {
+        *items = NULL, *nitems = 0, *rests = NULL, *nrests = 0;
+        return 0;
+    }
+    *items = c->items, *nitems = c->nitems;
+    *rests = c->rests, *nrests = c->nrests;
+    return 1;
 }
 
 const char *
@@ -765,6 +779,7 @@ dfpn_prove(dfpn_ctx *c, const eng_pos *root, const eng_question *q, const dfpn_o
 {
     memset(out, 0, sizeof *out);
     out->proof_length = -1;
+    c->proof_put = 0; /* dfpn_last_proof: nothing of this query yet */
     if (eng_validate(root, err, errlen) != 0 || !eng_question_valid(q) ||
         (o->ghi_naive && o->store))
         return DFPN_EINVAL;

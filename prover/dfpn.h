@@ -178,6 +178,27 @@ void dfpn_free(dfpn_ctx *c);
 int dfpn_prove(dfpn_ctx *c, const eng_pos *root, const eng_question *q, const dfpn_opts *o,
                dfpn_result *out, char *err, size_t errlen);
 
+/*
+ * dfpn_last_proof - what the last dfpn_prove on c wrote, for a worker to
+ * send (manager/worker.c: THE RECORDS A JOB SENDS) without walking the
+ * proof again: its records (*items, the proof's positions each once,
+ * with the claim of the query's answer and, where the proving side
+ * moves, the move the proof takes) and the positions whose STORE records
+ * the proof rests on (*rests: children of those records, or the root
+ * itself, that the walk took as leaves because the store's record already
+ * implied the goal; a position may come more than once; database and
+ * terminal leaves are not listed). Both arrays belong to c and live until
+ * its next dfpn_prove.
+ * RETURN 1 when that query was answered and its whole proof written
+ * (o->write_proof with a store; no items and one rest when the root
+ * itself was a stored leaf, nothing at all when it was a database or
+ * terminal leaf); 0 otherwise (no answer, a walk cut short - what it kept
+ * is not listed - or nothing written): then both are empty.
+ * Not thread-safe with a dfpn_prove running on c.
+ */
+int dfpn_last_proof(const dfpn_ctx *c, const pst_item **items, size_t *nitems,
+                    const eng_pos **rests, size_t *nrests);
+
 const char *dfpn_strerror(int code);
 
 #endif /* PROVER_DFPN_H */

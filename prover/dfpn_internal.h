@@ -306,6 +306,13 @@ struct dfpn_ctx {
                                 for stuck parts blocked (value_child) */
     pst_item *items;
     size_t nitems, items_cap;
+    eng_pos *rests; /* the store's records the proof's records rest on: the
+                       children (or the root) walk_leaf took from the store
+                       (dfpn_last_proof); repeats are kept */
+    size_t nrests, rests_cap;
+    int leaf_stored;     /* the last walk_leaf that said 1 took the store's record */
+    int proof_put;       /* the last dfpn_prove wrote its whole proof (items and
+                            rests are that proof's) */
     int w_side, w_reach; /* the proof being written: its side, reach or not */
     uint64_t researched;
     uint64_t wcap;     /* positions a walk's search of a position again may

@@ -81,6 +81,7 @@ walk_leaf(dfpn_ctx *c, const eng_pos *p)
 {
     int wr = c->w_reach;
     const dfpn_opts *o = c->o;
+    c->leaf_stored = 0;
     /* The checker's leaf rule, with the scope it will check under: the
      * databases' own (egdb_covers), partial bounds included. */
     pleaf lf;
@@ -101,8 +102,10 @@ walk_leaf(dfpn_ctx *c, const eng_pos *p)
             int has = p->stm != c->w_side ||
                       (wr ? r.win.from != PST_NOMOVE
                           : (r.draw.from != PST_NOMOVE || r.win.from != PST_NOMOVE));
-            if ((wr ? lo == ENG_WIN : lo >= ENG_DRAW) && has)
+            if ((wr ? lo == ENG_WIN : lo >= ENG_DRAW) && has) {
+                c->leaf_stored = 1;
                 return 1;
+            }
         }
     }
     return 0;
@@ -184,6 +187,18 @@ cut_reason(const dfpn_ctx *c)
 
 /* ---- the records of a proof -------------------------------------------- */
 
+/* p is a leaf of the proof by the store's record: listed in c->rests
+ * (dfpn_last_proof), so that a worker can send what the proof rests on
+ * without walking it again. RETURN -1 when out of memory. */
+static int
+add_rest(dfpn_ctx *c, const eng_pos *p)
+{
+    if (pmap_room((void **)&c->rests, &c->rests_cap, c->nrests, sizeof *c->rests) != 0)
+        return -1;
+    c->rests[c->nrests++] = *p;
+    return 0;
+}
+
 /*
  * The records of the proof from the root: each of its nodes once (the WON
  * nodes of the win walk, the standing ones of the draw walk, which become
@@ -218,8 +233,11 @@ proof_records(dfpn_ctx *c, uint32_t root)
         for (int k = 0; k < n; k++) {
             eng_pos q;
             eng_make(&p, &ml.m[k], &q);
-            if (walk_leaf(c, &q) == 1)
+            if (walk_leaf(c, &q) == 1) {
+                if (c->leaf_stored && add_rest(c, &q) != 0)
+                    goto nomem;
                 continue;
+            }
             /* cannot be: a node closes (or stands) on its children */
             long j = pmap_find(&c->wmap, &q);
             if (j < 0 || c->wn[j].state == WS_FAIL || (win && c->wn[j].state != WS_DONE))
@@ -1102,6 +1120,7 @@ static int
 keep_won(dfpn_ctx *c, dfpn_result *out)
 {
     c->nitems = 0;
+    c->nrests = 0;
     for (size_t i = 0; i < c->wmap.n; i++)
         if (c->wn[i].state == WS_DONE && c->wn[i].item == NO_ITEM &&
             proof_records(c, (uint32_t)i) != 0)
@@ -1130,6 +1149,7 @@ dfpn_write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
     c->wstack.n = c->wprop.n = c->wq.n = 0;
     c->nwe = 0;
     c->nitems = 0;
+    c->nrests = 0;
     c->top = 0;
     c->researched = 0;
     /* The walk may search again: it gets a budget of its own, half the
@@ -1187,8 +1207,14 @@ dfpn_write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
     c->maxply = DFPN_MAXPLY;
     c->round++;
     int lf = walk_leaf(c, &root);
-    if (lf == 1)
-        return 0; /* the root is a leaf: nothing to write */
+    if (lf == 1) {
+        /* the root is a leaf: nothing to write; a stored one is what the
+         * answer rests on (dfpn_last_proof) */
+        if (c->leaf_stored && add_rest(c, &root) != 0)
+            return no_memory(c), c->error;
+        c->proof_put = put && c->o->store;
+        return 0;
+    }
     if (lf < 0) {
         walk_fail(c, &root, "the root's leaf value contradicts the answer");
         return c->error;
@@ -1235,6 +1261,7 @@ dfpn_write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
             return DFPN_ESTORE;
         }
         out->proof_records = c->nitems;
+        c->proof_put = 1;
     }
     return 0;
 }
