@@ -72,6 +72,9 @@
  *             pst_close then leaves the environment as it is (the
  *             writers' mutex is released when the process exits, which
  *             it should do soon).
+ *   borrowed  env belongs to the caller (store.h, INSIDE A CALLER'S
+ *             ENVIRONMENT): its other named databases are not the
+ *             store's business, and pst_close leaves env open.
  * pool_lock guards pool and damaged.
  */
 struct pst_env {
@@ -79,6 +82,7 @@ struct pst_env {
     MDB_dbi nodes;
     MDB_dbi meta;
     int rdonly;
+    int borrowed; /* env is the caller's (pst_open_in): not closed here */
     char *path;
     pthread_rwlock_t map_lock;
     pthread_mutex_t pool_lock;
