@@ -235,6 +235,23 @@
  *   at open. An expansion writes the node and all its children in one
  *   transaction. Children are not stored as lists: they are the legal
  *   moves, generated again at open.
+ *
+ * THE STATE'S LAYOUT (issue 42: one environment, one transaction)
+ *   Until issue 42 a state held two LMDB environments, <state>/tree (the
+ *   databases above) and <state>/proofs (the proof store, prover/
+ *   store.h), and nothing in LMDB tied them together: a result's
+ *   admission and the tree's change took transactions in both, and a
+ *   crash between them kept one without the other (tree_lmdb.c, STORE
+ *   AND TREE, checks the tie at open). The layout the state moves to is
+ *   ONE environment, <state>/MT_STATE_DIR, holding the tree's four
+ *   databases under the names MT_DB_META, MT_DB_NODES, MT_DB_JOBS and
+ *   MT_DB_HIST (same keys and values as above) and the store's two under
+ *   their own names ("meta", "nodes": store.h, KEYS AND FILE FORMAT), so
+ *   that one write transaction can admit a result and keep the tree's
+ *   change, and `store stats --store <state>/state` reads the store as
+ *   any other. mt_state_upgrade moves a state of the old layout into it.
+ *   (The tree and the commands still open the old layout: the switch to
+ *   the new one is the next step of issue 42.)
  */
 #ifndef MANAGER_TREE_H
 #define MANAGER_TREE_H
@@ -253,6 +270,11 @@
  * Schema 1 trees took workers' records unchecked: refused (MT_EOLD). */
 #define MT_SCHEMA "checkers-proof-tree 2"
 #define MT_SCHEMA_UNADMITTED "checkers-proof-tree 1"
+#define MT_STATE_DIR "state"     /* THE STATE'S LAYOUT: the one environment's folder */
+#define MT_DB_META "tree.meta"   /* and the tree's databases in it */
+#define MT_DB_NODES "tree.nodes"
+#define MT_DB_JOBS "tree.jobs"
+#define MT_DB_HIST "tree.hist"
 #define MT_INF ((uint64_t)1 << 40) /* proof-number infinity (saturating) */
 #define MT_H_INF 10001             /* h at or past this: nothing provisional */
 #define MT_JOB_GROW 8              /* default cap of a node's budget: 8 first jobs */
@@ -397,6 +419,27 @@ void mt_close(mt_tree *t);
  * another MT_E* code with err.
  */
 int mt_store_check(const char *dir, pst_env *store, char *err, size_t errlen);
+
+/*
+ * mt_state_upgrade - moves the state in folder state from the layout of
+ * two environments (<state>/tree, <state>/proofs) into one
+ * (<state>/MT_STATE_DIR: THE STATE'S LAYOUT), every entry of both copied
+ * byte for byte in one write transaction into <state>/state.tmp, which
+ * is synced and then renamed; the old folders are removed only after the
+ * rename. A SIGKILL at any point loses nothing: the next call throws
+ * away an unfinished copy and makes it again, or removes what the
+ * interrupted one left of the old layout (state_upgrade.c says why).
+ * The caller holds the state's lock (no manager runs on it). Needs the
+ * store's fault guards (pst_guard_faults) for a damaged old file to be
+ * refused rather than crash. The environment variable
+ * CHECKERS_UPGRADE_KILL=STEP (copied, synced, renamed, removed-tree)
+ * kills the process with SIGKILL at that step: for the tests.
+ * RETURN 1 (upgraded, or an interrupted upgrade finished), 0 (nothing
+ * of the old layout there: a state of the new layout, or none), or
+ * MT_ECORRUPT (a damaged old state, or a tree without its store: left
+ * as it is), MT_ENOSPC, MT_EIO, with err.
+ */
+int mt_state_upgrade(const char *state, char *err, size_t errlen);
 
 /* mt_info - the root, goal and database piece count of the proof in dir
  * (<state>/tree), without loading the tree, and without writing (LMDB

@@ -14,9 +14,16 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <lmdb.h>
+#include <xxhash.h>
 
 #include "egdb/egdb.h"
 #include "manager/manager.h"
@@ -860,6 +867,182 @@ test_forged_result(void **state)
     rm_rf(dir);
 }
 
+/* ---- the state's layout (tree.h, THE STATE'S LAYOUT) -------------------- */
+
+/* XXH64 over every entry (key and value, with their lengths) of the n
+ * named databases names of the environment in dir, in key order, and
+ * their entry count into *entries: what an upgrade must keep, byte for
+ * byte. Read-only. */
+static uint64_t
+env_hash(const char *dir, const char *const *names, int n, uint64_t *entries)
+{
+    MDB_env *env;
+    MDB_txn *txn;
+    assert_int_equal(mdb_env_create(&env), 0);
+    assert_int_equal(mdb_env_set_maxdbs(env, 8), 0);
+    assert_int_equal(mdb_env_open(env, dir, MDB_RDONLY, 0644), 0);
+    assert_int_equal(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), 0);
+    uint64_t h = 0;
+    *entries = 0;
+    for (int i = 0; i < n; i++) {
+        MDB_dbi dbi;
+        MDB_cursor *cur;
+        MDB_val k, v;
+        int f = strstr(names[i], "jobs") || strstr(names[i], "hist") ? MDB_INTEGERKEY : 0;
+        assert_int_equal(mdb_dbi_open(txn, names[i], (unsigned)f, &dbi), 0);
+        assert_int_equal(mdb_cursor_open(txn, dbi, &cur), 0);
+        for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc;
+             rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+            h = XXH64(k.mv_data, k.mv_size, h ^ k.mv_size);
+            h = XXH64(v.mv_data, v.mv_size, h ^ v.mv_size << 20);
+            ++*entries;
+        }
+        mdb_cursor_close(cur);
+    }
+    mdb_txn_abort(txn);
+    mdb_env_close(env);
+    return h;
+}
+
+static const char *const old_tree_dbs[] = {"meta", "nodes", "jobs", "hist"};
+static const char *const new_tree_dbs[] = {MT_DB_META, MT_DB_NODES, MT_DB_JOBS, MT_DB_HIST};
+static const char *const store_dbs[] = {"meta", "nodes"};
+
+/* What a state holds: the tree's entries and the store's, hashed. */
+typedef struct state_sum {
+    uint64_t tree, store, ntree, nstore;
+} state_sum;
+
+static state_sum
+old_sum(const char *dir)
+{
+    char p[400];
+    state_sum s;
+    snprintf(p, sizeof p, "%s/tree", dir);
+    s.tree = env_hash(p, old_tree_dbs, 4, &s.ntree);
+    snprintf(p, sizeof p, "%s/proofs", dir);
+    s.store = env_hash(p, store_dbs, 2, &s.nstore);
+    return s;
+}
+
+/* The upgraded state: the same bytes in one environment, nothing of the
+ * old layout left, the store readable as a store. */
+static void
+assert_upgraded(const char *dir, const state_sum *want)
+{
+    char p[400], err[512];
+    struct stat sb;
+    state_sum s;
+    snprintf(p, sizeof p, "%s/%s", dir, MT_STATE_DIR);
+    s.tree = env_hash(p, new_tree_dbs, 4, &s.ntree);
+    s.store = env_hash(p, store_dbs, 2, &s.nstore);
+    assert_true(s.ntree == want->ntree && s.tree == want->tree);
+    assert_true(s.nstore == want->nstore && s.store == want->store);
+    pst_env *st;
+    assert_int_equal(pst_open(p, PST_RDONLY, &st, err, sizeof err), 0);
+    char label[PST_OWNER_MAX];
+    uint64_t recs;
+    assert_int_equal(pst_owner(st, label, sizeof label, &recs, err, sizeof err), 0);
+    if (strncmp(label, "tree-", 5))
+        fprintf(stderr, "label '%s', %llu records\n", label, (unsigned long long)recs);
+    assert_true(!strncmp(label, "tree-", 5) && recs == want->nstore - 2);
+    pst_close(st);
+    const char *gone[3] = {"tree", "proofs", MT_STATE_DIR ".tmp"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, gone[i]);
+        assert_int_not_equal(stat(p, &sb), 0);
+    }
+}
+
+/*
+ * A state of the two-environment layout, written by this code (mt_open
+ * and a few answered jobs), upgraded into one environment (issue 42):
+ * every entry of both kept byte for byte, the old folders gone, a second
+ * call a no-op; a SIGKILL at each step of the upgrade (the test hook,
+ * waited on with waitpid, never a sleep) followed by a rerun gives the
+ * same state; a tree without its store is refused as damage and left
+ * as it is.
+ */
+static void
+test_state_upgrade(void **state)
+{
+    (void)state;
+    char dir[256], tdir[300], wdir[300], err[512], cmd[2000];
+    pst_env *st, *wst;
+    eng_pos root;
+    mt_tree *t = budget_tree("upgrade", MT_GOAL_VALUE, dir, sizeof dir, tdir, sizeof tdir, &st,
+                             &root, 0, 1);
+    snprintf(wdir, sizeof wdir, "%s/worker", dir);
+    assert_int_equal(pst_open(wdir, 0, &wst, err, sizeof err), 0);
+    for (int k = 0; k < 6; k++) {
+        mt_job j;
+        int rc = mt_pick(t, &j, err, sizeof err);
+        if (rc != MT_PICK_JOB)
+            break;
+        answer(t, wst, &j, 100);
+    }
+    mt_close(t);
+    /* records for the store's part of the copy (jobs of 100 positions
+     * prove little): the root's children, "at most a draw" for their
+     * side to move (the store takes any record that says something) */
+    eng_movelist ml;
+    int nm = eng_generate(&root, &ml, ENG_DUPS_MERGE);
+    pst_item items[64];
+    for (int k = 0; k < nm && k < 64; k++) {
+        eng_make(&root, &ml.m[k], &items[k].pos);
+        items[k].rec = (pst_record){ENG_LD, {PST_NOMOVE, 0, 0}, {PST_NOMOVE, 0, 0}, 1, 0};
+    }
+    assert_true(nm > 0);
+    assert_int_equal(pst_put_many(st, items, (size_t)(nm < 64 ? nm : 64), err, sizeof err), 0);
+    pst_close(st);
+    pst_close(wst);
+    state_sum want = old_sum(dir);
+    assert_true(want.ntree > 10 && want.nstore > 2);
+
+    static const char *const steps[] = {"copied", "synced", "renamed", "removed-tree"};
+    for (int i = 0; i < 4; i++) {
+        char copy[400];
+        snprintf(copy, sizeof copy, "%s-kill%d", dir, i);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s'", copy, dir, copy);
+        assert_int_equal(system(cmd), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            setenv("CHECKERS_UPGRADE_KILL", steps[i], 1);
+            mt_state_upgrade(copy, err, sizeof err);
+            _exit(0); /* the hook did not fire: the parent sees exit 0 */
+        }
+        int ws;
+        assert_int_equal(waitpid(pid, &ws, 0), pid);
+        assert_true(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL);
+        int rc = mt_state_upgrade(copy, err, sizeof err);
+        if (rc < 0)
+            fprintf(stderr, "after a kill at %s: %s\n", steps[i], err);
+        assert_int_equal(rc, 1);
+        assert_upgraded(copy, &want);
+        assert_int_equal(mt_state_upgrade(copy, err, sizeof err), 0);
+        rm_rf(copy);
+    }
+
+    /* a tree without its store: damage, nothing touched */
+    char copy[400], p[450];
+    struct stat sb;
+    snprintf(copy, sizeof copy, "%s-nostore", dir);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s' && rm -rf '%s/proofs'", copy, dir,
+             copy, copy);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(mt_state_upgrade(copy, err, sizeof err), MT_ECORRUPT);
+    assert_non_null(strstr(err, "no proof store"));
+    snprintf(p, sizeof p, "%s/tree/data.mdb", copy);
+    assert_int_equal(stat(p, &sb), 0);
+    rm_rf(copy);
+
+    assert_int_equal(mt_state_upgrade(dir, err, sizeof err), 1);
+    assert_upgraded(dir, &want);
+    assert_int_equal(mt_state_upgrade(dir, err, sizeof err), 0);
+    rm_rf(dir);
+}
+
 int
 main(void)
 {
@@ -872,6 +1055,7 @@ main(void)
         cmocka_unit_test(test_root_other_question),
         cmocka_unit_test(test_other_question_reopened),
         cmocka_unit_test(test_unwanted_jobs),
+        cmocka_unit_test(test_state_upgrade),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
