@@ -330,9 +330,9 @@ mt_state_upgrade(const char *state, char *err, size_t errlen)
     }
     if (!upg_has_env(proofs)) {
         eng_errf(err, errlen,
-                 "the state %s holds a tree (%s) but no proof store (%s is missing): the state "
+                 "the proof store %s is missing or empty, but the tree %s is there: the state "
                  "is damaged and is not upgraded",
-                 state, tree, proofs);
+                 proofs, tree);
         return MT_ECORRUPT;
     }
     /* a copy that a kill interrupted before its rename: written again */

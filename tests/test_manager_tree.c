@@ -32,6 +32,7 @@
 #include "prover/check.h"
 #include "prover/prover.h"
 #include "prover/store.h"
+#include "tests/test_state_util.h"
 #include "tests/test_util.h"
 
 typedef struct fixture {
@@ -146,10 +147,8 @@ prove(const eng_pos *p, uint64_t nodes, int restart_after, int max_jobs, int *jo
 {
     char dir[256], sdir[300], tdir[300], err[512];
     assert_non_null(test_tmpdir(dir, sizeof dir, "tree"));
-    snprintf(sdir, sizeof sdir, "%s/proofs", dir);
-    snprintf(tdir, sizeof tdir, "%s/tree", dir);
+    snprintf(tdir, sizeof tdir, "%s", dir); /* the state: one environment */
     pst_env *st, *wst;
-    assert_int_equal(pst_open(sdir, 0, &st, err, sizeof err), 0);
     snprintf(sdir, sizeof sdir, "%s/worker", dir);
     assert_int_equal(pst_open(sdir, 0, &wst, err, sizeof err), 0);
     mt_create cr = {.root = *p,
@@ -164,10 +163,11 @@ prove(const eng_pos *p, uint64_t nodes, int restart_after, int max_jobs, int *jo
                     .no_root_jobs = 1};
     root_scored(&cr);
     mt_tree *t;
-    int rc = mt_open(tdir, &cr, F.db4, st, &t, err, sizeof err);
+    int rc = mt_open(tdir, &cr, F.db4, &t, err, sizeof err);
     if (rc)
         fprintf(stderr, "mt_open: %s\n", err);
     assert_int_equal(rc, 0);
+    st = mt_store(t);
     int jobs = 0;
     for (;;) {
         mt_job j;
@@ -187,20 +187,21 @@ prove(const eng_pos *p, uint64_t nodes, int restart_after, int max_jobs, int *jo
             break;
         if (jobs == restart_after) {
             mt_close(t);
-            assert_int_equal(mt_open(tdir, NULL, F.db4, st, &t, err, sizeof err), 0);
+            assert_int_equal(mt_open(tdir, NULL, F.db4, &t, err, sizeof err), 0);
+    st = mt_store(t);
         }
     }
     mt_stats s;
     mt_stats_get(t, &s);
-    mt_close(t);
-    /* the proof as a whole, from scratch */
+    /* the proof as a whole, from scratch (the store is the tree's: before
+     * it is closed) */
     pchk_result cr2;
     assert_int_equal(pchk_check(st, F.db4, p, &cr2, err, sizeof err), 0);
     if (cr2.status == PCHK_INVALID)
         fprintf(stderr, "invalid at %s: %s\n", cr2.where, cr2.why);
     assert_int_equal(cr2.status == PCHK_NOTHING ? PCHK_VALID : cr2.status, PCHK_VALID);
     assert_int_equal(cr2.status == PCHK_NOTHING ? ENG_LW : cr2.bound, s.root_bound);
-    pst_close(st);
+    mt_close(t);
     pst_close(wst);
     rm_rf(dir);
     *jobs_out = jobs;
@@ -285,11 +286,9 @@ budget_tree_of(const char *name, const char *fen, int goal, uint64_t job_nodes, 
                size_t dlen, char *tdir, size_t tlen, pst_env **st, eng_pos *root,
                uint32_t job_max_ms, int no_early)
 {
-    char sdir[300], err[512];
+    char err[512];
     assert_non_null(test_tmpdir(dir, dlen, name));
-    snprintf(sdir, sizeof sdir, "%s/proofs", dir);
-    snprintf(tdir, tlen, "%s/tree", dir);
-    assert_int_equal(pst_open(sdir, 0, st, err, sizeof err), 0);
+    snprintf(tdir, tlen, "%s", dir); /* the state: one environment */
     assert_int_equal(eng_parse_fen(fen, root, err, sizeof err), 0);
     mt_create cr = {.root = *root,
                     .goal = goal,
@@ -302,7 +301,8 @@ budget_tree_of(const char *name, const char *fen, int goal, uint64_t job_nodes, 
                     .no_early = no_early};
     root_scored(&cr);
     mt_tree *t;
-    assert_int_equal(mt_open(tdir, &cr, F.db4, *st, &t, err, sizeof err), 0);
+    assert_int_equal(mt_open(tdir, &cr, F.db4, &t, err, sizeof err), 0);
+    *st = mt_store(t); /* the tree's */
     return t;
 }
 
@@ -376,7 +376,8 @@ test_growing_budgets(void **state)
     answer_nothing(t, &j);
     eng_pos child = j.pos;
     mt_close(t);
-    assert_int_equal(mt_open(tdir, NULL, F.db4, st, &t, err, sizeof err), 0);
+    assert_int_equal(mt_open(tdir, NULL, F.db4, &t, err, sizeof err), 0);
+    st = mt_store(t);
     /* (no_early is not kept: the reopened tree gives the root, which has
      * had no job, its own first job - IDLE WORKERS in tree.h) */
     assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
@@ -389,7 +390,6 @@ test_growing_budgets(void **state)
     mt_stats_get(t, &s);
     assert_int_equal(s.job_max_ms, 4000);
     mt_close(t);
-    pst_close(st);
     rm_rf(dir);
 }
 
@@ -454,7 +454,8 @@ test_root_series(void **state)
     /* reopened, the root's own jobs go on where they were */
     assert_int_equal(mt_check_numbers(t, err, sizeof err), 0);
     mt_close(t);
-    assert_int_equal(mt_open(tdir, NULL, F.db4, st, &t, err, sizeof err), 0);
+    assert_int_equal(mt_open(tdir, NULL, F.db4, &t, err, sizeof err), 0);
+    st = mt_store(t);
     for (int n = 0; n < 200; n++) {
         assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
         if (eng_equal(&j.pos, &root))
@@ -468,7 +469,6 @@ test_root_series(void **state)
     answer_nothing(t, &j);
     assert_int_equal(mt_check_numbers(t, err, sizeof err), 0);
     mt_close(t);
-    pst_close(st);
     rm_rf(dir);
 }
 
@@ -516,7 +516,8 @@ test_other_question_reopened(void **state)
     /* stopped with three jobs in flight, one of them the other question's */
     assert_int_equal(mt_check_numbers(t, err, sizeof err), 0);
     mt_close(t);
-    assert_int_equal(mt_open(tdir, NULL, F.db4, st, &t, err, sizeof err), 0);
+    assert_int_equal(mt_open(tdir, NULL, F.db4, &t, err, sizeof err), 0);
+    st = mt_store(t);
     mt_stats_get(t, &s);
     assert_int_equal(s.other_jobs, 1);
     assert_int_equal(s.other_ms, 1000);
@@ -548,7 +549,6 @@ test_other_question_reopened(void **state)
     assert_int_equal(s.other_ms, 5000);
     assert_int_equal(mt_check_numbers(t, err, sizeof err), 0);
     mt_close(t);
-    pst_close(st);
     rm_rf(dir);
 }
 
@@ -643,7 +643,6 @@ test_root_other_question(void **state)
         assert_int_equal(mt_check_root(t, err, sizeof err), 0);
         mt_close(t);
         pst_close(wst);
-        pst_close(st);
         rm_rf(dir);
     }
     /* a root the score calls won for one side: its first question is
@@ -661,7 +660,6 @@ test_root_other_question(void **state)
     assert_int_equal(mt_pick(t, &k, err, sizeof err), MT_PICK_JOB);
     assert_false(eng_equal(&k.pos, &root));
     mt_close(t);
-    pst_close(st);
     rm_rf(dir);
 }
 
@@ -788,7 +786,6 @@ test_unwanted_jobs(void **state)
     assert_int_equal(mt_check_root(t, err, sizeof err), 0);
     mt_close(t);
     pst_close(wst);
-    pst_close(st);
     rm_rf(dir);
 }
 
@@ -800,13 +797,11 @@ static void
 test_forged_result(void **state)
 {
     (void)state;
-    char dir[256], sdir[300], wdir[300], tdir[300], err[512];
+    char dir[256], wdir[300], tdir[300], err[512];
     assert_non_null(test_tmpdir(dir, sizeof dir, "tree-forged"));
-    snprintf(sdir, sizeof sdir, "%s/proofs", dir);
     snprintf(wdir, sizeof wdir, "%s/worker", dir);
-    snprintf(tdir, sizeof tdir, "%s/tree", dir);
+    snprintf(tdir, sizeof tdir, "%s", dir); /* the state: one environment */
     pst_env *st, *wst;
-    assert_int_equal(pst_open(sdir, 0, &st, err, sizeof err), 0);
     assert_int_equal(pst_open(wdir, 0, &wst, err, sizeof err), 0);
     eng_pos root;
     assert_int_equal(eng_parse_fen("B:W30,31,K19:B6,K12", &root, err, sizeof err), 0);
@@ -820,7 +815,8 @@ test_forged_result(void **state)
                     .h_step = 300};
     root_scored(&cr);
     mt_tree *t;
-    assert_int_equal(mt_open(tdir, &cr, F.db4, st, &t, err, sizeof err), 0);
+    assert_int_equal(mt_open(tdir, &cr, F.db4, &t, err, sizeof err), 0);
+    st = mt_store(t);
     mt_job j;
     assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
     /* the opposite of the truth, with a legal move as its "proof" */
@@ -844,7 +840,8 @@ test_forged_result(void **state)
     /* a restart reads nothing of it back */
     assert_int_equal(mt_release(t, j.id, err, sizeof err), 0);
     mt_close(t);
-    assert_int_equal(mt_open(tdir, NULL, F.db4, st, &t, err, sizeof err), 0);
+    assert_int_equal(mt_open(tdir, NULL, F.db4, &t, err, sizeof err), 0);
+    st = mt_store(t);
     mt_stats_get(t, &s);
     assert_int_equal(s.root_bound, ENG_LW);
     /* honest jobs then settle the truth, which the checker accepts */
@@ -858,11 +855,11 @@ test_forged_result(void **state)
     assert_int_equal(s.root_bound, truth);
     assert_int_equal(mt_check_root(t, err, sizeof err), 0);
     mt_close(t);
-    assert_int_equal(mt_open(tdir, NULL, F.db4, st, &t, err, sizeof err), 0);
+    assert_int_equal(mt_open(tdir, NULL, F.db4, &t, err, sizeof err), 0);
+    st = mt_store(t);
     mt_stats_get(t, &s);
     assert_int_equal(s.root_bound, truth);
     mt_close(t);
-    pst_close(st);
     pst_close(wst);
     rm_rf(dir);
 }
@@ -946,7 +943,6 @@ assert_upgraded(const char *dir, const state_sum *want)
     if (strncmp(label, "tree-", 5))
         fprintf(stderr, "label '%s', %llu records\n", label, (unsigned long long)recs);
     assert_true(!strncmp(label, "tree-", 5) && recs == want->nstore - 2);
-    pst_close(st);
     const char *gone[3] = {"tree", "proofs", MT_STATE_DIR ".tmp"};
     for (int i = 0; i < 3; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, gone[i]);
@@ -955,10 +951,12 @@ assert_upgraded(const char *dir, const state_sum *want)
 }
 
 /*
- * A state of the two-environment layout, written by this code (mt_open
- * and a few answered jobs), upgraded into one environment (issue 42):
- * every entry of both kept byte for byte, the old folders gone, a second
- * call a no-op; a SIGKILL at each step of the upgrade (the test hook,
+ * A state of the two-environment layout (a state written by this code,
+ * mt_open and a few answered jobs, split into the old layout by the
+ * fixture generator, test_state_util.h), upgraded into one environment
+ * (issue 42):
+ * every entry of both kept byte for byte, the old folders gone, the
+ * tree opened on it with the root's bound it had, a second call a no-op; a SIGKILL at each step of the upgrade (the test hook,
  * waited on with waitpid, never a sleep) followed by a rerun gives the
  * same state; a tree without its store is refused as damage and left
  * as it is.
@@ -981,7 +979,6 @@ test_state_upgrade(void **state)
             break;
         answer(t, wst, &j, 100);
     }
-    mt_close(t);
     /* records for the store's part of the copy (jobs of 100 positions
      * prove little): the root's children, "at most a draw" for their
      * side to move (the store takes any record that says something) */
@@ -994,8 +991,14 @@ test_state_upgrade(void **state)
     }
     assert_true(nm > 0);
     assert_int_equal(pst_put_many(st, items, (size_t)(nm < 64 ? nm : 64), err, sizeof err), 0);
-    pst_close(st);
+    mt_close(t); /* and its store, st */
     pst_close(wst);
+    /* the tree as a reader sees it (the records above included) */
+    mt_stats before;
+    assert_int_equal(mt_open_ro(dir, F.db4, &t, err, sizeof err), 0);
+    mt_stats_get(t, &before);
+    mt_close(t);
+    assert_int_equal(test_state_split(dir, err, sizeof err), 0);
     state_sum want = old_sum(dir);
     assert_true(want.ntree > 10 && want.nstore > 2);
 
@@ -1032,12 +1035,19 @@ test_state_upgrade(void **state)
              copy, copy);
     assert_int_equal(system(cmd), 0);
     assert_int_equal(mt_state_upgrade(copy, err, sizeof err), MT_ECORRUPT);
-    assert_non_null(strstr(err, "no proof store"));
+    assert_non_null(strstr(err, "proofs is missing or empty"));
     snprintf(p, sizeof p, "%s/tree/data.mdb", copy);
     assert_int_equal(stat(p, &sb), 0);
     rm_rf(copy);
 
-    assert_int_equal(mt_state_upgrade(dir, err, sizeof err), 1);
+    /* the readers upgrade too (mt_open_ro): the same tree */
+    assert_int_equal(mt_open_ro(dir, F.db4, &t, err, sizeof err), 0);
+    mt_stats after;
+    mt_stats_get(t, &after);
+    assert_int_equal(after.root_bound, before.root_bound);
+    assert_int_equal(after.nodes, before.nodes);
+    assert_int_equal(after.jobs_done, before.jobs_done);
+    mt_close(t);
     assert_upgraded(dir, &want);
     assert_int_equal(mt_state_upgrade(dir, err, sizeof err), 0);
     rm_rf(dir);
