@@ -43,7 +43,17 @@ struct mts_env {
     MDB_env *env;
     MDB_dbi meta, nodes, jobs, hist;
     pst_env *store; /* the proof store inside env (state_open), closed first */
+    int scoped;     /* a result's one transaction is open (mts_begin) */
 };
+
+/* A tree transaction's body, and what in_txn passes through the store's
+ * pst_txn_write inside a result's transaction. */
+typedef int (*txn_fn)(mt_tree *t, MDB_txn *txn, void *arg);
+typedef struct scoped_op {
+    mt_tree *t;
+    txn_fn fn;
+    void *arg;
+} scoped_op;
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -213,14 +223,34 @@ write_failed(const char *dir, int rc, const char *before, const char *after, cha
     return MT_EIO;
 }
 
-/* Runs fn inside one write transaction and commits. */
-typedef int (*txn_fn)(mt_tree *t, MDB_txn *txn, void *arg);
+/* fn, then the meta sealed: in_txn's body inside a result's transaction
+ * (pst_txn_body). */
+static int
+scoped_body(MDB_txn *txn, void *arg, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    scoped_op *op = arg;
+    int rc = op->fn(op->t, txn, op->arg);
+    return rc ? rc : meta_seal(op->t, txn);
+}
 
+/* Runs fn inside one write transaction and commits; inside a result's
+ * transaction (mts_begin), inside that one, committed with it. */
 static int
 in_txn(mt_tree *t, txn_fn fn, void *arg, char *err, size_t errlen)
 {
     if (!t->lm) /* the in-memory tree of the tests keeps nothing (tree_int.h) */
         return 0;
+    if (t->lm->scoped) {
+        scoped_op op = {t, fn, arg};
+        char e[512];
+        int rc = pst_txn_write(t->store, scoped_body, &op, e, sizeof e);
+        if (rc == 0)
+            return 0;
+        eng_errf(err, errlen, "tree %s: write failed: %s", t->dir, e);
+        return rc == PST_ENOSPC ? MT_ENOSPC : MT_EIO;
+    }
     MDB_txn *txn;
     int rc = mdb_txn_begin(t->lm->env, NULL, 0, &txn);
     if (!rc) {
@@ -283,6 +313,37 @@ txn_apply(mt_tree *t, MDB_txn *txn, void *arg)
             rc = 0;
     }
     return rc ? rc : meta_state(t, txn);
+}
+
+int
+mts_begin(mt_tree *t, char *err, size_t errlen)
+{
+    if (!t->lm || t->rdonly || t->lm->scoped)
+        return 0;
+    char e[512];
+    int rc = pst_txn_begin(t->store, e, sizeof e);
+    if (rc) {
+        eng_errf(err, errlen, "tree %s: cannot begin a result's transaction: %s", t->dir, e);
+        return rc == PST_ECORRUPT ? MT_ECORRUPT : MT_EIO;
+    }
+    t->lm->scoped = 1;
+    return 0;
+}
+
+int
+mts_end(mt_tree *t, int commit, char *err, size_t errlen)
+{
+    if (!t->lm || !t->lm->scoped)
+        return 0;
+    t->lm->scoped = 0;
+    char e[512];
+    int rc = pst_txn_end(t->store, commit, e, sizeof e);
+    if (rc) {
+        eng_errf(err, errlen, "tree %s: a result's commit failed, nothing of it kept: %s", t->dir,
+                 e);
+        return rc == PST_ENOSPC ? MT_ENOSPC : rc == PST_ECORRUPT ? MT_ECORRUPT : MT_EIO;
+    }
+    return 0;
 }
 
 int

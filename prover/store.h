@@ -430,6 +430,35 @@ int pst_put_many_txn(pst_env *env, struct MDB_txn *txn, const pst_item *items, s
                      char *err, size_t errlen);
 
 /*
+ * ONE TRANSACTION (issue 42: a worker's result admitted and the tree's
+ * change kept in one commit)
+ *   pst_txn_begin opens a write transaction of the store's environment
+ *   as the calling thread's SCOPE: until pst_txn_end, every call of that
+ *   thread on the store runs inside it. Writes (pst_put_many,
+ *   pst_owner_set, pst_txn_write) run in a nested transaction of it (a
+ *   failing call takes back only its own writes) and reach the file only
+ *   with the scope's commit; reads (pst_get, pst_owner, pst_foreach...)
+ *   read inside it and so see its uncommitted writes. Other threads and
+ *   processes see the last commit, as ever, and their writes wait for
+ *   the scope's end (LMDB has one writer). Inside a scope the map does
+ *   not grow: a write that finds it full fails (PST_EIO), and the caller
+ *   ends the scope without committing. One scope per store at a time.
+ *
+ * pst_txn_begin - opens the calling thread's scope.
+ * RETURN 0; PST_EINVAL (a scope is open already); PST_EREADONLY;
+ * PST_ECORRUPT (the store broken); PST_EIO, with err.
+ *
+ * pst_txn_end - ends the calling thread's scope: commit nonzero commits
+ * everything written in it at once (synced), zero aborts it (nothing of
+ * it reaches the file).
+ * RETURN 0; PST_EINVAL (no scope of this thread); PST_ECORRUPT,
+ * PST_ENOSPC, PST_EIO (the commit failed: nothing of it was written),
+ * with err.
+ */
+int pst_txn_begin(pst_env *env, char *err, size_t errlen);
+int pst_txn_end(pst_env *env, int commit, char *err, size_t errlen);
+
+/*
  * pst_guard_faults - turns a fault (SIGSEGV, SIGBUS) inside the store's
  * own LMDB calls into PST_ECORRUPT instead of the end of the process, by
  * installing process-wide handlers that chain to whatever handlers were

@@ -864,6 +864,88 @@ test_forged_result(void **state)
     rm_rf(dir);
 }
 
+/* ---- one transaction per result (tree.h) ------------------------------ */
+
+/* The store's record count and the tree's jobs answered, of the state in
+ * tdir (opened and closed). */
+static void
+kept_counts(const char *tdir, uint64_t *recs, uint64_t *done)
+{
+    char err[512], label[PST_OWNER_MAX];
+    mt_tree *t;
+    assert_int_equal(mt_open(tdir, NULL, F.db4, &t, err, sizeof err), 0);
+    assert_int_equal(pst_owner(mt_store(t), label, sizeof label, recs, err, sizeof err), 0);
+    mt_stats s;
+    mt_stats_get(t, &s);
+    *done = s.jobs_done;
+    mt_close(t);
+}
+
+/* Picks a job on the state in tdir and answers it with a real search
+ * (answer), its worker store in wdir; in a child process, killed by the
+ * test hook CHECKERS_RESULT_KILL=admitted after the admission when kill
+ * is set. RETURN the child's wait status, or 0 without kill. */
+static int
+answer_one(const char *tdir, const char *wdir, int kill)
+{
+    pid_t pid = kill ? fork() : 0;
+    assert_true(pid >= 0);
+    if (pid > 0) {
+        int ws;
+        assert_int_equal(waitpid(pid, &ws, 0), pid);
+        return ws;
+    }
+    if (kill)
+        setenv("CHECKERS_RESULT_KILL", "admitted", 1);
+    char err[512];
+    pst_env *w;
+    mt_tree *t;
+    mt_job j;
+    assert_int_equal(pst_open(wdir, 0, &w, err, sizeof err), 0);
+    assert_int_equal(mt_open(tdir, NULL, F.db4, &t, err, sizeof err), 0);
+    assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+    answer(t, w, &j, 20000);
+    mt_close(t);
+    pst_close(w);
+    if (kill)
+        _exit(0); /* the hook did not fire: the parent sees exit 0 */
+    return 0;
+}
+
+/*
+ * ONE TRANSACTION PER RESULT (issue 42): a worker's result is admitted
+ * and the graph's change applied in one commit. The manager killed
+ * (SIGKILL, the test hook, waited on with waitpid) after the admission
+ * and before the apply keeps neither: the store holds the records it
+ * held and the tree the jobs answered it had (before, the admitted
+ * records were committed on their own). The same job answered without
+ * the kill keeps both.
+ */
+static void
+test_result_one_transaction(void **state)
+{
+    (void)state;
+    char dir[256], tdir[300], wdir[400];
+    pst_env *st;
+    eng_pos root;
+    mt_tree *t = budget_tree_of("tree-onetxn", "B:W30,31,K19:B6,K12", MT_GOAL_VALUE, 20000, dir,
+                                sizeof dir, tdir, sizeof tdir, &st, &root, 2000, 0);
+    mt_close(t);
+    snprintf(wdir, sizeof wdir, "%s/worker", dir);
+    uint64_t recs0, done0, recs, done;
+    kept_counts(tdir, &recs0, &done0);
+    int ws = answer_one(tdir, wdir, 1);
+    assert_true(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL);
+    kept_counts(tdir, &recs, &done);
+    assert_int_equal(recs, recs0); /* nothing of the admitted batch */
+    assert_int_equal(done, done0); /* nor of the graph's change */
+    answer_one(tdir, wdir, 0);
+    kept_counts(tdir, &recs, &done);
+    assert_true(recs > recs0); /* the result proves something: it was kept */
+    assert_int_equal(done, done0 + 1);
+    rm_rf(dir);
+}
+
 /* ---- the state's layout (tree.h, THE STATE'S LAYOUT) -------------------- */
 
 /* XXH64 over every entry (key and value, with their lengths) of the n
@@ -943,6 +1025,7 @@ assert_upgraded(const char *dir, const state_sum *want)
     if (strncmp(label, "tree-", 5))
         fprintf(stderr, "label '%s', %llu records\n", label, (unsigned long long)recs);
     assert_true(!strncmp(label, "tree-", 5) && recs == want->nstore - 2);
+    pst_close(st);
     const char *gone[3] = {"tree", "proofs", MT_STATE_DIR ".tmp"};
     for (int i = 0; i < 3; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, gone[i]);
@@ -1066,6 +1149,7 @@ main(void)
         cmocka_unit_test(test_other_question_reopened),
         cmocka_unit_test(test_unwanted_jobs),
         cmocka_unit_test(test_state_upgrade),
+        cmocka_unit_test(test_result_one_transaction),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

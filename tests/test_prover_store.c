@@ -2047,6 +2047,63 @@ test_store_inside_callers_env(void **state)
     rm_store(dir2);
 }
 
+/*
+ * The scope (store.h, ONE TRANSACTION): inside it the thread's writes
+ * (pst_put_many, pst_txn_write, pst_owner_set) and reads (pst_get,
+ * pst_owner, pst_stats_get) share one write transaction: the reads see
+ * the writes, a write that fails takes back only its own, and nothing
+ * reaches the file before pst_txn_end commits; ended without a commit,
+ * nothing of it stays. A second scope, or an end with none, is refused.
+ */
+static void
+test_scope_one_transaction(void **state)
+{
+    (void)state;
+    char dir[256], err[512], label[PST_OWNER_MAX];
+    new_store_dir(dir, sizeof dir, "pst-scope");
+    pst_env *s = open_rw(dir);
+    eng_pos *ps = gen_positions(93, 30, 1);
+    pst_item items[30];
+    uint64_t rs = 9, recs;
+    for (int i = 0; i < 30; i++)
+        items[i] = item_make(&ps[i], rec_random(&ps[i], &rs));
+    items[0].rec = rec_make(ENG_LL, 5, 3);
+    pst_record r;
+    for (int commit = 0; commit < 2; commit++) {
+        assert_int_equal(pst_txn_begin(s, err, sizeof err), 0);
+        assert_int_equal(pst_txn_begin(s, err, sizeof err), PST_EINVAL);
+        assert_int_equal(pst_put_many(s, items, 10, err, sizeof err), 0);
+        assert_int_equal(pst_get(s, &ps[3], &r), 0); /* seen inside */
+        assert_true(rec_equal(&r, &items[3].rec));
+        /* a batch that fails takes back its own writes only */
+        pst_item bad[2] = {items[10], items[0]};
+        bad[1].rec = rec_make(ENG_DD, 1, 0);
+        assert_int_equal(pst_put_many(s, bad, 2, err, sizeof err), PST_ECONTRADICT);
+        assert_int_equal(pst_get(s, &ps[10], &r), PST_ENOTFOUND);
+        assert_int_equal(pst_owner_set(s, "scope-test", err, sizeof err), 0);
+        assert_int_equal(pst_owner(s, label, sizeof label, &recs, err, sizeof err), 0);
+        assert_true(recs == 10 && !strcmp(label, "scope-test"));
+        assert_int_equal(pst_txn_end(s, commit, err, sizeof err), 0);
+        assert_int_equal(pst_txn_end(s, commit, err, sizeof err), PST_EINVAL);
+        assert_int_equal(pst_owner(s, label, sizeof label, &recs, err, sizeof err), 0);
+        if (!commit) { /* dropped whole */
+            assert_true(recs == 0 && label[0] == 0);
+            assert_int_equal(pst_get(s, &ps[3], &r), PST_ENOTFOUND);
+        } else { /* kept whole */
+            assert_true(recs == 10 && !strcmp(label, "scope-test"));
+            assert_int_equal(pst_get(s, &ps[3], &r), 0);
+        }
+    }
+    pst_close(s);
+    /* what the commit kept is in the file */
+    s = open_rw(dir);
+    assert_int_equal(pst_get(s, &ps[9], &r), 0);
+    assert_true(rec_equal(&r, &items[9].rec));
+    pst_close(s);
+    free(ps);
+    rm_store(dir);
+}
+
 int
 main(void)
 {
@@ -2071,6 +2128,7 @@ main(void)
         cmocka_unit_test(test_map_resized_by_other),
         cmocka_unit_test(test_threads_share_one_env),
         cmocka_unit_test(test_store_inside_callers_env),
+        cmocka_unit_test(test_scope_one_transaction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
