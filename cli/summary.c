@@ -82,8 +82,8 @@ cli_summary_get(const char *dir, const char *db_dir, int check, cli_summary *out
     out->db_pieces = cs.db_pieces;
     mt_stats_get(cs.t, &out->s);
     out->depth = mt_max_depth(cs.t);
-    mt_close(cs.t);
-    cs.t = NULL;
+    /* the tree stays open through the check: its store (cs.st) lives in
+     * the tree's environment and closes with it */
     if (check) {
         pchk_result res;
         char e[512];

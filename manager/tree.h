@@ -480,11 +480,17 @@ int mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen);
  * mt_result - a worker's answer to job id: the bound it claims for the
  * job's position and items (n), the records of its proof. Nothing is
  * written before admission (prover/admit.h) has checked the records as
- * the proof of the job's position over the store's admitted records:
- * then what is proven is written in one transaction (the commit of the
- * result), and the node's bound, score and job counters, an expansion of
- * the node when the job left it unresolved, and the backed-up records
- * (admitted too) follow. A result for a job that is not open is not
+ * the proof of the job's position over the store's admitted records.
+ * ONE TRANSACTION PER RESULT (issue 42): what is proven, the node's
+ * bound, score and job counters, an expansion of the node when the job
+ * left it unresolved, the job answered and the backed-up records
+ * (admitted too) are written in ONE write transaction of the state's
+ * environment, committed before mt_result returns (so before the
+ * manager's ACK): a crash keeps all of it or none, never the admitted
+ * records without the tree's change. CHECKERS_RESULT_KILL=admitted kills
+ * the process (SIGKILL) between the admission and the rest, for the
+ * tests. After a failure other than a refusal the graph in memory may be
+ * ahead of the file: the caller stops (a resume reads the file). A result for a job that is not open is not
  * checked and none of its records is kept (err says so; RETURN 0).
  * RETURN 0; MT_EREFUSED (the claim is not what the records prove, or
  * admission refused them - forged, outside the job, more than max_items
