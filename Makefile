@@ -99,7 +99,7 @@ run: prove
 
 prove: all
 	@./scripts/ensure-egdb.sh $(EGDB) $(PIECES) ./$(BIN)/checkers
-	@[ -d "$(STATE)/tree" ] || ./scripts/first-start.sh "$(OPENING)" "$(STATE)"
+	@[ -d "$(STATE)/state" ] || [ -d "$(STATE)/tree" ] || ./scripts/first-start.sh "$(OPENING)" "$(STATE)"
 	@echo "== proving \"$(OPENING)\" (goal $(GOAL) for White, to move), state in $(STATE)"
 	@# exit 1 is a clean stop (budget, Ctrl-C): resumable, not a failure of make
 	./$(BIN)/checkers prove --opening "$(OPENING)" --goal '$(GOAL)' --state "$(STATE)" \

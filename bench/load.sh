@@ -14,7 +14,7 @@
 #           are stopped, the state is resumed (`prove --state S`, 2 local
 #           workers, at most LOAD_FINISH seconds) and must hold what it
 #           held at the stop; the root's proof, if settled, is checked
-#           with `proof check --state`, and every record of S/proofs (all
+#           with `proof check --state`, and every record of S/state (all
 #           that is settled) with `proof check --store`.
 #   Part 2  a fresh manager with 2 local workers, and LOAD_IDLE (1,000)
 #           TCP connections that never say HELLO (bench/idle_conns.py:
@@ -275,8 +275,8 @@ part1() {
     echo "-- part 1: resume $S with 2 local workers (at most ${FINISH} s)"
     before=$($C tree --state "$S" --depth 0 | sed -n 2p)
     local recs_before
-    recs_before=$($C store stats --store "$S/proofs" | awk '$1 == "records" { print $2 }')
-    echo "at the stop: $before; $recs_before records in $S/proofs"
+    recs_before=$($C store stats --store "$S/state" | awk '$1 == "records" { print $2 }')
+    echo "at the stop: $before; $recs_before records in $S/state"
     $C prove --state "$S" --workers 2 --budget "$FINISH" >"$P/out-resume" 2>"$P/log-resume" &
     local rp=$!
     pids="$pids $rp"
@@ -297,17 +297,17 @@ part1() {
     for ((j = 0; j <= last; j++)); do
         $C proof check --state "$P/s$j" --db "$DB" >"$P/check$j" 2>&1
         echo "proof check --state s$j: exit $? $(head -n 1 "$P/check$j" | cut -f 2)"
-        $C store export --store "$P/s$j/proofs" | cut -f 1 >"$P/records$j"
+        $C store export --store "$P/s$j/state" | cut -f 1 >"$P/records$j"
         local v=0 bad=0 f r
         while read -r f; do
-            r=$($C proof check --store "$P/s$j/proofs" --db "$DB" --pieces 4 "$f" 2>/dev/null |
+            r=$($C proof check --store "$P/s$j/state" --db "$DB" --pieces 4 "$f" 2>/dev/null |
                 head -n 1 | cut -f 2)
             if [ "$r" = valid ]; then v=$((v + 1)); else
                 bad=$((bad + 1))
                 echo "  record $f: $r"
             fi
         done <"$P/records$j"
-        echo "every record of s$j/proofs checked alone: $v valid, $bad not"
+        echo "every record of s$j/state checked alone: $v valid, $bad not"
     done
 }
 

@@ -148,7 +148,7 @@ main(void)
     int score = env_int("SERVE_BENCH_SCORE", 50), reps = env_int("SERVE_BENCH_REPS", 20);
     long max_nodes = env_int("SERVE_BENCH_MAX", 1000000);
     int keep = env_int("SERVE_BENCH_KEEP", 0);
-    char dir[512], sdir[600], tdir[600], err[512];
+    char dir[512], err[512];
     const char *again = getenv("SERVE_BENCH_STATE");
     if (again)
         snprintf(dir, sizeof dir, "%s", again);
@@ -158,13 +158,7 @@ main(void)
         fprintf(stderr, "serve_cost: cannot make a folder in %s\n", base_dir);
         return 1;
     }
-    snprintf(sdir, sizeof sdir, "%s/proofs", dir);
-    snprintf(tdir, sizeof tdir, "%s/tree", dir);
-    pst_env *st;
-    if (pst_open(sdir, 0, &st, err, sizeof err)) {
-        fprintf(stderr, "serve_cost: %s\n", err);
-        return 1;
-    }
+    pst_env *st; /* the tree's store (manager/tree.h, mt_store) */
     mt_create cr = {.goal = MT_GOAL_VALUE,
                     .job_ms = 30000,
                     .job_max_ms = 30000, /* every unresolved job expands its leaf */
@@ -173,7 +167,7 @@ main(void)
                     .score_nodes = (uint32_t)score};
     eng_start(&cr.root);
     mt_tree *t;
-    if (mt_open(tdir, again ? NULL : &cr, NULL, st, &t, err, sizeof err)) {
+    if (mt_open(dir, again ? NULL : &cr, NULL, &t, err, sizeof err)) {
         fprintf(stderr, "serve_cost: %s\n", err);
         return 1;
     }
@@ -205,18 +199,17 @@ main(void)
     mt_stats_get(t, &ms);
     double grow_s = bench_now() - g0;
     mt_close(t);
-    pst_close(st);
     if (rc)
         return rc;
 
     /* open it as `serve` does */
     long rss0 = rss_kb();
     double o0 = bench_now();
-    if (pst_open(sdir, PST_RDONLY, &st, err, sizeof err) ||
-        mt_open_ro(tdir, NULL, st, &t, err, sizeof err)) {
+    if (mt_open_ro(dir, NULL, &t, err, sizeof err)) {
         fprintf(stderr, "serve_cost: %s\n", err);
         return 1;
     }
+    st = mt_store(t);
     double open_s = bench_now() - o0;
     long rss1 = rss_kb();
     deep_arg da = {.want = 0};
@@ -273,7 +266,6 @@ main(void)
     web_free(w);
     event_base_free(base);
     mt_close(t);
-    pst_close(st);
     if (keep || again) {
         printf("state kept in %s (checkers serve --state %s)\n", dir, dir);
     } else {

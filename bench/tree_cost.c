@@ -76,17 +76,10 @@ main(void)
         base = stat("/dev/shm", &sb) == 0 ? "/dev/shm" : "/tmp";
     int score = env_int("TREE_BENCH_SCORE", 50), jobs = env_int("TREE_BENCH_JOBS", 2000);
     long max_nodes = env_int("TREE_BENCH_MAX", 1000000);
-    char dir[512], sdir[600], tdir[600], err[512];
+    char dir[512], err[512];
     snprintf(dir, sizeof dir, "%s/tree_cost.XXXXXX", base); /* mkdtemp fills in the X's */
     if (!mkdtemp(dir)) {
         fprintf(stderr, "tree_cost: cannot make a folder in %s\n", base);
-        return 1;
-    }
-    snprintf(sdir, sizeof sdir, "%s/proofs", dir);
-    snprintf(tdir, sizeof tdir, "%s/tree", dir);
-    pst_env *st;
-    if (pst_open(sdir, 0, &st, err, sizeof err)) {
-        fprintf(stderr, "tree_cost: %s\n", err);
         return 1;
     }
     mt_create cr = {.goal = MT_GOAL_VALUE,
@@ -97,7 +90,7 @@ main(void)
                     .score_nodes = (uint32_t)score};
     eng_start(&cr.root);
     mt_tree *t;
-    if (mt_open(tdir, &cr, NULL, st, &t, err, sizeof err)) {
+    if (mt_open(dir, &cr, NULL, &t, err, sizeof err)) {
         fprintf(stderr, "tree_cost: %s\n", err);
         return 1;
     }
@@ -167,7 +160,6 @@ main(void)
            "them now)\n",
            score_ms, score_ms * 8);
     mt_close(t);
-    pst_close(st);
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)

@@ -44,7 +44,7 @@ static const char proof_help[] =
     "\n"
     "  --store PATH  the proof store (opened read-only)\n"
     "  --state DIR   a proof of `checkers prove`: checks its root's record in\n"
-    "                DIR/proofs, with the databases' piece count the proof\n"
+    "                DIR/state's store, with the databases' piece count the proof\n"
     "                used: the manager's tree and every worker's proof must\n"
     "                form one closed proof of the root's result\n"
     "  --db DIR      the endgame databases the proof's leaves rest on\n"
@@ -121,7 +121,7 @@ db_exit(int rc)
 int
 cli_proof_state_read(const char *cmd, const char *state, int others, cli_proof_state *out)
 {
-    char tdir[4200], terr[512];
+    char terr[512];
     eng_pos r;
     if (others) {
         fprintf(stderr,
@@ -130,14 +130,15 @@ cli_proof_state_read(const char *cmd, const char *state, int others, cli_proof_s
                 cmd);
         return CLI_EXIT_USAGE;
     }
-    snprintf(tdir, sizeof tdir, "%s/tree", state);
     int trc =
-        mt_info_db(tdir, &r, &out->goal, &out->scope, out->db, sizeof out->db, terr, sizeof terr);
+        mt_info_db(state, &r, &out->goal, &out->scope, out->db, sizeof out->db, terr, sizeof terr);
     if (trc) {
         fprintf(stderr, "checkers %s: %s\n", cmd, terr);
         return trc == MT_ECORRUPT || trc == MT_EIO ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
     }
-    snprintf(out->store, sizeof out->store, "%.4100s/proofs", state);
+    /* the store inside the state's one environment (manager/tree.h, THE
+     * STATE'S LAYOUT), readable as any store */
+    snprintf(out->store, sizeof out->store, "%.4100s/%s", state, MT_STATE_DIR);
     eng_format_fen(&r, out->fen, sizeof out->fen);
     return CLI_EXIT_OK;
 }
@@ -206,6 +207,7 @@ proof_check_cmd(int argc, char **argv)
     char err[512];
     egdb *db = NULL;
     pst_env *st = NULL;
+    mt_tree *stt = NULL; /* --state: the state, opened for its store */
     int status;
     int rc = 0;
     if (dbdir[0] || !state)
@@ -214,22 +216,20 @@ proof_check_cmd(int argc, char **argv)
         fprintf(stderr, "checkers proof check: %s (%s)\n", err, ck_strerror(rc));
         return db_exit(rc);
     }
-    rc = pst_open(store, PST_RDONLY, &st, err, sizeof err);
-    if (rc != 0) {
-        fprintf(stderr, "checkers proof check: %s (%s)\n", err, ck_strerror(rc));
-        status = state ? CLI_EXIT_DAMAGED : store_exit(rc);
-        goto cleanup;
-    }
     if (state) {
-        /* the state's store, whole: not missing, emptied or swapped */
-        char tdir[4200];
-        snprintf(tdir, sizeof tdir, "%s/tree", state);
-        if ((rc = mt_store_check(tdir, st, err, sizeof err)) != 0) {
+        /* the state's store, whole: not missing, emptied or swapped; it
+         * is the tree's, in the tree's environment (opened once) */
+        if ((rc = mt_open_store(state, &stt, err, sizeof err)) != 0) {
             fprintf(stderr, "checkers proof check: %s\n", err);
             status = rc == MT_ECORRUPT || rc == MT_EIO || rc == MT_ESTORE ? CLI_EXIT_DAMAGED
                                                                           : CLI_EXIT_USAGE;
             goto cleanup;
         }
+        st = mt_store(stt);
+    } else if ((rc = pst_open(store, PST_RDONLY, &st, err, sizeof err)) != 0) {
+        fprintf(stderr, "checkers proof check: %s (%s)\n", err, ck_strerror(rc));
+        status = store_exit(rc);
+        goto cleanup;
     }
 
     pchk_result res;
@@ -303,7 +303,9 @@ proof_check_cmd(int argc, char **argv)
     fprintf(stderr, "checked in %.2f s\n", cli_now() - t0);
 
 cleanup:
-    if (st)
+    if (stt)
+        mt_close(stt); /* and its store, st */
+    else if (st)
         pst_close(st);
     egdb_close(db);
     return status;

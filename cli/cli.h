@@ -24,7 +24,7 @@ int cli_proof_export(int argc, char **argv);
 /* What a proof's state gives the commands that read its proof (proof check,
  * proof export, check_cmds.c). */
 typedef struct cli_proof_state {
-    char store[4200];      /* "<state>/proofs"                          */
+    char store[4200];      /* "<state>/state": the store inside the state */
     char fen[ENG_FEN_MAX]; /* the root                                  */
     int goal;              /* MT_GOAL_* of manager/tree.h               */
     int scope;             /* database scope the proof rests on (egdb.h; 0: none) */

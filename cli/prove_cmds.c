@@ -324,13 +324,11 @@ cli_prove(int argc, char **argv)
     mt_create cr;
     memset(&cr, 0, sizeof cr);
     char acf_line[256];
-    char tree_dir[PATH_MAX];
-    snprintf(tree_dir, sizeof tree_dir, "%s/tree", state);
     eng_pos have_root;
     int have_goal, have_pieces;
     char err[512];
     char have_db[PATH_MAX] = "";
-    int irc = mt_info_db(tree_dir, &have_root, &have_goal, &have_pieces, have_db, sizeof have_db,
+    int irc = mt_info_db(state, &have_root, &have_goal, &have_pieces, have_db, sizeof have_db,
                          err, sizeof err);
     if (irc == MT_ECORRUPT || irc == MT_EIO) { /* there is a tree, and it cannot be read */
         fprintf(stderr, "checkers prove: %s\n", err);

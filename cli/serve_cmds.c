@@ -149,7 +149,7 @@ cli_serve(int argc, char **argv)
         fprintf(stderr, "checkers serve: needs --state DIR ('checkers serve --help')\n");
         return CLI_EXIT_USAGE;
     }
-    char err[1024], path[PATH_MAX + 16], kept_db[PATH_MAX] = "";
+    char err[1024], kept_db[PATH_MAX] = "";
     char token[MGP_TOKEN_MAX + 1] = "";
     if (token_file && mgr_read_token(token_file, token, sizeof token, err, sizeof err)) {
         fprintf(stderr, "checkers serve: --token-file: %s\n", err);
@@ -157,8 +157,7 @@ cli_serve(int argc, char **argv)
     }
     eng_pos root;
     int goal, pieces;
-    snprintf(path, sizeof path, "%s/tree", state);
-    int rc = mt_info_db(path, &root, &goal, &pieces, kept_db, sizeof kept_db, err, sizeof err);
+    int rc = mt_info_db(state, &root, &goal, &pieces, kept_db, sizeof kept_db, err, sizeof err);
     if (rc) {
         fprintf(stderr, "checkers serve: %s\n", err);
         return rc == MT_ECORRUPT || rc == MT_EIO ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
@@ -186,17 +185,12 @@ cli_serve(int argc, char **argv)
             return rc == EGDB_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
         }
     }
-    snprintf(path, sizeof path, "%s/proofs", state);
-    rc = pst_open(path, PST_RDONLY, &st, err, sizeof err);
-    if (rc) {
-        fprintf(stderr, "checkers serve: proof store: %s\n", err);
-        code = rc == PST_ECORRUPT || rc == PST_EVERSION ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
-        goto out;
-    }
     long mgr_pid = running_manager(state);
-    snprintf(path, sizeof path, "%s/tree", state);
     double t0 = cli_now();
-    rc = mt_open_ro(path, db, st, &t, err, sizeof err);
+    /* the tree and its store, read-only, in the state's one environment */
+    rc = mt_open_ro(state, db, &t, err, sizeof err);
+    if (!rc)
+        st = mt_store(t);
     if (rc) {
         fprintf(stderr, "checkers serve: %s\n", err);
         code = rc == MT_ECORRUPT || rc == MT_ESTORE || rc == MT_EDB ? CLI_EXIT_DAMAGED
@@ -301,9 +295,7 @@ out:
     web_free(w);
     if (base)
         event_base_free(base);
-    mt_close(t);
-    if (st)
-        pst_close(st);
+    mt_close(t); /* and its store, st */
     egdb_close(db);
     return code;
 }

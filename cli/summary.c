@@ -18,10 +18,9 @@ cli_state_open(const char *dir, const char *db_dir, size_t cache_bytes, cli_stat
                size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    char path[4200], e[512];
-    snprintf(path, sizeof path, "%s/tree", dir);
+    char e[512];
     char kept_db[480];
-    int rc = mt_info_db(path, &out->root, &out->goal, &out->db_pieces, kept_db, sizeof kept_db, e,
+    int rc = mt_info_db(dir, &out->root, &out->goal, &out->db_pieces, kept_db, sizeof kept_db, e,
                         sizeof e);
     if (rc) {
         snprintf(err, errlen, "%s", e);
@@ -43,15 +42,11 @@ cli_state_open(const char *dir, const char *db_dir, size_t cache_bytes, cli_stat
             return rc == EGDB_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
         }
     }
-    snprintf(path, sizeof path, "%s/proofs", dir);
-    rc = pst_open(path, 0, &out->st, e, sizeof e);
-    if (rc) {
-        snprintf(err, errlen, "%s", e);
-        cli_state_close(out);
-        return rc == PST_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
-    }
-    snprintf(path, sizeof path, "%s/tree", dir);
-    rc = mt_open(path, NULL, out->db, out->st, &out->t, e, sizeof e);
+    /* the tree and its store: one environment (manager/tree.h, THE
+     * STATE'S LAYOUT), the store the tree's */
+    rc = mt_open(dir, NULL, out->db, &out->t, e, sizeof e);
+    if (!rc)
+        out->st = mt_store(out->t);
     if (rc) {
         snprintf(err, errlen, "%s", e);
         cli_state_close(out);
@@ -65,9 +60,7 @@ void
 cli_state_close(cli_state *s)
 {
     if (s->t)
-        mt_close(s->t);
-    if (s->st)
-        pst_close(s->st);
+        mt_close(s->t); /* and its store, s->st */
     egdb_close(s->db);
     memset(s, 0, sizeof *s);
 }
@@ -89,8 +82,8 @@ cli_summary_get(const char *dir, const char *db_dir, int check, cli_summary *out
     out->db_pieces = cs.db_pieces;
     mt_stats_get(cs.t, &out->s);
     out->depth = mt_max_depth(cs.t);
-    mt_close(cs.t);
-    cs.t = NULL;
+    /* the tree stays open through the check: its store (cs.st) lives in
+     * the tree's environment and closes with it */
     if (check) {
         pchk_result res;
         char e[512];

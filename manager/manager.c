@@ -1226,7 +1226,6 @@ run_open(mgr *m, int *lock_fd)
 {
     const mgr_opts *o = m->o;
     char err[1024];
-    char path[4200];
     if (mkdir_parents(o->state)) {
         int full = errno == ENOSPC || errno == EDQUOT;
         fprintf(stderr, "checkers prove: cannot create %s: %s\n", o->state,
@@ -1248,12 +1247,7 @@ run_open(mgr *m, int *lock_fd)
         fprintf(stderr, "checkers prove: %s\n", err);
         return MGR_USAGE;
     }
-    snprintf(path, sizeof path, "%s/proofs", o->state);
-    int rc = pst_open(path, 0, &m->store, err, sizeof err);
-    if (rc) {
-        fprintf(stderr, "checkers prove: proof store: %s\n", err);
-        return rc == PST_ECORRUPT || rc == PST_EVERSION ? MGR_DAMAGED : MGR_STOPPED;
-    }
+    int rc;
     if (o->db_dir) {
         int pieces = 0;
         if (o->create) {
@@ -1261,8 +1255,7 @@ run_open(mgr *m, int *lock_fd)
         } else {
             eng_pos r;
             int g;
-            snprintf(path, sizeof path, "%s/tree", o->state);
-            int irc = mt_info(path, &r, &g, &pieces, err, sizeof err);
+            int irc = mt_info(o->state, &r, &g, &pieces, err, sizeof err);
             if (irc) {
                 fprintf(stderr, "checkers prove: %s\n", err);
                 return irc == MT_ECORRUPT || irc == MT_EIO ? MGR_DAMAGED : MGR_USAGE;
@@ -1275,10 +1268,13 @@ run_open(mgr *m, int *lock_fd)
             return rc == EGDB_ECORRUPT ? MGR_DAMAGED : MGR_USAGE;
         }
     }
-    snprintf(path, sizeof path, "%s/tree", o->state);
     if (!o->quiet && o->create)
         fprintf(stderr, "checkers prove: starting the tree (seed line, first scores)...\n");
-    rc = mt_open(path, o->create, m->db, m->store, &m->tree, err, sizeof err);
+    /* the tree and the proof store: one environment (tree.h, THE STATE'S
+     * LAYOUT), the store the tree's (closed with it) */
+    rc = mt_open(o->state, o->create, m->db, &m->tree, err, sizeof err);
+    if (!rc)
+        m->store = mt_store(m->tree);
     if (rc) {
         fprintf(stderr, "checkers prove: %s\n", err);
         return rc == MT_ECORRUPT || rc == MT_ESTORE || rc == MT_EDB ? MGR_DAMAGED
@@ -1454,9 +1450,8 @@ mgr_run(const mgr_opts *o)
             run_stop(&m);
         }
     }
-    mt_close(m.tree);
+    mt_close(m.tree); /* and its store, m.store */
     egdb_close(m.db);
-    pst_close(m.store);
     if (lock_fd >= 0)
         close(lock_fd);
     return code;

@@ -30,16 +30,19 @@
  *               checked.
  *
  * STATE DIRECTORY (--state DIR)
- *   DIR/tree     the tree (tree.h, PERSISTENCE)
- *   DIR/proofs   the proof store (prover/store.h): every admitted worker
- *                proof and every backed-up tree node, nothing unchecked;
- *                `proof check --state DIR` checks the root's record here
+ *   DIR/state    one LMDB environment (tree.h, THE STATE'S LAYOUT): the
+ *                tree (tree.h, PERSISTENCE) and the proof store
+ *                (prover/store.h): every admitted worker proof and every
+ *                backed-up tree node, nothing unchecked; `proof check
+ *                --state DIR` checks the root's record here. A state of
+ *                the old layout (DIR/tree and DIR/proofs) is upgraded
+ *                into it when it is opened.
  *   DIR/token    the workers' shared secret (SECURITY), mode 0600
  *   DIR/workers  the local workers' logs and their one shared store (store/)
- *   A worker's result is committed to DIR/proofs (and the tree) before it
+ *   A worker's result is committed to the store (and the tree) before it
  *   is acknowledged. Kill the manager at any moment: `checkers prove
  *   --state DIR` resumes, and no proven node is lost (bounds are read
- *   back from DIR/proofs).
+ *   back from the store).
  *
  * GOALS (--goal)
  *   value   the exact value (two questions; a draw needs both bounds);

@@ -21,7 +21,9 @@
  *   record not yet admitted is backed up again by the next open's pass.
  */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "manager/tree_int.h"
@@ -31,6 +33,18 @@
 #define PICK_EXPANSIONS 64 /* early expansions one pick may ask for, at most */
 
 /* ---- functions -------------------------------------------------------- */
+
+/* The test hook of ONE TRANSACTION PER RESULT (tree.h): with
+ * CHECKERS_RESULT_KILL=admitted the process is killed (SIGKILL) after a
+ * result's admission, before the graph's change is applied, so that a
+ * test can show that the admitted records were not kept without it. */
+static void
+result_hook(void)
+{
+    const char *k = getenv("CHECKERS_RESULT_KILL");
+    if (k && !strcmp(k, "admitted"))
+        raise(SIGKILL);
+}
 
 /* The change set applied, after a graph call that returned rc: a
  * failure of the call wins (its err), the set is dropped then. */
@@ -90,13 +104,22 @@ mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int 
         t->nkid_scores = 0;
         return 0;
     }
-    /* 1. admission (tree_proof.c): nothing of the batch is written unless
-     * it proves what it claims */
-    int rc = mtp_admit_result(t, j, &bound, items, n, max_items, err, errlen);
+    /* 0. ONE TRANSACTION: everything below is committed together, or
+     * nothing of it */
+    int rc = mts_begin(t, err, errlen);
     if (rc) {
         t->nkid_scores = 0;
         return rc;
     }
+    /* 1. admission (tree_proof.c): nothing of the batch is written unless
+     * it proves what it claims */
+    rc = mtp_admit_result(t, j, &bound, items, n, max_items, err, errlen);
+    if (rc) {
+        t->nkid_scores = 0;
+        mts_end(t, 0, NULL, 0); /* refused: the batch was not written */
+        return rc;
+    }
+    result_hook();
     /* 2. the graph takes what the store now holds, with the children's
      * scores the worker sent with this job (kept with the node) */
     mtg_result_fact f = {bound, settled, score, depth, nodes, ms, NULL, 0};
@@ -106,7 +129,11 @@ mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int 
     }
     rc = mtd_take(t, j, &f, err, errlen);
     t->nkid_scores = 0;
-    return rc;
+    /* the commit: the admitted records, the node, the job answered and
+     * the records it backs up at once (a failure above drops them all,
+     * and the manager stops: the graph in memory is ahead of the file) */
+    int e = mts_end(t, rc == 0, rc ? NULL : err, rc ? 0 : errlen);
+    return rc ? rc : e;
 }
 
 void

@@ -208,7 +208,9 @@
  *   late still counts as its own. Only the worker it prefers is not
  *   kept: the workers of a new run are new.
  *
- * PERSISTENCE (LMDB, directory <state>/tree)
+ * PERSISTENCE (LMDB, directory <state>/state: THE STATE'S LAYOUT below;
+ * the names here are those of the old layout's <state>/tree, "tree."
+ * before each in the new one)
  *   Named databases, little-endian:
  *     "meta"  text keys and values: schema "checkers-proof-tree 2", root
  *             FEN, goal, parameters, the databases' folder (db_dir), the
@@ -235,6 +237,23 @@
  *   at open. An expansion writes the node and all its children in one
  *   transaction. Children are not stored as lists: they are the legal
  *   moves, generated again at open.
+ *
+ * THE STATE'S LAYOUT (issue 42: one environment, one transaction)
+ *   Until issue 42 a state held two LMDB environments, <state>/tree (the
+ *   databases above) and <state>/proofs (the proof store, prover/
+ *   store.h), and nothing in LMDB tied them together: a result's
+ *   admission and the tree's change took transactions in both, and a
+ *   crash between them kept one without the other (tree_lmdb.c, STORE
+ *   AND TREE, checks the tie at open). The layout the state moves to is
+ *   ONE environment, <state>/MT_STATE_DIR, holding the tree's four
+ *   databases under the names MT_DB_META, MT_DB_NODES, MT_DB_JOBS and
+ *   MT_DB_HIST (same keys and values as above) and the store's two under
+ *   their own names ("meta", "nodes": store.h, KEYS AND FILE FORMAT), so
+ *   that one write transaction can admit a result and keep the tree's
+ *   change, and `store stats --store <state>/state` reads the store as
+ *   any other. mt_state_upgrade moves a state of the old layout into it.
+ *   Every call that opens a state (mt_open, mt_open_ro, mt_open_store,
+ *   mt_info*) upgrades a state of the old layout first.
  */
 #ifndef MANAGER_TREE_H
 #define MANAGER_TREE_H
@@ -253,6 +272,11 @@
  * Schema 1 trees took workers' records unchecked: refused (MT_EOLD). */
 #define MT_SCHEMA "checkers-proof-tree 2"
 #define MT_SCHEMA_UNADMITTED "checkers-proof-tree 1"
+#define MT_STATE_DIR "state"     /* THE STATE'S LAYOUT: the one environment's folder */
+#define MT_DB_META "tree.meta"   /* and the tree's databases in it */
+#define MT_DB_NODES "tree.nodes"
+#define MT_DB_JOBS "tree.jobs"
+#define MT_DB_HIST "tree.hist"
 #define MT_INF ((uint64_t)1 << 40) /* proof-number infinity (saturating) */
 #define MT_H_INF 10001             /* h at or past this: nothing provisional */
 #define MT_JOB_GROW 8              /* default cap of a node's budget: 8 first jobs */
@@ -374,38 +398,70 @@ typedef struct mt_view {
 /* ---- functions ------------------------------------------------------ */
 
 /*
- * mt_open - opens the tree in directory dir (<state>/tree), creating it
- * when create is non-NULL (refused if one exists: MT_EINVAL "already
- * holds a proof"), resuming it otherwise (MT_EINVAL when there is none).
- * db (may be NULL only when db_pieces is 0) and store must outlive the
- * tree. On resume, every node's bound is read back from the store and
+ * mt_open - opens the tree of the state in folder state (its one
+ * environment <state>/state: THE STATE'S LAYOUT; a state of the old
+ * layout is upgraded first, mt_state_upgrade), creating it when create
+ * is non-NULL (refused if one exists: MT_EINVAL "already holds a
+ * proof"), resuming it otherwise (MT_EINVAL when there is none). The
+ * proof store is opened inside the same environment (mt_store). db (may
+ * be NULL only when db_pieces is 0) must outlive the tree. On resume, every node's bound is read back from the store and
  * the databases, and backed-up records missing from the store (a stop
  * between a result and its backup) are written.
  * RETURN 0; MT_E* with err naming the file and the problem.
  */
-int mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store, mt_tree **out,
-            char *err, size_t errlen);
+int mt_open(const char *state, const mt_create *create, const egdb *db, mt_tree **out, char *err,
+            size_t errlen);
 
+/* mt_close - closes the tree, its store (mt_store) and their environment. */
 void mt_close(mt_tree *t);
 
+/* mt_store - the tree's proof store, inside its environment: owned by
+ * the tree (closed by mt_close, never by pst_close); read-only for a tree
+ * of mt_open_ro or mt_open_store. NULL for the in-memory tree. */
+pst_env *mt_store(const mt_tree *t);
+
 /*
- * mt_store_check - whether store is the proof store of the tree in dir,
- * whole: the owner label the tree was made with, and at least the records
- * it saw at its last save (tree_lmdb.c, STORE AND TREE). Read-only: a store
- * that is not yet labelled (a tree made before labels) passes.
- * RETURN 0, MT_ECORRUPT with err naming the store and what is wrong, or
+ * mt_open_store - the state in folder state opened for its proof store
+ * alone (`proof check --state`, `proof export --state`): the tree's meta
+ * read and checked, no node loaded, the store (mt_store) read-only and
+ * checked to be the tree's, whole: the owner label the tree was made
+ * with, and at least the records it saw at its last save (tree_lmdb.c,
+ * STORE AND TREE; a store not yet labelled passes). Only mt_store and
+ * mt_close may be called on the result.
+ * RETURN 0 and *out; MT_ECORRUPT with err naming what is wrong, or
  * another MT_E* code with err.
  */
-int mt_store_check(const char *dir, pst_env *store, char *err, size_t errlen);
+int mt_open_store(const char *state, mt_tree **out, char *err, size_t errlen);
 
-/* mt_info - the root, goal and database piece count of the proof in dir
- * (<state>/tree), without loading the tree, and without writing (LMDB
+/*
+ * mt_state_upgrade - moves the state in folder state from the layout of
+ * two environments (<state>/tree, <state>/proofs) into one
+ * (<state>/MT_STATE_DIR: THE STATE'S LAYOUT), every entry of both copied
+ * byte for byte in one write transaction into <state>/state.tmp, which
+ * is synced and then renamed; the old folders are removed only after the
+ * rename. A SIGKILL at any point loses nothing: the next call throws
+ * away an unfinished copy and makes it again, or removes what the
+ * interrupted one left of the old layout (state_upgrade.c says why).
+ * The caller holds the state's lock (no manager runs on it). Needs the
+ * store's fault guards (pst_guard_faults) for a damaged old file to be
+ * refused rather than crash. The environment variable
+ * CHECKERS_UPGRADE_KILL=STEP (copied, synced, renamed, removed-tree)
+ * kills the process with SIGKILL at that step: for the tests.
+ * RETURN 1 (upgraded, or an interrupted upgrade finished), 0 (nothing
+ * of the old layout there: a state of the new layout, or none), or
+ * MT_ECORRUPT (a damaged old state, or a tree without its store: left
+ * as it is), MT_ENOSPC, MT_EIO, with err.
+ */
+int mt_state_upgrade(const char *state, char *err, size_t errlen);
+
+/* mt_info - the root, goal and database piece count of the proof in the
+ * state in folder state, without loading the tree, and without writing (LMDB
  * opened MDB_RDONLY). RETURN 0 or MT_E*. */
-int mt_info(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *err, size_t errlen);
+int mt_info(const char *state, eng_pos *root, int *goal, int *db_pieces, char *err, size_t errlen);
 
 /* mt_info_db - mt_info, and the databases' folder the proof was started
  * with into db_dir (cap bytes; "" when none was kept). */
-int mt_info_db(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *db_dir, size_t cap,
+int mt_info_db(const char *state, eng_pos *root, int *goal, int *db_pieces, char *db_dir, size_t cap,
                char *err, size_t errlen);
 
 /* The root's bound and whether the goal is settled. */
@@ -424,11 +480,17 @@ int mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen);
  * mt_result - a worker's answer to job id: the bound it claims for the
  * job's position and items (n), the records of its proof. Nothing is
  * written before admission (prover/admit.h) has checked the records as
- * the proof of the job's position over the store's admitted records:
- * then what is proven is written in one transaction (the commit of the
- * result), and the node's bound, score and job counters, an expansion of
- * the node when the job left it unresolved, and the backed-up records
- * (admitted too) follow. A result for a job that is not open is not
+ * the proof of the job's position over the store's admitted records.
+ * ONE TRANSACTION PER RESULT (issue 42): what is proven, the node's
+ * bound, score and job counters, an expansion of the node when the job
+ * left it unresolved, the job answered and the backed-up records
+ * (admitted too) are written in ONE write transaction of the state's
+ * environment, committed before mt_result returns (so before the
+ * manager's ACK): a crash keeps all of it or none, never the admitted
+ * records without the tree's change. CHECKERS_RESULT_KILL=admitted kills
+ * the process (SIGKILL) between the admission and the rest, for the
+ * tests. After a failure other than a refusal the graph in memory may be
+ * ahead of the file: the caller stops (a resume reads the file). A result for a job that is not open is not
  * checked and none of its records is kept (err says so; RETURN 0).
  * RETURN 0; MT_EREFUSED (the claim is not what the records prove, or
  * admission refused them - forged, outside the job, more than max_items
@@ -538,9 +600,11 @@ void mt_walk(const mt_tree *t, int max_depth, int (*fn)(const mt_view *v, void *
 /*
  * READ-ONLY ACCESS (the proof browser: web/web.h, `checkers serve`)
  *
- * mt_open_ro - opens the tree in dir for reading only: LMDB is opened
- * MDB_RDONLY, and nothing is ever written, to the tree or to the store
- * (open store with PST_RDONLY). The tree is loaded and its numbers
+ * mt_open_ro - opens the tree of the state in folder state for reading
+ * only: LMDB is opened MDB_RDONLY, and nothing is ever written, to the
+ * tree or to its store (mt_store: opened PST_RDONLY inside the same
+ * environment; a state of the old layout is upgraded first, the one
+ * write a reader makes, mt_state_upgrade). The tree is loaded and its numbers
  * computed as mt_open does, so every node shows what `checkers tree`
  * shows; a backed-up bound stronger than its record (a stop between a
  * result and its backup) is shown but not written. A manager may run on
@@ -550,7 +614,7 @@ void mt_walk(const mt_tree *t, int max_depth, int (*fn)(const mt_view *v, void *
  * RETURN 0; MT_E* with err naming the file and the problem (MT_EOLD for
  * a schema 1 tree).
  */
-int mt_open_ro(const char *dir, const egdb *db, pst_env *store, mt_tree **out, char *err,
+int mt_open_ro(const char *state, const egdb *db, mt_tree **out, char *err,
                size_t errlen);
 
 /* mt_lookup - the node of position p (exact, side to move included)

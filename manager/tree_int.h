@@ -468,6 +468,19 @@ int mtp_admit_backups(mt_tree *t, char *err, size_t errlen);
  * nothing lost) or MT_EIO, with err; MT_ESTORE. */
 int mts_apply(mt_tree *t, char *err, size_t errlen);
 
+/*
+ * mts_begin, mts_end - a result's ONE TRANSACTION (tree.c, mt_result):
+ * between them, every write of the tree and of its store (admission, the
+ * change set, the backed-up records) goes into one write transaction of
+ * the state's environment (the store's scope, prover/store.h, ONE
+ * TRANSACTION), and reads see it; mts_end commits it (commit nonzero) or
+ * drops it whole. The in-memory and read-only trees do nothing.
+ * RETURN 0; MT_EIO, MT_ENOSPC (nothing of it written), MT_ECORRUPT, with
+ * err.
+ */
+int mts_begin(mt_tree *t, char *err, size_t errlen);
+int mts_end(mt_tree *t, int commit, char *err, size_t errlen);
+
 /* ---- the driver (tree.c) ------------------------------------------------ */
 
 /* mtd_take - an admitted result given to the graph (mtg_result), the

@@ -5,8 +5,11 @@
  * and load, the tie to its proof store, and the history of the root's
  * numbers.
  *
- * OWNS: the tree's LMDB environment and every byte of it.
- * CALLS: the graph (tree_graph.c: the nodes it loads, their facts) and the proof
+ * OWNS: the state's LMDB environment (<state>/state: tree.h, THE STATE'S
+ * LAYOUT) and the tree's databases in it; the proof store inside it is
+ * opened here (pst_open_in) and closed with the tree.
+ * CALLS: the upgrade of a state of the old layout (state_upgrade.c,
+ * mt_state_upgrade, before the environment is opened), the graph (tree_graph.c: the nodes it loads, their facts) and the proof
  * part (tree_proof.c: own bounds at open, the children lost in a stop,
  * the seed line, the backed-up records admitted after its commit).
  */
@@ -39,7 +42,18 @@
 struct mts_env {
     MDB_env *env;
     MDB_dbi meta, nodes, jobs, hist;
+    pst_env *store; /* the proof store inside env (state_open), closed first */
+    int scoped;     /* a result's one transaction is open (mts_begin) */
 };
+
+/* A tree transaction's body, and what in_txn passes through the store's
+ * pst_txn_write inside a result's transaction. */
+typedef int (*txn_fn)(mt_tree *t, MDB_txn *txn, void *arg);
+typedef struct scoped_op {
+    mt_tree *t;
+    txn_fn fn;
+    void *arg;
+} scoped_op;
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -209,14 +223,34 @@ write_failed(const char *dir, int rc, const char *before, const char *after, cha
     return MT_EIO;
 }
 
-/* Runs fn inside one write transaction and commits. */
-typedef int (*txn_fn)(mt_tree *t, MDB_txn *txn, void *arg);
+/* fn, then the meta sealed: in_txn's body inside a result's transaction
+ * (pst_txn_body). */
+static int
+scoped_body(MDB_txn *txn, void *arg, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    scoped_op *op = arg;
+    int rc = op->fn(op->t, txn, op->arg);
+    return rc ? rc : meta_seal(op->t, txn);
+}
 
+/* Runs fn inside one write transaction and commits; inside a result's
+ * transaction (mts_begin), inside that one, committed with it. */
 static int
 in_txn(mt_tree *t, txn_fn fn, void *arg, char *err, size_t errlen)
 {
     if (!t->lm) /* the in-memory tree of the tests keeps nothing (tree_int.h) */
         return 0;
+    if (t->lm->scoped) {
+        scoped_op op = {t, fn, arg};
+        char e[512];
+        int rc = pst_txn_write(t->store, scoped_body, &op, e, sizeof e);
+        if (rc == 0)
+            return 0;
+        eng_errf(err, errlen, "tree %s: write failed: %s", t->dir, e);
+        return rc == PST_ENOSPC ? MT_ENOSPC : MT_EIO;
+    }
     MDB_txn *txn;
     int rc = mdb_txn_begin(t->lm->env, NULL, 0, &txn);
     if (!rc) {
@@ -282,6 +316,37 @@ txn_apply(mt_tree *t, MDB_txn *txn, void *arg)
 }
 
 int
+mts_begin(mt_tree *t, char *err, size_t errlen)
+{
+    if (!t->lm || t->rdonly || t->lm->scoped)
+        return 0;
+    char e[512];
+    int rc = pst_txn_begin(t->store, e, sizeof e);
+    if (rc) {
+        eng_errf(err, errlen, "tree %s: cannot begin a result's transaction: %s", t->dir, e);
+        return rc == PST_ECORRUPT ? MT_ECORRUPT : MT_EIO;
+    }
+    t->lm->scoped = 1;
+    return 0;
+}
+
+int
+mts_end(mt_tree *t, int commit, char *err, size_t errlen)
+{
+    if (!t->lm || !t->lm->scoped)
+        return 0;
+    t->lm->scoped = 0;
+    char e[512];
+    int rc = pst_txn_end(t->store, commit, e, sizeof e);
+    if (rc) {
+        eng_errf(err, errlen, "tree %s: a result's commit failed, nothing of it kept: %s", t->dir,
+                 e);
+        return rc == PST_ENOSPC ? MT_ENOSPC : rc == PST_ECORRUPT ? MT_ECORRUPT : MT_EIO;
+    }
+    return 0;
+}
+
+int
 mts_apply(mt_tree *t, char *err, size_t errlen)
 {
     const mtg_changes *c = &t->chg;
@@ -336,7 +401,7 @@ never_written(mt_tree *t, const char *dir, char *err, size_t errlen)
 static int
 env_open(mt_tree *t, const char *dir, char *err, size_t errlen)
 {
-    if (!(t->lm = calloc(1, sizeof *t->lm)))
+    if (!t->lm && !(t->lm = calloc(1, sizeof *t->lm)))
         return MT_ENOMEM;
     if (!t->rdonly && mkdir(dir, 0755) && errno != EEXIST) {
         eng_errf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
@@ -380,19 +445,48 @@ env_open(mt_tree *t, const char *dir, char *err, size_t errlen)
         return rc;
     rc = mdb_txn_begin(t->lm->env, NULL, t->rdonly ? MDB_RDONLY : 0, &txn);
     if (!rc)
-        rc = mdb_dbi_open(txn, "meta", create, &t->lm->meta);
+        rc = mdb_dbi_open(txn, MT_DB_META, create, &t->lm->meta);
     if (!rc)
-        rc = mdb_dbi_open(txn, "nodes", create, &t->lm->nodes);
+        rc = mdb_dbi_open(txn, MT_DB_NODES, create, &t->lm->nodes);
     if (!rc)
-        rc = mdb_dbi_open(txn, "jobs", create | MDB_INTEGERKEY, &t->lm->jobs);
+        rc = mdb_dbi_open(txn, MT_DB_JOBS, create | MDB_INTEGERKEY, &t->lm->jobs);
     if (!rc)
-        rc = mdb_dbi_open(txn, "hist", create | MDB_INTEGERKEY, &t->lm->hist);
+        rc = mdb_dbi_open(txn, MT_DB_HIST, create | MDB_INTEGERKEY, &t->lm->hist);
     if (!rc)
         rc = mdb_txn_commit(txn);
     else
         mdb_txn_abort(txn);
     if (rc)
         return write_failed(dir, rc, "cannot open the tree's tables in ", "", err, errlen);
+    return 0;
+}
+
+/*
+ * state_open - the state in folder state opened into t (THE STATE'S
+ * LAYOUT in tree.h): a state of the old layout upgraded first
+ * (mt_state_upgrade), then its one environment (t->dir is its folder,
+ * <state>/state) with the tree's databases, and the proof store inside
+ * it (pst_open_in; t->store, owned by t). RETURN 0 or MT_E* with err.
+ */
+static int
+state_open(mt_tree *t, const char *state, char *err, size_t errlen)
+{
+    snprintf(t->dir, sizeof t->dir, "%.4000s/%s", state, MT_STATE_DIR);
+    int rc = mt_state_upgrade(state, err, errlen);
+    if (rc < 0)
+        return rc;
+    if ((rc = env_open(t, t->dir, err, errlen)))
+        return rc;
+    char e[600];
+    int sc = pst_open_in(t->lm->env, t->dir, t->rdonly ? PST_RDONLY : 0, &t->lm->store, e,
+                         sizeof e);
+    if (sc) {
+        eng_errf(err, errlen, "the proof store in %s: %s", t->dir, e);
+        return sc == PST_ECORRUPT || sc == PST_EVERSION ? MT_ECORRUPT
+               : sc == PST_ENOSPC                       ? MT_ENOSPC
+                                                        : MT_ESTORE;
+    }
+    t->store = t->lm->store;
     return 0;
 }
 
@@ -424,6 +518,8 @@ tree_present(const char *dir, char *err, size_t errlen)
 static void
 env_close(mt_tree *t)
 {
+    if (t->lm && t->lm->store) /* its pooled transactions before the environment */
+        pst_close(t->lm->store);
     if (t->lm && t->lm->env)
         mdb_env_close(t->lm->env);
     free(t->lm);
@@ -710,12 +806,15 @@ load_nodes(mt_tree *t, char *err, size_t errlen)
 
 /*
  * STORE AND TREE
- *   The tree's bounds rest on <state>/proofs, which lives in another
- *   LMDB environment, so nothing in LMDB ties the two together: a proofs
- *   folder that is missing, emptied, swapped for another proof's, or
- *   rolled back by LMDB to an older meta page would make the tree start
- *   over, or adopt records it never admitted, without a word. Two facts
- *   tie them:
+ *   The tree's bounds rest on the proof store. Until issue 42 the store
+ *   was <state>/proofs, another LMDB environment, and nothing in LMDB
+ *   tied the two together: a proofs folder that was missing, emptied,
+ *   swapped for another proof's, or rolled back by LMDB to an older meta
+ *   page would make the tree start over, or adopt records it never
+ *   admitted, without a word. Both are now in one environment (THE
+ *   STATE'S LAYOUT), but a state of the old layout is upgraded as it is
+ *   found, so the checks stay: they refuse what the old folders brought
+ *   with them (tests/e2e_damaged_state.sh). Two facts tie them:
  *   - the owner label: a random id made with the tree, kept in its meta
  *     ("owner") and in the store's (pst_owner_set);
  *   - the record count: every tree save writes the store's count
@@ -855,29 +954,34 @@ db_given(const mt_tree *t, const egdb *db, char *err, size_t errlen)
     return 0;
 }
 
-/* A tree for dir with nothing loaded, on the databases db and the proof
- * store. NULL when memory runs out. */
+/* A tree with nothing loaded, on the databases db. NULL when memory
+ * runs out. */
 static mt_tree *
-tree_new(const char *dir, const egdb *db, pst_env *store)
+tree_new(const egdb *db)
 {
     mt_tree *t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
-    snprintf(t->dir, sizeof t->dir, "%s", dir);
     t->db = db;
-    t->store = store;
     return t;
 }
 
+pst_env *
+mt_store(const mt_tree *t)
+{
+    return t->store;
+}
+
 int
-mt_open(const char *dir, const mt_create *create, const egdb *db, pst_env *store, mt_tree **out,
-        char *err, size_t errlen)
+mt_open(const char *state, const mt_create *create, const egdb *db, mt_tree **out, char *err,
+        size_t errlen)
 {
     *out = NULL;
-    mt_tree *t = tree_new(dir, db, store);
+    mt_tree *t = tree_new(db);
     if (!t)
         return MT_ENOMEM;
-    int rc = env_open(t, dir, err, errlen);
+    const char *dir = t->dir; /* the environment's folder, for the messages */
+    int rc = state_open(t, state, err, errlen);
     if (rc)
         goto fail;
     if (create) {
@@ -1026,43 +1130,50 @@ mt_history(mt_tree *t,
 }
 
 int
-mt_info(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *err, size_t errlen)
+mt_info(const char *state, eng_pos *root, int *goal, int *db_pieces, char *err, size_t errlen)
 {
-    return mt_info_db(dir, root, goal, db_pieces, NULL, 0, err, errlen);
+    return mt_info_db(state, root, goal, db_pieces, NULL, 0, err, errlen);
 }
 
 int
-mt_store_check(const char *dir, pst_env *store, char *err, size_t errlen)
+mt_open_store(const char *state, mt_tree **out, char *err, size_t errlen)
 {
-    mt_tree t;
-    memset(&t, 0, sizeof t);
-    snprintf(t.dir, sizeof t.dir, "%s", dir);
-    t.rdonly = 1; /* it only reads the meta */
-    int rc = env_open(&t, dir, err, errlen);
-    if (!rc)
-        rc = load_meta(&t, err, errlen);
-    env_close(&t);
+    *out = NULL;
+    mt_tree *t = tree_new(NULL);
+    if (!t)
+        return MT_ENOMEM;
+    t->rdonly = 1; /* it only reads the meta and the store */
     char label[PST_OWNER_MAX];
     uint64_t recs;
+    int rc = state_open(t, state, err, errlen);
     if (!rc)
-        rc = store_owner(&t, store, label, &recs, err, errlen);
+        rc = load_meta(t, err, errlen);
     if (!rc)
-        rc = store_verdict(&t, label, recs, pst_path(store), err, errlen);
-    return rc == STORE_TO_LABEL ? 0 : rc;
+        rc = store_owner(t, t->store, label, &recs, err, errlen);
+    if (!rc)
+        rc = store_verdict(t, label, recs, pst_path(t->store), err, errlen);
+    if (rc != 0 && rc != STORE_TO_LABEL) {
+        mt_close(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
 }
 
 int
-mt_info_db(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *db_dir, size_t cap,
+mt_info_db(const char *state, eng_pos *root, int *goal, int *db_pieces, char *db_dir, size_t cap,
            char *err, size_t errlen)
 {
     mt_tree t;
     memset(&t, 0, sizeof t);
-    snprintf(t.dir, sizeof t.dir, "%s", dir);
     t.rdonly = 1; /* it only reads: `serve` asks it before anything is open */
-    int rc = tree_present(dir, err, errlen);
-    if (rc)
+    snprintf(t.dir, sizeof t.dir, "%.4000s/%s", state, MT_STATE_DIR);
+    int rc = mt_state_upgrade(state, err, errlen);
+    if (rc < 0)
         return rc;
-    rc = env_open(&t, dir, err, errlen);
+    if ((rc = tree_present(t.dir, err, errlen)))
+        return rc;
+    rc = env_open(&t, t.dir, err, errlen);
     if (!rc)
         rc = load_meta(&t, err, errlen);
     env_close(&t);
@@ -1079,17 +1190,20 @@ mt_info_db(const char *dir, eng_pos *root, int *goal, int *db_pieces, char *db_d
 /* ---- read-only access (the proof browser, web/web.h) ------------------------ */
 
 int
-mt_open_ro(const char *dir, const egdb *db, pst_env *store, mt_tree **out, char *err, size_t errlen)
+mt_open_ro(const char *state, const egdb *db, mt_tree **out, char *err, size_t errlen)
 {
     *out = NULL;
-    mt_tree *t = tree_new(dir, db, store);
+    mt_tree *t = tree_new(db);
     if (!t)
         return MT_ENOMEM;
     t->rdonly = 1;
-    int rc;
-    if ((rc = tree_present(dir, err, errlen)) || (rc = env_open(t, dir, err, errlen)) ||
-        (rc = load_meta(t, err, errlen)))
+    snprintf(t->dir, sizeof t->dir, "%.4000s/%s", state, MT_STATE_DIR);
+    pst_env *store;
+    int rc = mt_state_upgrade(state, err, errlen);
+    if (rc < 0 || (rc = tree_present(t->dir, err, errlen)) ||
+        (rc = state_open(t, state, err, errlen)) || (rc = load_meta(t, err, errlen)))
         goto fail;
+    store = t->store;
     if (t->unadmitted) {
         eng_errf(err, errlen,
                  "tree %s was written before workers' proofs were checked on admission "

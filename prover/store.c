@@ -488,6 +488,8 @@ pst_schema(pst_env *s, MDB_txn *txn, char *err, size_t errlen)
 {
     MDB_dbi main_dbi, meta, nodes;
     int rc = mdb_dbi_open(txn, "meta", 0, &meta);
+    if (rc == MDB_NOTFOUND && s->borrowed)
+        return PST_SCHEMA_EMPTY; /* the caller's databases are not a store's */
     if (rc == MDB_NOTFOUND) {
         MDB_stat st;
         if ((rc = mdb_dbi_open(txn, NULL, 0, &main_dbi)) != 0 ||
@@ -567,6 +569,64 @@ pst_create_txn(pst_env *s, MDB_txn *txn, void *arg, char *err, size_t errlen)
     return 0;
 }
 
+/* A pst_env for path with nothing open yet (its locks made). RETURN it,
+ * or NULL when memory runs out. */
+static pst_env *
+pst_env_new(const char *path, int rdonly)
+{
+    pst_env *s = calloc(1, sizeof *s);
+    if (!s || !(s->path = strdup(path))) {
+        free(s);
+        return NULL;
+    }
+    s->rdonly = rdonly;
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&s->map_lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
+    pthread_mutex_init(&s->pool_lock, NULL);
+    return s;
+}
+
+/*
+ * pst_schema_load - the store's two databases in s->env found (their
+ * schema checked in a read transaction) or, for a writer, created in an
+ * environment that has none yet. The read comes first: a foreign or
+ * other-version store is refused without a write (LMDB itself writes
+ * data.mdb only when it is empty, and lock.mdb is not part of the
+ * store). RETURN 0 or a PST_E* code with err.
+ */
+static int
+pst_schema_load(pst_env *s, char *err, size_t errlen)
+{
+    pst_schema_op op = {s, NULL, err, errlen};
+    int rc = pst_read_begin(s, &op.txn);
+    if (rc != 0)
+        return pst_lmdb_fail(s, rc, "beginning a read transaction", err, errlen);
+    char amsg[256] = "";
+    int schema = pst_guarded(pst_schema_run, &op, amsg, sizeof amsg);
+    /* Committing a read transaction keeps the database handles it opened
+     * for the environment's later transactions. */
+    rc = schema == PST_SCHEMA_OK ? mdb_txn_commit(op.txn) : (mdb_txn_abort(op.txn), 0);
+    pthread_rwlock_unlock(&s->map_lock);
+    if (schema == PST_ASSERTED)
+        return pst_damaged_fail(s, "reading the schema", amsg, err, errlen);
+    if (rc != 0)
+        return pst_lmdb_fail(s, rc, "reading the schema", err, errlen);
+    if (schema == PST_SCHEMA_EMPTY) {
+        if (s->rdonly) {
+            eng_errf(err, errlen,
+                     "%s: not a proof store yet: an empty LMDB environment (its creation did not "
+                     "finish; opening it for writing completes it)",
+                     s->path);
+            return PST_EVERSION;
+        }
+        return pst_write(s, pst_create_txn, NULL, err, errlen);
+    }
+    return schema == PST_SCHEMA_OK ? 0 : schema;
+}
+
 /*
  * The order matters: everything that can refuse the store without
  * touching it (the path, LMDB's header, the schema in a read transaction)
@@ -586,28 +646,17 @@ pst_open(const char *path, int flags, pst_env **out, char *err, size_t errlen)
         return rc;
     int rdonly = (flags & PST_RDONLY) != 0;
 
-    pst_env *s = calloc(1, sizeof *s);
+    pst_env *s = pst_env_new(path, rdonly);
     size_t plen = strlen(path);
     char *file = malloc(plen + sizeof "/data.mdb");
-    if (s)
-        s->path = strdup(path);
-    if (!s || !file || !s->path) {
-        if (s)
-            free(s->path);
-        free(s);
+    if (!s || !file) {
+        pst_close(s);
         free(file);
         eng_errf(err, errlen, "%s: out of memory", path);
         return PST_ENOMEM;
     }
     memcpy(file, path, plen);
     memcpy(file + plen, "/data.mdb", sizeof "/data.mdb");
-    s->rdonly = rdonly;
-    pthread_rwlockattr_t attr;
-    pthread_rwlockattr_init(&attr);
-    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-    pthread_rwlock_init(&s->map_lock, &attr);
-    pthread_rwlockattr_destroy(&attr);
-    pthread_mutex_init(&s->pool_lock, NULL);
 
     /* Read-only: the store must exist, and nothing is created (LMDB would
      * otherwise leave a lock.mdb in a directory that holds no store). */
@@ -634,11 +683,13 @@ pst_open(const char *path, int flags, pst_env **out, char *err, size_t errlen)
      * MDB_NOTLS: transactions are not tied to threads, so one pst_env
      * serves every thread and read transactions can be pooled. The
      * explicit map size also bounds what a read-only process maps,
-     * whatever a (possibly damaged) meta page claims.
+     * whatever a (possibly damaged) meta page claims. Eight databases:
+     * a state's folder (manager/tree.h, PERSISTENCE) holds the tree's
+     * beside the store's, and `store stats` may open it.
      */
     if ((rc = mdb_env_create(&s->env)) != 0 ||
         (rc = mdb_env_set_assert(s->env, pst_on_assert)) != 0 ||
-        (rc = mdb_env_set_maxdbs(s->env, 4)) != 0 ||
+        (rc = mdb_env_set_maxdbs(s->env, 8)) != 0 ||
         (rc = mdb_env_set_maxreaders(s->env, PST_MAX_READERS)) != 0 ||
         (rc = mdb_env_set_mapsize(s->env, map)) != 0) {
         rc = pst_lmdb_fail(s, rc, "creating the LMDB environment", err, errlen);
@@ -653,47 +704,8 @@ pst_open(const char *path, int flags, pst_env **out, char *err, size_t errlen)
      * killed mid-read): a stale slot pins old pages and the file grows. */
     int dead;
     mdb_reader_check(s->env, &dead);
-
-    /*
-     * The schema check reads only. Nothing is written to a store until it
-     * has passed, so a foreign or other-version store is left exactly as
-     * it was (LMDB itself writes data.mdb only when it is empty, and
-     * lock.mdb is not part of the store).
-     */
-    pst_schema_op op = {s, NULL, err, errlen};
-    if ((rc = pst_read_begin(s, &op.txn)) != 0) {
-        rc = pst_lmdb_fail(s, rc, "beginning a read transaction", err, errlen);
+    if ((rc = pst_schema_load(s, err, errlen)) != 0)
         goto fail;
-    }
-    char amsg[256] = "";
-    int schema = pst_guarded(pst_schema_run, &op, amsg, sizeof amsg);
-    /* Committing a read transaction keeps the database handles it opened
-     * for the environment's later transactions. */
-    rc = schema == PST_SCHEMA_OK ? mdb_txn_commit(op.txn) : (mdb_txn_abort(op.txn), 0);
-    pthread_rwlock_unlock(&s->map_lock);
-    if (schema == PST_ASSERTED) {
-        rc = pst_damaged_fail(s, "reading the schema", amsg, err, errlen);
-        goto fail;
-    }
-    if (rc != 0) {
-        rc = pst_lmdb_fail(s, rc, "reading the schema", err, errlen);
-        goto fail;
-    }
-    if (schema == PST_SCHEMA_EMPTY) {
-        if (rdonly) {
-            eng_errf(err, errlen,
-                     "%s: not a proof store yet: an empty LMDB environment (its creation did not "
-                     "finish; opening it for writing completes it)",
-                     path);
-            rc = PST_EVERSION;
-            goto fail;
-        }
-        if ((rc = pst_write(s, pst_create_txn, NULL, err, errlen)) != 0)
-            goto fail;
-    } else if (schema != PST_SCHEMA_OK) {
-        rc = schema;
-        goto fail;
-    }
     free(file);
     *out = s;
     return 0;
@@ -702,6 +714,35 @@ fail:
     free(file);
     pst_close(s);
     return rc;
+}
+
+/*
+ * pst_open_in (store.h, INSIDE A CALLER'S ENVIRONMENT): the same schema
+ * check and creation as pst_open, in an environment the caller opened.
+ */
+int
+pst_open_in(MDB_env *env, const char *path, int flags, pst_env **out, char *err, size_t errlen)
+{
+    if (!env || !path || !out) {
+        eng_errf(err, errlen, "pst_open_in: no environment, no path or no result pointer");
+        return PST_EINVAL;
+    }
+    *out = NULL;
+    pst_env *s = pst_env_new(path, (flags & PST_RDONLY) != 0);
+    if (!s) {
+        eng_errf(err, errlen, "%s: out of memory", path);
+        return PST_ENOMEM;
+    }
+    s->env = env;
+    s->borrowed = 1;
+    mdb_env_set_assert(env, pst_on_assert);
+    int rc = pst_schema_load(s, err, errlen);
+    if (rc != 0) {
+        pst_close(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
 }
 
 /* Pooled read transactions hold reader slots: they are given back before
@@ -720,7 +761,7 @@ pst_close(pst_env *s)
     }
     for (int i = 0; i < s->npool; i++)
         mdb_txn_abort(s->pool[i]);
-    if (s->env)
+    if (s->env && !s->borrowed)
         mdb_env_close(s->env);
     pthread_rwlock_destroy(&s->map_lock);
     pthread_mutex_destroy(&s->pool_lock);
@@ -946,6 +987,49 @@ pst_precheck(pst_env *s, pst_batch *b, char *err, size_t errlen)
  * transaction (pst_precheck: no writers' lock), and only a batch that
  * changes something opens a write transaction, which merges again.
  */
+/* Whether s takes writes at all: not read-only, not broken, not found
+ * damaged by this process (store.h, DAMAGED FILES). RETURN 0 or the
+ * PST_E* code with err. */
+static int
+pst_write_refused(pst_env *s, char *err, size_t errlen)
+{
+    if (s->rdonly) {
+        eng_errf(err, errlen, "%s: opened read-only; nothing written", s->path);
+        return PST_EREADONLY;
+    }
+    if (atomic_load_explicit(&s->broken, memory_order_relaxed))
+        return pst_broken_fail(s, err, errlen);
+    pthread_mutex_lock(&s->pool_lock);
+    int damaged = s->damaged;
+    if (damaged)
+        eng_errf(err, errlen, "writing refused: this process found the store damaged: %s",
+                 s->damage);
+    pthread_mutex_unlock(&s->pool_lock);
+    return damaged ? PST_ECORRUPT : 0;
+}
+
+/* Every record of items checked and normalised into a new array *out
+ * (the caller frees it). RETURN 0, PST_EINVAL or PST_ENOMEM with err. */
+static int
+pst_validate_all(pst_env *s, const pst_item *items, size_t n, pst_norm **out, char *err,
+                 size_t errlen)
+{
+    pst_norm *norm = malloc((n ? n : 1) * sizeof *norm);
+    if (!norm) {
+        eng_errf(err, errlen, "%s: out of memory for a batch of %zu records", s->path, n);
+        return PST_ENOMEM;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = pst_validate_item(&items[i], i, &norm[i], err, errlen);
+    if (rc != 0) {
+        free(norm);
+        return rc;
+    }
+    *out = norm;
+    return 0;
+}
+
 int
 pst_put_many(pst_env *s, const pst_item *items, size_t n, char *err, size_t errlen)
 {
@@ -959,31 +1043,124 @@ pst_put_many(pst_env *s, const pst_item *items, size_t n, char *err, size_t errl
     }
     if (n == 0)
         return 0;
-    if (atomic_load_explicit(&s->broken, memory_order_relaxed))
-        return pst_broken_fail(s, err, errlen);
-    pthread_mutex_lock(&s->pool_lock);
-    int damaged = s->damaged;
-    if (damaged)
-        eng_errf(err, errlen, "writing refused: this process found the store damaged: %s",
-                 s->damage);
-    pthread_mutex_unlock(&s->pool_lock);
-    if (damaged)
-        return PST_ECORRUPT;
-    pst_norm *norm = malloc(n * sizeof *norm);
-    if (!norm) {
-        eng_errf(err, errlen, "%s: out of memory for a batch of %zu records", s->path, n);
-        return PST_ENOMEM;
-    }
+    int rc = pst_write_refused(s, err, errlen);
+    if (rc != 0)
+        return rc;
     /* Every record is checked before the transaction begins: an invalid
      * one refuses the batch without taking the writers' lock. */
-    int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++)
-        rc = pst_validate_item(&items[i], i, &norm[i], err, errlen);
+    pst_norm *norm = NULL;
+    if ((rc = pst_validate_all(s, items, n, &norm, err, errlen)) != 0)
+        return rc;
     pst_batch b = {items, norm, n, 0};
     if (rc == 0)
         rc = pst_precheck(s, &b, err, errlen);
     if (rc == 0 && b.changed > 0)
         rc = pst_write(s, pst_put_txn, &b, err, errlen);
+    free(norm);
+    return rc;
+}
+
+/* ---- a caller's transactions (store.h, INSIDE A CALLER'S ENVIRONMENT) -- */
+
+/* What pst_txn_write and pst_txn_read carry through pst_write's and
+ * pst_guarded's callbacks. */
+typedef struct pst_body_op {
+    pst_txn_body body;
+    void *arg;
+    MDB_txn *txn;
+    int own; /* the body's own code (not an LMDB one), kept apart */
+    char *err;
+    size_t errlen;
+} pst_body_op;
+
+/*
+ * The caller's body inside pst_write. pst_write takes any nonzero return
+ * for an LMDB code or a PST_E* one and turns it into a PST_E* code; a
+ * caller's own code (its refusal of a worker's proof, say) must come
+ * back as it was, so it is kept in op->own and reported as PST_EINVAL,
+ * which pst_write passes on untouched.
+ */
+static int
+pst_body_write(pst_env *s, MDB_txn *txn, void *arg, char *err, size_t errlen)
+{
+    (void)s;
+    pst_body_op *op = arg;
+    op->own = 0;
+    int rc = op->body(txn, op->arg, err, errlen);
+    int lmdb = rc >= MDB_KEYEXIST && rc <= MDB_LAST_ERRCODE;
+    if (rc < 0 && !lmdb && !(rc >= PST_ENOSPC && rc <= PST_EIO)) {
+        op->own = rc;
+        return PST_EINVAL;
+    }
+    return rc;
+}
+
+int
+pst_txn_write(pst_env *s, pst_txn_body body, void *arg, char *err, size_t errlen)
+{
+    if (!s || !body) {
+        eng_errf(err, errlen, "pst_txn_write: no store or no body");
+        return PST_EINVAL;
+    }
+    int rc = pst_write_refused(s, err, errlen);
+    if (rc != 0)
+        return rc;
+    pst_body_op op = {body, arg, NULL, 0, err, errlen};
+    rc = pst_write(s, pst_body_write, &op, err, errlen);
+    return op.own != 0 && rc == PST_EINVAL ? op.own : rc;
+}
+
+static int
+pst_body_read(void *arg)
+{
+    pst_body_op *op = arg;
+    return op->body(op->txn, op->arg, op->err, op->errlen);
+}
+
+int
+pst_txn_read(pst_env *s, pst_txn_body body, void *arg, char *err, size_t errlen)
+{
+    if (atomic_load_explicit(&s->broken, memory_order_relaxed))
+        return pst_broken_fail(s, err, errlen);
+    pst_body_op op = {body, arg, NULL, 0, err, errlen};
+    int rc = pst_read_begin(s, &op.txn);
+    if (rc != 0)
+        return pst_lmdb_fail(s, rc, "beginning a read transaction", err, errlen);
+    char amsg[256] = "";
+    rc = pst_guarded(pst_body_read, &op, amsg, sizeof amsg);
+    if (rc == PST_ASSERTED) {
+        pst_read_fail(s, op.txn);
+        return pst_damaged_fail(s, "reading", amsg, err, errlen);
+    }
+    pst_read_end(s, op.txn);
+    return rc;
+}
+
+/*
+ * pst_put_many_txn: the checks of pst_put_many, then the merge straight
+ * into the caller's transaction. No read-only precheck: the caller's
+ * transaction holds the writers' lock already, and a batch that changes
+ * nothing costs no page copy (pst_merge_batch writes only what changes).
+ * The records are checked again on every run of a repeated body; the
+ * checks are what the store promises, and a repeat is rare (a map that
+ * grew).
+ */
+int
+pst_put_many_txn(pst_env *s, MDB_txn *txn, const pst_item *items, size_t n, char *err,
+                 size_t errlen)
+{
+    if (!s || !txn || (!items && n > 0)) {
+        eng_errf(err, errlen, "pst_put_many_txn: no store, no transaction or no items");
+        return PST_EINVAL;
+    }
+    int rc = pst_write_refused(s, err, errlen);
+    if (rc != 0 || n == 0)
+        return rc;
+    pst_norm *norm = NULL;
+    if ((rc = pst_validate_all(s, items, n, &norm, err, errlen)) != 0)
+        return rc;
+    pst_batch b = {items, norm, n, 0};
+    rc = pst_merge_batch(s, txn, &b, 1, err, errlen);
     free(norm);
     return rc;
 }

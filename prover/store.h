@@ -349,6 +349,116 @@ struct MDB_env;
 int pst_lmdb_walk(struct MDB_env *env, const char *dir, char *err, size_t errlen);
 
 /*
+ * INSIDE A CALLER'S ENVIRONMENT (issue 42: one environment, one
+ * transaction)
+ *   A store may live inside an LMDB environment that its caller owns
+ *   (the manager's state: the proof tree's named databases and the
+ *   store's in one data.mdb), so that one write transaction can change
+ *   both: a crash then keeps both changes or neither. The store's named
+ *   databases keep their names ("nodes", "meta": KEYS AND FILE FORMAT),
+ *   so pst_open on such an environment's folder, in a process that does
+ *   not have it open already, reads the same store (`store stats`,
+ *   `proof check` on a state); the caller's own databases must carry
+ *   other names.
+ *
+ *   The caller creates the environment with MDB_NOTLS (the store pools
+ *   read transactions across threads), room for two more named
+ *   databases (mdb_env_set_maxdbs); pst_open_in sets the environment's
+ *   assertion callback to the store's guards (DAMAGED FILES). The caller
+ *   closes the environment after pst_close. The store grows the map on
+ *   MDB_MAP_FULL, which LMDB allows only while no transaction of the
+ *   process is active: the caller therefore runs its own transactions
+ *   through pst_txn_write and pst_txn_read (they hold the store's map
+ *   lock), or never runs one while another thread calls the store.
+ */
+struct MDB_txn;
+
+/*
+ * pst_open_in - opens the store inside env, the open LMDB environment of
+ * the folder path (for messages, and pst_path). Without PST_RDONLY an
+ * environment with no store yet gets one (its two databases, in one
+ * write transaction); with it, the store must be there. The header
+ * checks of pst_open are the caller's (pst_lmdb_check before
+ * mdb_env_open). env stays the caller's: pst_close does not close it.
+ * RETURN 0 and *out; PST_EVERSION (another schema, or RDONLY and no
+ * store), PST_ECORRUPT, PST_EIO, PST_ENOMEM, PST_EINVAL, with err.
+ */
+int pst_open_in(struct MDB_env *env, const char *path, int flags, pst_env **out, char *err,
+                size_t errlen);
+
+/* A caller's transaction body (pst_txn_write, pst_txn_read): returns 0,
+ * an LMDB code (MDB_MAP_FULL makes pst_txn_write grow the map and run it
+ * again), or a PST_E* or other negative code of the caller's, with err. */
+typedef int (*pst_txn_body)(struct MDB_txn *txn, void *arg, char *err, size_t errlen);
+
+/*
+ * pst_txn_write - runs body in one write transaction of the store's
+ * environment and commits it: the caller's own writes and the store's
+ * (pst_put_many_txn) together, all or nothing. As the store's own
+ * writes: guarded (DAMAGED FILES), and run again from the start after
+ * the map grew (MDB_MAP_FULL here, MDB_MAP_RESIZED by another process),
+ * so body must be repeatable: it reads what it merges inside txn and
+ * keeps nothing of a run that did not commit. A body's nonzero return
+ * aborts the transaction: nothing of it is written.
+ * RETURN 0; body's own negative code (not an LMDB one) as it returned
+ * it; PST_EREADONLY; PST_ECORRUPT (damage, or the store broken);
+ * PST_ENOSPC; PST_EIO; err says which.
+ * Thread-safe (LMDB serialises writers).
+ */
+int pst_txn_write(pst_env *env, pst_txn_body body, void *arg, char *err, size_t errlen);
+
+/*
+ * pst_txn_read - runs body in a read transaction (a snapshot), guarded,
+ * with the store's map lock held; body must not call the store (it
+ * would wait on the lock it holds when the map grows).
+ * RETURN 0, body's nonzero return, or PST_ECORRUPT / PST_EIO with err.
+ */
+int pst_txn_read(pst_env *env, pst_txn_body body, void *arg, char *err, size_t errlen);
+
+/*
+ * pst_put_many_txn - pst_put_many inside txn, a write transaction of
+ * pst_txn_write on this store: every record checked, then merged
+ * (MERGING) and put; nothing is committed here. Either the whole batch
+ * is merged into txn or, on an error, the caller must abort txn (return
+ * the code from its body): part of the batch may be in it.
+ * RETURN 0; PST_ECONTRADICT, PST_EINVAL (err names the record);
+ * PST_EREADONLY; PST_ECORRUPT (a damaged stored record, or a store this
+ * process found damaged); PST_ENOMEM; or an LMDB code for the body to
+ * return (MDB_MAP_FULL: pst_txn_write grows the map and runs it again).
+ */
+int pst_put_many_txn(pst_env *env, struct MDB_txn *txn, const pst_item *items, size_t n,
+                     char *err, size_t errlen);
+
+/*
+ * ONE TRANSACTION (issue 42: a worker's result admitted and the tree's
+ * change kept in one commit)
+ *   pst_txn_begin opens a write transaction of the store's environment
+ *   as the calling thread's SCOPE: until pst_txn_end, every call of that
+ *   thread on the store runs inside it. Writes (pst_put_many,
+ *   pst_owner_set, pst_txn_write) run in a nested transaction of it (a
+ *   failing call takes back only its own writes) and reach the file only
+ *   with the scope's commit; reads (pst_get, pst_owner, pst_foreach...)
+ *   read inside it and so see its uncommitted writes. Other threads and
+ *   processes see the last commit, as ever, and their writes wait for
+ *   the scope's end (LMDB has one writer). Inside a scope the map does
+ *   not grow: a write that finds it full fails (PST_EIO), and the caller
+ *   ends the scope without committing. One scope per store at a time.
+ *
+ * pst_txn_begin - opens the calling thread's scope.
+ * RETURN 0; PST_EINVAL (a scope is open already); PST_EREADONLY;
+ * PST_ECORRUPT (the store broken); PST_EIO, with err.
+ *
+ * pst_txn_end - ends the calling thread's scope: commit nonzero commits
+ * everything written in it at once (synced), zero aborts it (nothing of
+ * it reaches the file).
+ * RETURN 0; PST_EINVAL (no scope of this thread); PST_ECORRUPT,
+ * PST_ENOSPC, PST_EIO (the commit failed: nothing of it was written),
+ * with err.
+ */
+int pst_txn_begin(pst_env *env, char *err, size_t errlen);
+int pst_txn_end(pst_env *env, int commit, char *err, size_t errlen);
+
+/*
  * pst_guard_faults - turns a fault (SIGSEGV, SIGBUS) inside the store's
  * own LMDB calls into PST_ECORRUPT instead of the end of the process, by
  * installing process-wide handlers that chain to whatever handlers were

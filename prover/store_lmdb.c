@@ -671,8 +671,45 @@ pst_abort_run(void *arg)
  * writers of all processes, and a long writer stalls every solver.
  */
 int
+pst_in_scope(pst_env *s)
+{
+    return s->scope != NULL && pthread_equal(s->scope_by, pthread_self());
+}
+
+/*
+ * Inside the thread's scope (store.h, ONE TRANSACTION): fn in a nested
+ * transaction of the scope's, so that a failing fn takes back only its
+ * own writes, committed into the scope (not to the file). No retry after
+ * MDB_MAP_FULL: the map may only grow with no transaction active, and
+ * the scope is one; the caller ends the scope without committing.
+ */
+static int
+pst_write_nested(pst_env *s, pst_txn_fn fn, void *arg, char *err, size_t errlen)
+{
+    char amsg[256] = "";
+    pst_write_op op = {s, NULL, fn, arg, err, errlen, "beginning a nested write transaction"};
+    int rc = mdb_txn_begin(s->env, s->scope, 0, &op.txn);
+    if (rc == 0)
+        rc = pst_guarded(pst_write_once, &op, amsg, sizeof amsg);
+    else
+        op.txn = NULL;
+    if (op.txn && rc == PST_ASSERTED) {
+        char amsg2[256];
+        if (pst_guarded(pst_abort_run, &op, amsg2, sizeof amsg2) == PST_ASSERTED)
+            atomic_store(&s->broken, 1);
+    } else if (op.txn) {
+        mdb_txn_abort(op.txn); /* fn failed */
+    }
+    if (rc == PST_ASSERTED)
+        return pst_damaged_fail(s, op.what, amsg, err, errlen);
+    return rc == 0 ? 0 : pst_lmdb_fail(s, rc, op.what, err, errlen);
+}
+
+int
 pst_write(pst_env *s, pst_txn_fn fn, void *arg, char *err, size_t errlen)
 {
+    if (pst_in_scope(s))
+        return pst_write_nested(s, fn, arg, err, errlen);
     for (int tries = 0;; tries++) {
         pthread_rwlock_rdlock(&s->map_lock);
         size_t size = pst_map_size(s);
@@ -711,6 +748,10 @@ pst_write(pst_env *s, pst_txn_fn fn, void *arg, char *err, size_t errlen)
 int
 pst_read_begin(pst_env *s, MDB_txn **out)
 {
+    if (pst_in_scope(s)) { /* the scope's own transaction: it sees its writes */
+        *out = s->scope;
+        return 0;
+    }
     for (int tries = 0;; tries++) {
         pthread_rwlock_rdlock(&s->map_lock);
         size_t size = pst_map_size(s);
@@ -745,6 +786,8 @@ pst_read_begin(pst_env *s, MDB_txn **out)
 void
 pst_read_end(pst_env *s, MDB_txn *txn)
 {
+    if (txn == s->scope && pst_in_scope(s))
+        return; /* the scope's: it ends with pst_txn_end */
     mdb_txn_reset(txn);
     pthread_mutex_lock(&s->pool_lock);
     if (s->npool < PST_POOL) {
@@ -762,6 +805,84 @@ pst_read_end(pst_env *s, MDB_txn *txn)
 void
 pst_read_fail(pst_env *s, MDB_txn *txn)
 {
+    if (txn == s->scope && pst_in_scope(s))
+        return; /* the scope's: its owner aborts it (pst_txn_end) */
     mdb_txn_abort(txn);
     pthread_rwlock_unlock(&s->map_lock);
+}
+
+/* ---- the scope (store.h, ONE TRANSACTION) ------------------------------- */
+
+/* The scope's commit, under pst_guarded. */
+static int
+pst_commit_run(void *arg)
+{
+    pst_write_op *op = arg;
+    op->what = "committing";
+    int rc = mdb_txn_commit(op->txn);
+    op->txn = NULL;
+    return rc;
+}
+
+/*
+ * map_lock is held shared from pst_txn_begin to pst_txn_end, as by every
+ * transaction of the store, so that no resize runs while the scope is
+ * open; the thread's own calls inside it do not take it again (a shared
+ * lock taken twice by one thread could wait behind a resizer for ever).
+ */
+int
+pst_txn_begin(pst_env *s, char *err, size_t errlen)
+{
+    if (!s || pst_in_scope(s)) {
+        eng_errf(err, errlen, "pst_txn_begin: no store, or its scope is open already");
+        return PST_EINVAL;
+    }
+    if (s->rdonly) {
+        eng_errf(err, errlen, "%s: opened read-only; nothing written", s->path);
+        return PST_EREADONLY;
+    }
+    if (atomic_load_explicit(&s->broken, memory_order_relaxed))
+        return pst_broken_fail(s, err, errlen);
+    for (int tries = 0;; tries++) {
+        pthread_rwlock_rdlock(&s->map_lock);
+        size_t size = pst_map_size(s);
+        MDB_txn *txn = NULL;
+        int rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+        if (rc == 0) {
+            s->scope_by = pthread_self();
+            s->scope = txn;
+            return 0;
+        }
+        pthread_rwlock_unlock(&s->map_lock);
+        if (rc == MDB_MAP_RESIZED && tries < PST_RESIZED_TRIES) {
+            if ((rc = pst_map_adjust(s, rc, size, err, errlen)) != 0)
+                return rc;
+            continue;
+        }
+        return pst_lmdb_fail(s, rc, "beginning a write transaction", err, errlen);
+    }
+}
+
+int
+pst_txn_end(pst_env *s, int commit, char *err, size_t errlen)
+{
+    if (!s || !pst_in_scope(s)) {
+        eng_errf(err, errlen, "pst_txn_end: no scope of this thread is open");
+        return PST_EINVAL;
+    }
+    pst_write_op op = {s, s->scope, NULL, NULL, err, errlen, "committing"};
+    s->scope = NULL;
+    int rc = 0;
+    char amsg[256] = "";
+    if (commit)
+        rc = pst_guarded(pst_commit_run, &op, amsg, sizeof amsg);
+    if (op.txn) {
+        char amsg2[256];
+        if (pst_guarded(pst_abort_run, &op, amsg2, sizeof amsg2) == PST_ASSERTED)
+            atomic_store(&s->broken, 1);
+    }
+    pthread_rwlock_unlock(&s->map_lock);
+    if (rc == PST_ASSERTED)
+        return pst_damaged_fail(s, op.what, amsg, err, errlen);
+    return rc == 0 ? 0 : pst_lmdb_fail(s, rc, op.what, err, errlen);
 }

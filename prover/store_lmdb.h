@@ -72,6 +72,16 @@
  *             pst_close then leaves the environment as it is (the
  *             writers' mutex is released when the process exits, which
  *             it should do soon).
+ *   scope     the write transaction pst_txn_begin opened (store.h, ONE
+ *             TRANSACTION): while it is open, every store call of the
+ *             thread that opened it runs inside it (writes in a nested
+ *             transaction of it, reads in it, so that they see its
+ *             writes); other threads see the last commit, as ever.
+ *             Written only by that thread, under map_lock held shared
+ *             for the scope's whole life (no resize can run meanwhile).
+ *   borrowed  env belongs to the caller (store.h, INSIDE A CALLER'S
+ *             ENVIRONMENT): its other named databases are not the
+ *             store's business, and pst_close leaves env open.
  * pool_lock guards pool and damaged.
  */
 struct pst_env {
@@ -79,6 +89,7 @@ struct pst_env {
     MDB_dbi nodes;
     MDB_dbi meta;
     int rdonly;
+    int borrowed; /* env is the caller's (pst_open_in): not closed here */
     char *path;
     pthread_rwlock_t map_lock;
     pthread_mutex_t pool_lock;
@@ -87,6 +98,8 @@ struct pst_env {
     int damaged;
     char damage[320];
     atomic_int broken;
+    MDB_txn *scope;     /* the open write transaction of pst_txn_begin, or NULL */
+    pthread_t scope_by; /* the thread that opened it */
 };
 
 /* A write transaction body: returns 0, an LMDB code, or a PST_E* code
@@ -177,5 +190,8 @@ void pst_read_end(pst_env *s, MDB_txn *txn);
 
 /* Aborts txn (not pooled) and releases map_lock. */
 void pst_read_fail(pst_env *s, MDB_txn *txn);
+
+/* Nonzero when the calling thread has s's scope open (pst_txn_begin). */
+int pst_in_scope(pst_env *s);
 
 #endif /* PROVER_STORE_LMDB_H */

@@ -41,7 +41,8 @@ grep -v '^#' openings/published-19-openings.tsv | tail -n +2 |
         esac
         state="proofs/$(echo "$moves" | tr ' ' _)"
         echo "== opening $no ($moves, published $proof for Black): goal $goal for White, $budget, state $state"
-        if [ -f "$state/tree/data.mdb" ]; then
+        # state/: one environment (issue 42); tree/: a state of the old layout
+        if [ -f "$state/state/data.mdb" ] || [ -f "$state/tree/data.mdb" ]; then
             "$c" prove --state "$state" --db "$db" --budget "$budget" --quiet "$@"
         else
             "$c" prove --opening "$moves" --goal "$goal" --state "$state" --db "$db" \

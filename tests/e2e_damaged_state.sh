@@ -3,12 +3,17 @@
 # proof are damaged and every command that opens a state (prove --state,
 # tree, proof check --state) must answer exit 3 naming the file, never
 # crash (exit 128+signal) and never print a value.
-#   - tree/data.mdb cut short at sizes from 8 KiB to one page short of
-#     the whole file (LMDB would read past the end: SIGBUS);
-#   - 256 bytes overwritten in each page of tree/data.mdb (found by the
-#     guarded walk at open, or harmless);
-#   - proofs/ missing, emptied, swapped for another proof's, or with a
-#     damaged meta page that would make LMDB fall back to an older state;
+#   - state/data.mdb (the tree and the proof store in one environment,
+#     manager/tree.h, THE STATE'S LAYOUT) cut short at sizes from 8 KiB
+#     to one page short of the whole file (LMDB would read past the end:
+#     SIGBUS);
+#   - 256 bytes overwritten in each page of state/data.mdb (found by the
+#     guarded walk at open, or by a record's checksum, or harmless);
+#   - in a state of the old layout (tree/ and proofs/, as states were
+#     before issue 42, made by forge_worker old-layout), proofs/ missing,
+#     emptied, swapped for another proof's, or with a damaged meta page
+#     that would make LMDB fall back to an older state: the upgrade at
+#     open refuses them, or the tree refuses what the upgrade brought;
 #   - a store that lost a record inside a worker's proof (e2e_admission.sh
 #     covers it);
 # and a full disk, which is not damage: exit 1, resumable.
@@ -34,7 +39,8 @@ $C prove --fen "$f" --state "$S" --db "$DB" --pieces 4 --workers 2 --job-nodes 3
 check "a finished proof to damage" "0 $f	loss" "$? $(head -n 1 "$T/out")"
 $C proof check --state "$S" >"$T/chk" 2>/dev/null
 check "... which the checker accepts, before the damage" "0 valid" "$? $(head -n 1 "$T/chk" | cut -f 2)"
-size=$(stat -c %s "$S/tree/data.mdb")
+size=$(stat -c %s "$S/state/data.mdb")
+F="${TOOLS:-build/tests}/forge_worker"
 
 # every command that opens a state: exit 3, the damage named, no value
 opens() { # name state
@@ -46,24 +52,26 @@ opens() { # name state
     $C proof check --state "$D" >"$T/o3" 2>"$T/e3"
     check "$name: proof check --state exits 3" 3 $?
     check "$name: no value printed" 0 "$(cat "$T/o1" "$T/o2" "$T/o3" | grep -c 'loss')"
-    check "$name: the file named" 3 "$(cat "$T/e1" "$T/e2" "$T/e3" | grep -c 'tree/data.mdb')"
+    check "$name: the file named" 3 "$(cat "$T/e1" "$T/e2" "$T/e3" | grep -c 'state/data.mdb')"
 }
 
 for cut in 8192 16384 $((size / 2)) $((size - 4096)); do
     [ "$cut" -gt 0 ] && [ "$cut" -lt "$size" ] || continue
     D="$T/cut$cut"
     cp -r "$S" "$D"
-    truncate -s "$cut" "$D/tree/data.mdb"
-    opens "tree/data.mdb cut to $cut of $size bytes" "$D"
+    truncate -s "$cut" "$D/state/data.mdb"
+    opens "state/data.mdb cut to $cut of $size bytes" "$D"
 done
 
-# Bytes overwritten inside tree/data.mdb: 256 bytes at the start and in
+# Bytes overwritten inside state/data.mdb: 256 bytes at the start and in
 # the middle of every page after the meta pages. LMDB has no page
 # checksums, so such damage can make it follow a bad pointer (SIGSEGV),
 # read past the end of the file (SIGBUS) or abort; the tree is read page
 # by page, guarded, at open (pst_lmdb_walk). Damage that LMDB reads past
 # unharmed may leave a state that still works (exit 0 with the right
-# value); anything else must be exit 3 with the file named. Never a
+# value); anything else must be exit 3 with the file named, or, for
+# damage inside a record of the store (which this file holds too), the
+# store named damaged. Never a
 # crash, never a wrong value. The bytes are a fixed pattern per page.
 psize=4096
 pages=$((size / psize))
@@ -75,7 +83,7 @@ for ((p = 2; p < pages; p++)); do
         D="$T/bytes$p-$at"
         cp -r "$S" "$D"
         awk -v s=$((p * 7919 + at)) 'BEGIN { srand(s); for (i = 0; i < 256; i++) printf "%c", 1 + int(rand() * 255) }' \
-            | dd of="$D/tree/data.mdb" bs=1 seek=$((p * psize + at)) conv=notrunc status=none
+            | dd of="$D/state/data.mdb" bs=1 seek=$((p * psize + at)) conv=notrunc status=none
         for cmd in tree "proof check" "prove --quiet"; do
             # shellcheck disable=SC2086
             timeout 120 $C $cmd --state "$D" >"$T/bo" 2>"$T/be"
@@ -87,7 +95,7 @@ for ((p = 2; p < pages; p++)); do
                 wrong=$((wrong + 1))
                 echo "     $cmd on page $p + $at: exit 0 with: $(head -n 1 "$T/bo")"
             elif [ $rc -ne 0 ]; then
-                [ $rc -eq 3 ] && grep -q 'tree/data.mdb\|tree is damaged\|tree .*damaged' "$T/be" &&
+                [ $rc -eq 3 ] && grep -q 'state/data.mdb\|tree is damaged\|tree .*damaged\|store is damaged\|store .*damaged' "$T/be" &&
                     ! grep -q 'loss' "$T/bo" && refused=$((refused + 1)) ||
                     { wrong=$((wrong + 1)); echo "     $cmd on page $p + $at: exit $rc: $(head -c 200 "$T/be")"; }
             fi
@@ -95,7 +103,7 @@ for ((p = 2; p < pages; p++)); do
         rm -rf "$D"
     done
 done
-check "bytes overwritten in each of $((pages - 2)) pages of tree/data.mdb: no crash" 0 $crashed
+check "bytes overwritten in each of $((pages - 2)) pages of state/data.mdb: no crash" 0 $crashed
 check "... no wrong or unnamed answer" 0 $wrong
 check "... and some of the damage is found (exit 3, the tree named)" 1 $((refused >= 1))
 
@@ -116,29 +124,35 @@ store_damage() { # name why-pattern
             "$? $(grep -c "$why" "$T/se") $(grep -c 'loss' "$T/so")"
     done
 }
+old_copy() { # DIR: a copy of the good state, in the old layout
+    cp -r "$S" "$1" && "$F" old-layout "$1"
+}
+cp -r "$T/other" "$T/other-old" && "$F" old-layout "$T/other-old"
+check "old-layout copies made" 0 $?
 D="$T/noproofs"
-cp -r "$S" "$D" && rm -rf "$D/proofs"
+old_copy "$D" && rm -rf "$D/proofs"
 store_damage "proofs/ missing" "proofs is missing or empty"
 D="$T/emptied"
-cp -r "$S" "$D" && rm -f "$D/proofs/"*
+old_copy "$D" && rm -f "$D/proofs/"*
 store_damage "proofs/ emptied" "proofs is missing or empty"
 D="$T/swapped"
-cp -r "$S" "$D" && rm -rf "$D/proofs" && cp -r "$T/other/proofs" "$D/proofs"
+old_copy "$D" && rm -rf "$D/proofs" && cp -r "$T/other-old/proofs" "$D/proofs"
 store_damage "proofs/ swapped for another proof's" "belongs to tree-"
 
-# A damaged transaction id in the newest meta page of proofs/data.mdb:
-# LMDB would take the older page and show the store as it was many
-# commits ago, whole-looking. The two pages' ids must be n - 1 and n.
+# A damaged transaction id in a meta page of state/data.mdb (the store is
+# in it: manager/tree.h, THE STATE'S LAYOUT): LMDB would take the other
+# page and show the store as it was commits ago, whole-looking. The two
+# pages' ids must be n - 1 and n.
 D="$T/rollback"
 cp -r "$S" "$D"
-ps=$(od -An -t u4 -j 40 -N 4 "$D/proofs/data.mdb" | tr -d ' ')
-t1=$(od -An -t u8 -j $((ps + 144)) -N 8 "$D/proofs/data.mdb" | tr -d ' ')
+ps=$(od -An -t u4 -j 40 -N 4 "$D/state/data.mdb" | tr -d ' ')
+t1=$(od -An -t u8 -j $((ps + 144)) -N 8 "$D/state/data.mdb" | tr -d ' ')
 printf "$(printf '\\x%02x' 1 0 0 0 0 0 0 0)" |
-    dd of="$D/proofs/data.mdb" bs=1 seek=$((ps + 144)) conv=notrunc status=none
+    dd of="$D/state/data.mdb" bs=1 seek=$((ps + 144)) conv=notrunc status=none
 check "rollback: the newest meta page had an id past 1" 1 $((t1 > 3))
-store_damage "proofs/data.mdb's newest meta page damaged (LMDB would fall back)" \
+store_damage "state/data.mdb's meta page damaged (LMDB would fall back)" \
     "which no sequence of commits leaves"
-$C store stats --store "$D/proofs" >"$T/so" 2>"$T/se"
+$C store stats --store "$D/state" >"$T/so" 2>"$T/se"
 check "... store stats refuses it too (exit 3)" "3 1" "$? $(grep -c 'no sequence of commits' "$T/se")"
 
 # The tree's meta entries damaged, added or removed (issue 41: a lost
@@ -151,7 +165,7 @@ for spec in "db_dir -" "db_dir /nonexistent" "owner tree-0123456789abcdef" "owne
     D="$T/meta"
     rm -rf "$D"
     cp -r "$S" "$D"
-    "$F" set-meta "$D/tree" "${spec%% *}" "${spec#* }"
+    "$F" set-meta "$D/state" "${spec%% *}" "${spec#* }"
     for cmd in "prove --quiet" "prove --quiet --db $DB" "tree" "proof check"; do
         # shellcheck disable=SC2086
         $C $cmd --state "$D" >"$T/mo" 2>"$T/me"
@@ -172,15 +186,15 @@ rm -rf "$D"
 F="${TOOLS:-build/tests}/forge_worker"
 D="$T/extra"
 cp -r "$S" "$D"
-$C solve --store "$D/proofs" --db "$DB" --pieces 4 "$f2" >/dev/null 2>&1
-$C solve --store "$D/proofs" --db "$DB" --pieces 4 'B:W29,31,K19:B6,K12' >/dev/null 2>&1
-n=$($C store stats --store "$D/proofs" --json | jq .records)
+$C solve --store "$D/state" --db "$DB" --pieces 4 "$f2" >/dev/null 2>&1
+$C solve --store "$D/state" --db "$DB" --pieces 4 'B:W29,31,K19:B6,K12' >/dev/null 2>&1
+n=$($C store stats --store "$D/state" --json | jq .records)
 zero=0
 outside=0
 for ((i = 0; i < n; i += 5)); do
     rm -rf "$T/rec"
     cp -r "$D" "$T/rec"
-    "$F" damage-record "$T/rec/proofs" $i >/dev/null
+    "$F" damage-record "$T/rec/state" $i >/dev/null
     $C proof check --state "$T/rec" >"$T/ro" 2>"$T/re"
     rc=$?
     [ $rc = 0 ] && zero=$((zero + 1))

@@ -37,7 +37,7 @@ make run PIECES=4 OPT=-O1 PROVE_ARGS="--budget 20 --job-time 2 --job-max 2 --qui
 check "make run on a fresh clone: exit 0" 0 $?
 check "it proved with the opening's root" 1 \
     "$(grep -c '^B:W.*	\(unknown\|>=draw\|win\|draw\|loss\|<=draw\)$\|^W:W.*	\(unknown\|>=draw\|win\|draw\|loss\|<=draw\)$' "$T/run1" | awk '{print ($1 >= 1)}')"
-check "its state is in $state" 1 "$([ -f "$state/tree/data.mdb" ] && echo 1)"
+check "its state is in $state" 1 "$([ -f "$state/state/data.mdb" ] && echo 1)"
 check "the first start says what to expect, make demo, more workers" 3 \
     "$(grep -c '== first start of the proof\|make demo. shows\|More workers' "$T/run1")"
 check "it stopped at its budget, resumable" 1 "$(grep -c '^continue with: ' "$T/run1")"

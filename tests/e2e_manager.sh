@@ -75,7 +75,7 @@ for round in 1 2 3 4; do
     fi
     wait $mp 2>/dev/null
     wait_for 60 no_workers # its local workers follow it (PDEATHSIG)
-    $C store export --store "$S/proofs" 2>/dev/null | cut -f 1 | sort >"$T/before"
+    $C store export --store "$S/state" 2>/dev/null | cut -f 1 | sort >"$T/before"
     answered=$($C tree --state "$S" --db "$DB" --depth 0 2>/dev/null | sed -n 2p |
         grep -o '[0-9]* jobs answered' | cut -d ' ' -f 1)
     check "kill $round: every admitted result kept" 1 $((${answered:-0} >= $(admitted)))
@@ -83,7 +83,7 @@ for round in 1 2 3 4; do
     mp=$!
     pids="$pids $mp"
     wait_for 60 listening "$T/klog$round" $mp
-    $C store export --store "$S/proofs" 2>/dev/null | cut -f 1 | sort >"$T/after"
+    $C store export --store "$S/state" 2>/dev/null | cut -f 1 | sort >"$T/after"
     check "kill $round: no stored record lost" "" "$(comm -23 "$T/before" "$T/after" | head -n 3)"
 done
 wait $mp

@@ -47,15 +47,22 @@
  * damages a proof the other way: every record of store SRC but the
  * SKIP-th (in key order) is written into a new store DST.
  *
- *   forge_worker set-schema TREE_DIR TEXT
+ *   forge_worker set-schema ENV_DIR TEXT
  *
- * writes TEXT as the schema of a tree (manager/tree.h, "meta"): a state
- * of an older version, made from a new one.
+ * writes TEXT as the schema of a tree (manager/tree.h, "meta"; ENV_DIR
+ * is a state's <state>/state, or the <state>/tree of the old layout): a
+ * state of an older version, made from a new one.
  *
- *   forge_worker set-meta TREE_DIR KEY TEXT
+ *   forge_worker set-meta ENV_DIR KEY TEXT
  *
  * writes TEXT (or, for "-", deletes the entry) as any meta entry of a
  * tree, as damage would: the tree's meta checksum is left as it was.
+ *
+ *   forge_worker old-layout STATE
+ *
+ * writes the state in folder STATE (one environment, <state>/state) back
+ * as the two environments of the layout before issue 42 (<state>/tree,
+ * <state>/proofs; tests/test_state_util.h), for the upgrade's tests.
  *
  *   forge_worker damage-record STORE_DIR N
  *
@@ -95,6 +102,7 @@
 #include "prover/posmap.h"
 #include "prover/prover.h"
 #include "prover/store.h"
+#include "tests/test_state_util.h"
 
 static int fd = -1;
 
@@ -387,6 +395,8 @@ set_meta(const char *dir, const char *key, const char *text)
     if (!rc)
         rc = mdb_txn_begin(env, NULL, 0, &txn);
     if (!rc)
+        rc = mdb_dbi_open(txn, MT_DB_META, 0, &meta);
+    if (rc == MDB_NOTFOUND) /* the old layout's <state>/tree */
         rc = mdb_dbi_open(txn, "meta", 0, &meta);
     if (!rc)
         rc = text ? mdb_put(txn, meta, &k, &v, 0) : mdb_del(txn, meta, &k, NULL);
@@ -605,6 +615,7 @@ int
 main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN); /* a manager that closes mid-flood: EPIPE, not death */
+    char err0[512];
     if (argc == 6 && !strcmp(argv[1], "cancel-manager"))
         return cancel_manager(argv[2], argv[3], argv[4], argv[5]);
     if (argc == 4 && !strcmp(argv[1], "set-schema"))
@@ -615,6 +626,12 @@ main(int argc, char **argv)
         return damage_record(argv[2], atol(argv[3]));
     if (argc == 5 && !strcmp(argv[1], "copy-store"))
         return copy_store(argv[2], argv[3], atol(argv[4]));
+    if (argc == 3 && !strcmp(argv[1], "old-layout")) {
+        if (test_state_split(argv[2], err0, sizeof err0) == 0)
+            return 0;
+        fprintf(stderr, "forge_worker old-layout: %s\n", err0);
+        return 2;
+    }
     if (argc != 5) {
         fprintf(stderr, "usage: forge_worker HOST:PORT TOKEN_FILE DB_DIR MODE\n");
         return 2;

@@ -14,9 +14,16 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <lmdb.h>
+#include <xxhash.h>
 
 #include "egdb/egdb.h"
 #include "manager/manager.h"
@@ -25,6 +32,7 @@
 #include "prover/check.h"
 #include "prover/prover.h"
 #include "prover/store.h"
+#include "tests/test_state_util.h"
 #include "tests/test_util.h"
 
 typedef struct fixture {
@@ -139,10 +147,8 @@ prove(const eng_pos *p, uint64_t nodes, int restart_after, int max_jobs, int *jo
 {
     char dir[256], sdir[300], tdir[300], err[512];
     assert_non_null(test_tmpdir(dir, sizeof dir, "tree"));
-    snprintf(sdir, sizeof sdir, "%s/proofs", dir);
-    snprintf(tdir, sizeof tdir, "%s/tree", dir);
+    snprintf(tdir, sizeof tdir, "%s", dir); /* the state: one environment */
     pst_env *st, *wst;
-    assert_int_equal(pst_open(sdir, 0, &st, err, sizeof err), 0);
     snprintf(sdir, sizeof sdir, "%s/worker", dir);
     assert_int_equal(pst_open(sdir, 0, &wst, err, sizeof err), 0);
     mt_create cr = {.root = *p,
@@ -157,10 +163,11 @@ prove(const eng_pos *p, uint64_t nodes, int restart_after, int max_jobs, int *jo
                     .no_root_jobs = 1};
     root_scored(&cr);
     mt_tree *t;
-    int rc = mt_open(tdir, &cr, F.db4, st, &t, err, sizeof err);
+    int rc = mt_open(tdir, &cr, F.db4, &t, err, sizeof err);
     if (rc)
         fprintf(stderr, "mt_open: %s\n", err);
     assert_int_equal(rc, 0);
+    st = mt_store(t);
     int jobs = 0;
     for (;;) {
         mt_job j;
@@ -180,20 +187,21 @@ prove(const eng_pos *p, uint64_t nodes, int restart_after, int max_jobs, int *jo
             break;
         if (jobs == restart_after) {
             mt_close(t);
-            assert_int_equal(mt_open(tdir, NULL, F.db4, st, &t, err, sizeof err), 0);
+            assert_int_equal(mt_open(tdir, NULL, F.db4, &t, err, sizeof err), 0);
+    st = mt_store(t);
         }
     }
     mt_stats s;
     mt_stats_get(t, &s);
-    mt_close(t);
-    /* the proof as a whole, from scratch */
+    /* the proof as a whole, from scratch (the store is the tree's: before
+     * it is closed) */
     pchk_result cr2;
     assert_int_equal(pchk_check(st, F.db4, p, &cr2, err, sizeof err), 0);
     if (cr2.status == PCHK_INVALID)
         fprintf(stderr, "invalid at %s: %s\n", cr2.where, cr2.why);
     assert_int_equal(cr2.status == PCHK_NOTHING ? PCHK_VALID : cr2.status, PCHK_VALID);
     assert_int_equal(cr2.status == PCHK_NOTHING ? ENG_LW : cr2.bound, s.root_bound);
-    pst_close(st);
+    mt_close(t);
     pst_close(wst);
     rm_rf(dir);
     *jobs_out = jobs;
@@ -278,11 +286,9 @@ budget_tree_of(const char *name, const char *fen, int goal, uint64_t job_nodes, 
                size_t dlen, char *tdir, size_t tlen, pst_env **st, eng_pos *root,
                uint32_t job_max_ms, int no_early)
 {
-    char sdir[300], err[512];
+    char err[512];
     assert_non_null(test_tmpdir(dir, dlen, name));
-    snprintf(sdir, sizeof sdir, "%s/proofs", dir);
-    snprintf(tdir, tlen, "%s/tree", dir);
-    assert_int_equal(pst_open(sdir, 0, st, err, sizeof err), 0);
+    snprintf(tdir, tlen, "%s", dir); /* the state: one environment */
     assert_int_equal(eng_parse_fen(fen, root, err, sizeof err), 0);
     mt_create cr = {.root = *root,
                     .goal = goal,
@@ -295,7 +301,8 @@ budget_tree_of(const char *name, const char *fen, int goal, uint64_t job_nodes, 
                     .no_early = no_early};
     root_scored(&cr);
     mt_tree *t;
-    assert_int_equal(mt_open(tdir, &cr, F.db4, *st, &t, err, sizeof err), 0);
+    assert_int_equal(mt_open(tdir, &cr, F.db4, &t, err, sizeof err), 0);
+    *st = mt_store(t); /* the tree's */
     return t;
 }
 
@@ -369,7 +376,8 @@ test_growing_budgets(void **state)
     answer_nothing(t, &j);
     eng_pos child = j.pos;
     mt_close(t);
-    assert_int_equal(mt_open(tdir, NULL, F.db4, st, &t, err, sizeof err), 0);
+    assert_int_equal(mt_open(tdir, NULL, F.db4, &t, err, sizeof err), 0);
+    st = mt_store(t);
     /* (no_early is not kept: the reopened tree gives the root, which has
      * had no job, its own first job - IDLE WORKERS in tree.h) */
     assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
@@ -382,7 +390,6 @@ test_growing_budgets(void **state)
     mt_stats_get(t, &s);
     assert_int_equal(s.job_max_ms, 4000);
     mt_close(t);
-    pst_close(st);
     rm_rf(dir);
 }
 
@@ -447,7 +454,8 @@ test_root_series(void **state)
     /* reopened, the root's own jobs go on where they were */
     assert_int_equal(mt_check_numbers(t, err, sizeof err), 0);
     mt_close(t);
-    assert_int_equal(mt_open(tdir, NULL, F.db4, st, &t, err, sizeof err), 0);
+    assert_int_equal(mt_open(tdir, NULL, F.db4, &t, err, sizeof err), 0);
+    st = mt_store(t);
     for (int n = 0; n < 200; n++) {
         assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
         if (eng_equal(&j.pos, &root))
@@ -461,7 +469,6 @@ test_root_series(void **state)
     answer_nothing(t, &j);
     assert_int_equal(mt_check_numbers(t, err, sizeof err), 0);
     mt_close(t);
-    pst_close(st);
     rm_rf(dir);
 }
 
@@ -509,7 +516,8 @@ test_other_question_reopened(void **state)
     /* stopped with three jobs in flight, one of them the other question's */
     assert_int_equal(mt_check_numbers(t, err, sizeof err), 0);
     mt_close(t);
-    assert_int_equal(mt_open(tdir, NULL, F.db4, st, &t, err, sizeof err), 0);
+    assert_int_equal(mt_open(tdir, NULL, F.db4, &t, err, sizeof err), 0);
+    st = mt_store(t);
     mt_stats_get(t, &s);
     assert_int_equal(s.other_jobs, 1);
     assert_int_equal(s.other_ms, 1000);
@@ -541,7 +549,6 @@ test_other_question_reopened(void **state)
     assert_int_equal(s.other_ms, 5000);
     assert_int_equal(mt_check_numbers(t, err, sizeof err), 0);
     mt_close(t);
-    pst_close(st);
     rm_rf(dir);
 }
 
@@ -636,7 +643,6 @@ test_root_other_question(void **state)
         assert_int_equal(mt_check_root(t, err, sizeof err), 0);
         mt_close(t);
         pst_close(wst);
-        pst_close(st);
         rm_rf(dir);
     }
     /* a root the score calls won for one side: its first question is
@@ -654,7 +660,6 @@ test_root_other_question(void **state)
     assert_int_equal(mt_pick(t, &k, err, sizeof err), MT_PICK_JOB);
     assert_false(eng_equal(&k.pos, &root));
     mt_close(t);
-    pst_close(st);
     rm_rf(dir);
 }
 
@@ -781,7 +786,6 @@ test_unwanted_jobs(void **state)
     assert_int_equal(mt_check_root(t, err, sizeof err), 0);
     mt_close(t);
     pst_close(wst);
-    pst_close(st);
     rm_rf(dir);
 }
 
@@ -793,13 +797,11 @@ static void
 test_forged_result(void **state)
 {
     (void)state;
-    char dir[256], sdir[300], wdir[300], tdir[300], err[512];
+    char dir[256], wdir[300], tdir[300], err[512];
     assert_non_null(test_tmpdir(dir, sizeof dir, "tree-forged"));
-    snprintf(sdir, sizeof sdir, "%s/proofs", dir);
     snprintf(wdir, sizeof wdir, "%s/worker", dir);
-    snprintf(tdir, sizeof tdir, "%s/tree", dir);
+    snprintf(tdir, sizeof tdir, "%s", dir); /* the state: one environment */
     pst_env *st, *wst;
-    assert_int_equal(pst_open(sdir, 0, &st, err, sizeof err), 0);
     assert_int_equal(pst_open(wdir, 0, &wst, err, sizeof err), 0);
     eng_pos root;
     assert_int_equal(eng_parse_fen("B:W30,31,K19:B6,K12", &root, err, sizeof err), 0);
@@ -813,7 +815,8 @@ test_forged_result(void **state)
                     .h_step = 300};
     root_scored(&cr);
     mt_tree *t;
-    assert_int_equal(mt_open(tdir, &cr, F.db4, st, &t, err, sizeof err), 0);
+    assert_int_equal(mt_open(tdir, &cr, F.db4, &t, err, sizeof err), 0);
+    st = mt_store(t);
     mt_job j;
     assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
     /* the opposite of the truth, with a legal move as its "proof" */
@@ -837,7 +840,8 @@ test_forged_result(void **state)
     /* a restart reads nothing of it back */
     assert_int_equal(mt_release(t, j.id, err, sizeof err), 0);
     mt_close(t);
-    assert_int_equal(mt_open(tdir, NULL, F.db4, st, &t, err, sizeof err), 0);
+    assert_int_equal(mt_open(tdir, NULL, F.db4, &t, err, sizeof err), 0);
+    st = mt_store(t);
     mt_stats_get(t, &s);
     assert_int_equal(s.root_bound, ENG_LW);
     /* honest jobs then settle the truth, which the checker accepts */
@@ -851,12 +855,284 @@ test_forged_result(void **state)
     assert_int_equal(s.root_bound, truth);
     assert_int_equal(mt_check_root(t, err, sizeof err), 0);
     mt_close(t);
-    assert_int_equal(mt_open(tdir, NULL, F.db4, st, &t, err, sizeof err), 0);
+    assert_int_equal(mt_open(tdir, NULL, F.db4, &t, err, sizeof err), 0);
+    st = mt_store(t);
     mt_stats_get(t, &s);
     assert_int_equal(s.root_bound, truth);
     mt_close(t);
-    pst_close(st);
     pst_close(wst);
+    rm_rf(dir);
+}
+
+/* ---- one transaction per result (tree.h) ------------------------------ */
+
+/* The store's record count and the tree's jobs answered, of the state in
+ * tdir (opened and closed). */
+static void
+kept_counts(const char *tdir, uint64_t *recs, uint64_t *done)
+{
+    char err[512], label[PST_OWNER_MAX];
+    mt_tree *t;
+    assert_int_equal(mt_open(tdir, NULL, F.db4, &t, err, sizeof err), 0);
+    assert_int_equal(pst_owner(mt_store(t), label, sizeof label, recs, err, sizeof err), 0);
+    mt_stats s;
+    mt_stats_get(t, &s);
+    *done = s.jobs_done;
+    mt_close(t);
+}
+
+/* Picks a job on the state in tdir and answers it with a real search
+ * (answer), its worker store in wdir; in a child process, killed by the
+ * test hook CHECKERS_RESULT_KILL=admitted after the admission when kill
+ * is set. RETURN the child's wait status, or 0 without kill. */
+static int
+answer_one(const char *tdir, const char *wdir, int kill)
+{
+    pid_t pid = kill ? fork() : 0;
+    assert_true(pid >= 0);
+    if (pid > 0) {
+        int ws;
+        assert_int_equal(waitpid(pid, &ws, 0), pid);
+        return ws;
+    }
+    if (kill)
+        setenv("CHECKERS_RESULT_KILL", "admitted", 1);
+    char err[512];
+    pst_env *w;
+    mt_tree *t;
+    mt_job j;
+    assert_int_equal(pst_open(wdir, 0, &w, err, sizeof err), 0);
+    assert_int_equal(mt_open(tdir, NULL, F.db4, &t, err, sizeof err), 0);
+    assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
+    answer(t, w, &j, 20000);
+    mt_close(t);
+    pst_close(w);
+    if (kill)
+        _exit(0); /* the hook did not fire: the parent sees exit 0 */
+    return 0;
+}
+
+/*
+ * ONE TRANSACTION PER RESULT (issue 42): a worker's result is admitted
+ * and the graph's change applied in one commit. The manager killed
+ * (SIGKILL, the test hook, waited on with waitpid) after the admission
+ * and before the apply keeps neither: the store holds the records it
+ * held and the tree the jobs answered it had (before, the admitted
+ * records were committed on their own). The same job answered without
+ * the kill keeps both.
+ */
+static void
+test_result_one_transaction(void **state)
+{
+    (void)state;
+    char dir[256], tdir[300], wdir[400];
+    pst_env *st;
+    eng_pos root;
+    mt_tree *t = budget_tree_of("tree-onetxn", "B:W30,31,K19:B6,K12", MT_GOAL_VALUE, 20000, dir,
+                                sizeof dir, tdir, sizeof tdir, &st, &root, 2000, 0);
+    mt_close(t);
+    snprintf(wdir, sizeof wdir, "%s/worker", dir);
+    uint64_t recs0, done0, recs, done;
+    kept_counts(tdir, &recs0, &done0);
+    int ws = answer_one(tdir, wdir, 1);
+    assert_true(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL);
+    kept_counts(tdir, &recs, &done);
+    assert_int_equal(recs, recs0); /* nothing of the admitted batch */
+    assert_int_equal(done, done0); /* nor of the graph's change */
+    answer_one(tdir, wdir, 0);
+    kept_counts(tdir, &recs, &done);
+    assert_true(recs > recs0); /* the result proves something: it was kept */
+    assert_int_equal(done, done0 + 1);
+    rm_rf(dir);
+}
+
+/* ---- the state's layout (tree.h, THE STATE'S LAYOUT) -------------------- */
+
+/* XXH64 over every entry (key and value, with their lengths) of the n
+ * named databases names of the environment in dir, in key order, and
+ * their entry count into *entries: what an upgrade must keep, byte for
+ * byte. Read-only. */
+static uint64_t
+env_hash(const char *dir, const char *const *names, int n, uint64_t *entries)
+{
+    MDB_env *env;
+    MDB_txn *txn;
+    assert_int_equal(mdb_env_create(&env), 0);
+    assert_int_equal(mdb_env_set_maxdbs(env, 8), 0);
+    assert_int_equal(mdb_env_open(env, dir, MDB_RDONLY, 0644), 0);
+    assert_int_equal(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), 0);
+    uint64_t h = 0;
+    *entries = 0;
+    for (int i = 0; i < n; i++) {
+        MDB_dbi dbi;
+        MDB_cursor *cur;
+        MDB_val k, v;
+        int f = strstr(names[i], "jobs") || strstr(names[i], "hist") ? MDB_INTEGERKEY : 0;
+        assert_int_equal(mdb_dbi_open(txn, names[i], (unsigned)f, &dbi), 0);
+        assert_int_equal(mdb_cursor_open(txn, dbi, &cur), 0);
+        for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc;
+             rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+            h = XXH64(k.mv_data, k.mv_size, h ^ k.mv_size);
+            h = XXH64(v.mv_data, v.mv_size, h ^ v.mv_size << 20);
+            ++*entries;
+        }
+        mdb_cursor_close(cur);
+    }
+    mdb_txn_abort(txn);
+    mdb_env_close(env);
+    return h;
+}
+
+static const char *const old_tree_dbs[] = {"meta", "nodes", "jobs", "hist"};
+static const char *const new_tree_dbs[] = {MT_DB_META, MT_DB_NODES, MT_DB_JOBS, MT_DB_HIST};
+static const char *const store_dbs[] = {"meta", "nodes"};
+
+/* What a state holds: the tree's entries and the store's, hashed. */
+typedef struct state_sum {
+    uint64_t tree, store, ntree, nstore;
+} state_sum;
+
+static state_sum
+old_sum(const char *dir)
+{
+    char p[400];
+    state_sum s;
+    snprintf(p, sizeof p, "%s/tree", dir);
+    s.tree = env_hash(p, old_tree_dbs, 4, &s.ntree);
+    snprintf(p, sizeof p, "%s/proofs", dir);
+    s.store = env_hash(p, store_dbs, 2, &s.nstore);
+    return s;
+}
+
+/* The upgraded state: the same bytes in one environment, nothing of the
+ * old layout left, the store readable as a store. */
+static void
+assert_upgraded(const char *dir, const state_sum *want)
+{
+    char p[400], err[512];
+    struct stat sb;
+    state_sum s;
+    snprintf(p, sizeof p, "%s/%s", dir, MT_STATE_DIR);
+    s.tree = env_hash(p, new_tree_dbs, 4, &s.ntree);
+    s.store = env_hash(p, store_dbs, 2, &s.nstore);
+    assert_true(s.ntree == want->ntree && s.tree == want->tree);
+    assert_true(s.nstore == want->nstore && s.store == want->store);
+    pst_env *st;
+    assert_int_equal(pst_open(p, PST_RDONLY, &st, err, sizeof err), 0);
+    char label[PST_OWNER_MAX];
+    uint64_t recs;
+    assert_int_equal(pst_owner(st, label, sizeof label, &recs, err, sizeof err), 0);
+    if (strncmp(label, "tree-", 5))
+        fprintf(stderr, "label '%s', %llu records\n", label, (unsigned long long)recs);
+    assert_true(!strncmp(label, "tree-", 5) && recs == want->nstore - 2);
+    pst_close(st);
+    const char *gone[3] = {"tree", "proofs", MT_STATE_DIR ".tmp"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, gone[i]);
+        assert_int_not_equal(stat(p, &sb), 0);
+    }
+}
+
+/*
+ * A state of the two-environment layout (a state written by this code,
+ * mt_open and a few answered jobs, split into the old layout by the
+ * fixture generator, test_state_util.h), upgraded into one environment
+ * (issue 42):
+ * every entry of both kept byte for byte, the old folders gone, the
+ * tree opened on it with the root's bound it had, a second call a no-op; a SIGKILL at each step of the upgrade (the test hook,
+ * waited on with waitpid, never a sleep) followed by a rerun gives the
+ * same state; a tree without its store is refused as damage and left
+ * as it is.
+ */
+static void
+test_state_upgrade(void **state)
+{
+    (void)state;
+    char dir[256], tdir[300], wdir[300], err[512], cmd[2000];
+    pst_env *st, *wst;
+    eng_pos root;
+    mt_tree *t = budget_tree("upgrade", MT_GOAL_VALUE, dir, sizeof dir, tdir, sizeof tdir, &st,
+                             &root, 0, 1);
+    snprintf(wdir, sizeof wdir, "%s/worker", dir);
+    assert_int_equal(pst_open(wdir, 0, &wst, err, sizeof err), 0);
+    for (int k = 0; k < 6; k++) {
+        mt_job j;
+        int rc = mt_pick(t, &j, err, sizeof err);
+        if (rc != MT_PICK_JOB)
+            break;
+        answer(t, wst, &j, 100);
+    }
+    /* records for the store's part of the copy (jobs of 100 positions
+     * prove little): the root's children, "at most a draw" for their
+     * side to move (the store takes any record that says something) */
+    eng_movelist ml;
+    int nm = eng_generate(&root, &ml, ENG_DUPS_MERGE);
+    pst_item items[64];
+    for (int k = 0; k < nm && k < 64; k++) {
+        eng_make(&root, &ml.m[k], &items[k].pos);
+        items[k].rec = (pst_record){ENG_LD, {PST_NOMOVE, 0, 0}, {PST_NOMOVE, 0, 0}, 1, 0};
+    }
+    assert_true(nm > 0);
+    assert_int_equal(pst_put_many(st, items, (size_t)(nm < 64 ? nm : 64), err, sizeof err), 0);
+    mt_close(t); /* and its store, st */
+    pst_close(wst);
+    /* the tree as a reader sees it (the records above included) */
+    mt_stats before;
+    assert_int_equal(mt_open_ro(dir, F.db4, &t, err, sizeof err), 0);
+    mt_stats_get(t, &before);
+    mt_close(t);
+    assert_int_equal(test_state_split(dir, err, sizeof err), 0);
+    state_sum want = old_sum(dir);
+    assert_true(want.ntree > 10 && want.nstore > 2);
+
+    static const char *const steps[] = {"copied", "synced", "renamed", "removed-tree"};
+    for (int i = 0; i < 4; i++) {
+        char copy[400];
+        snprintf(copy, sizeof copy, "%s-kill%d", dir, i);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s'", copy, dir, copy);
+        assert_int_equal(system(cmd), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            setenv("CHECKERS_UPGRADE_KILL", steps[i], 1);
+            mt_state_upgrade(copy, err, sizeof err);
+            _exit(0); /* the hook did not fire: the parent sees exit 0 */
+        }
+        int ws;
+        assert_int_equal(waitpid(pid, &ws, 0), pid);
+        assert_true(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL);
+        int rc = mt_state_upgrade(copy, err, sizeof err);
+        if (rc < 0)
+            fprintf(stderr, "after a kill at %s: %s\n", steps[i], err);
+        assert_int_equal(rc, 1);
+        assert_upgraded(copy, &want);
+        assert_int_equal(mt_state_upgrade(copy, err, sizeof err), 0);
+        rm_rf(copy);
+    }
+
+    /* a tree without its store: damage, nothing touched */
+    char copy[400], p[450];
+    struct stat sb;
+    snprintf(copy, sizeof copy, "%s-nostore", dir);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s' && rm -rf '%s/proofs'", copy, dir,
+             copy, copy);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(mt_state_upgrade(copy, err, sizeof err), MT_ECORRUPT);
+    assert_non_null(strstr(err, "proofs is missing or empty"));
+    snprintf(p, sizeof p, "%s/tree/data.mdb", copy);
+    assert_int_equal(stat(p, &sb), 0);
+    rm_rf(copy);
+
+    /* the readers upgrade too (mt_open_ro): the same tree */
+    assert_int_equal(mt_open_ro(dir, F.db4, &t, err, sizeof err), 0);
+    mt_stats after;
+    mt_stats_get(t, &after);
+    assert_int_equal(after.root_bound, before.root_bound);
+    assert_int_equal(after.nodes, before.nodes);
+    assert_int_equal(after.jobs_done, before.jobs_done);
+    mt_close(t);
+    assert_upgraded(dir, &want);
+    assert_int_equal(mt_state_upgrade(dir, err, sizeof err), 0);
     rm_rf(dir);
 }
 
@@ -872,6 +1148,8 @@ main(void)
         cmocka_unit_test(test_root_other_question),
         cmocka_unit_test(test_other_question_reopened),
         cmocka_unit_test(test_unwanted_jobs),
+        cmocka_unit_test(test_state_upgrade),
+        cmocka_unit_test(test_result_one_transaction),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

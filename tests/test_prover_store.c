@@ -1908,6 +1908,202 @@ test_threads_share_one_env(void **state)
     rm_store(dir);
 }
 
+/* ---- a store inside a caller's environment ------------------------------ */
+
+/* The caller's side of one transaction: its own record "k" = "v" in its
+ * database "other", and a batch of the store's. */
+typedef struct in_txn_arg {
+    pst_env *s;
+    MDB_dbi other;
+    const pst_item *items;
+    size_t n;
+    int fail; /* the body refuses at the end: nothing of it may stay */
+    int runs;
+} in_txn_arg;
+
+#define IN_REFUSED (-4242) /* a caller's own code: comes back as it is */
+
+static int
+in_txn_body(MDB_txn *txn, void *arg, char *err, size_t errlen)
+{
+    in_txn_arg *a = arg;
+    a->runs++;
+    MDB_val k = {1, (void *)"k"}, v = {1, (void *)"v"};
+    int rc = mdb_put(txn, a->other, &k, &v, 0);
+    if (rc == 0)
+        rc = pst_put_many_txn(a->s, txn, a->items, a->n, err, errlen);
+    return rc == 0 && a->fail ? IN_REFUSED : rc;
+}
+
+/* Whether the caller's record is there (a read through the store). */
+static int
+in_read_body(MDB_txn *txn, void *arg, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    in_txn_arg *a = arg;
+    MDB_val k = {1, (void *)"k"}, v;
+    int rc = mdb_get(txn, a->other, &k, &v);
+    return rc == MDB_NOTFOUND ? 1 : rc;
+}
+
+static MDB_env *
+caller_env(const char *dir, MDB_dbi *other)
+{
+    MDB_env *env;
+    MDB_txn *txn;
+    assert_int_equal(mdb_env_create(&env), 0);
+    assert_int_equal(mdb_env_set_maxdbs(env, 8), 0);
+    assert_int_equal(mdb_env_set_mapsize(env, (size_t)1 << 24), 0);
+    assert_int_equal(mdb_env_open(env, dir, MDB_NOTLS, 0644), 0);
+    assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    assert_int_equal(mdb_dbi_open(txn, "other", MDB_CREATE, other), 0);
+    assert_int_equal(mdb_txn_commit(txn), 0);
+    return env;
+}
+
+/*
+ * A store opened inside a caller's environment (issue 42): created there
+ * beside the caller's own database; one pst_txn_write commits the
+ * caller's record and the store's batch together, or, when the body
+ * refuses or the batch contradicts, neither; the caller's own code comes
+ * back as it was; after the caller closes everything, pst_open on the
+ * folder reads the same store, and pst_open_in read-only on an
+ * environment without a store refuses it.
+ */
+static void
+test_store_inside_callers_env(void **state)
+{
+    (void)state;
+    char dir[256], dir2[256], err[512];
+    new_store_dir(dir, sizeof dir, "pst-in");
+    new_store_dir(dir2, sizeof dir2, "pst-in-none");
+    MDB_dbi other;
+    MDB_env *env = caller_env(dir, &other);
+    pst_env *s = NULL;
+    assert_int_equal(pst_open_in(env, dir, 0, &s, err, sizeof err), 0);
+    assert_string_equal(pst_path(s), dir);
+
+    eng_pos *ps = gen_positions(91, 40, 1);
+    pst_item items[40];
+    uint64_t rs = 7;
+    for (int i = 0; i < 40; i++)
+        items[i] = item_make(&ps[i], rec_random(&ps[i], &rs));
+    items[0].rec = rec_make(ENG_LL, 5, 3);
+    in_txn_arg a = {s, other, items, 20, 1, 0};
+    /* refused by the body: neither the caller's record nor the batch */
+    assert_int_equal(pst_txn_write(s, in_txn_body, &a, err, sizeof err), IN_REFUSED);
+    assert_int_equal(pst_txn_read(s, in_read_body, &a, err, sizeof err), 1);
+    pst_record r;
+    assert_int_equal(pst_get(s, &ps[0], &r), PST_ENOTFOUND);
+    /* committed: both */
+    a.fail = 0;
+    assert_int_equal(pst_txn_write(s, in_txn_body, &a, err, sizeof err), 0);
+    assert_int_equal(pst_txn_read(s, in_read_body, &a, err, sizeof err), 0);
+    for (int i = 0; i < 20; i++) {
+        assert_int_equal(pst_get(s, &ps[i], &r), 0);
+        assert_true(rec_equal(&r, &items[i].rec));
+    }
+    /* a batch that contradicts a stored record: the store's code, nothing
+     * of the transaction written (the caller's record deleted first) */
+    pst_item bad[2] = {items[20], items[0]};
+    bad[1].rec = rec_make(ENG_DD, 1, 0);
+    MDB_txn *txn;
+    MDB_val k = {1, (void *)"k"};
+    assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    assert_int_equal(mdb_del(txn, other, &k, NULL), 0);
+    assert_int_equal(mdb_txn_commit(txn), 0);
+    in_txn_arg b = {s, other, bad, 2, 0, 0};
+    assert_int_equal(pst_txn_write(s, in_txn_body, &b, err, sizeof err), PST_ECONTRADICT);
+    assert_int_equal(pst_txn_read(s, in_read_body, &a, err, sizeof err), 1);
+    assert_int_equal(pst_get(s, &ps[20], &r), PST_ENOTFOUND);
+    /* pst_put_many on the borrowed environment, too */
+    assert_int_equal(pst_put_many(s, items + 30, 10, err, sizeof err), 0);
+    pst_stats st;
+    assert_int_equal(pst_stats_get(s, &st, err, sizeof err), 0);
+    uint64_t want = st.records;
+    pst_close(s);
+    mdb_env_close(env); /* the caller's: still open after pst_close */
+
+    /* the same folder through pst_open: the same store */
+    pst_env *s2 = NULL;
+    assert_int_equal(pst_open(dir, PST_RDONLY, &s2, err, sizeof err), 0);
+    assert_int_equal(pst_stats_get(s2, &st, err, sizeof err), 0);
+    assert_int_equal(st.records, want);
+    assert_int_equal(pst_get(s2, &ps[35], &r), 0);
+    assert_true(rec_equal(&r, &items[35].rec));
+    assert_int_equal(pst_put_many(s2, items, 1, err, sizeof err), PST_EREADONLY);
+    pst_close(s2);
+
+    /* read-only inside an environment that has no store: refused */
+    MDB_dbi o2;
+    MDB_env *env2 = caller_env(dir2, &o2);
+    s2 = NULL;
+    assert_int_equal(pst_open_in(env2, dir2, PST_RDONLY, &s2, err, sizeof err), PST_EVERSION);
+    assert_null(s2);
+    mdb_env_close(env2);
+    free(ps);
+    rm_store(dir);
+    rm_store(dir2);
+}
+
+/*
+ * The scope (store.h, ONE TRANSACTION): inside it the thread's writes
+ * (pst_put_many, pst_txn_write, pst_owner_set) and reads (pst_get,
+ * pst_owner, pst_stats_get) share one write transaction: the reads see
+ * the writes, a write that fails takes back only its own, and nothing
+ * reaches the file before pst_txn_end commits; ended without a commit,
+ * nothing of it stays. A second scope, or an end with none, is refused.
+ */
+static void
+test_scope_one_transaction(void **state)
+{
+    (void)state;
+    char dir[256], err[512], label[PST_OWNER_MAX];
+    new_store_dir(dir, sizeof dir, "pst-scope");
+    pst_env *s = open_rw(dir);
+    eng_pos *ps = gen_positions(93, 30, 1);
+    pst_item items[30];
+    uint64_t rs = 9, recs;
+    for (int i = 0; i < 30; i++)
+        items[i] = item_make(&ps[i], rec_random(&ps[i], &rs));
+    items[0].rec = rec_make(ENG_LL, 5, 3);
+    pst_record r;
+    for (int commit = 0; commit < 2; commit++) {
+        assert_int_equal(pst_txn_begin(s, err, sizeof err), 0);
+        assert_int_equal(pst_txn_begin(s, err, sizeof err), PST_EINVAL);
+        assert_int_equal(pst_put_many(s, items, 10, err, sizeof err), 0);
+        assert_int_equal(pst_get(s, &ps[3], &r), 0); /* seen inside */
+        assert_true(rec_equal(&r, &items[3].rec));
+        /* a batch that fails takes back its own writes only */
+        pst_item bad[2] = {items[10], items[0]};
+        bad[1].rec = rec_make(ENG_DD, 1, 0);
+        assert_int_equal(pst_put_many(s, bad, 2, err, sizeof err), PST_ECONTRADICT);
+        assert_int_equal(pst_get(s, &ps[10], &r), PST_ENOTFOUND);
+        assert_int_equal(pst_owner_set(s, "scope-test", err, sizeof err), 0);
+        assert_int_equal(pst_owner(s, label, sizeof label, &recs, err, sizeof err), 0);
+        assert_true(recs == 10 && !strcmp(label, "scope-test"));
+        assert_int_equal(pst_txn_end(s, commit, err, sizeof err), 0);
+        assert_int_equal(pst_txn_end(s, commit, err, sizeof err), PST_EINVAL);
+        assert_int_equal(pst_owner(s, label, sizeof label, &recs, err, sizeof err), 0);
+        if (!commit) { /* dropped whole */
+            assert_true(recs == 0 && label[0] == 0);
+            assert_int_equal(pst_get(s, &ps[3], &r), PST_ENOTFOUND);
+        } else { /* kept whole */
+            assert_true(recs == 10 && !strcmp(label, "scope-test"));
+            assert_int_equal(pst_get(s, &ps[3], &r), 0);
+        }
+    }
+    pst_close(s);
+    /* what the commit kept is in the file */
+    s = open_rw(dir);
+    assert_int_equal(pst_get(s, &ps[9], &r), 0);
+    assert_true(rec_equal(&r, &items[9].rec));
+    pst_close(s);
+    free(ps);
+    rm_store(dir);
+}
+
 int
 main(void)
 {
@@ -1931,6 +2127,8 @@ main(void)
         cmocka_unit_test(test_map_growth),
         cmocka_unit_test(test_map_resized_by_other),
         cmocka_unit_test(test_threads_share_one_env),
+        cmocka_unit_test(test_store_inside_callers_env),
+        cmocka_unit_test(test_scope_one_transaction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -80,14 +80,13 @@ keep_view(const mt_view *v, void *arg)
 
 /* ---- a read-only tree is the tree ------------------------------------------- */
 
-/* The start position's tree in tdir (its store in sdir, returned in
+/* The start position's tree in the state tdir (its store returned in
  * *st) after jobs results that leave every leaf open: each expands (the
  * root's own jobs off: they would take two thirds of them). */
 static mt_tree *
-start_tree(const char *sdir, const char *tdir, int jobs, pst_env **st)
+start_tree(const char *tdir, int jobs, pst_env **st)
 {
     char err[512];
-    assert_int_equal(pst_open(sdir, 0, st, err, sizeof err), 0);
     mt_create cr = {.goal = MT_GOAL_VALUE,
                     .job_ms = 1000,
                     .job_max_ms = 1000,
@@ -97,7 +96,8 @@ start_tree(const char *sdir, const char *tdir, int jobs, pst_env **st)
                     .no_root_jobs = 1};
     eng_start(&cr.root);
     mt_tree *t;
-    assert_int_equal(mt_open(tdir, &cr, NULL, *st, &t, err, sizeof err), 0);
+    assert_int_equal(mt_open(tdir, &cr, NULL, &t, err, sizeof err), 0);
+    *st = mt_store(t);
     for (int k = 0; k < jobs; k++) {
         mt_job j;
         assert_int_equal(mt_pick(t, &j, err, sizeof err), MT_PICK_JOB);
@@ -110,24 +110,22 @@ static void
 test_open_ro_same_tree(void **state)
 {
     (void)state;
-    char dir[256], sdir[300], tdir[300], dm[320], err[512];
+    char dir[256], tdir[300], dm[320], err[512];
     assert_non_null(test_tmpdir(dir, sizeof dir, "web"));
-    snprintf(sdir, sizeof sdir, "%s/proofs", dir);
-    snprintf(tdir, sizeof tdir, "%s/tree", dir);
-    snprintf(dm, sizeof dm, "%s/data.mdb", tdir);
+    snprintf(tdir, sizeof tdir, "%s", dir); /* the state: one environment */
+    snprintf(dm, sizeof dm, "%s/state/data.mdb", tdir);
     pst_env *st;
-    mt_tree *t = start_tree(sdir, tdir, 100, &st);
+    mt_tree *t = start_tree(tdir, 100, &st);
     views rw = {0};
     mt_each(t, keep_view, &rw);
     assert_true(rw.n > 500);
-    mt_close(t);
-    pst_close(st);
+    mt_close(t); /* and its store */
 
     size_t n0, n1;
     unsigned char *before = slurp(dm, &n0);
     assert_non_null(before);
-    assert_int_equal(pst_open(sdir, PST_RDONLY, &st, err, sizeof err), 0);
-    assert_int_equal(mt_open_ro(tdir, NULL, st, &t, err, sizeof err), 0);
+    assert_int_equal(mt_open_ro(tdir, NULL, &t, err, sizeof err), 0);
+    st = mt_store(t);
     views ro = {0};
     mt_each(t, keep_view, &ro);
     assert_int_equal(ro.n, rw.n);
@@ -167,8 +165,7 @@ test_open_ro_same_tree(void **state)
     mt_view v;
     assert_int_equal(mt_lookup(t, &far, &v), MT_EINVAL);
     assert_int_equal(mt_parents(t, &far, NULL, 0), 0);
-    mt_close(t);
-    pst_close(st);
+    mt_close(t); /* and its store */
     unsigned char *after = slurp(dm, &n1);
     assert_int_equal(n0, n1);
     assert_memory_equal(before, after, n0);
@@ -232,12 +229,11 @@ static void
 test_line_is_shortest(void **state)
 {
     (void)state;
-    char dir[256], sdir[300], tdir[300], err[512];
+    char dir[256], tdir[300], err[512];
     assert_non_null(test_tmpdir(dir, sizeof dir, "webline"));
-    snprintf(sdir, sizeof sdir, "%s/proofs", dir);
-    snprintf(tdir, sizeof tdir, "%s/tree", dir);
+    snprintf(tdir, sizeof tdir, "%s", dir); /* the state: one environment */
     pst_env *st;
-    mt_tree *t = start_tree(sdir, tdir, 60, &st);
+    mt_tree *t = start_tree(tdir, 60, &st);
     eng_pos start;
     eng_start(&start);
     struct event_base *base = event_base_new();
@@ -271,8 +267,7 @@ test_line_is_shortest(void **state)
     free(line);
     web_free(w);
     event_base_free(base);
-    mt_close(t);
-    pst_close(st);
+    mt_close(t); /* and its store */
     rm_rf(dir);
 }
 
@@ -384,15 +379,13 @@ test_proof_pdn_replays(void **state)
     (void)state;
     const char *d = test_db_dir();
     assert_non_null(d);
-    char dir[256], sdir[300], tdir[300], err[512];
+    char dir[256], tdir[300], err[512];
     egdb *db4, *full;
     assert_int_equal(egdb_open(d, 4, (size_t)32 << 20, &db4, err, sizeof err), 0);
     assert_int_equal(egdb_open(d, 0, (size_t)32 << 20, &full, err, sizeof err), 0);
     assert_non_null(test_tmpdir(dir, sizeof dir, "webpdn"));
-    snprintf(sdir, sizeof sdir, "%s/proofs", dir);
-    snprintf(tdir, sizeof tdir, "%s/tree", dir);
+    snprintf(tdir, sizeof tdir, "%s", dir); /* the state: one environment */
     pst_env *st;
-    assert_int_equal(pst_open(sdir, 0, &st, err, sizeof err), 0);
     /* a 5-piece win, proved through the tree as a worker proves it: df-pn
      * over the 4-piece databases into the worker's store, the proof
      * gathered (padm_collect) and admitted into the state's store */
@@ -406,7 +399,8 @@ test_proof_pdn_replays(void **state)
                     .h_step = 200,
                     .seed = "31-26"};
     mt_tree *t;
-    assert_int_equal(mt_open(tdir, &cr, db4, st, &t, err, sizeof err), 0);
+    assert_int_equal(mt_open(tdir, &cr, db4, &t, err, sizeof err), 0);
+    st = mt_store(t);
     char wdir[320];
     snprintf(wdir, sizeof wdir, "%s/worker", dir);
     pst_env *wst;
@@ -431,10 +425,9 @@ test_proof_pdn_replays(void **state)
     }
     pst_close(wst);
     assert_true(mt_done(t));
-    mt_close(t);
-    pst_close(st);
-    assert_int_equal(pst_open(sdir, PST_RDONLY, &st, err, sizeof err), 0);
-    assert_int_equal(mt_open_ro(tdir, db4, st, &t, err, sizeof err), 0);
+    mt_close(t); /* and its store */
+    assert_int_equal(mt_open_ro(tdir, db4, &t, err, sizeof err), 0);
+    st = mt_store(t);
     struct event_base *base = event_base_new();
     web_server *w;
     web_opts o = {.port = 0, .name = "test", .root_checked = -1};
@@ -505,8 +498,7 @@ test_proof_pdn_replays(void **state)
     evbuffer_free(b);
     web_free(w);
     event_base_free(base);
-    mt_close(t);
-    pst_close(st);
+    mt_close(t); /* and its store */
     egdb_close(db4);
     egdb_close(full);
     rm_rf(dir);
@@ -527,12 +519,10 @@ static void
 test_provisional_labels(void **state)
 {
     (void)state;
-    char dir[256], sdir[300], tdir[300], err[512];
+    char dir[256], tdir[300], err[512];
     assert_non_null(test_tmpdir(dir, sizeof dir, "weblabels"));
-    snprintf(sdir, sizeof sdir, "%s/proofs", dir);
-    snprintf(tdir, sizeof tdir, "%s/tree", dir);
+    snprintf(tdir, sizeof tdir, "%s", dir); /* the state: one environment */
     pst_env *st;
-    assert_int_equal(pst_open(sdir, 0, &st, err, sizeof err), 0);
     mt_create cr = {.goal = MT_GOAL_VALUE,
                     .job_ms = 1000,
                     .job_max_ms = 8000,
@@ -542,7 +532,8 @@ test_provisional_labels(void **state)
                     .no_root_jobs = 1};
     eng_start(&cr.root);
     mt_tree *t;
-    assert_int_equal(mt_open(tdir, &cr, NULL, st, &t, err, sizeof err), 0);
+    assert_int_equal(mt_open(tdir, &cr, NULL, &t, err, sizeof err), 0);
+    st = mt_store(t);
     eng_pos leaf[2];
     for (int k = 0; k < 2; k++) {
         mt_job j;
@@ -618,8 +609,7 @@ test_provisional_labels(void **state)
     evbuffer_free(b);
     web_free(w);
     event_base_free(base);
-    mt_close(t);
-    pst_close(st);
+    mt_close(t); /* and its store */
     rm_rf(dir);
 }
 
