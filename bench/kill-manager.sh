@@ -5,10 +5,10 @@
 #
 # Each run: a fresh state proves one root (the KILL_ROOTS, in turn) with
 # the 1-4 piece databases (--pieces 4) and two local workers, jobs of one
-# second and KILL_JOB_NODES (20,000) positions, so that a proof is many
+# second and KILL_JOB_NODES (5,000) positions, so that a proof is many
 # results. The resume is the same command without the job limits. The manager is killed (SIGKILL;
 # its local workers follow it: PR_SET_PDEATHSIG) once its log holds a
-# random number (1..KILL_MAX_LINES, 8) of lines saying records were admitted, or at
+# random number (1..KILL_MAX_LINES, 4) of lines saying records were admitted, or at
 # once when the number drawn is 0 (a kill during the state's creation).
 # A random moment is a random event (a log line), not a random delay.
 # Then, before the resume:
@@ -27,16 +27,16 @@
 # checker refused.
 #
 # Environment: CHECKERS (bin/checkers), CHECKERS_TEST_DB (build/testdata/
-# egdb5: make testdata), KILL_RUNS (100), KILL_MAX_LINES (8), KILL_SEED
+# egdb5: make testdata), KILL_RUNS (100), KILL_MAX_LINES (4), KILL_SEED
 # (the random draw), KILL_FINISH (300), KILL_ROOTS (5-piece roots with
 # '|' between), KEEP=1 keeps the temporary folder.
 set -u
 C=${CHECKERS:-bin/checkers}
 DB=${CHECKERS_TEST_DB:-build/testdata/egdb5}
 RUNS=${KILL_RUNS:-100}
-MAXL=${KILL_MAX_LINES:-8}
+MAXL=${KILL_MAX_LINES:-4}
 FINISH=${KILL_FINISH:-300}
-JOBN=${KILL_JOB_NODES:-20000}
+JOBN=${KILL_JOB_NODES:-5000}
 ROOTS=${KILL_ROOTS:-'W:WK1,K24:BK12,K16,K29|W:WK5,K6:B25,K4,K19|B:WK11,K28:B21,25,K19|W:W15,K4,K14:BK21,K32'}
 RANDOM=${KILL_SEED:-42}
 T=$(mktemp -d /tmp/kill-manager.XXXXXX)
