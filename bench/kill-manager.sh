@@ -29,7 +29,8 @@
 # Environment: CHECKERS (bin/checkers), CHECKERS_TEST_DB (build/testdata/
 # egdb5: make testdata), KILL_RUNS (100), KILL_MAX_LINES (4), KILL_SEED
 # (the random draw), KILL_FINISH (300), KILL_ROOTS (5-piece roots with
-# '|' between), KEEP=1 keeps the temporary folder.
+# '|' between), KEEP=1 keeps the temporary folder, KILL_KEEP_FAILED the
+# folder a failed run's state and logs are copied to (/tmp/kill-manager-failed).
 set -u
 C=${CHECKERS:-bin/checkers}
 DB=${CHECKERS_TEST_DB:-build/testdata/egdb5}
@@ -40,6 +41,7 @@ JOBN=${KILL_JOB_NODES:-5000}
 ROOTS=${KILL_ROOTS:-'W:WK1,K24:BK12,K16,K29|W:WK5,K6:B25,K4,K19|B:WK11,K28:B21,25,K19|W:W15,K4,K14:BK21,K32'}
 RANDOM=${KILL_SEED:-42}
 T=$(mktemp -d /tmp/kill-manager.XXXXXX)
+KEPT=${KILL_KEEP_FAILED:-/tmp/kill-manager-failed}
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$T"' EXIT
 IFS='|' read -r -a R <<<"$ROOTS"
 
@@ -78,7 +80,7 @@ implies() {
     esac
 }
 
-bad=0 results=0 found=0 killed_early=0 settled_before=0
+bad=0 results=0 found=0 unknown=0 killed_early=0 settled_before=0
 echo "kill-manager: $RUNS runs, roots ${#R[@]}, kill after 0..$MAXL admitted results, seed ${KILL_SEED:-42}"
 for i in $(seq 1 "$RUNS"); do
     root=${R[$(((i - 1) % ${#R[@]}))]}
@@ -105,13 +107,20 @@ for i in $(seq 1 "$RUNS"); do
         sleep 0.02
     done
     # every admitted result is in the store, at least as strong as logged
-    lost=0 nres=0 nfound=0
+    lost=0 nres=0 nfound=0 nunk=0
     while read -r job bound; do
         nres=$((nres + 1))
         fen=$(grep -h "job $job: [WB]:" "$S"/workers/*.log 2>/dev/null | head -1 |
             sed 's/.*job [0-9]*: \([^ ]*\) .*/\1/')
+        if [ -z "$fen" ]; then
+            # the worker's line naming the job's position was still in
+            # its pipe to the manager (the manager writes the workers'
+            # logs) when the manager was killed: nothing to look up
+            nunk=$((nunk + 1))
+            continue
+        fi
         got=$(stored "$S" "$fen")
-        if [ -n "$fen" ] && implies "$got" "$bound"; then
+        if implies "$got" "$bound"; then
             nfound=$((nfound + 1))
         else
             lost=$((lost + 1))
@@ -120,6 +129,7 @@ for i in $(seq 1 "$RUNS"); do
     done < <(sed -n 's/.*job \([0-9]*\) from [^ ]*: \([^,]*\), [0-9]* records admitted.*/\1 \2/p' "$T/log$i" |
         grep -v ' unknown$')
     results=$((results + nres))
+    unknown=$((unknown + nunk))
     found=$((found + nfound))
     [ "$k" -eq 0 ] && killed_early=$((killed_early + 1))
     # resume to the end
@@ -133,10 +143,17 @@ for i in $(seq 1 "$RUNS"); do
     [ "$rc" -eq 0 ] && [ "$got" = "$want" ] || ok=0
     [ "$chk" = valid ] || ok=0
     [ $ok -eq 1 ] || bad=$((bad + 1))
-    printf 'run %3d  %-26s kill after %2d  admitted before %2d, found %2d  resumed: %s (want %s, exit %d)  check: %s%s\n' \
-        "$i" "$root" "$k" "$nres" "$nfound" "${got:-?}" "$want" "$rc" "$chk" "$([ $ok -eq 1 ] || echo '  <-- FAILED')"
+    printf 'run %3d  %-26s kill after %2d  admitted before %2d, found %2d%s  resumed: %s (want %s, exit %d)  check: %s%s\n' \
+        "$i" "$root" "$k" "$nres" "$nfound" "$([ $nunk -eq 0 ] || echo " ($nunk not named)")" \
+        "${got:-?}" "$want" "$rc" "$chk" "$([ $ok -eq 1 ] || echo '  <-- FAILED')"
+    if [ $ok -eq 0 ]; then # kept, with the logs, for a look
+        mkdir -p "$KEPT" && cp -r "$S" "$T/log$i" "$T/rlog$i" "$T/rout$i" "$KEPT/" 2>/dev/null
+        mv "$KEPT/$(basename "$S")" "$KEPT/s$i" 2>/dev/null
+        echo "  run $i: the resume said: $(grep -v ' manager: ' "$T/rlog$i" | head -2 | tr '\n' ' ')"
+    fi
     [ "${KEEP:-0}" = 1 ] || rm -rf "$S"
 done
 echo "kill-manager: $RUNS runs ($killed_early killed while the state was made, $settled_before settled before the kill)," \
-    "$results results admitted before a kill, $found of them found in the store; $bad runs failed"
+    "$results results admitted before a kill: $found found in the store, $unknown whose position no log named;" \
+    "$bad runs failed${KEPT:+ (kept in $KEPT)}"
 [ "$bad" -eq 0 ]
