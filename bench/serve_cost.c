@@ -5,9 +5,9 @@
  *
  * The tree is the proof tree of the start position grown by the
  * manager's own selection, every job unresolved so that each expands
- * its leaf (as bench/tree_cost.c makes it; new nodes scored with
- * SERVE_BENCH_SCORE alpha-beta nodes, default 50, to grow a million
- * nodes in minutes), to SERVE_BENCH_MAX nodes (default 1,000,000). It is
+ * its leaf (as bench/tree_cost.c makes it; new nodes get the static
+ * evaluation: the manager runs no search), to SERVE_BENCH_MAX nodes
+ * (default 1,000,000). It is
  * closed, then opened read-only as `serve` opens it, and served.
  *
  * Timed (each request SERVE_BENCH_REPS times, default 20; the median):
@@ -145,7 +145,7 @@ main(void)
     const char *base_dir = getenv("SERVE_BENCH_DIR");
     if (!base_dir)
         base_dir = stat("/dev/shm", &sb) == 0 ? "/dev/shm" : "/tmp";
-    int score = env_int("SERVE_BENCH_SCORE", 50), reps = env_int("SERVE_BENCH_REPS", 20);
+    int reps = env_int("SERVE_BENCH_REPS", 20);
     long max_nodes = env_int("SERVE_BENCH_MAX", 1000000);
     int keep = env_int("SERVE_BENCH_KEEP", 0);
     char dir[512], err[512];
@@ -163,8 +163,7 @@ main(void)
                     .job_ms = 30000,
                     .job_max_ms = 30000, /* every unresolved job expands its leaf */
                     .h0 = 200,
-                    .h_step = 200,
-                    .score_nodes = (uint32_t)score};
+                    .h_step = 200};
     eng_start(&cr.root);
     mt_tree *t;
     if (mt_open(dir, again ? NULL : &cr, NULL, &t, err, sizeof err)) {

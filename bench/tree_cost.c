@@ -86,8 +86,7 @@ main(void)
                     .job_ms = 30000,
                     .job_max_ms = 30000, /* every unresolved job expands its leaf */
                     .h0 = 200,
-                    .h_step = 200,
-                    .score_nodes = (uint32_t)score};
+                    .h_step = 200};
     eng_start(&cr.root);
     mt_tree *t;
     if (mt_open(dir, &cr, NULL, &t, err, sizeof err)) {

@@ -326,8 +326,6 @@ typedef struct mt_create {
     uint32_t job_max_ms;  /* the cap of a node's growing budget (JOBS); below
                              job_ms: job_ms * MT_JOB_GROW */
     uint64_t job_nodes;   /* df-pn node limit of a first job (0: none) */
-    uint32_t score_nodes; /* ignored: the manager runs no search (SCORES); kept
-                             so that the benchmarks' creates still build */
     int root_score;       /* the root's heuristic score for its side to move,
                              from a search its creator ran (wrk_score in
                              manager.h: `checkers prove` runs it once); it

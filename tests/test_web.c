@@ -92,7 +92,6 @@ start_tree(const char *tdir, int jobs, pst_env **st)
                     .job_max_ms = 1000,
                     .h0 = 200,
                     .h_step = 200,
-                    .score_nodes = 50,
                     .no_root_jobs = 1};
     eng_start(&cr.root);
     mt_tree *t;
@@ -528,7 +527,6 @@ test_provisional_labels(void **state)
                     .job_max_ms = 8000,
                     .h0 = 200,
                     .h_step = 200,
-                    .score_nodes = 50,
                     .no_root_jobs = 1};
     eng_start(&cr.root);
     mt_tree *t;
