@@ -1269,7 +1269,7 @@ run_open(mgr *m, int *lock_fd)
         }
     }
     if (!o->quiet && o->create)
-        fprintf(stderr, "checkers prove: creating the state (the root and its first jobs)...\n");
+        fprintf(stderr, "checkers prove: creating the state (the root and its seed line, if one is given)...\n");
     /* the tree and the proof store: one environment (tree.h, THE STATE'S
      * LAYOUT), the store the tree's (closed with it) */
     rc = mt_open(o->state, o->create, m->db, &m->tree, err, sizeof err);
