@@ -121,6 +121,8 @@ typedef struct progress_state {
     int last_len;
     int tenths;       /* compress, verify: tenths of the run already logged (not a tty) */
     const char *what; /* verify: the step being logged ("2-bit files", ...) */
+    char phase[32];   /* the phase of the last call: a new one starts its tenths afresh */
+    uint64_t done;    /* done_total of the last call: less means a new run of it */
 } progress_state;
 
 /* Progress on a terminal: one line rewritten in place. Otherwise: one log
@@ -136,6 +138,14 @@ on_progress(const egdb_progress *p, void *arg)
     human_count(p->resolved, res, sizeof res);
     human_count(p->positions, pos, sizeof pos);
     human_count((uint64_t)rate, r, sizeof r);
+    /* A pipelined build runs verify and compress once a unit: each run of
+     * a phase logs its own tenths (they were logged for the first unit
+     * only, and an 8-piece unit then ran for an hour without a line) */
+    if (strcmp(ps->phase, p->phase) || p->done_total < ps->done) {
+        snprintf(ps->phase, sizeof ps->phase, "%s", p->phase);
+        ps->tenths = 0;
+    }
+    ps->done = p->done_total;
     if (!strcmp(p->phase, "verify")) {
         /* One line per step (the 2-bit files, then the compressed ones). */
         if (!ps->what || strcmp(ps->what, p->slice)) {
@@ -301,7 +311,7 @@ egdb_partial_build_cmd(const egdb_args *a)
         fprintf(stderr, "checkers egdb build: bad --only: %s\n", err);
         return CLI_EXIT_USAGE;
     }
-    progress_state ps = {isatty(2), 0, 0, NULL};
+    progress_state ps = {.tty = isatty(2)};
     egpt_opts o = {mats, n, (int)a->threads, on_progress, &ps, &stop_flag};
     egpt_stats st;
     signal(SIGINT, on_signal);
@@ -369,7 +379,7 @@ egdb_build_cmd(const egdb_args *a)
     if (left == 0 && c.units == 0) {
         /* Built before; a run stopped during compression resumes it here. */
         egdb_compress_stats cst;
-        progress_state ps = {isatty(2), 0, 0, NULL};
+        progress_state ps = {.tty = isatty(2)};
         egdb_compress_opts co = {(int)a->pieces, (int)a->threads, !a->no_threats, on_progress, &ps};
         rc = egdb_compress(a->dir, &co, &cst, err, sizeof err);
         if (ps.tty && ps.last_len)
@@ -442,7 +452,7 @@ egdb_build_cmd(const egdb_args *a)
                     "needed (slower)\n",
                     (double)resident / 1e9, a->memory_gb);
     }
-    progress_state ps = {isatty(2), 0, 0, NULL};
+    progress_state ps = {.tty = isatty(2)};
     o.progress_arg = &ps;
     egdb_build_stats st;
     signal(SIGINT, on_signal);
@@ -468,7 +478,7 @@ egdb_build_cmd(const egdb_args *a)
     /* The compressed form is what solvers probe: write it now (slices that
      * already have it are skipped, so this is resumable too). */
     egdb_compress_stats cst;
-    progress_state cps = {ps.tty, 0, 0, NULL};
+    progress_state cps = {.tty = ps.tty};
     egdb_compress_opts co = {(int)a->pieces, (int)a->threads, !a->no_threats, on_progress, &cps};
     double tc = cli_now();
     rc = egdb_compress(a->dir, &co, &cst, err, sizeof err);
@@ -507,7 +517,7 @@ egdb_compress_cmd(const egdb_args *a)
     }
     char err[512];
     egdb_compress_stats st;
-    progress_state ps = {isatty(2), 0, 0, NULL};
+    progress_state ps = {.tty = isatty(2)};
     egdb_compress_opts o = {a->pieces > 0 ? (int)a->pieces : EGDB_MAX_PIECES, (int)a->threads,
                             !a->no_threats, on_progress, &ps};
     double t0 = cli_now();
@@ -738,7 +748,7 @@ egdb_verify_cmd(const egdb_args *a)
         return CLI_EXIT_USAGE;
     }
     char err[1024];
-    progress_state ps = {isatty(2), 0, 0, NULL};
+    progress_state ps = {.tty = isatty(2)};
     double t0 = cli_now();
     int rc = egdb_verify(a->dir, (int)a->threads, on_progress, &ps, err, sizeof err);
     if (ps.tty)

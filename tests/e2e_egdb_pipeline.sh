@@ -86,6 +86,17 @@ grep -q "nothing to do" "$T/out.again" && echo "ok   it says so" || {
     fail=1
 }
 
+# Progress in a log: each unit's verify and compress log their tenths, not the
+# first unit's only (an 8-piece unit once ran an hour without a line).
+cp -r "$T/base" "$T/q"
+$C egdb build --pieces 5 --split 4v1 --pipeline --dir "$T/q" >/dev/null 2>"$T/log.q"
+check "an uninterrupted pipelined build ends" 0 $?
+units=$(ls "$T/q/units" | grep -c '\.done$')
+check "a verify line at 100% for each of its units" "$units" "$(grep -c '^verify 2-bit files: .*(100%)' "$T/log.q")"
+check "a compress line at 100% for each of its units" "$units" "$(awk '/^compress .*total 100\.0%/ {
+    if (substr($2, 1, 1) + substr($2, 2, 1) + substr($2, 3, 1) + substr($2, 4, 1) == 5) n++ } END { print n + 0 }' "$T/log.q")"
+rm -rf "$T/q"
+
 # ---- 3. probes and verify -----------------------------------------------------
 for fen in 'B:WK30:BK1,K2,K3,K6' 'W:W30:B1,K2,K3,K6' 'B:W:BK1,K2,K3,K6,K7'; do
     a=$($C egdb probe --db "$T/p" "$fen" 2>&1)
