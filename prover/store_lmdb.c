@@ -683,23 +683,37 @@ pst_in_scope(pst_env *s)
  * MDB_MAP_FULL: the map may only grow with no transaction active, and
  * the scope is one; the caller ends the scope without committing.
  */
+/* One attempt of a write: a transaction (a child of parent, or top
+ * level) begun, fn run in it under the fault guard, the transaction
+ * aborted when fn fails (an abort that faults too gives the environment
+ * up: pst_env, broken). RETURN 0 (committed), PST_ASSERTED (amsg says
+ * where), or fn's or LMDB's code. */
+static int
+pst_write_attempt(pst_env *s, MDB_txn *parent, pst_write_op *op, char *amsg, size_t alen)
+{
+    int rc = mdb_txn_begin(s->env, parent, 0, &op->txn);
+    if (rc == 0)
+        rc = pst_guarded(pst_write_once, op, amsg, alen);
+    else
+        op->txn = NULL;
+    if (op->txn && rc == PST_ASSERTED) {
+        /* the transaction LMDB was inside when it faulted may itself be
+         * damaged */
+        char amsg2[256];
+        if (pst_guarded(pst_abort_run, op, amsg2, sizeof amsg2) == PST_ASSERTED)
+            atomic_store(&s->broken, 1);
+    } else if (op->txn) {
+        mdb_txn_abort(op->txn); /* fn failed */
+    }
+    return rc;
+}
+
 static int
 pst_write_nested(pst_env *s, pst_txn_fn fn, void *arg, char *err, size_t errlen)
 {
     char amsg[256] = "";
     pst_write_op op = {s, NULL, fn, arg, err, errlen, "beginning a nested write transaction"};
-    int rc = mdb_txn_begin(s->env, s->scope, 0, &op.txn);
-    if (rc == 0)
-        rc = pst_guarded(pst_write_once, &op, amsg, sizeof amsg);
-    else
-        op.txn = NULL;
-    if (op.txn && rc == PST_ASSERTED) {
-        char amsg2[256];
-        if (pst_guarded(pst_abort_run, &op, amsg2, sizeof amsg2) == PST_ASSERTED)
-            atomic_store(&s->broken, 1);
-    } else if (op.txn) {
-        mdb_txn_abort(op.txn); /* fn failed */
-    }
+    int rc = pst_write_attempt(s, s->scope, &op, amsg, sizeof amsg);
     if (rc == PST_ASSERTED)
         return pst_damaged_fail(s, op.what, amsg, err, errlen);
     return rc == 0 ? 0 : pst_lmdb_fail(s, rc, op.what, err, errlen);
@@ -715,21 +729,7 @@ pst_write(pst_env *s, pst_txn_fn fn, void *arg, char *err, size_t errlen)
         size_t size = pst_map_size(s);
         char amsg[256] = "";
         pst_write_op op = {s, NULL, fn, arg, err, errlen, "beginning a write transaction"};
-        int rc = mdb_txn_begin(s->env, NULL, 0, &op.txn);
-        if (rc == 0)
-            rc = pst_guarded(pst_write_once, &op, amsg, sizeof amsg);
-        else
-            op.txn = NULL;
-        if (op.txn && rc == PST_ASSERTED) {
-            /* The transaction LMDB was inside when it faulted may itself
-             * be damaged; if aborting it faults too, the environment is
-             * given up (see pst_env: broken). */
-            char amsg2[256];
-            if (pst_guarded(pst_abort_run, &op, amsg2, sizeof amsg2) == PST_ASSERTED)
-                atomic_store(&s->broken, 1);
-        } else if (op.txn) {
-            mdb_txn_abort(op.txn); /* fn failed */
-        }
+        int rc = pst_write_attempt(s, NULL, &op, amsg, sizeof amsg);
         pthread_rwlock_unlock(&s->map_lock);
         if (rc == PST_ASSERTED)
             return pst_damaged_fail(s, op.what, amsg, err, errlen);
