@@ -16,8 +16,10 @@ Not part of `make test` (about a minute, both cores). Usage:
   bench/status_latency.py [--checkers bin/checkers] [--db DIR]
       [--fen FEN] [--pieces 4] [--budget 120] [--ghi safe] [--keep]
 The databases: CHECKERS_TEST_DB or build/testdata/egdb5 (make testdata).
+The proof written is checked with `proof check --state` at the end.
 Exit status 1 when a request took more than 50 ms while a result of at
-least 10^5 records was being admitted, or no such result came.
+least 10^5 records was being admitted, no such result came, or the
+proof is not checked valid.
 """
 import argparse
 import os
@@ -107,12 +109,20 @@ def main():
         for t, m, ok in sorted(slow, key=lambda x: -x[1])[:5]:
             print("  at %.1f s: %.0f ms%s" % (t, m, "" if ok else " (failed)"))
     print("root: %s" % (out.splitlines()[0] if out else "(no result line)"))
+    # the proof the run wrote, checked from scratch as any proof a bench writes
+    chk = subprocess.run([a.checkers, "proof", "check", "--state", os.path.join(tmp, "S"),
+                          "--db", a.db], capture_output=True, text=True)
+    verdict = [l.split("\t")[1] for l in chk.stdout.splitlines() if l.startswith(a.fen + "\t")]
+    print("proof check --state: %s (exit %d)" % (verdict[0] if verdict else "?", chk.returncode))
     if not a.keep:
         shutil.rmtree(tmp, ignore_errors=True)
     else:
         print("kept: %s" % tmp)
     if not big or max(big) < BIG:
         print("status_latency: no result of %d records or more came: nothing measured" % BIG)
+        return 1
+    if chk.returncode != 0 or not verdict or verdict[0] != "valid":
+        print("status_latency: the proof written was not checked valid")
         return 1
     return 1 if slow else 0
 
