@@ -6,7 +6,8 @@
  * OWNS: the run (struct mgr, mgr_internal.h): the event loop, the
  *   workers' listener and connections, the local worker processes, the
  *   state directory's lock and token, the run's counters.
- * CALLS: the tree (tree.h: mt_*), protocol.c (frames), peer.c (the
+ * CALLS: the tree (tree.h: mt_*), the result writer (writer.h: it runs
+ *   mt_result_in on its thread), protocol.c (frames), peer.c (the
  *   token file, printable text), the proof store and databases to open
  *   them. The status pages only through mgr_opts.pages (manager.h,
  *   STATUS PAGES): nothing of web/ is linked here, and nothing in
@@ -140,10 +141,26 @@ send_msg(mgr_conn *c, const mgp_msg *msg)
 static void finish(mgr *m, int code, const char *why);
 static void local_joined(mgr *m, uint32_t pid);
 
-/* A job back to the pool; a tree that fails doing it stops the run. */
+/* A job back to the pool; a tree that fails doing it stops the run.
+ * While a result is on the writer the tree may not change (writer.h):
+ * the release waits in m->held for the result to be handed back. */
 static void
 release(mgr *m, uint64_t id)
 {
+    if (mw_busy(m->writer)) {
+        if (m->nheld == m->held_cap) {
+            size_t cap = m->held_cap ? 2 * m->held_cap : 16;
+            uint64_t *v = realloc(m->held, cap * sizeof *v);
+            if (!v) { /* the jobs stay live: the run's end returns them all */
+                mlog(m, "out of memory holding job %" PRIu64 "'s release", id);
+                return;
+            }
+            m->held = v;
+            m->held_cap = cap;
+        }
+        m->held[m->nheld++] = id;
+        return;
+    }
     char err[512];
     int rc = mt_release(m->tree, id, err, sizeof err);
     if (rc) {
@@ -161,6 +178,8 @@ conn_close(mgr_conn *c, const char *why)
              c->addr, why);
     if (c->has_job)
         release(m, c->job.id);
+    if (m->wconn == c) /* its result goes on without it: nobody to ACK */
+        m->wconn = NULL;
     for (mgr_conn **p = &m->conns; *p; p = &(*p)->next)
         if (*p == c) {
             *p = c->next;
@@ -252,7 +271,7 @@ send_job(mgr_conn *c, const mt_job *j)
 static void
 dispatch(mgr *m)
 {
-    if (m->finished)
+    if (m->finished || mw_busy(m->writer)) /* a pick changes the tree: after the result */
         return;
     for (mgr_conn *c = m->conns; c;) {
         if (c->welcomed != 1 || c->has_job) {
@@ -378,10 +397,13 @@ on_hello(mgr_conn *c, const mgp_hello *h)
 /*
  * PROOF BOUND (manager.h, ADMISSION)
  *   A job's records are staged in memory until its RESULT, and then
- *   admission checks them on the event loop, about 560,000 a second on
- *   this machine: 4,194,304 records (the old bound, --max-proof-records'
+ *   admission checks them, about 100,000-560,000 a second on this
+ *   machine. It ran on the event loop until the result writer
+ *   (writer.h): 4,194,304 records (the old bound, --max-proof-records'
  *   default) took the manager from 35 to 236 MB and stalled every other
- *   worker for 7.4 s, for a job of 2 s. So a job of budget B ms may send
+ *   worker for 7.4 s, for a job of 2 s. On the writer the loop goes on,
+ *   but the memory is held and every other RESULT waits for the writer
+ *   (results are applied one at a time). So a job of budget B ms may send
  *   MGR_PROOF_PER_S * B / 1000 records (at least MGR_PROOF_FLOOR, at
  *   most --max-proof-records):
  *   admission then takes a fifth of the job's time at most, and an honest
@@ -406,20 +428,6 @@ proof_bound(const mgr_conn *c, uint64_t id)
     if (by_time < MGR_PROOF_FLOOR)
         by_time = MGR_PROOF_FLOOR;
     return by_time < cap ? by_time : cap;
-}
-
-/* A batch's memory back (a flood's: hundreds of MB) once it is handled;
- * a small one is kept for the next. */
-static void
-proof_release(mgr_conn *c)
-{
-    c->proof.n = 0;
-    c->proof_id = 0;
-    c->proof_dropped = 0;
-    if (c->proof.cap > MGR_PROOF_FLOOR) {
-        padm_items_free(&c->proof);
-        malloc_trim(0);
-    }
 }
 
 static void
@@ -462,6 +470,45 @@ on_proof(mgr_conn *c, const mgp_proof *p)
     }
 }
 
+/*
+ * THE WRITER (writer.h). A RESULT is checked here (its records all came)
+ * and given to the writer's thread, which admits, applies and commits it;
+ * the loop goes on meanwhile, and result_done finishes the result when
+ * the writer hands it back: the ACK, the jobs no longer wanted, the next
+ * picks. While the writer is busy the tree does not change on this
+ * thread: dispatch waits, a release is held (release), and another
+ * connection's RESULT stays unread in its buffer (on_read: the connection
+ * is paused) until the writer is free; its heartbeats keep it alive.
+ */
+static void result_done(void *arg, mw_task *k);
+static void on_read(struct bufferevent *bev, void *arg);
+
+/* After a result handed back: the releases held meanwhile, then the
+ * jobs no longer wanted, the picks, and the RESULTs left waiting. */
+static void
+after_result(mgr *m)
+{
+    for (size_t i = 0; i < m->nheld && !m->finished; i++)
+        release(m, m->held[i]);
+    m->nheld = 0;
+    if (m->finished)
+        return;
+    if (!mt_done(m->tree))
+        cancel_unwanted(m);
+    dispatch(m);
+    /* one RESULT left waiting at a time: the first read takes the writer
+     * again, and the others wait for that one */
+    while (!m->finished && !mw_busy(m->writer)) {
+        mgr_conn *c = m->conns;
+        while (c && !c->paused)
+            c = c->next;
+        if (!c)
+            break;
+        c->paused = 0;
+        on_read(c->bev, c);
+    }
+}
+
 static void
 on_result(mgr_conn *c, const mgp_result *r)
 {
@@ -481,58 +528,103 @@ on_result(mgr_conn *c, const mgp_result *r)
         mgr_printable(r->message, why, sizeof why);
         mlog(m, "job %" PRIu64 " failed on %s: %s", r->id, c->name, why);
     }
-    char err[1024] = "";
-    double t0 = mgr_now();
-    uint64_t admitted = mt_admitted(m->tree);
     mt_child_scores(m->tree, r->id, r->scores, r->nscores);
-    size_t dropped = c->proof_id == r->id ? c->proof_dropped : 0, held = have - dropped;
-    int rc = mt_result(m->tree, r->id, r->bound, r->status == MGP_DONE, r->score, r->depth,
-                       r->nodes, r->ms, c->proof.v, held, m->o->max_proof, err, sizeof err);
-    if (!rc && dropped) /* what mt_result says of a job not open, for the records not held */
-        snprintf(err, sizeof err,
-                 "job %" PRIu64 " is not open in this proof: its %zu records are dropped", r->id,
-                 have);
-    m->handle_seconds += mgr_now() - t0;
-    proof_release(c);
+    mw_task *k = &m->wtask;
+    memset(k, 0, sizeof *k);
+    k->id = r->id;
+    k->bound = r->bound;
+    k->settled = r->status == MGP_DONE;
+    k->score = r->score;
+    k->depth = r->depth;
+    k->nodes = r->nodes;
+    k->ms = r->ms;
+    k->max_items = m->o->max_proof;
+    /* the records go with the task (the connection may close meanwhile) */
+    if (c->proof_id == r->id) {
+        k->items = c->proof;
+        memset(&c->proof, 0, sizeof c->proof);
+    }
+    m->wtask_have = have;
+    m->wtask_dropped = c->proof_id == r->id ? c->proof_dropped : 0;
+    m->wtask_admitted0 = mt_admitted(m->tree);
+    c->proof_id = 0;
+    c->proof_dropped = 0;
+    c->inflight = 1;
+    m->wconn = c;
+    snprintf(m->wname, sizeof m->wname, "%s", c->name);
+    mw_submit(m->writer, k);
+}
+
+/* mw_done_fn: the writer handed the result back (its records are
+ * committed, or it was refused and nothing was written). */
+static void
+result_done(void *arg, mw_task *k)
+{
+    mgr *m = arg;
+    mgr_conn *c = m->wconn;
+    m->wconn = NULL;
+    if (c)
+        c->inflight = 0;
+    int rc = k->rc;
+    m->handle_seconds += k->seconds;
+    size_t held = k->items.n;
+    padm_items_free(&k->items);
     if (held > MGR_PROOF_FLOOR)
-        malloc_trim(0); /* admission's own memory for a large batch */
+        malloc_trim(0); /* a large batch's memory, and admission's, back to the system */
+    if (!rc && m->wtask_dropped) /* what mt_result says of a job not open, for the records not held */
+        snprintf(k->err, sizeof k->err,
+                 "job %" PRIu64 " is not open in this proof: its %zu records are dropped", k->id,
+                 m->wtask_have);
     if (rc == MT_EREFUSED) {
         /* a worker whose records are not what it claims is not trusted
          * again on this connection; its job goes back to the pool */
-        mlog(m, "job %" PRIu64 " from %s: %s", r->id, c->name, err);
-        conn_close(c, "its proof was refused at admission");
-        dispatch(m);
+        mlog(m, "job %" PRIu64 " from %s: %s", k->id, m->wname, k->err);
+        if (c)
+            conn_close(c, "its proof was refused at admission");
+        after_result(m);
         return;
     }
     if (rc == MT_ENOSPC) { /* the state is whole: stopped, resumable */
-        mlog(m, "job %" PRIu64 ": %s", r->id, err);
-        finish(m, MGR_STOPPED, err);
+        mlog(m, "job %" PRIu64 ": %s", k->id, k->err);
+        finish(m, MGR_STOPPED, k->err);
         return;
     }
     if (rc) {
-        mlog(m, "job %" PRIu64 ": the tree failed: %s", r->id, err);
-        finish(m, MGR_DAMAGED, err);
+        mlog(m, "job %" PRIu64 ": the tree failed: %s", k->id, k->err);
+        if (m->finished) { /* handed back at the run's end (mw_wait): damage still wins */
+            m->exit_code = MGR_DAMAGED;
+            snprintf(m->stop_reason, sizeof m->stop_reason, "%s", k->err);
+        }
+        finish(m, MGR_DAMAGED, k->err);
         return;
     }
-    if (err[0]) /* a job not open in this proof: nothing of it kept */
-        mlog(m, "job %" PRIu64 " from %s: %s", r->id, c->name, err);
+    const char *who = m->wname; /* its connection may have closed meanwhile */
+    char slow[128] = ""; /* a long one says how long the loop waited for it */
+    if (k->seconds >= 0.5) {
+        double to = mgr_now() - m->start;
+        snprintf(slow, sizeof slow,
+                 "; %.1f s on the writer (%.2f-%.2f s of this run), the loop held %.0f ms",
+                 k->seconds, to - k->seconds, to, k->parked * 1000);
+    }
+    if (k->err[0]) /* a job not open in this proof: nothing of it kept */
+        mlog(m, "job %" PRIu64 " from %s: %s", k->id, who, k->err);
     else
         mlog(m,
              "job %" PRIu64 " from %s: %s, %" PRIu64 " records admitted (result %" PRIu64
-             " of this run)",
-             r->id, c->name, prv_bound_word(r->bound), mt_admitted(m->tree) - admitted,
-             m->results_run + 1);
-    mgp_msg ack = {.type = MGP_ACK};
-    ack.u.id = r->id;
-    send_msg(c, &ack);
-    if (c->has_job && c->job.id == r->id)
-        c->has_job = 0;
-    c->jobs_done++;
+             " of this run)%s",
+             k->id, who, prv_bound_word(k->bound), mt_admitted(m->tree) - m->wtask_admitted0,
+             m->results_run + 1, slow);
+    if (c) {
+        mgp_msg ack = {.type = MGP_ACK};
+        ack.u.id = k->id;
+        send_msg(c, &ack);
+        if (c->has_job && c->job.id == k->id)
+            c->has_job = 0;
+        c->jobs_done++;
+    }
     m->results_run++;
     m->done_at[m->done_n++ % 256] = mgr_now();
-    if (!mt_done(m->tree))
-        cancel_unwanted(m);
-    dispatch(m);
+    after_result(m);
 }
 
 static void
@@ -603,6 +695,10 @@ on_read(struct bufferevent *bev, void *arg)
         }
         c->last_rx = mgr_now();
         mgr *m = c->m;
+        if (msg.type == MGP_RESULT && mw_busy(m->writer)) {
+            c->paused = 1; /* THE WRITER: read again once it is free */
+            return;
+        }
         int still = 0;
         handle(c, &msg);
         for (mgr_conn *x = m->conns; x; x = x->next)
@@ -932,6 +1028,8 @@ on_tick(evutil_socket_t fd, short what, void *arg)
     mgr_conn *next;
     for (mgr_conn *c = m->conns; c; c = next) {
         next = c->next;
+        if (c->paused || c->inflight) /* a result waits for the writer: not silent */
+            c->last_rx = t;
         if ((t - c->last_rx) * 1000 > MGR_SILENCE_MS) {
             conn_close(c, "silent for too long");
             continue;
@@ -942,7 +1040,8 @@ on_tick(evutil_socket_t fd, short what, void *arg)
             conn_close(c, "no HELLO within " MGR_HELLO_TEXT);
             continue;
         }
-        if (c->has_job && (t - c->job_start) * 1000 > c->job.time_ms + MGR_LEASE_GRACE_MS) {
+        if (c->has_job && !c->inflight &&
+            (t - c->job_start) * 1000 > c->job.time_ms + MGR_LEASE_GRACE_MS) {
             mlog(m, "job %" PRIu64 " on %s: lease expired, back to the pool", c->job.id, c->name);
             mgp_msg cm = {.type = MGP_CANCEL};
             cm.u.id = c->job.id;
@@ -958,7 +1057,7 @@ on_tick(evutil_socket_t fd, short what, void *arg)
     }
     if (!m->o->quiet && (m->tty || t - m->last_progress >= 10))
         progress_line(m, 0);
-    if (t - m->last_sample >= 10) {
+    if (t - m->last_sample >= 10 && !mw_busy(m->writer)) { /* writes: not beside the writer */
         char err[256];
         mt_add_seconds(m->tree, t - m->last_save);
         m->last_save = t;
@@ -1324,6 +1423,11 @@ run_start(mgr *m)
             m->max_conns = rl.rlim_cur > 128 ? (int)(rl.rlim_cur - 64) : 64;
     }
     m->base = event_base_new();
+    char werr[256];
+    if (!m->base || mw_open(&m->writer, m->tree, m->base, result_done, m, werr, sizeof werr)) {
+        fprintf(stderr, "checkers prove: %s\n", m->base ? werr : "no event loop");
+        return MGR_STOPPED;
+    }
     if (listen_on(m))
         return MGR_USAGE;
     mt_stats s;
@@ -1368,6 +1472,11 @@ run_wind_down(mgr *m)
     int code = m->finished ? m->exit_code : MGR_STOPPED;
     if (!m->finished)
         snprintf(m->stop_reason, sizeof m->stop_reason, "the event loop ended");
+    /* a result on the writer is committed (or refused) before the tree
+     * returns its jobs: it is not lost to the stop */
+    mw_wait(m->writer);
+    if (m->finished && m->exit_code != code) /* the result stopped the run */
+        code = m->exit_code;
     for (mgr_conn *c = m->conns; c; c = c->next)
         if (c->has_job) {
             mgp_msg cm = {.type = MGP_CANCEL};
@@ -1404,6 +1513,10 @@ run_wind_down(mgr *m)
 static void
 run_stop(mgr *m)
 {
+    mw_close(m->writer); /* before the base its event is on */
+    m->writer = NULL;
+    free(m->held);
+    m->held = NULL;
     for (int k = 0; k < m->nlocal && m->local; k++)
         local_close(&m->local[k]);
     free(m->local);

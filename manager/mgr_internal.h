@@ -15,6 +15,7 @@
 #include "manager/manager.h"
 #include "manager/protocol.h"
 #include "manager/tree.h"
+#include "manager/writer.h"
 #include "prover/admit.h"
 #include "prover/store.h"
 
@@ -63,6 +64,8 @@ typedef struct mgr_conn {
     size_t proof_max;     /* records that job may send (PROOF BOUND, manager.c); 0: not open */
     size_t proof_dropped; /* records of a job not open: counted, not kept */
     uint64_t jobs_done;
+    int paused;   /* a RESULT left unread while the writer was busy (manager.c, THE WRITER) */
+    int inflight; /* its RESULT is on the writer */
 } mgr_conn;
 
 struct mgr {
@@ -94,6 +97,16 @@ struct mgr {
     uint64_t results_run;  /* jobs answered in this run */
     uint64_t cancelled;    /* jobs cancelled as no longer needed (UNWANTED JOBS) */
     double handle_seconds; /* manager time spent handling results and picks */
+    /* the result writer (writer.h) and what the loop keeps of its task */
+    mgr_writer *writer;
+    mw_task wtask;
+    mgr_conn *wconn;       /* the task's connection; NULL once it closed */
+    char wname[MGP_NAME_MAX + 1]; /* its worker's name, for the log either way */
+    size_t wtask_have;     /* records the result announced */
+    size_t wtask_dropped;  /* of them, a job not open's: counted, not held */
+    uint64_t wtask_admitted0; /* mt_admitted when it was submitted */
+    uint64_t *held;        /* jobs to release once the writer is free */
+    size_t nheld, held_cap;
 };
 
 #endif /* MANAGER_MGR_INTERNAL_H */

@@ -93,6 +93,15 @@ mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int 
           uint64_t nodes, uint32_t ms, const pst_item *items, size_t n, size_t max_items, char *err,
           size_t errlen)
 {
+    return mt_result_in(t, NULL, id, bound, settled, score, depth, nodes, ms, items, n, max_items,
+                        err, errlen);
+}
+
+int
+mt_result_in(mt_tree *t, const mt_fence *fence, uint64_t id, eng_bound bound, int settled,
+             int score, int depth, uint64_t nodes, uint32_t ms, const pst_item *items, size_t n,
+             size_t max_items, char *err, size_t errlen)
+{
     mt_jobrec *j = mtg_job_find(t, id);
     if (!j) {
         /* a job of another proof, or answered already: nothing to check
@@ -112,14 +121,20 @@ mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int 
         return rc;
     }
     /* 1. admission (tree_proof.c): nothing of the batch is written unless
-     * it proves what it claims */
-    rc = mtp_admit_result(t, j, &bound, items, n, max_items, err, errlen);
+     * it proves what it claims. It reads the graph (the job, its node's
+     * position) and changes nothing of it: a fence's reader may go on
+     * reading beside it */
+    uint64_t written;
+    rc = mtp_admit_result(t, j, &bound, items, n, max_items, &written, err, errlen);
     if (rc) {
         t->nkid_scores = 0;
         mts_end(t, 0, NULL, 0); /* refused: the batch was not written */
         return rc;
     }
     result_hook();
+    if (fence)
+        fence->enter(fence->arg); /* from here the graph changes: its readers wait */
+    t->admitted += written;
     /* 2. the graph takes what the store now holds, with the children's
      * scores the worker sent with this job (kept with the node) */
     mtg_result_fact f = {bound, settled, score, depth, nodes, ms, NULL, 0};
@@ -129,6 +144,8 @@ mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int 
     }
     rc = mtd_take(t, j, &f, err, errlen);
     t->nkid_scores = 0;
+    if (fence) /* the graph is whole again; the commit touches only the file */
+        fence->leave(fence->arg);
     /* the commit: the admitted records, the node, the job answered and
      * the records it backs up at once (a failure above drops them all,
      * and the manager stops: the graph in memory is ahead of the file) */

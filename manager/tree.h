@@ -500,6 +500,30 @@ int mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, 
               uint64_t nodes, uint32_t ms, const pst_item *items, size_t n, size_t max_items,
               char *err, size_t errlen);
 
+/*
+ * mt_result_in - mt_result, fenced for a caller that runs it on a thread
+ * of its own while another thread reads the tree (manager/writer.h: the
+ * manager's event loop keeps serving workers and the status pages while a
+ * large proof is admitted). Admission, the long part, only reads the
+ * graph; the graph step changes it. So fence->enter(fence->arg) is called
+ * once admission has passed and before the graph changes, and returns
+ * when the readers are kept out; fence->leave(fence->arg) when the graph
+ * step is done, before the commit (which touches only the file). A
+ * refused or failed admission calls neither. The caller's other threads
+ * must not change the tree (no mt_pick, mt_release, mt_sample ...) while
+ * mt_result_in runs, and read it only outside enter..leave. fence NULL:
+ * exactly mt_result. RETURN as mt_result.
+ */
+typedef struct mt_fence {
+    void (*enter)(void *arg);
+    void (*leave)(void *arg);
+    void *arg;
+} mt_fence;
+
+int mt_result_in(mt_tree *t, const mt_fence *fence, uint64_t id, eng_bound bound, int settled,
+                 int score, int depth, uint64_t nodes, uint32_t ms, const pst_item *items, size_t n,
+                 size_t max_items, char *err, size_t errlen);
+
 /* mt_release - a job will not be answered (its worker is gone): the
  * node returns to the pool. The job stays in "jobs" for a late result.
  * RETURN 0, or the MT_E* of the pass that recomputes the flags (err

@@ -446,12 +446,15 @@ int mtp_seed(mt_tree *t, const char *seed, char *err, size_t errlen);
  * mtp_admit_result - the first half of mt_result (tree.h): the records
  * of job j's result admitted (prover/admit.h) as the proof of its
  * position, nothing written unless they prove what *bound claims; *bound
- * is then what the store holds for the position (the graph's fact).
+ * is then what the store holds for the position (the graph's fact), and
+ * *written the records admission wrote (the caller counts them in
+ * t->admitted with the graph step: this half only reads the tree, so
+ * that it may run beside a thread that reads it, tree.h, mt_result_in).
  * RETURN 0; MT_EREFUSED (err says why: not to be trusted); MT_ESTORE;
  * MT_ENOSPC.
  */
 int mtp_admit_result(mt_tree *t, const mt_jobrec *j, eng_bound *bound, const pst_item *items,
-                     size_t n, size_t max_items, char *err, size_t errlen);
+                     size_t n, size_t max_items, uint64_t *written, char *err, size_t errlen);
 
 /* Admits the change set's backed-up records (each its own root) into
  * the store; a read-only tree writes nothing. RETURN 0; MT_ESTORE (a

@@ -211,8 +211,9 @@ batch_bound(const pst_item *items, size_t n, const eng_pos *pos)
 
 int
 mtp_admit_result(mt_tree *t, const mt_jobrec *j, eng_bound *boundp, const pst_item *items, size_t n,
-                 size_t max_items, char *err, size_t errlen)
+                 size_t max_items, uint64_t *written, char *err, size_t errlen)
 {
+    *written = 0;
     uint64_t id = j->id;
     eng_bound bound = *boundp;
     const mt_node *nd = &t->n[j->node];
@@ -248,7 +249,7 @@ mtp_admit_result(mt_tree *t, const mt_jobrec *j, eng_bound *boundp, const pst_it
                      aerr);
             return rc == PST_ENOSPC ? MT_ENOSPC : MT_ESTORE;
         }
-        t->admitted += rep.written;
+        *written = rep.written;
         pst_record r;
         int g = pst_get(t->store, &nd->pos, &r);
         if (g != 0) {

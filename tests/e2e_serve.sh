@@ -327,4 +327,30 @@ $C prove --fen "$HARD" --state "$T/r2" --db "$DB" --pieces 4 --workers 0 \
 check "running: pages beyond loopback without a token: exit 2, naming --status-token-file" "2 1 0" \
     "$? $(grep -c 'needs --status-token-file' "$T/r2.err") $(grep -c ' --token-file' "$T/r2.err")"
 
+# 7. The result writer (manager/writer.h): while a result is admitted, on
+#    its own thread, the status page still answers. CHECKERS_RESULT_HOLD
+#    holds the writer after admission (before the graph step) until a
+#    byte comes through the FIFO, so the page is asked, by construction,
+#    while the result is on the writer; with admission on the event loop
+#    (before issue 42's writer) that request could not be answered.
+EASY='B:W19,K12:B28,K18,K31' # one job proves it, with a proof of records
+mkfifo "$T/hold"
+CHECKERS_RESULT_HOLD="$T/hold" $C prove --fen "$EASY" --state "$T/held" --db "$DB" --pieces 4 \
+    --workers 1 --status-port 127.0.0.1:0 >"$T/held.out" 2>"$T/held.log" &
+mp=$!
+pids="$pids $mp"
+wait_for 120 eval "grep -qs 'result writer: held' '$T/held.log' || gone $mp"
+U4=$(url_of "$T/held.log")
+check "held writer: a result is on it, none handed back yet" "1 0" \
+    "$(grep -c 'result writer: held' "$T/held.log") $(grep -c 'records admitted' "$T/held.log")"
+check "held writer: the status page answers meanwhile" "200 false" \
+    "$(curl -s -m 5 -o "$T/held.json" -w '%{http_code}' "$U4/api/status") \
+$(jq -r '.settled' "$T/held.json" 2>/dev/null)"
+echo go >"$T/hold"
+wait $mp
+check "held writer: once let go, the result is admitted and the run proved (exit 0)" "0 1" \
+    "$? $(grep -c ' records admitted (result 1 of this run)' "$T/held.log")"
+check "held writer: the proof the writer committed checks valid" valid \
+    "$($C proof check --state "$T/held" --db "$DB" 2>/dev/null | awk -F'\t' '{print $2}')"
+
 exit $fail
