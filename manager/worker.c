@@ -290,7 +290,7 @@ job_child_scores(wrk *w, const mgp_job *j, int dbp)
 {
     mgp_result *r = &w->res;
     r->nscores = 0;
-    if (r->status == MGP_DONE || !w->ab || w->stop)
+    if (r->status == MGP_DONE || !w->ab || prv_stopped(&w->stop))
         return;
     eng_movelist ml;
     int n = eng_generate(&j->pos, &ml, ENG_DUPS_MERGE);
@@ -341,12 +341,12 @@ start_job(wrk *w, const mgp_job *j)
         /* the manager moved on (lease over, or cancelled): finish early */
         w->pending = *j;
         w->have_pending = 1;
-        w->stop = 1;
+        prv_stop_set(&w->stop, 1);
         return;
     }
     w->job = *j;
     w->job_gen = w->conn_gen;
-    w->stop = 0;
+    prv_stop_set(&w->stop, 0);
     w->cancelled = 0;
     w->busy = 1;
     char fen[ENG_FEN_MAX];
@@ -384,7 +384,7 @@ on_notify(evutil_socket_t fd, short what, void *arg)
     /* a job the manager cancelled, or moved on from, is answered with
      * nothing (protocol.h, CANCEL): its lease is over and its records
      * would be dropped */
-    if (w->cancelled || (w->stop && w->have_pending)) {
+    if (w->cancelled || (prv_stopped(&w->stop) && w->have_pending)) {
         if (w->cancelled)
             logf_("job %" PRIu64 ": cancelled by the manager, nothing sent", w->res.id);
         w->have_result = 0;
@@ -561,7 +561,7 @@ handle(wrk *w, const mgp_msg *m)
     case MGP_CANCEL:
         if (w->busy && w->job.id == m->u.id) {
             w->cancelled = 1;
-            w->stop = 1;
+            prv_stop_set(&w->stop, 1);
         } else if (w->have_result && w->res.id == m->u.id) {
             w->have_result = 0; /* answered, not yet acknowledged: not resent */
             w->items.n = 0;
@@ -671,7 +671,7 @@ on_tick(evutil_socket_t fd, short what, void *arg)
     wrk *w = arg;
     if (w->o->die_with_parent && getppid() == 1) {
         w->stopping = 1;
-        w->stop = 1;
+        prv_stop_set(&w->stop, 1);
         event_base_loopexit(w->base, NULL);
         return;
     }
@@ -696,7 +696,7 @@ on_signal(evutil_socket_t sig, short what, void *arg)
     wrk *w = arg;
     logf_("signal %d: stopping", (int)sig);
     w->stopping = 1;
-    w->stop = 1;
+    prv_stop_set(&w->stop, 1);
     event_base_loopexit(w->base, NULL);
 }
 
@@ -809,7 +809,7 @@ wrk_run(const wrk_opts *o)
     connect_now(&w);
     mgr_loop_run(w.base);
     if (w.busy) {
-        w.stop = 1;
+        prv_stop_set(&w.stop, 1);
         pthread_join(w.th, NULL);
     }
     if (w.bev)

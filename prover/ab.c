@@ -277,7 +277,7 @@ tt_store(ab_ctx *c, uint64_t key, const eng_pos *p, int depth, int bound, int sc
 static void
 ab_check_limits(ab_ctx *c)
 {
-    if (c->stop && *c->stop)
+    if (prv_stopped(c->stop))
         c->abort = 1;
     if (c->node_limit && c->nodes >= c->node_limit)
         c->abort = 1;

@@ -52,7 +52,7 @@ dfpn_set_error(dfpn_ctx *c, int code, const char *msg)
 static void
 budget(dfpn_ctx *c)
 {
-    if (c->o->stop && *c->o->stop)
+    if (prv_stopped(c->o->stop))
         c->abort = 1;
     if (c->node_limit && c->nodes >= c->node_limit)
         c->abort = 1;

@@ -53,6 +53,7 @@
 
 #include "egdb/egdb.h"
 #include "engine/engine.h"
+#include "prover/stop.h"
 #include "prover/store.h"
 
 /* ---- constants ------------------------------------------------------ */

@@ -169,14 +169,14 @@ no_memory(dfpn_ctx *c)
 static int
 walk_cut(const dfpn_ctx *c)
 {
-    return (c->o->stop && *c->o->stop) || (c->deadline > 0 && now() >= c->deadline);
+    return prv_stopped(c->o->stop) || (c->deadline > 0 && now() >= c->deadline);
 }
 
 /* Why the walk stopped before its proof was whole. */
 static const char *
 cut_reason(const dfpn_ctx *c)
 {
-    if (c->o->stop && *c->o->stop)
+    if (prv_stopped(c->o->stop))
         return "stopped while writing the proof";
     if (c->node_limit && c->nodes >= c->node_limit)
         return "the positions for writing the proof ran out";
@@ -1228,7 +1228,7 @@ dfpn_write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
     }
     out->walk_seconds = now() - w_t0;
     out->walk_nodes = c->nodes - w_n0;
-    if (wr != 0 && c->abort && !verify_walk && !(c->o->stop && *c->o->stop))
+    if (wr != 0 && c->abort && !verify_walk && !prv_stopped(c->o->stop))
         remember_wcut(c, &root, now() - w_t0, c->nodes - w_n0, c->wcap);
     /* cut short (time, positions, or a stop): a win walk keeps what it
      * closed (A WIN WALK CUT SHORT KEEPS WHAT IT CLOSED) */

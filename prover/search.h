@@ -53,6 +53,7 @@
 #include <stdint.h>
 
 #include "egdb/egdb.h"
+#include "prover/stop.h"
 #include "engine/engine.h"
 
 /* ---- constants ------------------------------------------------------ */
