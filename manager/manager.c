@@ -64,17 +64,10 @@ static void mlog(mgr *m, const char *fmt, ...) __attribute__((format(printf, 2, 
 static void
 mlog(mgr *m, const char *fmt, ...)
 {
-    char buf[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    mgr_vlog(m->tty ? "\r\033[K" : NULL, "manager", fmt, ap);
     va_end(ap);
-    time_t t = time(NULL);
-    struct tm tm;
-    localtime_r(&t, &tm);
-    if (m->tty)
-        fputs("\r\033[K", stderr);
-    fprintf(stderr, "%02d:%02d:%02d manager: %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec, buf);
 }
 
 /* Jobs answered in the last minute (MGR_RATE_WINDOW). */

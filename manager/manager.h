@@ -113,6 +113,7 @@
 #ifndef MANAGER_MANAGER_H
 #define MANAGER_MANAGER_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -287,6 +288,13 @@ int wrk_score(ab_ctx *ab, const egdb *db, int db_pieces, const eng_pos *p, int *
  * so that a name cannot forge a log line or send escape codes to a
  * terminal. */
 void mgr_printable(const char *in, char *out, size_t cap);
+
+/* mgr_vlog - one line of a run's log on stderr: "HH:MM:SS who: message",
+ * local time; clear (may be NULL) is written first (the manager's
+ * "\r\033[K" over its live progress line on a terminal). The manager's
+ * and the worker's logs are the one format. */
+void mgr_vlog(const char *clear, const char *who, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 /* Reads the first line of a token file into buf (without the newline).
  * RETURN 0, or -1 with err saying why (missing, empty, too long). */

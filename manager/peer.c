@@ -1,9 +1,10 @@
 /*
  * peer.c - what the two ends of a manager's connection share beyond the
  * wire format (protocol.c): the token file both read (manager.h,
- * SECURITY), and a peer's text made safe for a log (mgr_printable).
+ * SECURITY), a peer's text made safe for a log (mgr_printable), and the
+ * log line's format (mgr_vlog).
  *
- * OWNS: nothing but these two pure functions (no state).
+ * OWNS: nothing but these functions (no state).
  * CALLS: libc only. manager.c, worker.c and the status pages (web/)
  * call it; it calls none of them, so that neither end of a connection
  * has to call into the other.
@@ -11,6 +12,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "manager/manager.h"
 #include "manager/protocol.h"
@@ -59,4 +61,17 @@ mgr_read_token(const char *path, char *buf, size_t cap, char *err, size_t errlen
     }
     snprintf(buf, cap, "%s", line);
     return 0;
+}
+
+void
+mgr_vlog(const char *clear, const char *who, const char *fmt, va_list ap)
+{
+    char buf[1024];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    time_t t = time(NULL);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    /* one fprintf: a line is written whole even beside another thread's */
+    fprintf(stderr, "%s%02d:%02d:%02d %s: %s\n", clear ? clear : "", tm.tm_hour, tm.tm_min,
+            tm.tm_sec, who, buf);
 }

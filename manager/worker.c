@@ -105,16 +105,12 @@ static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void
 logf_(const char *fmt, ...)
 {
-    char buf[1024];
+    char who[32];
+    snprintf(who, sizeof who, "worker[%d]", (int)getpid());
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    mgr_vlog(NULL, who, fmt, ap);
     va_end(ap);
-    time_t t = time(NULL);
-    struct tm tm;
-    localtime_r(&t, &tm);
-    fprintf(stderr, "%02d:%02d:%02d worker[%d]: %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec,
-            (int)getpid(), buf);
 }
 
 static int
