@@ -522,8 +522,10 @@ handle(wrk *w, const mgp_msg *m)
             break;
         char scope[48];
         egdb_scope_name(w->db_pieces, scope, sizeof scope);
-        logf_("connected to %s:%s as worker %u (databases: %s pieces; repetitions: --ghi %s)",
-              w->host, w->port, m->u.welcome.worker_id, scope, prv_ghi_word(w->o->ghi));
+        logf_("connected to %s:%s as worker %u (databases: %s pieces; repetitions: --ghi %s; "
+              "df-pn table %zu MB)",
+              w->host, w->port, m->u.welcome.worker_id, scope, prv_ghi_word(w->o->ghi),
+              w->o->tt_bytes >> 20);
         send_result(w); /* one the previous manager never acknowledged */
         break;
     case MGP_REJECT: {
