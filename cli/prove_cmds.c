@@ -97,9 +97,8 @@ static const char prove_help[] =
     "  --ghi MODE       the local workers' df-pn under repetition: auto\n"
     "                   (default), optimistic or safe (`checkers solve --help`);\n"
     "                   this run only, never changes an answer\n"
-    "  --tt MB          each local worker's df-pn table (default: an eighth\n"
-    "                   of the machine's memory shared by the local workers,\n"
-    "                   256 to 1024); this run only\n"
+    "  --tt MB          each local worker's df-pn table (default 256, as\n"
+    "                   `checkers worker --tt`); this run only\n"
     "  --quiet          no progress line\n"
     "\n"
     "Nothing a worker sends is written before the checker has proven it: a\n"
@@ -449,14 +448,6 @@ cli_prove(int argc, char **argv)
     if (workers < 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         workers = n > 0 ? n : 1;
-    }
-    if (!tt_mb && workers > 0) {
-        /* A LOCAL WORKER'S TABLE (prover.h): prove knows the machine and
-         * how many of its workers share it; a worker started alone does
-         * not, and keeps `checkers worker`'s default */
-        long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-        uint64_t mem = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
-        tt_mb = prv_worker_table_mb(mem, (int)workers);
     }
     char exe[PATH_MAX], cont[2 * PATH_MAX];
     cli_self_exe(exe, sizeof exe, argv[0]);

@@ -184,26 +184,6 @@ enum prv_ghi {
 };
 #define PRV_GHI_AUTO_MEN 4
 
-/*
- * A LOCAL WORKER'S TABLE (prv_worker_table_mb). `checkers solve` and a
- * worker started alone take PRV_TT_MB_DEFAULT; the local workers of
- * `prove` (which knows the machine and how many of them share it) take
- * an eighth of the machine's memory between them, a power of two from
- * PRV_TT_MB_DEFAULT up to PRV_TT_MB_LOCAL_MAX. Why: a proof is written by
- * a walk that follows the table's final entries, and entries replaced in
- * full buckets during a long search are searched again, one by one, by
- * that walk. On W:W21,28,K32:BK19,K25 (the 2-4 databases) the write
- * walk valued 25.6 M positions with 256 MB and 15.5 k with 1024 MB, and
- * `prove --workers 2` took 68.5-68.9 s against 39.3-48.5 s
- * (docs/solver.md, "A proof that takes long to write"). The cap: a 4 GB
- * table was 27-37% slower a position on the level positions and did not
- * change what they proved ("The table's pages"); the eighth leaves the
- * rest (the alpha-beta table, a quarter of this, the database cache,
- * other processes) room.
- */
-#define PRV_TT_MB_DEFAULT 256
-#define PRV_TT_MB_LOCAL_MAX 1024
-
 /* ---- types ---------------------------------------------------------- */
 
 typedef struct prv_opts {
@@ -287,14 +267,5 @@ const char *prv_ghi_word(int ghi);
  * the optimistic search first (PRV_GHI_AUTO: at most PRV_GHI_AUTO_MEN men
  * on the board). */
 int prv_ghi_optimistic(const eng_pos *p, int ghi);
-
-/*
- * prv_worker_table_mb - the df-pn table of each of `workers` local
- * workers on a machine of mem_bytes of memory (A LOCAL WORKER'S TABLE):
- * mem_bytes / 8 / workers, rounded down to a power of two of MB, at
- * least PRV_TT_MB_DEFAULT and at most PRV_TT_MB_LOCAL_MAX. mem_bytes 0
- * (unknown) or workers < 1 give PRV_TT_MB_DEFAULT. Pure; thread-safe.
- */
-unsigned prv_worker_table_mb(uint64_t mem_bytes, int workers);
 
 #endif /* PROVER_PROVER_H */

@@ -45,20 +45,6 @@ prv_ghi_optimistic(const eng_pos *p, int ghi)
     return ghi == PRV_GHI_OPTIMISTIC;
 }
 
-unsigned
-prv_worker_table_mb(uint64_t mem_bytes, int workers)
-{
-    if (!mem_bytes || workers < 1)
-        return PRV_TT_MB_DEFAULT;
-    uint64_t share = mem_bytes / 8 / (uint64_t)workers >> 20;
-    unsigned mb = PRV_TT_MB_DEFAULT;
-    /* doubled while the share holds it: dfpn_new rounds a table down to
-     * a power of two of buckets anyway */
-    while (mb < PRV_TT_MB_LOCAL_MAX && (uint64_t)mb * 2 <= share)
-        mb *= 2;
-    return mb;
-}
-
 static const char *const ghi_words[] = {[PRV_GHI_AUTO] = "auto",
                                         [PRV_GHI_OPTIMISTIC] = "optimistic",
                                         [PRV_GHI_SAFE] = "safe"};

@@ -896,30 +896,6 @@ test_ghi_order(void **state)
 }
 
 /*
- * A local worker's table (prover.h, A LOCAL WORKER'S TABLE): an eighth of
- * the machine's memory shared by the local workers, a power of two of MB
- * from 256 to 1024. The issue-41 machine (24 GB, 2 workers) gets 1024 MB
- * a worker, where `prove` used to give every worker 256 MB.
- */
-static void
-test_worker_table(void **state)
-{
-    (void)state;
-    const uint64_t gb = (uint64_t)1 << 30;
-    assert_int_equal(prv_worker_table_mb(24 * gb, 2), 1024);
-    assert_int_equal(prv_worker_table_mb(16 * gb, 2), 1024);
-    assert_int_equal(prv_worker_table_mb(8 * gb, 2), 512);
-    assert_int_equal(prv_worker_table_mb(12 * gb, 2), 512); /* 768: rounded down */
-    assert_int_equal(prv_worker_table_mb(8 * gb, 1), 1024);
-    assert_int_equal(prv_worker_table_mb(4 * gb, 2), 256);
-    assert_int_equal(prv_worker_table_mb(1 * gb, 2), 256); /* never below the default */
-    assert_int_equal(prv_worker_table_mb(256 * gb, 1), 1024); /* nor above the cap */
-    assert_int_equal(prv_worker_table_mb(64 * gb, 16), 512);
-    assert_int_equal(prv_worker_table_mb(0, 2), PRV_TT_MB_DEFAULT); /* unknown memory */
-    assert_int_equal(prv_worker_table_mb(24 * gb, 0), PRV_TT_MB_DEFAULT);
-}
-
-/*
  * A proof walk cut short gets twice as much in the next run of the same
  * query on the same context (dfpn_walk.c, A WALK CUT SHORT GETS TWICE AS
  * MUCH NEXT TIME), as a worker's re-job of a leaf runs it.
@@ -978,7 +954,6 @@ main(void)
         cmocka_unit_test(test_five_with_store),
         cmocka_unit_test(test_small_table_gc),
         cmocka_unit_test(test_ghi_cases),
-        cmocka_unit_test(test_worker_table),
         cmocka_unit_test(test_first_depth_bounds),
         cmocka_unit_test(test_refuted_once),
         cmocka_unit_test(test_ghi_order),
