@@ -83,9 +83,9 @@ typedef struct wrk {
     padm_sent *acked;
     pthread_mutex_t acked_mu;
     uint32_t conn_gen, job_gen, res_gen;
-    size_t res_gathered; /* records of the result's batch gathered from the
-                            store (beyond the writer's), for the log */
-    double res_gather_s; /* the time job_collect took, for the log */
+    size_t res_gathered;   /* records of the result's batch gathered from the
+                              store (beyond the writer's), for the log */
+    double res_gather_s;   /* the time job_collect took, for the log */
     uint64_t res_ab_nodes; /* the job's alpha-beta: positions and seconds, */
     double res_ab_s;       /* for the log; -1 s: none (AN EXACT VALUE NEEDS NO SCORE) */
 } wrk;
