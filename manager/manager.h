@@ -20,7 +20,9 @@
  *               and answers jobs: df-pn (prover.h) for the job's goal
  *               with 85% of the budget, then alpha-beta (a heuristic score
  *               for the tree) with 15% of it, or less when df-pn ended
- *               sooner (worker.c, ALPHA-BETA AFTER DF-PN). Its proof
+ *               sooner (worker.c, ALPHA-BETA AFTER DF-PN), and none when
+ *               df-pn proved the exact value (AN EXACT VALUE NEEDS NO
+ *               SCORE). Its proof
  *               is written to its own store, and the records the writer
  *               produced, with the stored records they rest on that the
  *               manager has not ACKed, are sent (padm_gather,

@@ -184,8 +184,32 @@ tt_gc(dfpn_ctx *c)
     c->gc_runs++;
 }
 
+/*
+ * A STRICT FACT GIVES WAY LAST. A bucket's replacement takes a dead
+ * entry, else an open entry or a loose fact (the least worth keeping by
+ * entry_score), and a strict fact (final, not F_LOOSE) only when all four
+ * are strict facts. Why: a proof is written by a walk that follows the
+ * table's strict facts (dfpn_walk.c, WRITING A WIN), and each one replaced
+ * is searched again there, one position at a time. An open entry's work
+ * can pass DFPN_FINAL_BONUS near a root, and a loose fact (an optimistic
+ * query's draw) carries the bonus too, so by score alone they displaced
+ * wins. Measured (`solve --store`, the 2-4 databases, 256 MB) on
+ * W:W21,28,K32:BK19,K25: the optimistic search and the walk that refused
+ * it replaced 149,425 and 160,372 strict facts, and the walk that wrote
+ * the proof after the GHI-safe search valued 25.6 M positions in 40 s;
+ * with this rule 39,972 and 75,244, and the walk 11.4 M positions in
+ * 17.5 s (docs/solver.md, "A proof that takes long to write"). The
+ * garbage collector is unchanged (it frees below the median score, and
+ * a fact's bonus already keeps most facts there).
+ */
+static int
+strict_fact(const tt_entry *e)
+{
+    return (e->flags & (F_FINAL | F_LOOSE)) == F_FINAL;
+}
+
 /* A slot of the key's bucket for a new entry: a dead one, else the one
- * least worth keeping. */
+ * least worth keeping (A STRICT FACT GIVES WAY LAST). */
 static tt_entry *
 tt_slot(dfpn_ctx *c, uint64_t key)
 {
@@ -200,7 +224,8 @@ tt_slot(dfpn_ctx *c, uint64_t key)
             v = &b[i];
             break;
         }
-        if (!v || entry_score(c, &b[i]) < entry_score(c, v))
+        if (!v || strict_fact(v) > strict_fact(&b[i]) ||
+            (strict_fact(v) == strict_fact(&b[i]) && entry_score(c, &b[i]) < entry_score(c, v)))
             v = &b[i];
     }
     if (!(v->flags & F_USED))

@@ -37,6 +37,14 @@ for spec in 'B:W30,31,K19:B6,K12|3000' 'B:WK1:BK32|0' 'W:WK10:B26,K29|0'; do
     check "proof check --state $f" "0 valid" "$? $(head -n 1 "$T/chk" | cut -f 2)"
     check "goal settled $f" 1 "$(grep -c 'goal value: settled' "$T/chk")"
 done
+# A job whose df-pn proves the exact value runs no alpha-beta after it
+# (worker.c, AN EXACT VALUE NEEDS NO SCORE): its result goes at once; a
+# job left open still scores its position for the tree.
+exact=$(cat "$T"/s*/workers/*.log | grep -E 'job [0-9]+: (win|loss|draw) \(settled\)')
+check "some jobs proved an exact value" 1 "$([ -n "$exact" ] && echo 1 || echo 0)"
+check "exact jobs ran no alpha-beta" "$(echo "$exact" | wc -l)" "$(echo "$exact" | grep -c ', no alpha-beta')"
+check "open jobs scored by alpha-beta" 1 \
+    "$(cat "$T"/s5-3000/workers/*.log | grep -E '\(budget\).*, alpha-beta [0-9]+ nodes' | head -n 1 | wc -l)"
 S="$T/s5-3000"
 # Resuming a finished proof answers at once; the tree shows it.
 out=$($C prove --state "$S" --db "$DB" --quiet 2>/dev/null)

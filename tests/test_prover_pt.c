@@ -8,6 +8,9 @@
  * not found. Keys are chosen by hand so that entries share a bucket and
  * differ in the bits the tags and the bitmap read.
  *
+ * The transposition table's replacement: a strict fact gives way last
+ * (dfpn_table.c, A STRICT FACT GIVES WAY LAST).
+ *
  * Needs no databases: the table is driven directly.
  */
 #include <stdarg.h>
@@ -158,6 +161,78 @@ test_generation_wrap_forgets(void **state)
     dfpn_free(c);
 }
 
+/* A key of bucket 0 (low bits 0), distinct for each i. */
+static uint64_t
+key_k(int i)
+{
+    return (uint64_t)(i + 1) << 40;
+}
+
+/*
+ * A full bucket takes a new entry in place of an open entry or a loose
+ * fact, even one with far more work, before a strict fact (a win the
+ * proof's walk will follow); only a bucket of strict facts gives one up,
+ * the least worth keeping. Before the rule, the strict fact (the bonus
+ * plus 10 positions of work) was the bucket's lowest score, and went.
+ */
+static void
+test_strict_fact_gives_way_last(void **state)
+{
+    (void)state;
+    dfpn_ctx *c = fresh();
+    c->attacker = ENG_WHITE; /* "does White win?", strict */
+    c->goal = DFPN_WIN;
+    c->safety = ENG_BLACK;
+    c->loose = 0;
+    c->round = 0;
+    look l;
+    eng_pos p[8];
+    for (int i = 0; i < 8; i++)
+        p[i] = pos_n(12 + i);
+    const uint64_t big = 10u * DFPN_FINAL_BONUS;
+    dfpn_tt_put(c, &p[0], key_k(0), 0, DFPN_INF, 5, 10, 1, 0); /* a strict win, little work */
+    /* three open entries of much work */
+    for (int i = 1; i < 4; i++)
+        dfpn_tt_put(c, &p[i], key_k(i), 3, 4, 0, big, 1, 0);
+    dfpn_tt_put(c, &p[4], key_k(4), 5, 6, 0, big, 1, 0); /* a fifth: the bucket is full */
+    dfpn_tt_find(c, &p[0], key_k(0), &l);
+    assert_non_null(l.fin); /* the win stays */
+    assert_int_equal(l.att_won, 1);
+    assert_int_equal(l.len, 5);
+    dfpn_tt_find(c, &p[4], key_k(4), &l);
+    assert_non_null(l.open); /* in an open entry's place */
+
+    /* a loose fact (an optimistic query's draw) gives way before it too */
+    c->loose = 1;
+    dfpn_tt_put(c, &p[1], key_k(1), DFPN_INF, 0, 0, big, 1, 1);
+    c->loose = 0;
+    dfpn_tt_put(c, &p[5], key_k(5), 0, DFPN_INF, 7, 10, 1, 0); /* a second strict win */
+    dfpn_tt_find(c, &p[0], key_k(0), &l);
+    assert_non_null(l.fin);
+    dfpn_tt_find(c, &p[5], key_k(5), &l);
+    assert_non_null(l.fin);
+
+    /* a bucket of strict facts: the one least worth keeping goes */
+    dfpn_tt_put(c, &p[6], key_k(6), 0, DFPN_INF, 9, big, 1, 0);
+    dfpn_tt_put(c, &p[7], key_k(7), 0, DFPN_INF, 9, big, 1, 0);
+    dfpn_tt_put(c, &p[2], key_k(2), 0, DFPN_INF, 9, big, 1, 0); /* p[2] was open: now a fact */
+    dfpn_tt_find(c, &p[6], key_k(6), &l);
+    assert_non_null(l.fin);
+    dfpn_tt_find(c, &p[7], key_k(7), &l);
+    assert_non_null(l.fin);
+    dfpn_tt_find(c, &p[2], key_k(2), &l);
+    assert_non_null(l.fin);
+    int kept = 0;
+    for (int i = 0; i < 8; i++) {
+        dfpn_tt_find(c, &p[i], key_k(i), &l);
+        kept += l.fin != NULL;
+    }
+    assert_int_equal(kept, 4);
+    dfpn_tt_find(c, &p[0], key_k(0), &l); /* 10 positions of work: the least */
+    assert_null(l.fin);
+    dfpn_free(c);
+}
+
 int
 main(void)
 {
@@ -166,6 +241,7 @@ main(void)
         cmocka_unit_test(test_full_bucket_shifts_out_the_oldest),
         cmocka_unit_test(test_holds_only_on_lines_with_its_positions),
         cmocka_unit_test(test_generation_wrap_forgets),
+        cmocka_unit_test(test_strict_fact_gives_way_last),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
