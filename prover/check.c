@@ -164,6 +164,20 @@ move_text(const eng_move *m, char *buf, size_t len)
         snprintf(buf, len, "?");
 }
 
+/* "; reached by M" for a failure's message ("" at the root). Written
+ * only when a message is: formatting the move of every position entered
+ * was a tenth of admission's time (perf, issue 42). */
+static void
+via_of(const eng_move *m, char *buf, size_t len)
+{
+    buf[0] = 0;
+    if (m) {
+        char mv[ENG_MOVE_STR_MAX];
+        move_text(m, mv, sizeof mv);
+        snprintf(buf, len, "; reached by %s", mv);
+    }
+}
+
 /* ---- the visited set ------------------------------------------------ */
 
 /* The entry of p, or NULL when p has not been visited. */
@@ -244,8 +258,9 @@ leaf_value(chk_walk *w, const eng_pos *p, pleaf *lf)
  * code when the record cannot be read.
  */
 static int
-open_stored(chk_walk *w, const eng_pos *p, const char *via, chk_frame *f)
+open_stored(chk_walk *w, const eng_pos *p, const eng_move *m, chk_frame *f)
 {
+    char via[ENG_MOVE_STR_MAX + 32];
     pst_record r;
     int rc = w->src->get(w->src->ctx, p, &r);
     int admitted = rc == PCHK_SRC_ADMITTED;
@@ -265,6 +280,7 @@ open_stored(chk_walk *w, const eng_pos *p, const char *via, chk_frame *f)
                      "databases, check it with them",
                      scope, n);
         }
+        via_of(m, via, sizeof via);
         return fail(w, p, "no stored proof for this position (%s to move)%s%s", colour_name(p->stm),
                     via, hint);
     }
@@ -293,16 +309,20 @@ open_stored(chk_walk *w, const eng_pos *p, const char *via, chk_frame *f)
          * its record's */
         f->longest = r.length;
         int vx_lo = p->stm == w->x ? lo : -hi;
-        if (vx_lo < need)
-            return fail(w, p, "the admitted bound %s (%s to move) does not imply it%s",
-                        eng_bound_name(r.bound), colour_name(p->stm), via);
+        if (vx_lo < need) {
+            via_of(m, via, sizeof via);
+                return fail(w, p, "the admitted bound %s (%s to move) does not imply it%s",
+                            eng_bound_name(r.bound), colour_name(p->stm), via);
+        }
         w->out->admitted++;
         return OPEN_ADMITTED;
     }
     if (p->stm == w->x) {
-        if (lo < need)
-            return fail(w, p, "stored bound %s (%s to move) does not imply it%s",
-                        eng_bound_name(r.bound), colour_name(p->stm), via);
+        if (lo < need) {
+            via_of(m, via, sizeof via);
+                return fail(w, p, "stored bound %s (%s to move) does not imply it%s",
+                            eng_bound_name(r.bound), colour_name(p->stm), via);
+        }
         const pst_move *pm;
         const char *which;
         if (w->win) {
@@ -327,9 +347,11 @@ open_stored(chk_walk *w, const eng_pos *p, const char *via, chk_frame *f)
         f->own_move = 1;
         f->nkids = 1;
     } else {
-        if (hi > -need)
-            return fail(w, p, "stored bound %s (%s to move) does not imply it%s",
-                        eng_bound_name(r.bound), colour_name(p->stm), via);
+        if (hi > -need) {
+            via_of(m, via, sizeof via);
+                return fail(w, p, "stored bound %s (%s to move) does not imply it%s",
+                            eng_bound_name(r.bound), colour_name(p->stm), via);
+        }
         eng_movelist list;
         int n = eng_generate(p, &list, ENG_DUPS_MERGE);
         if (n < 0) {
@@ -389,13 +411,9 @@ stack_push(chk_walk *w, chk_frame **f)
 static int
 enter(chk_walk *w, const eng_pos *from, const eng_move *m, const eng_pos *p, int *longest)
 {
-    char mv[ENG_MOVE_STR_MAX] = "", via[ENG_MOVE_STR_MAX + 32] = "";
-    const char *kind_of_move = "";
-    if (m) {
-        move_text(m, mv, sizeof mv);
-        kind_of_move = from->stm == w->x ? "move" : "reply";
-        snprintf(via, sizeof via, "; reached by %s", mv);
-    }
+    /* the move's text only for a failure's message (via_of) */
+    char mv[ENG_MOVE_STR_MAX] = "";
+    const char *kind_of_move = m ? (from->stm == w->x ? "move" : "reply") : "";
 
     vis_entry *e = vis_find(&w->set, p);
     if (e) {
@@ -405,6 +423,7 @@ enter(chk_walk *w, const eng_pos *from, const eng_move *m, const eng_pos *p, int
         if (w->win && e->state == VIS_OPEN) {
             char fen[ENG_FEN_MAX];
             eng_format_fen(p, fen, sizeof fen);
+            move_text(m, mv, sizeof mv);
             return fail(w, from,
                         "cycle: %s %s comes back to %s, which is still on the line "
                         "being checked (a win must end)",
@@ -435,6 +454,7 @@ enter(chk_walk *w, const eng_pos *from, const eng_move *m, const eng_pos *p, int
                         "the %s this position as %s for %s (the database, not the store, "
                         "decides its value)",
                         by, word, colour_name(p->stm));
+        move_text(m, mv, sizeof mv);
         if (lf.kind == PLEAF_END)
             return fail(w, from, "%s %s leaves %s without a move (a loss for %s)", kind_of_move, mv,
                         colour_name(p->stm), colour_name(p->stm));
@@ -456,7 +476,7 @@ enter(chk_walk *w, const eng_pos *from, const eng_move *m, const eng_pos *p, int
     }
 
     chk_frame nf, *f;
-    rc = open_stored(w, p, via, &nf);
+    rc = open_stored(w, p, m, &nf);
     if (rc == OPEN_ADMITTED) {
         /* a leaf of this walk; a win's line below it is its record's */
         if (!vis_add(&w->set, p, VIS_DONE))

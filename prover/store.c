@@ -783,14 +783,16 @@ pst_close(pst_env *s)
 static int
 pst_validate_item(const pst_item *it, size_t i, pst_norm *out, char *err, size_t errlen)
 {
+    /* the position's and the moves' texts are written only for an error:
+     * formatting them for every item was a tenth of admission's time */
     char why[160], fen[ENG_FEN_MAX];
     if (eng_validate(&it->pos, why, sizeof why) != 0) {
         eng_errf(err, errlen, "item %zu: not a valid position: %s", i, why);
         return PST_EINVAL;
     }
-    pst_fen(&it->pos, fen, sizeof fen);
     const pst_record *r = &it->rec;
     if (!eng_bound_valid(r->bound) || r->bound == ENG_LW) {
+        pst_fen(&it->pos, fen, sizeof fen);
         eng_errf(err, errlen, "item %zu (%s): bound %s (%d) is not stored: only LL LD DD DW WW", i,
                  fen, eng_bound_name(r->bound), r->bound);
         return PST_EINVAL;
@@ -801,20 +803,21 @@ pst_validate_item(const pst_item *it, size_t i, pst_norm *out, char *err, size_t
     for (int k = 0; k < 2; k++) {
         if (mv[k]->from == PST_NOMOVE)
             continue;
+        int unsuited = (k == 0 && lo != ENG_WIN) || (k == 1 && lo < ENG_DRAW);
+        if (!unsuited && pst_move_find(&it->pos, mv[k], NULL) == 0)
+            continue; /* a legal move that suits the bound */
         char mt[64];
+        pst_fen(&it->pos, fen, sizeof fen);
         pst_move_text(mv[k], mt, sizeof mt);
-        if ((k == 0 && lo != ENG_WIN) || (k == 1 && lo < ENG_DRAW)) {
+        if (unsuited)
             eng_errf(err, errlen,
                      "item %zu (%s): a %s move (%s) with bound %s: the side to move has no %s to "
                      "prove",
                      i, fen, name[k], mt, eng_bound_name(r->bound), k == 0 ? "win" : "draw");
-            return PST_EINVAL;
-        }
-        if (pst_move_find(&it->pos, mv[k], NULL) != 0) {
+        else
             eng_errf(err, errlen, "item %zu (%s): the %s move (%s) is not a legal move here", i,
                      fen, name[k], mt);
-            return PST_EINVAL;
-        }
+        return PST_EINVAL;
     }
     pst_norm_of(it, out);
     return 0;
