@@ -450,41 +450,27 @@ phase2_range(void *ctx, int m, uint64_t begin, uint64_t end)
         eng_pos xf = eng_flip(&cur.pos);
         xf.stm = ENG_BLACK;
         const uint32_t empty = ~(xf.bm | xf.wm | xf.bk | xf.wk);
-        const uint32_t bmen = xf.bm;
-        const int lead_row = bmen ? (31 - __builtin_clz(bmen)) >> 2 : -1;
+        uint32_t un[4 * ENG_MAX_PIECES]; /* run.h: egrun_*_unmoves */
         if (xf.bk) {
             /* A king un-move keeps the men: their part of the index is
              * computed once, and each un-move adds its king part. */
             const uint64_t men_base = egix_index_men(ptab, &xf);
-            for (uint32_t ks = xf.bk; ks; ks &= ks - 1) {
-                uint32_t b1 = ks & (0u - ks);
-                for (int dir = 0; dir < 4; dir++) {
-                    uint32_t f = bits_step(dir, b1) & empty;
-                    if (!f)
-                        continue;
-                    eng_pos q = xf;
-                    q.bk ^= b1 | f;
-                    queue_pred(w, pm, &batch, men_base + egix_index_kings(ptab, &q), v);
-                }
+            int nu = egrun_king_unmoves(xf.bk, empty, un);
+            for (int k = 0; k < nu; k++) {
+                eng_pos q = xf;
+                q.bk ^= un[k];
+                queue_pred(w, pm, &batch, men_base + egix_index_kings(ptab, &q), v);
             }
         }
-        for (uint32_t ms = bmen; ms; ms &= ms - 1) {
-            uint32_t b1 = ms & (0u - ms);
-            /* A black man came from the square behind it (up = towards
-             * lower squares) and stayed a man; a king on the crowning row
-             * may have been a man a move ago, but that predecessor has
-             * another material, built later. */
-            for (int dir = 2; dir < 4; dir++) {
-                uint32_t f = bits_step(dir, b1) & empty;
-                if (!f)
-                    continue;
-                uint32_t nm = bmen ^ b1 ^ f;
-                if (((31 - __builtin_clz(nm)) >> 2) != lead_row)
-                    continue; /* Black's leading rank was lower: other slice */
-                eng_pos q = xf;
-                q.bm = nm;
-                queue_pred(w, pm, &batch, egix_index(ptab, &q), v);
-            }
+        /* A black man came from the square behind it (up = towards lower
+         * squares) and stayed a man, on Black's leading rank; a king on
+         * the crowning row may have been a man a move ago, but that
+         * predecessor has another material, built later. */
+        int nu = egrun_man_unmoves(xf.bm, empty, un);
+        for (int k = 0; k < nu; k++) {
+            eng_pos q = xf;
+            q.bm = un[k];
+            queue_pred(w, pm, &batch, egix_index(ptab, &q), v);
         }
     }
     changed += flush_preds(w, pm, &batch, next_flag);
@@ -500,24 +486,15 @@ typedef struct run_state {
     egdb_build_stats *stats;
     egst_registry reg;
     egrun_progress prog;
-    size_t pair_no, pair_count;
-    uint64_t done_total, run_total;
+    egrun_tally tally;
 } run_state;
 
 static void
 report(run_state *rs, const pair_work *w, const char *phase, uint64_t pass, uint64_t resolved,
        int force)
 {
-    egdb_progress p;
-    p.phase = phase;
-    p.pair_no = rs->pair_no;
-    p.pair_count = rs->pair_count;
-    p.pass = pass;
-    p.resolved = resolved;
-    p.positions = w->size[0] + (w->nmem == 2 ? w->size[1] : 0);
-    p.done_total = rs->done_total;
-    p.run_total = rs->run_total;
-    egrun_report(&rs->prog, &p, &w->slice[0], force);
+    egrun_report_pair(&rs->prog, &rs->tally, phase, pass, resolved,
+                      w->size[0] + (w->nmem == 2 ? w->size[1] : 0), &w->slice[0], force);
 }
 
 /* Appends one line per slice to <dir>/build-log.tsv (timings live here,
@@ -525,10 +502,8 @@ report(run_state *rs, const pair_work *w, const char *phase, uint64_t pass, uint
 static void
 log_slice(const char *dir, const egix_slice *s, uint64_t positions, double seconds, int threads)
 {
-    char path[4096], name[EGIX_NAME_MAX];
-    snprintf(path, sizeof path, "%s/build-log.tsv", dir);
-    egix_slice_name(s, name, sizeof name);
-    FILE *f = fopen(path, "a");
+    char name[EGIX_NAME_MAX];
+    FILE *f = egrun_log_open(dir, "build-log.tsv", s, name);
     if (!f)
         return; /* the log is informative only */
     fprintf(f, "%s\t%llu\t%.3f\t%d\n", name, (unsigned long long)positions, seconds, threads);
@@ -601,9 +576,7 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
     /* Finish: unknown -> draw, pack, count, write, map. */
     report(rs, &w, "write", 0, positions, 1);
     for (int m = 0; m < nmem; m++) {
-        size_t plen = (size_t)((w.size[m] + 3) / 4);
-        free(packed);
-        packed = calloc(plen ? plen : 1, 1);
+        packed = egrun_pack_alloc(packed, w.size[m], 4);
         if (!packed) {
             rc = EGDB_ENOMEM;
             goto out;
@@ -642,7 +615,7 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
     rs->stats->by_propagation += w.by_propagation;
     rs->stats->positions += positions;
     rs->stats->slices_built += (size_t)nmem;
-    rs->done_total += positions;
+    rs->tally.done_total += positions;
 out:
     for (int m = 0; m < 2; m++) {
         free(w.val[m]);
@@ -651,15 +624,6 @@ out:
     }
     free(packed);
     return rc;
-}
-
-/* The slices of n pieces with their pair numbers (malloc'ed), in the
- * egix_slices build order. */
-static int
-list_slices(int n, egix_slice **sl, int **pair, size_t *count)
-{
-    int rc = egix_slices_alloc(n, sl, pair, count);
-    return rc == 0 ? 0 : rc == EGIX_ENOMEM ? EGDB_ENOMEM : EGDB_EINVAL;
 }
 
 /* Builds (or maps, when kept from an earlier run) the slice pairs of
@@ -688,7 +652,7 @@ build_range(run_state *rs, const egix_slice *sl, const int *pair, size_t begin, 
                 snprintf(err, errlen, "stopped; finished slices are kept, run again to resume");
                 return EGDB_EINTERRUPT;
             }
-            rs->pair_no++;
+            rs->tally.pair_no++;
             rc = build_pair(rs, &sl[i], nmem, err, errlen);
         }
         i = j;
@@ -873,7 +837,7 @@ build_locked(const char *dir, const egdb_build_opts *opts, egdb_build_stats *sta
     int rc = egdb_estimate(dir, opts, &est, err, errlen);
     if (rc != 0)
         return rc;
-    rs.run_total = est.positions;
+    rs.tally.run_total = est.positions;
     if (egst_registry_init(&rs.reg) != 0)
         return EGDB_ENOMEM;
     const int unitwise = opts->pipeline || opts->splits || opts->unit;
@@ -886,10 +850,10 @@ build_locked(const char *dir, const egdb_build_opts *opts, egdb_build_stats *sta
     egpl_unit *u = NULL;
     size_t nu = 0;
     for (int n = 1; n <= opts->npieces && rc == 0; n++) {
-        if ((rc = list_slices(n, &sl[n], &pair[n], &k[n])) != 0)
+        if ((rc = egrun_list_slices(n, &sl[n], &pair[n], &k[n])) != 0)
             break;
         if (n < opts->npieces || !unitwise) {
-            rs.pair_count += pairs_left(dir, sl[n], pair[n], 0, k[n]);
+            rs.tally.pair_count += pairs_left(dir, sl[n], pair[n], 0, k[n]);
             continue;
         }
         if ((rc = egpl_units(sl[n], k[n], &u, &nu, err, errlen)) != 0)
@@ -900,7 +864,7 @@ build_locked(const char *dir, const egdb_build_opts *opts, egdb_build_stats *sta
             u[i].staged = opts->pipeline && u[i].selected && egpl_staged(dir, &u[i], sl[n]);
             chosen += (size_t)u[i].selected;
             if (u[i].selected && !u[i].staged)
-                rs.pair_count += pairs_left(dir, sl[n], pair[n], u[i].begin, u[i].end);
+                rs.tally.pair_count += pairs_left(dir, sl[n], pair[n], u[i].begin, u[i].end);
         }
         if (opts->unit && chosen != 1) {
             snprintf(err, errlen, "no unit %.8s among the %d-piece materials", opts->unit, n);
