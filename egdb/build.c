@@ -502,12 +502,8 @@ report(run_state *rs, const pair_work *w, const char *phase, uint64_t pass, uint
 static void
 log_slice(const char *dir, const egix_slice *s, uint64_t positions, double seconds, int threads)
 {
-    char name[EGIX_NAME_MAX];
-    FILE *f = egrun_log_open(dir, "build-log.tsv", s, name);
-    if (!f)
-        return; /* the log is informative only */
-    fprintf(f, "%s\t%llu\t%.3f\t%d\n", name, (unsigned long long)positions, seconds, threads);
-    fclose(f);
+    egrun_log(dir, "build-log.tsv", s, "\t%llu\t%.3f\t%d\n", (unsigned long long)positions,
+              seconds, threads);
 }
 
 /* Builds one pair, writes its files and adds them to the registry. */

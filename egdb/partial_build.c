@@ -99,6 +99,9 @@ typedef struct run_state {
     uint8_t chosen[NMATKEYS];
     egrun_progress prog;
     egrun_tally tally;
+    int compressed_only; /* load_complete: an exact successor slice is
+                            kept only compressed, to be read through
+                            the prober (cdb)                        */
 } run_state;
 
 
@@ -462,13 +465,8 @@ static void
 log_pair(const char *dir, const egix_slice *s, uint64_t positions, uint64_t passes, uint64_t evals,
          double seconds, int threads)
 {
-    char name[EGIX_NAME_MAX];
-    FILE *f = egrun_log_open(dir, "partial-log.tsv", s, name);
-    if (!f)
-        return; /* informative only */
-    fprintf(f, "%s\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%.3f\t%d\n", name, positions, passes,
-            evals, seconds, threads);
-    fclose(f);
+    egrun_log(dir, "partial-log.tsv", s, "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%.3f\t%d\n",
+              positions, passes, evals, seconds, threads);
 }
 
 /*
@@ -639,6 +637,67 @@ pair_file_ok(const char *dir, const egix_slice *s)
     return pwl_read_header(path, &h, err, sizeof err) == 0 && egix_slice_equal(&h.slice, s);
 }
 
+/* What is done to one pair of slices (members, nmem of them) in a walk
+ * over the pairs: loading its exact files (load_exact_pair), counting it
+ * for the progress reports (count_pair) or building it (make_pair). */
+typedef int (*pair_step)(run_state *rs, const egix_slice *members, int nmem, char *err,
+                         size_t errlen);
+
+/* Calls step on every pair of slices of n pieces whose material is
+ * chosen (chosen 1) or is not (chosen 0), in egix_slices order, until
+ * one fails. RETURN 0 or the first error. */
+static int
+each_pair(run_state *rs, int n, int chosen, pair_step step, char *err, size_t errlen)
+{
+    egix_slice *sl;
+    int *pair;
+    size_t k;
+    int rc = egrun_list_slices(n, &sl, &pair, &k);
+    if (rc != 0)
+        return rc;
+    for (size_t i = 0; i < k && rc == 0;) {
+        size_t j = i;
+        while (j < k && pair[j] == pair[i])
+            j++;
+        if (!rs->chosen[pwl_slice_mat_key(&sl[i])] == !chosen)
+            rc = step(rs, &sl[i], (int)(j - i), err, errlen);
+        i = j;
+    }
+    free(sl);
+    free(pair);
+    return rc;
+}
+
+/* The exact successors in the members of a pair that is not being built
+ * (load_complete): each .wld file there is mapped, its payload checked; an
+ * absent one is not loaded (its positions count as LW), but noted in
+ * rs->compressed_only when it is kept compressed. */
+static int
+load_exact_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t errlen)
+{
+    for (int t = 0; t < nmem; t++) {
+        char path[PATH_MAX_LEN];
+        struct stat st;
+        if (egst_path(rs->dir, &members[t], path, sizeof path) != 0)
+            continue;
+        if (stat(path, &st) != 0) {
+            /* Absent: its positions count as LW, unless it is kept
+             * compressed only (load_complete). */
+            size_t len = strlen(path);
+            memcpy(path + len - 3, "cwl", 3);
+            rs->compressed_only |= stat(path, &st) == 0;
+            continue;
+        }
+        /* Check the payload: nothing built here may rest on a damaged
+         * file. */
+        int rc = egst_add_mapped(&rs->db.reg, rs->dir, &members[t], 1, err, errlen);
+        if (rc != 0)
+            return rc;
+        rs->stats->complete_slices++;
+    }
+    return 0;
+}
+
 /*
  * Loads the complete .wld slices of every piece count up to nmax whose
  * material is not being built: the exact successors. Slices are looked
@@ -652,44 +711,15 @@ load_complete(run_state *rs, int nmax, char *err, size_t errlen)
 {
     if (nmax > EGDB_MAX_PIECES)
         nmax = EGDB_MAX_PIECES; /* no complete database has more pieces */
-    int compressed_only = 0;
     for (int n = 1; n <= nmax; n++) {
-        egix_slice *sl;
-        int *pair;
-        size_t k;
-        int rc = egrun_list_slices(n, &sl, &pair, &k);
-        if (rc != 0)
-            return rc;
-        for (size_t i = 0; i < k && rc == 0; i++) {
-            if (rs->chosen[pwl_slice_mat_key(&sl[i])])
-                continue;
-            char path[PATH_MAX_LEN];
-            struct stat st;
-            if (egst_path(rs->dir, &sl[i], path, sizeof path) != 0)
-                continue;
-            if (stat(path, &st) != 0) {
-                /* Absent: its positions count as LW, unless it is kept
-                 * compressed only (below). */
-                size_t len = strlen(path);
-                memcpy(path + len - 3, "cwl", 3);
-                compressed_only |= stat(path, &st) == 0;
-                continue;
-            }
-            /* Check the payload: nothing built here may rest on a damaged
-             * file. */
-            rc = egst_add_mapped(&rs->db.reg, rs->dir, &sl[i], 1, err, errlen);
-            if (rc == 0)
-                rs->stats->complete_slices++;
-        }
-        free(sl);
-        free(pair);
+        int rc = each_pair(rs, n, 0, load_exact_pair, err, errlen);
         if (rc != 0)
             return rc;
     }
     /* What is kept only compressed (a pipelined build deletes the 2-bit
      * files): read through the prober. A directory without a complete
      * database has nothing to offer here; a damaged file is an error. */
-    if (!compressed_only)
+    if (!rs->compressed_only)
         return 0;
     /* Complete files only: the partial files of this directory are the
      * build's own output, some of them not written yet. */
@@ -700,37 +730,6 @@ load_complete(run_state *rs, int nmax, char *err, size_t errlen)
     }
     if (rc == 0)
         rs->stats->compressed_exits = 1;
-    return rc;
-}
-
-/* One step of a pass of partial_locked over the chosen pairs: counting
- * them for the progress reports (count_pair) or building them
- * (make_pair). members are the pair's nmem slices. */
-typedef int (*pair_step)(run_state *rs, const egix_slice *members, int nmem, char *err,
-                         size_t errlen);
-
-/* Calls step on every pair of slices of n pieces whose material is
- * chosen, in egix_slices order, until one fails. RETURN 0 or the first
- * error. */
-static int
-each_chosen_pair(run_state *rs, int n, pair_step step, char *err, size_t errlen)
-{
-    egix_slice *sl;
-    int *pair;
-    size_t k;
-    int rc = egrun_list_slices(n, &sl, &pair, &k);
-    if (rc != 0)
-        return rc;
-    for (size_t i = 0; i < k && rc == 0;) {
-        size_t j = i;
-        while (j < k && pair[j] == pair[i])
-            j++;
-        if (rs->chosen[pwl_slice_mat_key(&sl[i])])
-            rc = step(rs, &sl[i], (int)(j - i), err, errlen);
-        i = j;
-    }
-    free(sl);
-    free(pair);
     return rc;
 }
 
@@ -844,7 +843,7 @@ partial_locked(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *
 
     /* What is left to do, for progress. */
     for (int n = 1; n <= nmax; n++)
-        if (counts_used[n] && (rc = each_chosen_pair(rs, n, count_pair, err, errlen)) != 0)
+        if (counts_used[n] && (rc = each_pair(rs, n, 1, count_pair, err, errlen)) != 0)
             goto out;
 
     /* Build in egix_slices order restricted to the chosen materials: every
@@ -852,7 +851,7 @@ partial_locked(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *
      * earlier, so whatever of it is chosen is loaded by then. */
     for (int n = 1; n <= nmax && rc == 0; n++)
         if (counts_used[n])
-            rc = each_chosen_pair(rs, n, make_pair, err, errlen);
+            rc = each_pair(rs, n, 1, make_pair, err, errlen);
 out:
     stats->seconds_total = egrun_now() - rs->prog.t0;
     pwl_db_free(&rs->db);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,13 +125,21 @@ egrun_pack_alloc(uint8_t *old, uint64_t positions, unsigned per_byte)
     return calloc(plen ? plen : 1, 1);
 }
 
-FILE *
-egrun_log_open(const char *dir, const char *file, const egix_slice *s, char name[EGIX_NAME_MAX])
+void
+egrun_log(const char *dir, const char *file, const egix_slice *s, const char *fmt, ...)
 {
-    char path[4096];
+    char path[4096], name[EGIX_NAME_MAX];
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    egix_slice_name(s, name, EGIX_NAME_MAX);
-    return fopen(path, "a");
+    egix_slice_name(s, name, sizeof name);
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return; /* informative only */
+    fputs(name, f);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fclose(f);
 }
 
 int

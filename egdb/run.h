@@ -9,7 +9,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "egdb/egdb.h"
 #include "egdb/index.h"
@@ -171,14 +170,14 @@ void egrun_report_pair(egrun_progress *r, const egrun_tally *t, const char *phas
                        uint64_t resolved, uint64_t positions, const egix_slice *s, int force);
 
 /*
- * egrun_log_open - opens (appending, created if missing) the builder's
- * log dir/file, one line a slice or pair with its timings: they live
- * there, not in the database files, which must not depend on the run.
- * The slice's name goes to name for the line. RETURN the stream (the
- * caller fcloses it), or NULL: the log is informative only, and a build
- * goes on without it.
+ * egrun_log - appends one line to the builder's log dir/file (created if
+ * missing): the name of slice s, then what fmt and its arguments print
+ * (tab-separated fields and the newline). Timings live there, not in the
+ * database files, which must not depend on the run. The log is
+ * informative only: a file that cannot be opened is passed over, and a
+ * build goes on without it.
  */
-FILE *egrun_log_open(const char *dir, const char *file, const egix_slice *s,
-                     char name[EGIX_NAME_MAX]);
+void egrun_log(const char *dir, const char *file, const egix_slice *s, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif /* EGDB_RUN_H */
