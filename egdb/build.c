@@ -502,8 +502,8 @@ report(run_state *rs, const pair_work *w, const char *phase, uint64_t pass, uint
 static void
 log_slice(const char *dir, const egix_slice *s, uint64_t positions, double seconds, int threads)
 {
-    egrun_log(dir, "build-log.tsv", s, "\t%llu\t%.3f\t%d\n", (unsigned long long)positions,
-              seconds, threads);
+    egrun_log(dir, "build-log.tsv", s, "\t%llu\t%.3f\t%d\n", (unsigned long long)positions, seconds,
+              threads);
 }
 
 /* Builds one pair, writes its files and adds them to the registry. */
