@@ -83,7 +83,9 @@ int egrun_list_slices(int n, egix_slice **sl, int **pair, size_t *count);
 /*
  * Un-moves of the backward passes. Both builders work on the flipped twin
  * xf of a position, where the side that moved last is Black, and find the
- * predecessors inside the pair by moving one black piece back:
+ * predecessors inside the pair by moving one black piece back. The
+ * partial builder calls these; the exact builder's phase 2 writes the
+ * same loops out (measured faster there, build.c says by how much).
  *
  * egrun_king_unmoves - for kings bk and empty squares empty, the masks
  * (origin | destination of the king's last step) to toggle in xf.bk, one
