@@ -212,16 +212,22 @@ class SliceIndex:
 # ---- one file -----------------------------------------------------------------
 
 
+def read_file(path):
+    """The whole of a database file, as bytes; a file that cannot be read
+    is a DatabaseError naming it (pwl.py reads its files the same way)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise DatabaseError("%s: %s" % (path, e.strerror))
+
+
 class CwlFile:
     """One compressed slice file: header, prefix code, block table, data."""
 
     def __init__(self, path, s):
         self.path = path
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError as e:
-            raise DatabaseError("%s: %s" % (path, e.strerror))
+        data = read_file(path)
         if len(data) < HEADER + NSYM:
             raise DatabaseError("%s: too short for a compressed slice" % path)
         if data[:7] != b"CKCWL\0\0":

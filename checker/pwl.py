@@ -38,11 +38,7 @@ class PwlFile:
 
     def __init__(self, path, s):
         self.path = path
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError as e:
-            raise cwl.DatabaseError("%s: %s" % (path, e.strerror))
+        data = cwl.read_file(path)
         if len(data) < HEADER or data[:8] != MAGIC:
             raise cwl.DatabaseError("%s: not a partial slice file of version 1 (bad magic)"
                                     % path)

@@ -61,48 +61,14 @@ static const char export_help[] =
 int
 cli_proof_export(int argc, char **argv)
 {
-    const char *store = NULL, *dbdir = NULL, *fen = NULL, *state = NULL, *outp = NULL;
-    long pieces = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        if (cli_is_help(o)) {
-            fputs(export_help, stdout);
-            return CLI_EXIT_OK;
-        } else if (!strcmp(o, "--store") && i + 1 < argc) {
-            store = argv[++i];
-        } else if (!strcmp(o, "--db") && i + 1 < argc) {
-            dbdir = argv[++i];
-        } else if (!strcmp(o, "--state") && i + 1 < argc) {
-            state = argv[++i];
-        } else if (!strcmp(o, "--out") && i + 1 < argc) {
-            outp = argv[++i];
-        } else if (!strcmp(o, "--pieces") && i + 1 < argc) {
-            if ((pieces =
-                     cli_parse_uint("proof export", "--pieces", argv[++i], 1, EGDB_MAX_PIECES)) < 0)
-                return CLI_EXIT_USAGE;
-        } else if (o[0] == '-' && o[1] != '\0') {
-            fprintf(stderr, "checkers proof export: unknown or incomplete option '%s'\n", o);
-            return CLI_EXIT_USAGE;
-        } else if (!fen) {
-            fen = o;
-        } else {
-            fprintf(stderr, "checkers proof export: one FEN only ('%s' is a second)\n", o);
-            return CLI_EXIT_USAGE;
-        }
-    }
-    static cli_proof_state ps;
-    if (state) {
-        int src = cli_proof_state_read("proof export", state, store || fen || pieces, &ps);
-        if (src != CLI_EXIT_OK)
-            return src;
-        if (!dbdir && ps.db[0])
-            dbdir = ps.db;
-        store = ps.store;
-        fen = ps.fen;
-        pieces = ps.scope;
-        if (ps.scope == 0)
-            dbdir = NULL; /* a proof without databases */
-    }
+    static cli_proof_args a; /* static: a state's paths are large */
+    int arc = cli_proof_args_read("proof export", export_help, CLI_PROOF_OUT, argc, argv, &a);
+    if (arc != CLI_PROOF_GO)
+        return arc;
+    const char *store = a.store, *dbdir = a.dbdir, *fen = a.fen, *state = a.state, *outp = a.out;
+    long pieces = a.pieces;
+    if (state && a.ps.scope == 0)
+        dbdir = NULL; /* a proof without databases */
     if (!store || !fen || !outp || (!dbdir && !state)) {
         fprintf(stderr, "checkers proof export: needs --out FILE and --state DIR, or --store "
                         "PATH, --db DIR and a FEN\n('checkers proof export --help')\n");

@@ -143,58 +143,69 @@ cli_proof_state_read(const char *cmd, const char *state, int others, cli_proof_s
     return CLI_EXIT_OK;
 }
 
-static int
-proof_check_cmd(int argc, char **argv)
+int
+cli_proof_args_read(const char *cmd, const char *help, unsigned opts, int argc, char **argv,
+                    cli_proof_args *a)
 {
-    const char *store = NULL, *dbdir = NULL, *fen = NULL, *state = NULL;
-    long pieces = 0, cache_mb = 256;
-    int state_goal = 0;
-    for (int i = 1; i < argc; i++) /* a certificate: cert_cmds.c */
-        if (!strcmp(argv[i], "--cert"))
-            return cli_proof_check_cert(argc, argv);
+    memset(a, 0, sizeof *a);
+    a->cache_mb = 256;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (cli_is_help(o)) {
-            fputs(proof_help, stdout);
+            fputs(help, stdout);
             return CLI_EXIT_OK;
         } else if (!strcmp(o, "--store") && i + 1 < argc) {
-            store = argv[++i];
+            a->store = argv[++i];
         } else if (!strcmp(o, "--db") && i + 1 < argc) {
-            dbdir = argv[++i];
+            a->dbdir = argv[++i];
         } else if (!strcmp(o, "--state") && i + 1 < argc) {
-            state = argv[++i];
+            a->state = argv[++i];
+        } else if ((opts & CLI_PROOF_OUT) && !strcmp(o, "--out") && i + 1 < argc) {
+            a->out = argv[++i];
         } else if (!strcmp(o, "--pieces") && i + 1 < argc) {
-            if ((pieces =
-                     cli_parse_uint("proof check", "--pieces", argv[++i], 1, EGDB_MAX_PIECES)) < 0)
+            if ((a->pieces = cli_parse_uint(cmd, "--pieces", argv[++i], 1, EGDB_MAX_PIECES)) < 0)
                 return CLI_EXIT_USAGE;
-        } else if (!strcmp(o, "--cache") && i + 1 < argc) {
-            if ((cache_mb = cli_parse_uint("proof check", "--cache (MB)", argv[++i], 1, 1000000)) <
-                0)
+        } else if ((opts & CLI_PROOF_CACHE) && !strcmp(o, "--cache") && i + 1 < argc) {
+            if ((a->cache_mb = cli_parse_uint(cmd, "--cache (MB)", argv[++i], 1, 1000000)) < 0)
                 return CLI_EXIT_USAGE;
         } else if (o[0] == '-' && o[1] != '\0') {
-            fprintf(stderr, "checkers proof check: unknown or incomplete option '%s'\n", o);
+            fprintf(stderr, "checkers %s: unknown or incomplete option '%s'\n", cmd, o);
             return CLI_EXIT_USAGE;
-        } else if (!fen) {
-            fen = o;
+        } else if (!a->fen) {
+            a->fen = o;
         } else {
-            fprintf(stderr, "checkers proof check: one FEN only ('%s' is a second)\n", o);
+            fprintf(stderr, "checkers %s: one FEN only ('%s' is a second)\n", cmd, o);
             return CLI_EXIT_USAGE;
         }
     }
-    static cli_proof_state ps;
-    if (state) {
-        int src = cli_proof_state_read("proof check", state, store || fen || pieces, &ps);
+    if (a->state) {
+        int src = cli_proof_state_read(cmd, a->state, a->store || a->fen || a->pieces, &a->ps);
         if (src != CLI_EXIT_OK)
             return src;
-        if (!dbdir && ps.db[0])
-            dbdir = ps.db;
-        store = ps.store;
-        fen = ps.fen;
-        state_goal = ps.goal;
-        pieces = ps.scope;
-        if (ps.scope == 0 && !dbdir)
-            dbdir = "";
+        if (!a->dbdir && a->ps.db[0])
+            a->dbdir = a->ps.db;
+        a->store = a->ps.store;
+        a->fen = a->ps.fen;
+        a->pieces = a->ps.scope;
     }
+    return CLI_PROOF_GO;
+}
+
+static int
+proof_check_cmd(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) /* a certificate: cert_cmds.c */
+        if (!strcmp(argv[i], "--cert"))
+            return cli_proof_check_cert(argc, argv);
+    static cli_proof_args a; /* static: a state's paths are large */
+    int arc = cli_proof_args_read("proof check", proof_help, CLI_PROOF_CACHE, argc, argv, &a);
+    if (arc != CLI_PROOF_GO)
+        return arc;
+    const char *store = a.store, *dbdir = a.dbdir, *fen = a.fen, *state = a.state;
+    long pieces = a.pieces, cache_mb = a.cache_mb;
+    int state_goal = state ? a.ps.goal : 0;
+    if (state && a.ps.scope == 0 && !dbdir)
+        dbdir = ""; /* a proof without databases */
     if (!store || !dbdir || !fen) {
         fprintf(stderr, "checkers proof check: needs --store PATH, --db DIR and a FEN\n"
                         "('checkers proof check --help' has examples)\n");

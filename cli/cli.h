@@ -39,6 +39,36 @@ typedef struct cli_proof_state {
  * stderr (CLI_EXIT_DAMAGED for a tree that cannot be read).
  */
 int cli_proof_state_read(const char *cmd, const char *state, int others, cli_proof_state *out);
+
+/* What `proof check` and `proof export` are given (check_cmds.c):
+ * --store PATH, --db DIR, --state DIR, --pieces N, a FEN, and the
+ * options only one of them takes (CLI_PROOF_OUT, CLI_PROOF_CACHE). */
+typedef struct cli_proof_args {
+    const char *store, *dbdir, *fen, *state, *out;
+    long pieces;        /* 0: not given */
+    long cache_mb;      /* 256 unless given */
+    cli_proof_state ps; /* with --state: what the state says */
+} cli_proof_args;
+
+enum {
+    CLI_PROOF_OUT = 1,   /* --out FILE (proof export) */
+    CLI_PROOF_CACHE = 2, /* --cache MB (proof check)  */
+    CLI_PROOF_GO = -1    /* cli_proof_args_read: the command goes on */
+};
+
+/*
+ * cli_proof_args_read - reads the options of `checkers proof CMD` (cmd:
+ * "proof check" or "proof export"), those of opts among them; --help
+ * prints help to stdout. With --state, the store, the root and the piece
+ * count come from the state (in a->ps; given too, they are refused), and
+ * so do the databases unless --db is given: each command then decides
+ * what a state without databases means.
+ * RETURN CLI_PROOF_GO with *a filled, or the exit status to return at
+ * once (CLI_EXIT_OK after the help, else after a message on stderr).
+ * Not thread-safe (a command-line helper).
+ */
+int cli_proof_args_read(const char *cmd, const char *help, unsigned opts, int argc, char **argv,
+                        cli_proof_args *a);
 int cli_proof_check_cert(int argc, char **argv);
 int cli_prove(int argc, char **argv);
 int cli_worker(int argc, char **argv);

@@ -98,8 +98,10 @@ typedef struct run_state {
                   when every exit has a .wld file or none exists      */
     uint8_t chosen[NMATKEYS];
     egrun_progress prog;
-    size_t pair_no, pair_count;
-    uint64_t done_total, run_total;
+    egrun_tally tally;
+    int compressed_only; /* load_complete: an exact successor slice is
+                            kept only compressed, to be read through
+                            the prober (cdb)                        */
 } run_state;
 
 
@@ -195,39 +197,23 @@ mark_preds(pair_work *w, int m, const eng_pos *x, _Atomic uint64_t *dst)
     const int pm = other_member(w, m);
     const eng_pos xf = eng_flip(x);
     const uint32_t empty = ~(xf.bm | xf.wm | xf.bk | xf.wk);
-    const uint32_t bmen = xf.bm;
-    const int lead_row = bmen ? (31 - __builtin_clz(bmen)) >> 2 : -1;
     uint64_t marks = 0;
     eng_pos q[4 * 2 * ENG_MAX_PIECES]; /* 4 un-moves a king, 2 a man */
+    uint32_t un[4 * ENG_MAX_PIECES];
     int nq = 0;
-    /* Kings: any diagonal step to an empty square. */
-    for (uint32_t ks = xf.bk; ks; ks &= ks - 1) {
-        uint32_t b1 = ks & (0u - ks);
-        for (int dir = 0; dir < 4; dir++) {
-            uint32_t f = bits_step(dir, b1) & empty;
-            if (!f)
-                continue;
-            q[nq] = xf;
-            q[nq].bk ^= b1 | f;
-            nq++;
-        }
+    /* Kings: any diagonal step to an empty square (run.h). */
+    int nu = egrun_king_unmoves(xf.bk, empty, un);
+    for (int k = 0; k < nu; k++) {
+        q[nq] = xf;
+        q[nq].bk ^= un[k];
+        nq++;
     }
-    /* Men: one step back (up1/up2, towards Black's back row), keeping
-     * Black's leading row; a man on the crowning row cannot be here (it
-     * would be a king). */
-    for (uint32_t ms = bmen; ms; ms &= ms - 1) {
-        uint32_t b1 = ms & (0u - ms);
-        for (int dir = 2; dir < 4; dir++) {
-            uint32_t f = bits_step(dir, b1) & empty;
-            if (!f)
-                continue;
-            uint32_t nm = bmen ^ b1 ^ f;
-            if (((31 - __builtin_clz(nm)) >> 2) != lead_row)
-                continue; /* the leading man stepped up a row: other slice */
-            q[nq] = xf;
-            q[nq].bm = nm;
-            nq++;
-        }
+    /* Men: one step back, keeping Black's leading row (run.h). */
+    nu = egrun_man_unmoves(xf.bm, empty, un);
+    for (int k = 0; k < nu; k++) {
+        q[nq] = xf;
+        q[nq].bm = un[k];
+        nq++;
     }
     for (int k = 0; k < nq; k++) {
         q[k].stm = ENG_BLACK;
@@ -246,6 +232,39 @@ mark_preds(pair_work *w, int m, const eng_pos *x, _Atomic uint64_t *dst)
     return marks;
 }
 
+/* What one call of first_range or pass_range counts, kept by the
+ * calling thread and added to the pair's atomics once at its end
+ * (add_counts): an atomic add a counter a chunk, not one a position. */
+typedef struct range_counts {
+    uint64_t captures, exits, completed, marks, changed, evaluations;
+} range_counts;
+
+static void
+add_counts(pair_work *w, const range_counts *n)
+{
+    atomic_fetch_add(&w->captures, n->captures);
+    atomic_fetch_add(&w->exits, n->exits);
+    atomic_fetch_add(&w->changed, n->changed);
+    atomic_fetch_add(&w->evaluations, n->evaluations);
+    atomic_fetch_add(&w->completed, n->completed);
+    atomic_fetch_add(&w->marks, n->marks);
+}
+
+/* Stores byte b, of value v, for position i (p) of member m, counts it
+ * when v is completed, and with `mark` marks its predecessors in dst for
+ * the next pass. Only the calling thread writes this byte in this pass
+ * (its index or bitmap word is in the thread's chunk), which is why a
+ * relaxed store suffices. */
+static void
+settle(pair_work *w, int m, uint64_t i, const eng_pos *p, uint8_t b, eng_pval v, int mark,
+       _Atomic uint64_t *dst, range_counts *n)
+{
+    atomic_store_explicit(&w->val[m][i], b, memory_order_relaxed);
+    n->completed += eng_pval_completed(v) ? 1 : 0;
+    if (mark)
+        n->marks += mark_preds(w, m, p, dst);
+}
+
 /*
  * First pass over positions [begin, end) of member m: the value of the
  * paper's first pass from the all-uTT start, with every move leaving the
@@ -258,7 +277,7 @@ first_range(void *ctx, int m, uint64_t begin, uint64_t end)
     const int lead_row = w->slice[m].rb;
     const int pm = other_member(w, m);
     _Atomic uint64_t *dst = w->dirty[0][pm];
-    uint64_t n_cap = 0, n_exit = 0, n_done = 0, marks = 0;
+    range_counts cnt = {0};
     for (uint64_t i = begin; i < end; i++) {
         eng_pos p;
         eng_movelist l;
@@ -301,14 +320,14 @@ first_range(void *ctx, int m, uint64_t begin, uint64_t end)
                     if (w->chosen[pwl_slice_mat_key(&s)])
                         atomic_store(&w->missing, 1);
                     b = ENG_LW;
-                    n_exit++;
+                    cnt.exits++;
                 }
                 ext = eng_pval_max(ext, eng_pval_neg(eng_pval_of_bound((eng_bound)b)));
             }
             if (capture) {
                 v = ext;
                 byte_ext = EXT_CAPTURE;
-                n_cap++;
+                cnt.captures++;
             } else {
                 /* Moves inside the pair are uTT now, and neg(uTT) = uTT. A
                  * win among the exits was found before all moves were
@@ -317,17 +336,10 @@ first_range(void *ctx, int m, uint64_t begin, uint64_t end)
                 byte_ext = ext;
             }
         }
-        atomic_store_explicit(&w->val[m][i], (uint8_t)(v | byte_ext << EXT_SHIFT),
-                              memory_order_relaxed);
-        n_done += eng_pval_completed(v) ? 1 : 0;
         /* The predecessors assumed uTT for this position. */
-        if (v != ENG_PV_UTT)
-            marks += mark_preds(w, m, &p, dst);
+        settle(w, m, i, &p, (uint8_t)(v | byte_ext << EXT_SHIFT), v, v != ENG_PV_UTT, dst, &cnt);
     }
-    atomic_fetch_add(&w->captures, n_cap);
-    atomic_fetch_add(&w->exits, n_exit);
-    atomic_fetch_add(&w->completed, n_done);
-    atomic_fetch_add(&w->marks, marks);
+    add_counts(w, &cnt);
 }
 
 /*
@@ -344,7 +356,7 @@ pass_range(void *ctx, int m, uint64_t begin, uint64_t end)
     const int pm = other_member(w, m);
     _Atomic uint64_t *cur = w->dirty[w->parity][m];
     _Atomic uint64_t *nxt = w->dirty[w->parity ^ 1][pm];
-    uint64_t changed = 0, evals = 0, done = 0, marks = 0;
+    range_counts cnt = {0};
     for (uint64_t k = begin; k < end; k++) {
         uint64_t bits = atomic_load_explicit(&cur[k], memory_order_relaxed);
         if (!bits)
@@ -358,7 +370,7 @@ pass_range(void *ctx, int m, uint64_t begin, uint64_t end)
             eng_pval v = (eng_pval)(b & VAL_MASK);
             if (eng_pval_completed(v))
                 continue;
-            evals++;
+            cnt.evaluations++;
             eng_pos p;
             eng_movelist l;
             egix_unindex(w->tab[m], i, &p);
@@ -376,20 +388,12 @@ pass_range(void *ctx, int m, uint64_t begin, uint64_t end)
             }
             if (r == v)
                 continue; /* nothing new: the predecessors stay as they are */
-            /* Only this thread writes this byte in this pass (the word
-             * that marked it is in this thread's chunk); the exit nibble
-             * is kept. */
-            atomic_store_explicit(&w->val[m][i], (uint8_t)((b & ~VAL_MASK) | r),
-                                  memory_order_relaxed);
-            changed++;
-            done += eng_pval_completed(r) ? 1 : 0;
-            marks += mark_preds(w, m, &p, nxt);
+            /* The exit nibble is kept. */
+            cnt.changed++;
+            settle(w, m, i, &p, (uint8_t)((b & ~VAL_MASK) | r), r, 1, nxt, &cnt);
         }
     }
-    atomic_fetch_add(&w->changed, changed);
-    atomic_fetch_add(&w->evaluations, evals);
-    atomic_fetch_add(&w->completed, done);
-    atomic_fetch_add(&w->marks, marks);
+    add_counts(w, &cnt);
 }
 
 /* ---- writing ------------------------------------------------------------ */
@@ -451,16 +455,8 @@ static void
 report_progress(run_state *rs, const pair_work *w, const char *phase, uint64_t pass,
                 uint64_t resolved, int force)
 {
-    egdb_progress p;
-    p.phase = phase;
-    p.pair_no = rs->pair_no;
-    p.pair_count = rs->pair_count;
-    p.pass = pass;
-    p.resolved = resolved;
-    p.positions = w->size[0] + (w->nmem == 2 ? w->size[1] : 0);
-    p.done_total = rs->done_total;
-    p.run_total = rs->run_total;
-    egrun_report(&rs->prog, &p, &w->slice[0], force);
+    egrun_report_pair(&rs->prog, &rs->tally, phase, pass, resolved,
+                      w->size[0] + (w->nmem == 2 ? w->size[1] : 0), &w->slice[0], force);
 }
 
 /* One line per pair in "<dir>/partial-log.tsv": slice, positions, passes,
@@ -469,15 +465,8 @@ static void
 log_pair(const char *dir, const egix_slice *s, uint64_t positions, uint64_t passes, uint64_t evals,
          double seconds, int threads)
 {
-    char path[PATH_MAX_LEN], name[EGIX_NAME_MAX];
-    snprintf(path, sizeof path, "%s/partial-log.tsv", dir);
-    egix_slice_name(s, name, sizeof name);
-    FILE *f = fopen(path, "a");
-    if (!f)
-        return; /* informative only */
-    fprintf(f, "%s\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%.3f\t%d\n", name, positions, passes,
-            evals, seconds, threads);
-    fclose(f);
+    egrun_log(dir, "partial-log.tsv", s, "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%.3f\t%d\n",
+              positions, passes, evals, seconds, threads);
 }
 
 /*
@@ -579,9 +568,7 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
     /* decide(), pack, count, write, load. */
     report_progress(rs, &w, "write", passes, positions, 1);
     for (int m = 0; m < nmem; m++) {
-        size_t plen = (size_t)((w.size[m] + 1) / 2);
-        free(packed);
-        packed = calloc(plen ? plen : 1, 1);
+        packed = egrun_pack_alloc(packed, w.size[m], 2);
         if (!packed) {
             rc = EGDB_ENOMEM;
             goto out;
@@ -625,7 +612,7 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
         rs->stats->passes_max = passes;
     rs->stats->pairs_built++;
     rs->stats->slices_built += (size_t)nmem;
-    rs->done_total += positions;
+    rs->tally.done_total += positions;
 out:
     for (int m = 0; m < 2; m++) {
         free((void *)w.val[m]);
@@ -635,15 +622,6 @@ out:
     }
     free(packed);
     return rc;
-}
-
-/* The slices of n pieces with their pair numbers (malloc'ed), in the
- * egix_slices build order. */
-static int
-list_slices(int n, egix_slice **sl, int **pair, size_t *count)
-{
-    int rc = egix_slices_alloc(n, sl, pair, count);
-    return rc == 0 ? 0 : rc == EGIX_ENOMEM ? EGDB_ENOMEM : EGDB_EINVAL;
 }
 
 /* Whether the partial file of s is complete (header check only: the
@@ -659,6 +637,67 @@ pair_file_ok(const char *dir, const egix_slice *s)
     return pwl_read_header(path, &h, err, sizeof err) == 0 && egix_slice_equal(&h.slice, s);
 }
 
+/* What is done to one pair of slices (members, nmem of them) in a walk
+ * over the pairs: loading its exact files (load_exact_pair), counting it
+ * for the progress reports (count_pair) or building it (make_pair). */
+typedef int (*pair_step)(run_state *rs, const egix_slice *members, int nmem, char *err,
+                         size_t errlen);
+
+/* Calls step on every pair of slices of n pieces whose material is
+ * chosen (chosen 1) or is not (chosen 0), in egix_slices order, until
+ * one fails. RETURN 0 or the first error. */
+static int
+each_pair(run_state *rs, int n, int chosen, pair_step step, char *err, size_t errlen)
+{
+    egix_slice *sl;
+    int *pair;
+    size_t k;
+    int rc = egrun_list_slices(n, &sl, &pair, &k);
+    if (rc != 0)
+        return rc;
+    for (size_t i = 0; i < k && rc == 0;) {
+        size_t j = i;
+        while (j < k && pair[j] == pair[i])
+            j++;
+        if (!rs->chosen[pwl_slice_mat_key(&sl[i])] == !chosen)
+            rc = step(rs, &sl[i], (int)(j - i), err, errlen);
+        i = j;
+    }
+    free(sl);
+    free(pair);
+    return rc;
+}
+
+/* The exact successors in the members of a pair that is not being built
+ * (load_complete): each .wld file there is mapped, its payload checked; an
+ * absent one is not loaded (its positions count as LW), but noted in
+ * rs->compressed_only when it is kept compressed. */
+static int
+load_exact_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t errlen)
+{
+    for (int t = 0; t < nmem; t++) {
+        char path[PATH_MAX_LEN];
+        struct stat st;
+        if (egst_path(rs->dir, &members[t], path, sizeof path) != 0)
+            continue;
+        if (stat(path, &st) != 0) {
+            /* Absent: its positions count as LW, unless it is kept
+             * compressed only (load_complete). */
+            size_t len = strlen(path);
+            memcpy(path + len - 3, "cwl", 3);
+            rs->compressed_only |= stat(path, &st) == 0;
+            continue;
+        }
+        /* Check the payload: nothing built here may rest on a damaged
+         * file. */
+        int rc = egst_add_mapped(&rs->db.reg, rs->dir, &members[t], 1, err, errlen);
+        if (rc != 0)
+            return rc;
+        rs->stats->complete_slices++;
+    }
+    return 0;
+}
+
 /*
  * Loads the complete .wld slices of every piece count up to nmax whose
  * material is not being built: the exact successors. Slices are looked
@@ -672,44 +711,15 @@ load_complete(run_state *rs, int nmax, char *err, size_t errlen)
 {
     if (nmax > EGDB_MAX_PIECES)
         nmax = EGDB_MAX_PIECES; /* no complete database has more pieces */
-    int compressed_only = 0;
     for (int n = 1; n <= nmax; n++) {
-        egix_slice *sl;
-        int *pair;
-        size_t k;
-        int rc = list_slices(n, &sl, &pair, &k);
-        if (rc != 0)
-            return rc;
-        for (size_t i = 0; i < k && rc == 0; i++) {
-            if (rs->chosen[pwl_slice_mat_key(&sl[i])])
-                continue;
-            char path[PATH_MAX_LEN];
-            struct stat st;
-            if (egst_path(rs->dir, &sl[i], path, sizeof path) != 0)
-                continue;
-            if (stat(path, &st) != 0) {
-                /* Absent: its positions count as LW, unless it is kept
-                 * compressed only (below). */
-                size_t len = strlen(path);
-                memcpy(path + len - 3, "cwl", 3);
-                compressed_only |= stat(path, &st) == 0;
-                continue;
-            }
-            /* Check the payload: nothing built here may rest on a damaged
-             * file. */
-            rc = egst_add_mapped(&rs->db.reg, rs->dir, &sl[i], 1, err, errlen);
-            if (rc == 0)
-                rs->stats->complete_slices++;
-        }
-        free(sl);
-        free(pair);
+        int rc = each_pair(rs, n, 0, load_exact_pair, err, errlen);
         if (rc != 0)
             return rc;
     }
     /* What is kept only compressed (a pipelined build deletes the 2-bit
      * files): read through the prober. A directory without a complete
      * database has nothing to offer here; a damaged file is an error. */
-    if (!compressed_only)
+    if (!rs->compressed_only)
         return 0;
     /* Complete files only: the partial files of this directory are the
      * build's own output, some of them not written yet. */
@@ -721,6 +731,50 @@ load_complete(run_state *rs, int nmax, char *err, size_t errlen)
     if (rc == 0)
         rs->stats->compressed_exits = 1;
     return rc;
+}
+
+/* Counts a pair still to build (a member without its complete file) into
+ * the run's tally. Never fails. */
+static int
+count_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    int done = 1;
+    uint64_t pos = 0;
+    for (int t = 0; t < nmem; t++) {
+        uint64_t sz = 0;
+        egix_size(&members[t], &sz);
+        pos += sz;
+        done &= pair_file_ok(rs->dir, &members[t]);
+    }
+    if (!done) {
+        rs->tally.pair_count++;
+        rs->tally.run_total += pos;
+    }
+    return 0;
+}
+
+/* Loads a pair kept from an earlier run (payload checked), or builds it
+ * unless the caller asked the build to stop. */
+static int
+make_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t errlen)
+{
+    int done = 1, rc = 0;
+    for (int t = 0; t < nmem; t++)
+        done &= pair_file_ok(rs->dir, &members[t]);
+    if (done) {
+        for (int t = 0; t < nmem && rc == 0; t++)
+            rc = pwl_db_add(&rs->db, rs->dir, &members[t], 1, err, errlen);
+        rs->stats->slices_kept += (size_t)nmem;
+        return rc;
+    }
+    if (rs->opts->stop && *rs->opts->stop) {
+        snprintf(err, errlen, "stopped; finished slices are kept, run again to resume");
+        return EGDB_EINTERRUPT;
+    }
+    rs->tally.pair_no++;
+    return build_pair(rs, members, nmem, err, errlen);
 }
 
 static int partial_locked(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *err,
@@ -788,75 +842,16 @@ partial_locked(const char *dir, const egpt_opts *opts, egpt_stats *stats, char *
         goto out;
 
     /* What is left to do, for progress. */
-    for (int n = 1; n <= nmax; n++) {
-        if (!counts_used[n])
-            continue;
-        egix_slice *sl;
-        int *pair;
-        size_t k;
-        if ((rc = list_slices(n, &sl, &pair, &k)) != 0)
+    for (int n = 1; n <= nmax; n++)
+        if (counts_used[n] && (rc = each_pair(rs, n, 1, count_pair, err, errlen)) != 0)
             goto out;
-        for (size_t i = 0; i < k;) {
-            size_t j = i;
-            int done = 1;
-            uint64_t pos = 0;
-            while (j < k && pair[j] == pair[i]) {
-                uint64_t sz = 0;
-                egix_size(&sl[j], &sz);
-                pos += sz;
-                done &= pair_file_ok(dir, &sl[j]);
-                j++;
-            }
-            if (rs->chosen[pwl_slice_mat_key(&sl[i])] && !done) {
-                rs->pair_count++;
-                rs->run_total += pos;
-            }
-            i = j;
-        }
-        free(sl);
-        free(pair);
-    }
 
     /* Build in egix_slices order restricted to the chosen materials: every
      * move out of a pair lands in fewer pieces or in a pair listed
      * earlier, so whatever of it is chosen is loaded by then. */
-    for (int n = 1; n <= nmax && rc == 0; n++) {
-        if (!counts_used[n])
-            continue;
-        egix_slice *sl;
-        int *pair;
-        size_t k;
-        if ((rc = list_slices(n, &sl, &pair, &k)) != 0)
-            goto out;
-        for (size_t i = 0; i < k && rc == 0;) {
-            size_t j = i;
-            while (j < k && pair[j] == pair[i])
-                j++;
-            int nmem = (int)(j - i);
-            if (!rs->chosen[pwl_slice_mat_key(&sl[i])]) {
-                i = j;
-                continue;
-            }
-            int done = 1;
-            for (size_t t = i; t < j; t++)
-                done &= pair_file_ok(dir, &sl[t]);
-            if (done) {
-                /* Kept from an earlier run: load it, payload checked. */
-                for (size_t t = i; t < j && rc == 0; t++)
-                    rc = pwl_db_add(&rs->db, dir, &sl[t], 1, err, errlen);
-                stats->slices_kept += (size_t)nmem;
-            } else if (opts->stop && *opts->stop) {
-                snprintf(err, errlen, "stopped; finished slices are kept, run again to resume");
-                rc = EGDB_EINTERRUPT;
-            } else {
-                rs->pair_no++;
-                rc = build_pair(rs, &sl[i], nmem, err, errlen);
-            }
-            i = j;
-        }
-        free(sl);
-        free(pair);
-    }
+    for (int n = 1; n <= nmax && rc == 0; n++)
+        if (counts_used[n])
+            rc = each_pair(rs, n, 1, make_pair, err, errlen);
 out:
     stats->seconds_total = egrun_now() - rs->prog.t0;
     pwl_db_free(&rs->db);

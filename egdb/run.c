@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -97,6 +99,54 @@ egrun_report(egrun_progress *r, egdb_progress *p, const egix_slice *s, int force
     p->npieces = egrun_slice_pieces(s);
     p->elapsed = t - r->t0;
     r->fn(p, r->arg);
+}
+
+void
+egrun_report_pair(egrun_progress *r, const egrun_tally *t, const char *phase, uint64_t pass,
+                  uint64_t resolved, uint64_t positions, const egix_slice *s, int force)
+{
+    egdb_progress p;
+    p.phase = phase;
+    p.pair_no = t->pair_no;
+    p.pair_count = t->pair_count;
+    p.pass = pass;
+    p.resolved = resolved;
+    p.positions = positions;
+    p.done_total = t->done_total;
+    p.run_total = t->run_total;
+    egrun_report(r, &p, s, force);
+}
+
+uint8_t *
+egrun_pack_alloc(uint8_t *old, uint64_t positions, unsigned per_byte)
+{
+    free(old);
+    size_t plen = (size_t)((positions + per_byte - 1) / per_byte);
+    return calloc(plen ? plen : 1, 1);
+}
+
+void
+egrun_log(const char *dir, const char *file, const egix_slice *s, const char *fmt, ...)
+{
+    char path[4096], name[EGIX_NAME_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    egix_slice_name(s, name, sizeof name);
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return; /* informative only */
+    fputs(name, f);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fclose(f);
+}
+
+int
+egrun_list_slices(int n, egix_slice **sl, int **pair, size_t *count)
+{
+    int rc = egix_slices_alloc(n, sl, pair, count);
+    return rc == 0 ? 0 : rc == EGIX_ENOMEM ? EGDB_ENOMEM : EGDB_EINVAL;
 }
 
 int

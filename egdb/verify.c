@@ -36,19 +36,27 @@
 
 /* ---- types ------------------------------------------------------------ */
 
-/* Work of all threads: chunks of every slice, in dependency order, so
- * small slices do not leave a thread idle. A bad position is recorded as
+/* The work of all threads in each of the checks below: items (chunks of
+ * positions, blocks or pages) of every slice, numbered across the slices
+ * in their order, so small slices do not leave a thread idle. Threads
+ * take them in increasing order (take_item). A bad finding is recorded as
  * (slice number << 40 | index); the smallest wins, so the report does
  * not depend on the threads' timing. */
+typedef struct work_items {
+    uint64_t *start; /* per slice: number of its first item            */
+    size_t nslices;
+    uint64_t nitems;
+    volatile int *stop; /* NULL, or set to stop early (pipeline)          */
+    _Atomic uint64_t next;
+    _Atomic uint64_t first_bad; /* slice << 40 | index, or UINT64_MAX    */
+} work_items;
+
+/* The 2-bit check: items are chunks of CHUNK positions, the slices in
+ * dependency order. */
 typedef struct verify_ctx {
     const egst_registry *reg;      /* every slice a successor may lie in */
     const egst_slice *const *list; /* the slices to check, in order      */
-    volatile int *stop;            /* NULL, or set to stop early (pipeline) */
-    uint64_t *chunk_start;         /* per slice: number of its first chunk */
-    size_t nslices;
-    uint64_t nchunks;
-    _Atomic uint64_t next;
-    _Atomic uint64_t first_bad;
+    work_items q;
     _Atomic uint64_t done; /* positions checked */
 } verify_ctx;
 
@@ -69,6 +77,40 @@ typedef struct counted {
 } counted;
 
 /* ---- functions -------------------------------------------------------- */
+
+/* Starts (or starts again) a pass over the items of q: none taken, no
+ * finding. */
+static void
+items_begin(work_items *q)
+{
+    atomic_store(&q->next, 0);
+    atomic_store(&q->first_bad, UINT64_MAX);
+}
+
+/* Takes the next item of q for a worker: *s its slice, found from the
+ * worker's previous one (which is why *s starts at 0 and the items go in
+ * increasing order), *off its number within the slice. RETURN 0 when
+ * none is left or q->stop is set. */
+static int
+take_item(work_items *q, size_t *s, uint64_t *off)
+{
+    uint64_t k = atomic_fetch_add(&q->next, 1);
+    if (k >= q->nitems || (q->stop && *q->stop))
+        return 0;
+    while (*s + 1 < q->nslices && q->start[*s + 1] <= k)
+        (*s)++;
+    *off = k - q->start[*s];
+    return 1;
+}
+
+/* Records key as bad if it is the smallest so far. */
+static void
+record_bad(_Atomic uint64_t *first_bad, uint64_t key)
+{
+    uint64_t cur = atomic_load(first_bad);
+    while (key < cur && !atomic_compare_exchange_weak(first_bad, &cur, key))
+        ;
+}
 
 static void *
 counted_worker(void *a)
@@ -190,26 +232,20 @@ verify_worker(void *arg)
 {
     verify_ctx *c = arg;
     size_t s = 0;
-    for (;;) {
-        uint64_t k = atomic_fetch_add(&c->next, 1);
-        if (k >= c->nchunks || (c->stop && *c->stop))
-            break;
-        while (s + 1 < c->nslices && c->chunk_start[s + 1] <= k)
-            s++;
+    uint64_t chunk;
+    while (take_item(&c->q, &s, &chunk)) {
         const egst_slice *e = c->list[s];
-        uint64_t b = (k - c->chunk_start[s]) * CHUNK, end = b + CHUNK;
+        uint64_t b = chunk * CHUNK, end = b + CHUNK;
         if (end > e->size)
             end = e->size;
-        if (((uint64_t)s << 40 | b) > atomic_load(&c->first_bad))
+        if (((uint64_t)s << 40 | b) > atomic_load(&c->q.first_bad))
             break; /* a bad position before this chunk was found already */
         for (uint64_t i = b; i < end; i++) {
             eng_pos p;
             egix_unindex(e->table, i, &p);
             int want = expected_value(probe_raw, c->reg, &p);
             if (want < 0 || egst_value(e, i) != want) {
-                uint64_t key = (uint64_t)s << 40 | i, cur = atomic_load(&c->first_bad);
-                while (key < cur && !atomic_compare_exchange_weak(&c->first_bad, &cur, key))
-                    ;
+                record_bad(&c->q.first_bad, (uint64_t)s << 40 | i);
                 break;
             }
         }
@@ -236,24 +272,23 @@ check_list(const egst_registry *reg, const egst_slice *const *list, size_t n, in
     memset(&c, 0, sizeof c);
     c.reg = reg;
     c.list = list;
-    c.stop = stop;
-    c.nslices = n;
-    c.chunk_start = malloc((n + 1) * sizeof *c.chunk_start);
-    if (!c.chunk_start)
+    c.q.stop = stop;
+    c.q.nslices = n;
+    c.q.start = malloc((n + 1) * sizeof *c.q.start);
+    if (!c.q.start)
         rc = EGDB_ENOMEM;
     uint64_t total = 0;
     for (size_t s = 0; rc == 0 && s < n; s++) {
-        c.chunk_start[s] = c.nchunks;
-        c.nchunks += (list[s]->size + CHUNK - 1) / CHUNK;
+        c.q.start[s] = c.q.nitems;
+        c.q.nitems += (list[s]->size + CHUNK - 1) / CHUNK;
         total += list[s]->size;
     }
     if (rc == 0) {
-        atomic_init(&c.next, 0);
-        atomic_init(&c.first_bad, UINT64_MAX);
+        items_begin(&c.q);
         atomic_init(&c.done, 0);
         reporter rep = {progress, arg, "2-bit files", maxn, &c.done, total};
         run_threads(verify_worker, &c, threads, progress ? &rep : NULL);
-        uint64_t bad = atomic_load(&c.first_bad);
+        uint64_t bad = atomic_load(&c.q.first_bad);
         if (bad != UINT64_MAX) {
             const egst_slice *e = list[bad >> 40];
             uint64_t i = bad & ((1ull << 40) - 1);
@@ -283,7 +318,7 @@ check_list(const egst_registry *reg, const egst_slice *const *list, size_t n, in
             }
         }
     }
-    free(c.chunk_start);
+    free(c.q.start);
     return rc;
 }
 
@@ -419,31 +454,40 @@ egvf_verify_slices(const egst_registry *reg, const egst_slice *const *list, size
 typedef struct cverify_ctx {
     const egdb *db;
     const egst_registry *raw; /* the verified 2-bit files (may be empty) */
-    uint64_t *item_start;     /* per compressed slice: number of its first item */
-    uint64_t nitems;
-    _Atomic uint64_t next;
-    _Atomic uint64_t first_bad; /* slice << 40 | block (step 1) or position
-                                   index (step 2), or UINT64_MAX         */
-    _Atomic uint64_t done;      /* step 2: positions checked             */
+    work_items q;             /* blocks (step 1), pages (step 2) of every
+                                 compressed slice; first_bad: slice << 40 |
+                                 block (step 1) or position index (step 2) */
+    _Atomic uint64_t done;    /* step 2: positions checked             */
 } cverify_ctx;
 
-/* Records key as bad if it is the smallest so far. */
-static void
-record_bad(_Atomic uint64_t *first_bad, uint64_t key)
+/* The positions [*first, *end) of page g of compressed slice e (slice
+ * number s of q), decoded into buf (one page, 2 bits a position), for
+ * step 2 and the pipeline's comparison. RETURN 1 to check them; 0 when
+ * the page does not decode (recorded bad in q: on to the next item); -1
+ * when a bad finding before the page is recorded already (the worker
+ * stops: nothing it could find would be reported). */
+static int
+page_item(work_items *q, size_t s, const egdc_slice *e, uint32_t g, uint8_t *buf, uint64_t *first,
+          uint64_t *end)
 {
-    uint64_t cur = atomic_load(first_bad);
-    while (key < cur && !atomic_compare_exchange_weak(first_bad, &cur, key))
-        ;
+    *first = (uint64_t)g << e->h.page_shift;
+    *end = *first + (1ull << e->h.page_shift);
+    if (*end > e->h.positions)
+        *end = e->h.positions;
+    if (((uint64_t)s << 40 | *first) > atomic_load(&q->first_bad))
+        return -1;
+    if (egdc_decode(e, g, buf) != 0) { /* step 1 passed: not expected */
+        record_bad(&q->first_bad, (uint64_t)s << 40 | *first);
+        return 0;
+    }
+    return 1;
 }
 
-/* The slice of work item k, from the one of the previous item (items are
- * taken in increasing order). */
-static size_t
-item_slice(const cverify_ctx *c, size_t s, uint64_t k)
+/* The stored value of the position at offset o of a decoded page. */
+static int
+page_value(const uint8_t *buf, uint64_t o)
 {
-    while (s + 1 < c->db->ncmp && c->item_start[s + 1] <= k)
-        s++;
-    return s;
+    return (buf[o >> 2] >> ((o & 3) * 2)) & 3;
 }
 
 /* Step 1: one work item a file block. */
@@ -452,18 +496,14 @@ cblocks_worker(void *arg)
 {
     cverify_ctx *c = arg;
     size_t s = 0;
-    for (;;) {
-        uint64_t k = atomic_fetch_add(&c->next, 1);
-        if (k >= c->nitems)
-            break;
-        s = item_slice(c, s, k);
-        uint32_t b = (uint32_t)(k - c->item_start[s]);
+    uint64_t b;
+    while (take_item(&c->q, &s, &b)) {
         uint64_t key = (uint64_t)s << 40 | b;
-        if (key > atomic_load(&c->first_bad))
+        if (key > atomic_load(&c->q.first_bad))
             break;
         char why[8];
-        if (egdc_check_block(c->db->cmp_list[s], b, why, sizeof why) != 0)
-            record_bad(&c->first_bad, key);
+        if (egdc_check_block(c->db->cmp_list[s], (uint32_t)b, why, sizeof why) != 0)
+            record_bad(&c->q.first_bad, key);
     }
     return NULL;
 }
@@ -519,28 +559,19 @@ cverify_worker(void *arg)
     size_t s = 0;
     uint64_t words[(1u << EGCD_PAGE_SHIFT) / 32]; /* one page (egdc_open's limit) */
     uint8_t *buf = (uint8_t *)words;
-    for (;;) {
-        uint64_t k = atomic_fetch_add(&c->next, 1);
-        if (k >= c->nitems)
-            break;
-        s = item_slice(c, s, k);
+    uint64_t g, first, end;
+    while (take_item(&c->q, &s, &g)) {
         const egdc_slice *e = c->db->cmp_list[s];
-        uint32_t g = (uint32_t)(k - c->item_start[s]);
-        uint64_t first = (uint64_t)g << e->h.page_shift;
-        uint64_t end = first + (1ull << e->h.page_shift);
-        if (end > e->h.positions)
-            end = e->h.positions;
-        if (((uint64_t)s << 40 | first) > atomic_load(&c->first_bad))
+        int go = page_item(&c->q, s, e, (uint32_t)g, buf, &first, &end);
+        if (go < 0)
             break;
-        if (egdc_decode(e, g, buf) != 0) { /* step 1 passed: not expected */
-            record_bad(&c->first_bad, (uint64_t)s << 40 | first);
+        if (go == 0)
             continue;
-        }
         const egst_slice *r = c->raw ? egst_find(c->raw, &e->slice) : NULL;
         for (uint64_t i = first; i < end; i++) {
-            int stored = (buf[(i - first) >> 2] >> (((i - first) & 3) * 2)) & 3;
+            int stored = page_value(buf, i - first);
             if (r ? !position_ok_raw(c->db, e, r, i, stored) : !position_ok(c->db, e, i, stored)) {
-                record_bad(&c->first_bad, (uint64_t)s << 40 | i);
+                record_bad(&c->q.first_bad, (uint64_t)s << 40 | i);
                 break;
             }
         }
@@ -625,21 +656,21 @@ verify_compressed(const char *dir, int threads, const egst_registry *raw, egdb_p
     memset(&c, 0, sizeof c);
     c.db = db;
     c.raw = raw;
-    c.item_start = malloc((db->ncmp + 1) * sizeof *c.item_start);
-    if (!c.item_start) {
+    c.q.nslices = db->ncmp;
+    c.q.start = malloc((db->ncmp + 1) * sizeof *c.q.start);
+    if (!c.q.start) {
         egdb_close(db);
         return EGDB_ENOMEM;
     }
 
     /* Step 1: every block. */
     for (size_t s = 0; s < db->ncmp; s++) {
-        c.item_start[s] = c.nitems;
-        c.nitems += db->cmp_list[s]->h.nblocks;
+        c.q.start[s] = c.q.nitems;
+        c.q.nitems += db->cmp_list[s]->h.nblocks;
     }
-    atomic_init(&c.next, 0);
-    atomic_init(&c.first_bad, UINT64_MAX);
+    items_begin(&c.q);
     run_threads(cblocks_worker, &c, threads, NULL);
-    uint64_t bad = atomic_load(&c.first_bad);
+    uint64_t bad = atomic_load(&c.q.first_bad);
     if (bad != UINT64_MAX) {
         const egdc_slice *e = db->cmp_list[bad >> 40];
         char why[400];
@@ -650,19 +681,18 @@ verify_compressed(const char *dir, int threads, const egst_registry *raw, egdb_p
 
     /* Step 2: every position, page by page. */
     if (rc == 0) {
-        c.nitems = 0;
+        c.q.nitems = 0;
         uint64_t total = 0;
         for (size_t s = 0; s < db->ncmp; s++) {
-            c.item_start[s] = c.nitems;
-            c.nitems += db->cmp_list[s]->npages;
+            c.q.start[s] = c.q.nitems;
+            c.q.nitems += db->cmp_list[s]->npages;
             total += db->cmp_list[s]->h.positions;
         }
-        atomic_store(&c.next, 0);
-        atomic_store(&c.first_bad, UINT64_MAX);
+        items_begin(&c.q);
         atomic_init(&c.done, 0);
         reporter rep = {progress, arg, "compressed files", db->max_pieces, &c.done, total};
         run_threads(cverify_worker, &c, threads, progress ? &rep : NULL);
-        bad = atomic_load(&c.first_bad);
+        bad = atomic_load(&c.q.first_bad);
     }
     if (rc == 0 && bad != UINT64_MAX) {
         const egdc_slice *e = db->cmp_list[bad >> 40];
@@ -679,7 +709,7 @@ verify_compressed(const char *dir, int threads, const egst_registry *raw, egdb_p
             rc = report_position(db, raw, e, i, err, errlen);
         }
     }
-    free(c.item_start);
+    free(c.q.start);
     egdb_close(db);
     return rc;
 }
@@ -731,12 +761,7 @@ egdb_verify(const char *dir, int threads, egdb_progress_fn progress, void *arg, 
 typedef struct compare_ctx {
     const egst_slice *const *raw;
     egdc_slice **cmp;
-    uint64_t *item_start;
-    size_t n;
-    uint64_t nitems;
-    _Atomic uint64_t next;
-    _Atomic uint64_t first_bad; /* slice << 40 | position index, or UINT64_MAX */
-    volatile int *stop;
+    work_items q; /* pages; first_bad: slice << 40 | position index */
 } compare_ctx;
 
 /* Whether position i of compressed slice e, stored value `stored`,
@@ -761,28 +786,17 @@ compare_worker(void *arg)
     size_t s = 0;
     uint64_t words[(1u << EGCD_PAGE_SHIFT) / 32];
     uint8_t *buf = (uint8_t *)words;
-    for (;;) {
-        uint64_t k = atomic_fetch_add(&c->next, 1);
-        if (k >= c->nitems || (c->stop && *c->stop))
-            break;
-        while (s + 1 < c->n && c->item_start[s + 1] <= k)
-            s++;
+    uint64_t g, first, end;
+    while (take_item(&c->q, &s, &g)) {
         const egdc_slice *e = c->cmp[s];
-        uint32_t g = (uint32_t)(k - c->item_start[s]);
-        uint64_t first = (uint64_t)g << e->h.page_shift;
-        uint64_t end = first + (1ull << e->h.page_shift);
-        if (end > e->h.positions)
-            end = e->h.positions;
-        if (((uint64_t)s << 40 | first) > atomic_load(&c->first_bad))
+        int go = page_item(&c->q, s, e, (uint32_t)g, buf, &first, &end);
+        if (go < 0)
             break;
-        if (egdc_decode(e, g, buf) != 0) {
-            record_bad(&c->first_bad, (uint64_t)s << 40 | first);
+        if (go == 0)
             continue;
-        }
         for (uint64_t i = first; i < end; i++) {
-            int stored = (buf[(i - first) >> 2] >> (((i - first) & 3) * 2)) & 3;
-            if (!compare_position(e, c->raw[s], i, stored)) {
-                record_bad(&c->first_bad, (uint64_t)s << 40 | i);
+            if (!compare_position(e, c->raw[s], i, page_value(buf, i - first))) {
+                record_bad(&c->q.first_bad, (uint64_t)s << 40 | i);
                 break;
             }
         }
@@ -796,12 +810,12 @@ egvf_compare_slices(const char *dir, const egst_slice *const *list, size_t n, in
 {
     compare_ctx c;
     memset(&c, 0, sizeof c);
-    c.stop = stop;
+    c.q.stop = stop;
     c.raw = list;
-    c.n = n;
+    c.q.nslices = n;
     c.cmp = calloc(n ? n : 1, sizeof *c.cmp);
-    c.item_start = malloc((n + 1) * sizeof *c.item_start);
-    int rc = c.cmp && c.item_start ? 0 : EGDB_ENOMEM;
+    c.q.start = malloc((n + 1) * sizeof *c.q.start);
+    int rc = c.cmp && c.q.start ? 0 : EGDB_ENOMEM;
     for (size_t s = 0; s < n && rc == 0; s++) {
         rc = egdc_open(dir, &list[s]->slice, &c.cmp[s], err, errlen);
         if (rc == 0 && c.cmp[s]->h.positions != list[s]->size) {
@@ -810,15 +824,14 @@ egvf_compare_slices(const char *dir, const egst_slice *const *list, size_t n, in
             rc = EGDB_ECORRUPT;
         }
         if (rc == 0) {
-            c.item_start[s] = c.nitems;
-            c.nitems += c.cmp[s]->npages;
+            c.q.start[s] = c.q.nitems;
+            c.q.nitems += c.cmp[s]->npages;
         }
     }
     if (rc == 0) {
-        atomic_init(&c.next, 0);
-        atomic_init(&c.first_bad, UINT64_MAX);
+        items_begin(&c.q);
         run_threads(compare_worker, &c, threads, NULL);
-        uint64_t bad = atomic_load(&c.first_bad);
+        uint64_t bad = atomic_load(&c.q.first_bad);
         if (bad != UINT64_MAX) {
             const egdc_slice *e = c.cmp[bad >> 40];
             uint64_t i = bad & ((1ull << 40) - 1);
@@ -847,6 +860,6 @@ egvf_compare_slices(const char *dir, const egst_slice *const *list, size_t n, in
     for (size_t s = 0; s < n && c.cmp; s++)
         egdc_close(c.cmp[s]);
     free(c.cmp);
-    free(c.item_start);
+    free(c.q.start);
     return rc;
 }

@@ -814,6 +814,23 @@ mem_get(void *ctx, const eng_pos *p, pst_record *o)
     return PCHK_SRC_ADMITTED;
 }
 
+/* Doubles the capacity of the buffer *b of *cap bytes, keeping its
+ * contents. When memory runs out it frees the buffer and leaves *b NULL:
+ * the two readers below (a file, an inflated body) both take a NULL
+ * buffer as "out of memory" and stop. */
+static void
+grow_double(unsigned char **b, size_t *cap)
+{
+    unsigned char *nb = realloc(*b, *cap * 2);
+    if (!nb) {
+        free(*b);
+        *b = NULL;
+        return;
+    }
+    *b = nb;
+    *cap *= 2;
+}
+
 /* Reads a whole file; NULL with errno set. */
 static unsigned char *
 read_all(const char *path, size_t *len)
@@ -825,16 +842,8 @@ read_all(const char *path, size_t *len)
     unsigned char *b = malloc(cap);
     while (b && (r = fread(b + n, 1, cap - n, f)) > 0) {
         n += r;
-        if (n == cap) {
-            unsigned char *nb = realloc(b, cap * 2);
-            if (!nb) {
-                free(b);
-                b = NULL;
-                break;
-            }
-            b = nb;
-            cap *= 2;
-        }
+        if (n == cap)
+            grow_double(&b, &cap); /* NULL ends the loop */
     }
     if (b && ferror(f)) {
         free(b);
@@ -869,14 +878,7 @@ inflate_all(const unsigned char *src, size_t len, unsigned char **out, size_t *o
             break;
         if (z.avail_out != 0) /* input used up before the stream's end */
             break;
-        unsigned char *nb = realloc(b, cap * 2);
-        if (!nb) {
-            free(b);
-            b = NULL;
-            break;
-        }
-        b = nb;
-        cap *= 2;
+        grow_double(&b, &cap); /* NULL ends the loop */
     }
     size_t rest = z.avail_in;
     inflateEnd(&z);

@@ -449,6 +449,27 @@ web_line_get(web_server *w, const eng_pos *p, const char *text, web_line *line, 
     return 0;
 }
 
+/* web_line_get into a line of its own (malloc'ed: a web_line holds a
+ * position and a move a ply, too large for a callback's stack), for the
+ * routes that take line=. RETURN 0 and *out (the caller frees it), or the
+ * HTTP status with err: 500 out of memory, 400 a bad move in text. */
+static int
+line_new(web_server *w, const eng_pos *p, const char *text, web_line **out, char *err,
+         size_t errlen)
+{
+    web_line *line = malloc(sizeof *line);
+    if (!line) {
+        snprintf(err, errlen, "out of memory");
+        return 500;
+    }
+    if (web_line_get(w, p, text, line, err, errlen)) {
+        free(line);
+        return 400;
+    }
+    *out = line;
+    return 0;
+}
+
 /* ---- /api/node ------------------------------------------------------------------ */
 
 static void
@@ -721,15 +742,10 @@ web_api_node(web_server *w, const eng_pos *p, const char *line_text, struct evbu
                  fen);
         return 404;
     }
-    web_line *line = malloc(sizeof *line);
-    if (!line) {
-        snprintf(err, errlen, "out of memory");
-        return 500;
-    }
-    if (web_line_get(w, p, line_text, line, err, errlen)) {
-        free(line);
-        return 400;
-    }
+    web_line *line;
+    int hs = line_new(w, p, line_text, &line, err, errlen);
+    if (hs)
+        return hs;
     node_head_json(w, b, p, fen, line);
     free(line);
     evbuffer_add_printf(b, "]},\"status\":");
@@ -1071,15 +1087,10 @@ int
 web_export_line(web_server *w, const eng_pos *p, const char *line_text, struct evbuffer *b,
                 char *err, size_t errlen)
 {
-    web_line *line = malloc(sizeof *line);
-    if (!line) {
-        snprintf(err, errlen, "out of memory");
-        return 500;
-    }
-    if (web_line_get(w, p, line_text, line, err, errlen)) {
-        free(line);
-        return 400;
-    }
+    web_line *line;
+    int hs = line_new(w, p, line_text, &line, err, errlen);
+    if (hs)
+        return hs;
     char fen[ENG_FEN_MAX], rootfen[ENG_FEN_MAX];
     eng_format_fen(p, fen, sizeof fen);
     if (!line->known) {
