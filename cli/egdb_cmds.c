@@ -164,9 +164,11 @@ on_progress(const egdb_progress *p, void *arg)
             ps->last_len = n;
             fflush(stderr);
         } else if ((int)(10.0 * frac) > ps->tenths) {
+            /* the tenth crossed, not the fraction rounded: 99.6% printed as
+             * "(100%)" made two 100% lines for one unit */
             ps->tenths = (int)(10.0 * frac);
-            fprintf(stderr, "verify %s: %s of %s positions (%.0f%%), %.1fs elapsed, ETA %.0fs\n",
-                    p->slice, res, pos, 100.0 * frac, p->elapsed, eta);
+            fprintf(stderr, "verify %s: %s of %s positions (%d%%), %.1fs elapsed, ETA %.0fs\n",
+                    p->slice, res, pos, 10 * ps->tenths, p->elapsed, eta);
         }
         return;
     }
@@ -188,7 +190,8 @@ on_progress(const egdb_progress *p, void *arg)
             fprintf(stderr,
                     "compress %s slice %zu/%zu: %s of %s positions; total %.1f%%, %.1fs elapsed, "
                     "ETA %.0fs\n",
-                    p->slice, p->pair_no, p->pair_count, res, pos, 100.0 * frac, p->elapsed, eta);
+                    p->slice, p->pair_no, p->pair_count, res, pos, 10.0 * ps->tenths, p->elapsed,
+                    eta); /* the tenth crossed (as verify's) */
         }
         return;
     }
