@@ -256,7 +256,7 @@ done
 # "15s root ..." on one line). The signal is sent once a progress line
 # shows, to the manager (found by its state folder in /proc).
 if command -v script >/dev/null; then
-    HARD='B:W17,21,K32:B3,K16'
+    HARD='W:W21,28,K32:BK19,K25' # minutes with 1-4 pieces (B:W17,21,K32:B3,K16 is proved in 3 s since stop 46)
     script -qfc "$C prove --fen '$HARD' --state $T/tty --db $DB --pieces 4 --workers 1 --job-time 30" \
         "$T/tty.txt" >/dev/null 2>&1 &
     sc=$!
