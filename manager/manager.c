@@ -542,7 +542,6 @@ on_result(mgr_conn *c, const mgp_result *r)
     m->wtask_admitted0 = mt_admitted(m->tree);
     c->proof_id = 0;
     c->proof_dropped = 0;
-    c->inflight = 1;
     m->wconn = c;
     snprintf(m->wname, sizeof m->wname, "%s", c->name);
     mw_submit(m->writer, k);
@@ -556,8 +555,6 @@ result_done(void *arg, mw_task *k)
     mgr *m = arg;
     mgr_conn *c = m->wconn;
     m->wconn = NULL;
-    if (c)
-        c->inflight = 0;
     int rc = k->rc;
     m->handle_seconds += k->seconds;
     size_t held = k->items.n;
@@ -1021,7 +1018,7 @@ on_tick(evutil_socket_t fd, short what, void *arg)
     mgr_conn *next;
     for (mgr_conn *c = m->conns; c; c = next) {
         next = c->next;
-        if (c->paused || c->inflight) /* a result waits for the writer: not silent */
+        if (c->paused || c == m->wconn) /* a result waits for the writer: not silent */
             c->last_rx = t;
         if ((t - c->last_rx) * 1000 > MGR_SILENCE_MS) {
             conn_close(c, "silent for too long");
@@ -1033,7 +1030,7 @@ on_tick(evutil_socket_t fd, short what, void *arg)
             conn_close(c, "no HELLO within " MGR_HELLO_TEXT);
             continue;
         }
-        if (c->has_job && !c->inflight &&
+        if (c->has_job && c != m->wconn &&
             (t - c->job_start) * 1000 > c->job.time_ms + MGR_LEASE_GRACE_MS) {
             mlog(m, "job %" PRIu64 " on %s: lease expired, back to the pool", c->job.id, c->name);
             mgp_msg cm = {.type = MGP_CANCEL};

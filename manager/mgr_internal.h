@@ -65,7 +65,6 @@ typedef struct mgr_conn {
     size_t proof_dropped; /* records of a job not open: counted, not kept */
     uint64_t jobs_done;
     int paused;   /* a RESULT left unread while the writer was busy (manager.c, THE WRITER) */
-    int inflight; /* its RESULT is on the writer */
 } mgr_conn;
 
 struct mgr {
@@ -100,7 +99,8 @@ struct mgr {
     /* the result writer (writer.h) and what the loop keeps of its task */
     mgr_writer *writer;
     mw_task wtask;
-    mgr_conn *wconn;       /* the task's connection; NULL once it closed */
+    mgr_conn *wconn;       /* the task's connection (its RESULT is on the writer); NULL
+                              once it closed */
     char wname[MGP_NAME_MAX + 1]; /* its worker's name, for the log either way */
     size_t wtask_have;     /* records the result announced */
     size_t wtask_dropped;  /* of them, a job not open's: counted, not held */
