@@ -127,6 +127,18 @@ walk_get(void *ctx, const eng_pos *p, pst_record *out)
     return rc;
 }
 
+/* pchk_source's hint: the batch's slot for p (the store's tree is
+ * left to LMDB). */
+static void
+walk_prefetch(void *ctx, const eng_pos *p)
+{
+    adm_walk *w = ctx;
+    if (w->use_batch) {
+        eng_pos c = eng_canonical(p);
+        pmap_prefetch(&w->batch, &c);
+    }
+}
+
 /* A proof for x complete at p: the claim it proves, for p's side to move. */
 static int
 walk_done(void *ctx, const eng_pos *p, int x, int win, uint64_t effort, const pst_move *used,
@@ -217,7 +229,7 @@ static int
 walk_root(adm_walk *w, const egdb *db, const eng_pos *root, pchk_result *ck, char *err,
           size_t errlen)
 {
-    pchk_source src = {walk_get, w};
+    pchk_source src = {walk_get, w, walk_prefetch};
     pchk_visitor vis = {walk_done, w};
     char cerr[256] = "";
     int rc = pchk_check_with(&src, &vis, db, root, ck, cerr, sizeof cerr);

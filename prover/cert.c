@@ -691,7 +691,7 @@ pcert_export(pst_env *st, const egdb *db, const char *dbdir, const eng_pos *root
         pchk_result res;
         pchk_visitor vis = {on_done, &c};
         /* pchk_check's own source, the store, with our visitor */
-        pchk_source ssrc = {store_get, st};
+        pchk_source ssrc = {store_get, st, NULL};
         rc = pchk_check_with(&ssrc, &vis, db, root, &res, err, errlen);
         if (c.rc) {
             rc = c.rc;
@@ -1317,7 +1317,7 @@ pcert_check(const char *path, const char *dbdir, size_t cache_bytes, eng_pos *ro
         const goal *g = &goals[k];
         sec_mem *sm = &m.sec[k];
         pchk_result res;
-        pchk_source src = {mem_get, sm};
+        pchk_source src = {mem_get, sm, NULL};
         leafcheck lc = {sm, *g, complete, out, 0};
         pchk_visitor vis = {leafcheck_done, &lc};
         rc = pchk_check_with(&src, &vis, db, root, &res, err, errlen);

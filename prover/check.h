@@ -107,10 +107,14 @@ enum { PCHK_SRC_ADMITTED = 1 };
  * Where the checker reads records. get fills *out with the record of p in
  * p's orientation (as pst_get does) and returns 0, PCHK_SRC_ADMITTED (a
  * record of an admitted store), PST_ENOTFOUND, or a negative PST_E* code.
+ * prefetch (may be NULL) is a hint that get(p) comes soon: the checker
+ * gives it every child of a position whose replies are all children
+ * (admission's batch map starts loading its slot; see check.c, MEMORY).
  */
 typedef struct pchk_source {
     int (*get)(void *ctx, const eng_pos *p, pst_record *out);
     void *ctx;
+    void (*prefetch)(void *ctx, const eng_pos *p);
 } pchk_source;
 
 /*

@@ -36,6 +36,10 @@ typedef struct pmap {
 /* The index of p, or -1 when p is not in the map. */
 long pmap_find(const pmap *m, const eng_pos *p);
 
+/* A hint that p is looked up soon: the processor starts loading its
+ * first slot (a large map's lookup is mostly that one miss). */
+void pmap_prefetch(const pmap *m, const eng_pos *p);
+
 /* The index of p, added (with index m->n) when missing, *added saying
  * which (may be NULL). RETURN -1 when out of memory. */
 long pmap_add(pmap *m, const eng_pos *p, int *added);

@@ -740,6 +740,75 @@ test_merge_rules(void **state)
     rm_store(dir);
 }
 
+/*
+ * A batch is merged in the store's key order (store.c, KEY ORDER), not
+ * in the order given: the result must be what putting its records one
+ * at a time, in the order given, leaves. 3,000 records over 600
+ * positions in a shuffled order, each position several times, with
+ * bounds that agree (each holds the position's one value) and moves
+ * where they may be (the first move given takes a slot): every stored
+ * record must be the same both ways, byte for byte.
+ */
+static void
+test_batch_merges_as_one_at_a_time(void **state)
+{
+    (void)state;
+    char da[256], db[256], err[512];
+    new_store_dir(da, sizeof da, "pst-order-a");
+    new_store_dir(db, sizeof db, "pst-order-b");
+    pst_env *a = open_rw(da), *b = open_rw(db);
+    enum { NPOS = 600, NREC = 3000 };
+    eng_pos *ps = gen_positions(77, NPOS, 1);
+    static const eng_bound of_win[] = {ENG_WW, ENG_DW}, of_draw[] = {ENG_DD, ENG_DW, ENG_LD},
+                           of_loss[] = {ENG_LL, ENG_LD};
+    pst_item *items = malloc(NREC * sizeof *items);
+    assert_non_null(items);
+    uint64_t seed = 4747;
+    for (size_t i = 0; i < NREC; i++) {
+        size_t k = i < NPOS ? i : (size_t)(rng_next(&seed) % NPOS);
+        /* half of them through the twin (Black and White swapped) */
+        eng_pos q = rng_next(&seed) % 2 ? ps[k] : eng_flip(&ps[k]);
+        int value = (int)(k % 3); /* 0 win, 1 draw, 2 loss, for the side to move */
+        eng_bound bd = value == 0   ? of_win[rng_next(&seed) % 2]
+                       : value == 1 ? of_draw[rng_next(&seed) % 3]
+                                    : of_loss[rng_next(&seed) % 2];
+        pst_record r = rec_make(bd, rng_next(&seed) % 1000, (uint16_t)(rng_next(&seed) % 50));
+        eng_movelist l;
+        int nm = eng_generate(&q, &l, ENG_DUPS_MERGE);
+        if (nm > 0 && bd == ENG_WW)
+            r.win = pst_move_of(&l.m[rng_next(&seed) % (uint64_t)nm]);
+        if (nm > 0 && eng_bound_lo(bd) >= ENG_DRAW && rng_next(&seed) % 2)
+            r.draw = pst_move_of(&l.m[rng_next(&seed) % (uint64_t)nm]);
+        items[i] = item_make(&q, r);
+    }
+    /* shuffled (the first NPOS, one for each position, move too) */
+    for (size_t i = NREC - 1; i > 0; i--) {
+        size_t j = (size_t)(rng_next(&seed) % (i + 1));
+        pst_item t = items[i];
+        items[i] = items[j];
+        items[j] = t;
+    }
+    assert_int_equal(put_items(a, items, NREC, err, sizeof err), 0);
+    for (size_t i = 0; i < NREC; i++)
+        assert_int_equal(put_items(b, &items[i], 1, err, sizeof err), 0);
+    for (size_t k = 0; k < NPOS; k++) {
+        pst_record ra, rb;
+        assert_int_equal(pst_get(a, &ps[k], &ra), 0);
+        assert_int_equal(pst_get(b, &ps[k], &rb), 0);
+        uint8_t ka[16], va[32], kb[16], vb[32];
+        pst_item ia = item_make(&ps[k], ra), ib = item_make(&ps[k], rb);
+        pst_item_encode(&ia, ka, va);
+        pst_item_encode(&ib, kb, vb);
+        assert_memory_equal(va, vb, sizeof va);
+    }
+    free(items);
+    free(ps);
+    pst_close(a);
+    pst_close(b);
+    rm_store(da);
+    rm_store(db);
+}
+
 static void
 test_contradiction_refuses_batch(void **state)
 {
@@ -2115,6 +2184,7 @@ main(void)
         cmocka_unit_test(test_roundtrip_orientations),
         cmocka_unit_test(test_stats_and_foreach),
         cmocka_unit_test(test_merge_rules),
+        cmocka_unit_test(test_batch_merges_as_one_at_a_time),
         cmocka_unit_test(test_contradiction_refuses_batch),
         cmocka_unit_test(test_invalid_records),
         cmocka_unit_test(test_other_versions_refused),
