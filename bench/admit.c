@@ -84,7 +84,9 @@ int
 main(void)
 {
     bench_machine();
-    const char *dbdir = env_or("ADMIT_BENCH_DB", test_db_dir());
+    const char *dbdir = getenv("ADMIT_BENCH_DB");
+    if (!dbdir || !*dbdir)
+        dbdir = test_db_dir();
     int pieces = atoi(env_or("ADMIT_BENCH_PIECES", "4"));
     const char *fen = env_or("ADMIT_BENCH_FEN", "B:W32,K7,K28:BK1,K23");
     const char *given = getenv("ADMIT_BENCH_STORE");

@@ -469,7 +469,8 @@ egdb_build_cmd(const egdb_args *a)
     }
     if (rc != 0) {
         fprintf(stderr, "checkers egdb build: %s (%s)\n", err, ck_strerror(rc));
-        return CLI_EXIT_FAIL;
+        /* a damaged file is exit 3, as for every command (README) */
+        return rc == EGDB_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_FAIL;
     }
     if (a->unit) {
         /* A cluster task: the build's last job compresses what is left. */

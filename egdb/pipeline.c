@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "egdb/codec.h"
 #include "egdb/pipeline.h"
@@ -20,6 +21,7 @@
 /* ---- constants -------------------------------------------------------- */
 
 #define MARK_MAGIC "checkers egdb unit 1"
+#define VERIFIED_MAGIC "checkers egdb unit verified 1"
 
 /*
  * Rates of this project's 2-core machine for the 7-piece set, measured
@@ -251,6 +253,151 @@ write_mark(const char *dir, const egpl_unit *u, const egix_slice *sl, char *err,
     return rc;
 }
 
+/* ---- the verified mark (pipeline.h, RESUMING) ---------------------------- */
+
+static int
+verified_path(const char *dir, const egpl_unit *u, char *buf, size_t len)
+{
+    char name[EGPL_NAME_MAX];
+    egpl_unit_name(u, name);
+    return snprintf(buf, len, "%s/units/%s.verified", dir, name) < (int)len ? 0 : EGDB_EINVAL;
+}
+
+/* XXH3-64 of the whole file at path, and its size. */
+static int
+file_digest(const char *path, uint64_t *digest, uint64_t *size, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot open %.600s: %s", path, strerror(errno));
+        return errno == ENOENT ? EGDB_EMISSING : EGDB_EIO;
+    }
+    XXH3_state_t *st = XXH3_createState();
+    size_t cap = (size_t)8 << 20;
+    unsigned char *buf = malloc(cap);
+    int rc = 0;
+    if (!st || !buf) {
+        rc = EGDB_ENOMEM;
+        goto out;
+    }
+    XXH3_64bits_reset(st);
+    *size = 0;
+    for (;;) {
+        ssize_t got = read(fd, buf, cap);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            snprintf(err, errlen, "cannot read %.600s: %s", path, strerror(errno));
+            rc = EGDB_EIO;
+            goto out;
+        }
+        if (got == 0)
+            break;
+        XXH3_64bits_update(st, buf, (size_t)got);
+        *size += (uint64_t)got;
+    }
+    *digest = XXH3_64bits_digest(st);
+out:
+    free(buf);
+    if (st)
+        XXH3_freeState(st);
+    close(fd);
+    return rc;
+}
+
+/* The mark's text for unit u as its 2-bit files are now: the magic, the
+ * unit, then "<slice>\t<bytes>\t<XXH3-64 in hex>" a slice. */
+static int
+verified_text(const char *dir, const egpl_unit *u, const egix_slice *sl, char **out, size_t *len,
+              char *err, size_t errlen)
+{
+    char name[EGPL_NAME_MAX];
+    egpl_unit_name(u, name);
+    size_t cap = 128 + (u->end - u->begin) * 96, n = 0;
+    char *text = malloc(cap);
+    if (!text)
+        return EGDB_ENOMEM;
+    n += (size_t)snprintf(text + n, cap - n, "%s\nunit %s slices %zu\n", VERIFIED_MAGIC, name,
+                          u->end - u->begin);
+    for (size_t i = u->begin; i < u->end; i++) {
+        char spath[4096], sname[EGIX_NAME_MAX];
+        uint64_t d = 0, size = 0;
+        egst_path(dir, &sl[i], spath, sizeof spath);
+        egix_slice_name(&sl[i], sname, sizeof sname);
+        int rc = file_digest(spath, &d, &size, err, errlen);
+        if (rc != 0) {
+            free(text);
+            return rc;
+        }
+        n += (size_t)snprintf(text + n, cap - n, "%s\t%" PRIu64 "\t%016" PRIx64 "\n", sname, size,
+                              d);
+    }
+    *out = text;
+    *len = n;
+    return 0;
+}
+
+/* Written once the unit's 2-bit files pass the check (stage 1). */
+static int
+write_verified(const char *dir, const egpl_unit *u, const egix_slice *sl, char *err,
+               size_t errlen)
+{
+    char sub[4096], path[4096], tmp[4200];
+    snprintf(sub, sizeof sub, "%s/units", dir);
+    if (mkdir(sub, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create %.600s: %s", sub, strerror(errno));
+        return EGDB_EIO;
+    }
+    if (verified_path(dir, u, path, sizeof path) != 0) {
+        snprintf(err, errlen, "database path too long: %s", dir);
+        return EGDB_EINVAL;
+    }
+    char *text;
+    size_t n;
+    int rc = verified_text(dir, u, sl, &text, &n, err, errlen);
+    if (rc != 0)
+        return rc;
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    const void *parts[1] = {text};
+    size_t lens[1] = {n};
+    rc = egst_write_tmp(tmp, parts, lens, 1, err, errlen);
+    if (rc == 0)
+        rc = egst_commit(tmp, path, sub, err, errlen);
+    free(text);
+    return rc;
+}
+
+/* 1 when the unit's mark of an earlier run is there and every 2-bit file
+ * has the bytes it had when it passed; 0 otherwise (no mark, another
+ * text, a file changed or unreadable: the check runs again). */
+static int
+verified_before(const char *dir, const egpl_unit *u, const egix_slice *sl)
+{
+    char path[4096], why[512];
+    if (verified_path(dir, u, path, sizeof path) != 0)
+        return 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t cap = 128 + (u->end - u->begin) * 96;
+    char *mark = malloc(cap + 1);
+    size_t got = mark ? fread(mark, 1, cap + 1, f) : 0;
+    fclose(f);
+    if (!mark || got > cap) {
+        free(mark);
+        return 0;
+    }
+    char *text = NULL;
+    size_t n = 0;
+    int same = verified_text(dir, u, sl, &text, &n, why, sizeof why) == 0;
+    if (same) {
+        same = n == got && !memcmp(text, mark, n);
+        free(text);
+    }
+    free(mark);
+    return same;
+}
+
 /* ---- stages and drops -------------------------------------------------- */
 
 int
@@ -275,8 +422,32 @@ egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
         }
     }
     const char *stage = "verify";
-    if (rc == 0)
+    if (rc == 0 && verified_before(dir, u, sl)) {
+        /* the check passed in an earlier run on these very bytes */
+        if (progress) {
+            /* static: a progress callback may keep the name it was given
+             * (the command line's compares it with the next); one build
+             * runs in a process */
+            static char msg[160];
+            snprintf(msg, sizeof msg,
+                     "2-bit files: checked in an earlier run (units/%s.verified), the same "
+                     "bytes",
+                     name);
+            egdb_progress pr = {.slice = msg,
+                                .phase = "verify",
+                                .npieces = sl[u->begin].nbk + sl[u->begin].nwk +
+                                           sl[u->begin].nbm + sl[u->begin].nwm,
+                                .resolved = u->positions,
+                                .positions = u->positions,
+                                .done_total = u->positions,
+                                .run_total = u->positions};
+            progress(&pr, arg);
+        }
+    } else if (rc == 0) {
         rc = egvf_verify_slices(reg, list, n, threads, stop, progress, arg, why, sizeof why);
+        if (rc == 0)
+            rc = write_verified(dir, u, sl, why, sizeof why);
+    }
     if (rc == 0) {
         stage = "compress";
         egdb_compress_opts co = {0, threads, threats, progress, arg};
@@ -364,7 +535,11 @@ estimate_units(const char *dir, const egix_slice *sl, egpl_unit *u, size_t nu,
         live += u[i].est_bytes;
         if (u[i].staged)
             continue;
-        if (left)
+        /* a unit still to stage is work even when its pairs are all
+         * built: a run stopped in its stages (a cluster task's, or the
+         * last unit of a build) was told "nothing to do" and left it
+         * without its mark */
+        if (left || o->pipeline)
             e->units++;
         if (base + live + cwl > *peak)
             *peak = base + live + cwl;

@@ -28,7 +28,15 @@
  * STAGES OF A UNIT (egpl_stage), after its last slice pair is built
  *   1. verify: every position of its 2-bit files against its successors
  *      (stage.h, the check of `egdb verify`), while every file a
- *      successor can lie in is still there;
+ *      successor can lie in is still there; when it passes,
+ *      "<dir>/units/<KKMM>.verified" is written (atomically) with each
+ *      slice's size and the XXH3-64 of its whole 2-bit file. A run that
+ *      finds that mark, and every file with the same size and digest,
+ *      does not check again: the check is a pure function of those bytes
+ *      (and of the files of smaller units, staged and never rewritten).
+ *      Why: a stop in stage 2 or 3 lost the whole check, 22 minutes for
+ *      a unit of 6.7 G positions on 2 cores, where the digests take
+ *      seconds;
  *   2. compress: its .cwl files (the same bytes as `egdb compress`);
  *   3. compare: every value each .cwl keeps against the 2-bit file;
  *   4. mark: "<dir>/units/<KKMM>.done" is written (atomically: temporary

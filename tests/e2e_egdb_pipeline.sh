@@ -8,6 +8,8 @@
 #      then run to the end: its compressed files are byte for byte those of
 #      the ordinary 1-5 build ($CHECKERS_TEST_DB), and no 5-piece 2-bit file
 #      is left;
+#   2b. a unit whose check passed, staged again, is not checked again when
+#      its 2-bit files are the same bytes, and is when one byte changed;
 #   3. probes: a position of the split answers as the ordinary build, one of
 #      another split is "not in the database" (exit 1), never a value;
 #      `egdb verify` passes;
@@ -78,7 +80,8 @@ done
 want=$(ls "$DB" | grep '\.cwl$' | four_one | wc -l)
 check "compressed 4v1 files identical to the ordinary build's" "$want 0" "$same $differ"
 check "no 5-piece build file left" 0 "$(ls "$T/p" | grep '\.wld$' | four_one | wc -l)"
-check "every unit marked" "$(ls "$T/p/units" | wc -l)" "$(ls "$T/p/units" | grep -c '\.done$')"
+check "every unit marked, and its check recorded" "$(ls "$T/p/units" | grep -c '\.verified$') 0" \
+    "$(ls "$T/p/units" | grep -c '\.done$') $(ls "$T/p/units" | grep -vc '\.done$\|\.verified$')"
 $C egdb build --pieces 5 --split 4v1 --pipeline --dir "$T/p" >"$T/out.again" 2>&1
 check "a third run has nothing to do" 0 $?
 grep -q "nothing to do" "$T/out.again" && echo "ok   it says so" || {
@@ -96,6 +99,40 @@ check "a verify line at 100% for each of its units" "$units" "$(grep -c '^verify
 check "a compress line at 100% for each of its units" "$units" "$(awk '/^compress .*total 100\.0%/ {
     if (substr($2, 1, 1) + substr($2, 2, 1) + substr($2, 3, 1) + substr($2, 4, 1) == 5) n++ } END { print n + 0 }' "$T/log.q")"
 rm -rf "$T/q"
+
+# ---- 2b. a unit whose check passed is not checked again -----------------------
+# A stop after a unit's check (its compression, its comparison) used to
+# lose the check: 22 minutes for an 8-piece unit. The check's mark
+# (units/KKMM.verified: each 2-bit file's size and digest) lets the next
+# run skip it when the files are the same bytes, and only then. A cluster
+# task (--unit) keeps its 2-bit files, so the unit is staged again by
+# removing its mark and compressed files.
+cp -r "$T/base" "$T/u"
+$C egdb build --pieces 5 --unit 4100 --pipeline --dir "$T/u" >/dev/null 2>"$T/log.u1"
+check "unit 4100 built and staged" "0 1 1" "$? $(ls "$T/u/units" | grep -c '^4100\.done$') $(ls "$T/u/units" | grep -c '^4100\.verified$')"
+grep -q 'checked in an earlier run' "$T/log.u1" && { echo "FAIL the first run checked the unit"; fail=1; }
+unstage() { rm -f "$T/u/units/4100.done" "$T/u"/4100.*.cwl "$T/u"/1400.*.cwl; }
+unstage
+$C egdb build --pieces 5 --unit 4100 --pipeline --dir "$T/u" >/dev/null 2>"$T/log.u2"
+check "staged again" 0 $?
+check "the check not run again: the log says why" "1 0" \
+    "$(grep -c 'verify 2-bit files: checked in an earlier run (units/4100.verified), the same bytes' "$T/log.u2") $(grep -c '^verify 2-bit files: [0-9]' "$T/log.u2")"
+same=0 differ=0
+for b in $(cd "$T/u" && ls 4100.*.cwl 1400.*.cwl 2>/dev/null); do
+    if cmp -s "$T/u/$b" "$DB/$b"; then same=$((same + 1)); else differ=$((differ + 1)); fi
+done
+check "its compressed files identical to the ordinary build's" "$(cd "$DB" && ls 4100.*.cwl 1400.*.cwl | wc -l) 0" "$same $differ"
+# One byte of a 2-bit file changed after the check: the digests differ, so
+# nothing is skipped, and the damaged file is refused (exit 3) rather than
+# compressed.
+unstage
+f=$(cd "$T/u" && ls 4100.*.wld | head -n 1)
+printf '\x5a' | dd of="$T/u/$f" bs=1 seek=$(($(stat -c %s "$T/u/$f") / 2)) conv=notrunc 2>/dev/null
+$C egdb build --pieces 5 --unit 4100 --pipeline --dir "$T/u" >/dev/null 2>"$T/log.u3"
+rc=$?
+check "a changed 2-bit file is refused: exit" 3 $rc
+check "no skip, and the file named" "0 1" "$(grep -c 'checked in an earlier run' "$T/log.u3") $(grep -c "$f" "$T/log.u3" | sed 's/^[1-9][0-9]*$/1/')"
+rm -rf "$T/u"
 
 # ---- 3. probes and verify -----------------------------------------------------
 for fen in 'B:WK30:BK1,K2,K3,K6' 'W:W30:B1,K2,K3,K6' 'B:W:BK1,K2,K3,K6,K7'; do
