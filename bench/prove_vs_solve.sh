@@ -17,7 +17,9 @@
 # them used, default 4: the 2-4 databases, which leave these endings
 # long), BUDGET seconds a command (default 60), POSITIONS a file of FENs,
 # one a line (default: the 40 king endings and issue 41's position, from
-# results/prove-endings.md), ROUNDS (default 1).
+# results/prove-endings.md), ROUNDS (default 1), BASE a second program
+# whose `prove` runs too, right after the first's, as the same-run
+# baseline (its column and prove's ratio to it are added).
 # By hand, not in `make bench`: about 15 minutes for the default set.
 set -u
 C=${CHECKERS:-bin/checkers}
@@ -38,11 +40,13 @@ fi
 [ -x "$C" ] || { echo "prove_vs_solve: no program $C" >&2; exit 2; }
 [ -d "$DB" ] || { echo "prove_vs_solve: no databases in $DB" >&2; exit 2; }
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "program: $C ($(cd "$here" && git rev-parse --short HEAD 2>/dev/null || echo '?')); databases: $DB up to $PIECES pieces; budget: $B s"
+echo "program: $C ($(cd "$here" && git rev-parse --short HEAD 2>/dev/null || echo '?'))${BASE:+; baseline: $BASE}; databases: $DB up to $PIECES pieces; budget: $B s"
 now() { date +%s.%N; }
 settled() { case $1 in win | loss | draw) return 0 ;; *) return 1 ;; esac; }
-printf 'round\tposition\tsolve\ts\tsolve+store\ts\tprove\ts\tcheck\n'
-s1=0 s2=0 s3=0 n=0 wrong=0
+hdr=
+[ -n "${BASE:-}" ] && hdr=$(printf '\tprove (BASE)\ts')
+printf 'round\tposition\tsolve\ts\tsolve+store\ts\tprove\ts\tcheck%s\n' "$hdr"
+s1=0 s2=0 s3=0 n=0 wrong=0 nb=0 sb=0 sc=0
 for r in $(seq 1 "$ROUNDS"); do
     while read -r fen; do
         t0=$(now)
@@ -60,8 +64,21 @@ for r in $(seq 1 "$ROUNDS"); do
             k=$($C proof check --state "$tmp/p" --db "$DB" 2>/dev/null | head -n 1 | cut -f 2)
         fi
         ta=$(echo "$t1 - $t0" | bc) tb=$(echo "$t2 - $t1" | bc) tc=$(echo "$t3 - $t2" | bc)
-        printf '%s\t%s\t%s\t%.1f\t%s\t%.1f\t%s\t%.1f\t%s\n' "$r" "$fen" "${a:--}" "$ta" "${b:--}" \
-            "$tb" "${c:--}" "$tc" "$k"
+        extra=
+        if [ -n "${BASE:-}" ]; then
+            rm -rf "$tmp/q"
+            t4=$(now)
+            d=$($BASE prove --fen "$fen" --db "$DB" --pieces "$PIECES" --state "$tmp/q" --workers 2 \
+                --budget "$B" --quiet 2>/dev/null | head -n 1 | cut -f 2)
+            td=$(echo "$(now) - $t4" | bc)
+            extra=$(printf '\t%s\t%.1f' "${d:--}" "$td")
+            if settled "${a:-}" && settled "${d:-}" && [ "$d" != "$a" ]; then wrong=$((wrong + 1)); fi
+            if settled "${c:-}" && settled "${d:-}"; then
+                nb=$((nb + 1)) sb=$(echo "$sb + $td" | bc) sc=$(echo "$sc + $tc" | bc)
+            fi
+        fi
+        printf '%s\t%s\t%s\t%.1f\t%s\t%.1f\t%s\t%.1f\t%s%s\n' "$r" "$fen" "${a:--}" "$ta" "${b:--}" \
+            "$tb" "${c:--}" "$tc" "$k" "$extra"
         # answers that disagree, or a settled proof not valid: wrong
         for v in "${b:-}" "${c:-}"; do
             if settled "${a:-}" && settled "$v" && [ "$v" != "$a" ]; then wrong=$((wrong + 1)); fi
@@ -77,6 +94,10 @@ printf 'settled by all three: %d; seconds: solve %.1f, solve+store %.1f, prove %
 if [ "$n" -gt 0 ]; then
     printf 'prove / solve: x%.2f; prove / solve+store: x%.2f\n' "$(echo "scale=4; $s3 / $s1" | bc)" \
         "$(echo "scale=4; $s3 / $s2" | bc)"
+fi
+if [ "$nb" -gt 0 ]; then
+    printf 'settled by both proves: %d; seconds: prove %.1f, BASE prove %.1f: x%.2f\n' "$nb" "$sc" "$sb" \
+        "$(echo "scale=4; $sc / $sb" | bc)"
 fi
 echo "disagreements or invalid proofs: $wrong"
 [ "$wrong" -eq 0 ]
