@@ -81,7 +81,17 @@ typedef struct pair_work {
     _Atomic uint64_t by_capture, by_lookup, by_propagation, changed;
     _Atomic int missing; /* a successor's slice was not loaded: a bug */
     int round;
+    volatile int *stop; /* the build's stop flag (may be NULL) */
 } pair_work;
+
+/* A stop asked for: the pair's chunks still to run are skipped and the
+ * pair is given up (build_pair). An 8-piece pair runs for minutes, and a
+ * stop that waited for its end kept Ctrl-C waiting as long. */
+static int
+stopping(const pair_work *w)
+{
+    return w->stop && *w->stop;
+}
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -248,6 +258,8 @@ static void
 phase1_range(void *ctx, int m, uint64_t begin, uint64_t end)
 {
     pair_work *w = ctx;
+    if (stopping(w))
+        return;
     if (begin == 0)
         advise_huge_pages(w, m);
     const int lead_row = w->slice[m].rb; /* -1 without black men */
@@ -409,6 +421,8 @@ static void
 phase2_range(void *ctx, int m, uint64_t begin, uint64_t end)
 {
     pair_work *w = ctx;
+    if (stopping(w))
+        return;
     const int pm = w->nmem == 2 ? 1 - m : 0;
     const egix_table *ptab = w->tab[pm];
     const uint8_t cur_flag = FLAG_ROUND(w->round), next_flag = FLAG_ROUND(w->round + 1);
@@ -537,6 +551,7 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
     memset(&w, 0, sizeof w);
     w.nmem = nmem;
     w.reg = &rs->reg;
+    w.stop = rs->opts->stop;
     int rc = 0;
     egix_table *tabs[2] = {NULL, NULL};
     uint8_t *packed = NULL;
@@ -569,6 +584,8 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
     par_for(&w, phase1_range, rs->opts->threads);
     double t2 = egrun_now();
     rs->stats->seconds_phase1 += t2 - t1;
+    if (stopping(&w))
+        goto stopped;
     if (atomic_load(&w.missing)) {
         char name[EGIX_NAME_MAX];
         egix_slice_name(&w.slice[0], name, sizeof name);
@@ -584,6 +601,8 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
         /* Flags of the coming round must start clear: they are set only by
          * update_pred during this round. */
         par_for(&w, phase2_range, rs->opts->threads);
+        if (stopping(&w))
+            goto stopped;
         resolved += w.changed;
         report(rs, &w, "non-captures", (uint64_t)w.round + 1, resolved, 0);
         if (w.changed == 0)
@@ -635,6 +654,10 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
     rs->stats->positions += positions;
     rs->stats->slices_built += (size_t)nmem;
     rs->tally.done_total += positions;
+    goto out;
+stopped:
+    snprintf(err, errlen, "stopped; finished slices are kept, run again to resume");
+    rc = EGDB_EINTERRUPT;
 out:
     for (int m = 0; m < 2; m++) {
         free(w.val[m]);

@@ -139,8 +139,9 @@ typedef struct egdb_build_opts {
     egdb_progress_fn progress; /* may be NULL                           */
     void *progress_arg;
     volatile int *stop; /* set nonzero (e.g. by a signal handler)
-                           to stop after the current pair's data
-                           is safe; may be NULL                  */
+                           to stop: the pair in hand is given up
+                           within a chunk of its work (written
+                           pairs are kept); may be NULL          */
     unsigned splits;    /* of the top piece count, build only the units
                            of these splits: bit a for "a against b"
                            and "b against a" (a >= b); 0 = all   */
