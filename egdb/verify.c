@@ -240,10 +240,17 @@ verify_worker(void *arg)
             end = e->size;
         if (((uint64_t)s << 40 | b) > atomic_load(&c->q.first_bad))
             break; /* a bad position before this chunk was found already */
+        /* A cursor walks the chunk's indices in order: only the kings
+         * are unranked while the men stay (egix_next). egix_unindex on
+         * each index was 31% of a check's time (perf, the 1-5 set). */
+        egix_cursor cur;
+        egix_cursor_init(&cur);
+        if (b < end)
+            egix_seek(e->table, &cur, b);
         for (uint64_t i = b; i < end; i++) {
-            eng_pos p;
-            egix_unindex(e->table, i, &p);
-            int want = expected_value(probe_raw, c->reg, &p);
+            if (i > b)
+                egix_next(e->table, &cur);
+            int want = expected_value(probe_raw, c->reg, &cur.pos);
             if (want < 0 || egst_value(e, i) != want) {
                 record_bad(&c->q.first_bad, (uint64_t)s << 40 | i);
                 break;
