@@ -59,11 +59,12 @@ pmap_find(const pmap *m, const eng_pos *p)
 
 /* HUGE PAGES. A lookup in a large map is one random load, and in a map
  * of millions of positions (admission of a worker's proof, the checker's
- * visited set) its time is mostly the miss of the page table's cache:
- * 88% of pmap_find's samples sat on the first slot's load (bench/admit.c,
- * a proof of 1.5 M records, a 96 MB table). A table of 2 MB or more is
- * aligned to 2 MB and asks the kernel for transparent huge pages (a
- * hint: without them it works as before). */
+ * visited set) its time is mostly that load's misses, of the caches and
+ * of the TLB: 88% of pmap_find's samples sat on the first slot's load
+ * (bench/admit.c, a proof of 1.5 M records, a 96 MB table). A table of
+ * 2 MB or more is aligned to 2 MB and asks the kernel for transparent
+ * huge pages, which spare the TLB's misses (a hint: without them it
+ * works as before). */
 #define PMAP_HUGE ((size_t)2 << 20)
 
 static void *

@@ -885,9 +885,10 @@ pst_record_turn(pst_record *r)
  * pst_merge_batch - merges every record of the batch with what txn sees.
  * Records are merged in the batch's key order (ties in the order given:
  * pst_validate_all), so a position that comes twice in one batch is
- * merged twice (and contradicts itself if its two records do). With write set, a changed value is put (an unchanged one is not
- * rewritten: that would copy its page for nothing); without, the changes
- * are only counted.
+ * merged twice (and contradicts itself if its two records do). With
+ * write set, a changed value is put (an unchanged one is not rewritten:
+ * that would copy its page for nothing); without, the changes are only
+ * counted.
  */
 static int pst_merge_run(pst_env *s, MDB_cursor *cur, pst_batch *b, int write, char *err,
                          size_t errlen);
@@ -1074,8 +1075,9 @@ pst_validate_all(pst_env *s, const pst_item *items, size_t n, pst_norm **out, ch
      * transaction's dirty-page list is searched once a page instead of
      * once a level a record. A worker's proof of 1.5 M records in its
      * order of discovery took 3.15 s to put (three lookups a record, each
-     * a descent searching that list); bench/admit.c measures both orders.
-     * Ties keep the batch's order, so the merge's result is the same. */
+     * a descent searching that list), 1.0 s in key order (bench/admit.c
+     * measures the whole admission). Ties keep the batch's order, so the
+     * merge's result is the same (test_batch_merges_as_one_at_a_time). */
     qsort(norm, n, sizeof *norm, pst_norm_cmp);
     *out = norm;
     return 0;
