@@ -515,16 +515,14 @@ cblocks_worker(void *arg)
     return NULL;
 }
 
-/* Step 2 without a 2-bit file: position i of e, stored value `stored`,
- * against its successors (a dropped value is not checked). */
+/* Step 2 without a 2-bit file: position p (index i of e), stored value
+ * `stored`, against its successors (a dropped value is not checked). */
 static int
-position_ok(const egdb *db, const egdc_slice *e, uint64_t i, int stored)
+position_ok(const egdb *db, const egdc_slice *e, const eng_pos *p, int stored)
 {
-    eng_pos p;
-    egix_unindex(e->table, i, &p);
-    if (egcd_dropped(&p, e->h.flags) != EGCD_KEPT)
+    if (egcd_dropped(p, e->h.flags) != EGCD_KEPT)
         return 1;
-    int want = expected_value(probe_db, db, &p);
+    int want = expected_value(probe_db, db, p);
     return want >= 0 && stored == want;
 }
 
@@ -541,21 +539,20 @@ raw_index(const egdc_slice *e, const egst_slice *r, uint64_t i, eng_pos *p, int 
     return egix_index(r->table, p);
 }
 
-/* Step 2 with the verified 2-bit file r of the same slice (see above). */
+/* Step 2 with the verified 2-bit file r of the same slice (see above):
+ * position p, index i of e. */
 static int
-position_ok_raw(const egdb *db, const egdc_slice *e, const egst_slice *r, uint64_t i, int stored)
+position_ok_raw(const egdb *db, const egdc_slice *e, const egst_slice *r, uint64_t i,
+                const eng_pos *p, int stored)
 {
-    eng_pos p;
-    int have;
-    int w = egst_value(r, raw_index(e, r, i, &p, &have));
+    uint64_t j = e->h.order == EGIX_ORDER_COLEX ? i : egix_index(r->table, p);
+    int w = egst_value(r, j);
     int sample = i % VERIFY_SAMPLE == 0;
     if (stored == w && !sample)
         return 1;
-    if (!have)
-        egix_unindex(e->table, i, &p);
-    if (egcd_dropped(&p, e->h.flags) != EGCD_KEPT)
-        return !sample || egdb_probe(db, &p) == w;
-    return stored == w && (!sample || expected_value(probe_db, db, &p) == w);
+    if (egcd_dropped(p, e->h.flags) != EGCD_KEPT)
+        return !sample || egdb_probe(db, p) == w;
+    return stored == w && (!sample || expected_value(probe_db, db, p) == w);
 }
 
 /* Step 2: one work item a page. */
@@ -575,9 +572,18 @@ cverify_worker(void *arg)
         if (go == 0)
             continue;
         const egst_slice *r = c->raw ? egst_find(c->raw, &e->slice) : NULL;
+        /* the page's positions from a cursor (verify_worker's reason; in
+         * a Gray order it reuses the men, egix_seek) */
+        egix_cursor cur;
+        egix_cursor_init(&cur);
+        if (first < end)
+            egix_seek(e->table, &cur, first);
         for (uint64_t i = first; i < end; i++) {
+            if (i > first)
+                egix_next(e->table, &cur);
             int stored = page_value(buf, i - first);
-            if (r ? !position_ok_raw(c->db, e, r, i, stored) : !position_ok(c->db, e, i, stored)) {
+            if (r ? !position_ok_raw(c->db, e, r, i, &cur.pos, stored)
+                  : !position_ok(c->db, e, &cur.pos, stored)) {
                 record_bad(&c->q.first_bad, (uint64_t)s << 40 | i);
                 break;
             }
@@ -771,21 +777,6 @@ typedef struct compare_ctx {
     work_items q; /* pages; first_bad: slice << 40 | position index */
 } compare_ctx;
 
-/* Whether position i of compressed slice e, stored value `stored`,
- * agrees with the 2-bit file r. */
-static int
-compare_position(const egdc_slice *e, const egst_slice *r, uint64_t i, int stored)
-{
-    eng_pos p;
-    int have;
-    uint64_t j = raw_index(e, r, i, &p, &have);
-    if (egst_value(r, j) == stored)
-        return 1;
-    if (!have)
-        egix_unindex(e->table, i, &p);
-    return egcd_dropped(&p, e->h.flags) != EGCD_KEPT;
-}
-
 static void *
 compare_worker(void *arg)
 {
@@ -801,8 +792,27 @@ compare_worker(void *arg)
             break;
         if (go == 0)
             continue;
+        /* Position i of e agrees with the 2-bit file r when their values
+         * are equal, or when e dropped it (a capture or threat position
+         * keeps no value). In the build's order the index is the same in
+         * both; in another, the page's positions come from a cursor in
+         * e's order and are indexed in r. */
+        const egst_slice *r = c->raw[s];
+        int colex = e->h.order == EGIX_ORDER_COLEX;
+        egix_cursor cur;
+        egix_cursor_init(&cur);
+        if (!colex && first < end)
+            egix_seek(e->table, &cur, first);
         for (uint64_t i = first; i < end; i++) {
-            if (!compare_position(e, c->raw[s], i, page_value(buf, i - first))) {
+            if (!colex && i > first)
+                egix_next(e->table, &cur);
+            uint64_t j = colex ? i : egix_index(r->table, &cur.pos);
+            if (egst_value(r, j) == page_value(buf, i - first))
+                continue;
+            eng_pos p = cur.pos;
+            if (colex)
+                egix_unindex(e->table, i, &p);
+            if (egcd_dropped(&p, e->h.flags) == EGCD_KEPT) {
                 record_bad(&c->q.first_bad, (uint64_t)s << 40 | i);
                 break;
             }
