@@ -449,10 +449,23 @@ egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
             rc = write_verified(dir, u, sl, why, sizeof why);
     }
     if (rc == 0) {
+        /* Only the slices without a compressed file: a run stopped in this
+         * stage kept the files it finished (each written whole, then
+         * renamed), and stage 3 compares every one of them, those of the
+         * earlier run too, with the 2-bit files before the mark. */
         stage = "compress";
+        const egst_slice **todo = malloc((n ? n : 1) * sizeof *todo);
+        size_t nt = 0;
+        if (!todo)
+            rc = EGDB_ENOMEM;
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            if (!egcp_compressed_ok(dir, &sl[u->begin + i]))
+                todo[nt++] = list[i];
         egdb_compress_opts co = {0, threads, threats, progress, arg};
         egdb_compress_stats st;
-        rc = egcp_compress_slices(dir, list, n, &co, stop, &st, why, sizeof why);
+        if (rc == 0 && nt > 0)
+            rc = egcp_compress_slices(dir, todo, nt, &co, stop, &st, why, sizeof why);
+        free(todo);
     }
     if (rc == 0) {
         stage = "compare";

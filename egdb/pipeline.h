@@ -37,7 +37,8 @@
  *      Why: a stop in stage 2 or 3 lost the whole check, 22 minutes for
  *      a unit of 6.7 G positions on 2 cores, where the digests take
  *      seconds;
- *   2. compress: its .cwl files (the same bytes as `egdb compress`);
+ *   2. compress: its .cwl files (the same bytes as `egdb compress`),
+ *      those a stopped run finished kept (stage 3 compares them all);
  *   3. compare: every value each .cwl keeps against the 2-bit file;
  *   4. mark: "<dir>/units/<KKMM>.done" is written (atomically: temporary
  *      file, fsync, rename) listing the unit's slices and their counts.

@@ -9,7 +9,9 @@
 #      the ordinary 1-5 build ($CHECKERS_TEST_DB), and no 5-piece 2-bit file
 #      is left;
 #   2b. a unit whose check passed, staged again, is not checked again when
-#      its 2-bit files are the same bytes, and is when one byte changed;
+#      its 2-bit files are the same bytes, and is when one byte changed; a
+#      stop in its compression keeps the files finished, which are still
+#      compared (one byte changed in one: refused);
 #   3. probes: a position of the split answers as the ordinary build, one of
 #      another split is "not in the database" (exit 1), never a value;
 #      `egdb verify` passes;
@@ -122,6 +124,22 @@ for b in $(cd "$T/u" && ls 4100.*.cwl 1400.*.cwl 2>/dev/null); do
     if cmp -s "$T/u/$b" "$DB/$b"; then same=$((same + 1)); else differ=$((differ + 1)); fi
 done
 check "its compressed files identical to the ordinary build's" "$(cd "$DB" && ls 4100.*.cwl 1400.*.cwl | wc -l) 0" "$same $differ"
+# A stop in the compression keeps the compressed files it finished: only
+# the missing one is compressed again (one "slice 1/1" line), and a kept
+# file is still compared with the 2-bit file, so one changed byte in it is
+# refused, naming it.
+rm -f "$T/u/units/4100.done" "$T/u/1400.00.cwl"
+$C egdb build --pieces 5 --unit 4100 --pipeline --dir "$T/u" >/dev/null 2>"$T/log.u4"
+check "after a stop in the compression: staged, one slice compressed" "0 1 0" \
+    "$? $(grep -c '^compress 1400.00 slice 1/1' "$T/log.u4") $(grep -c '^compress 4100' "$T/log.u4")"
+check "... the same bytes" "0 0" "$(cmp -s "$T/u/1400.00.cwl" "$DB/1400.00.cwl"; echo $?) $(cmp -s "$T/u/4100.00.cwl" "$DB/4100.00.cwl"; echo $?)"
+rm -f "$T/u/units/4100.done" "$T/u/1400.00.cwl"
+printf '\x5a' | dd of="$T/u/4100.00.cwl" bs=1 seek=$(($(stat -c %s "$T/u/4100.00.cwl") - 20)) conv=notrunc 2>/dev/null
+$C egdb build --pieces 5 --unit 4100 --pipeline --dir "$T/u" >/dev/null 2>"$T/log.u5"
+rc=$?
+check "a kept compressed file with a changed byte: refused, named, no mark" "1 0" \
+    "$(grep -c '4100.00.cwl' "$T/log.u5" | sed 's/^[1-9][0-9]*$/1/') $(ls "$T/u/units" | grep -c '^4100\.done$')"
+[ $rc -ne 0 ] && echo "ok   ... exit $rc" || { echo "FAIL ... exit 0"; fail=1; }
 # One byte of a 2-bit file changed after the check: the digests differ, so
 # nothing is skipped, and the damaged file is refused (exit 3) rather than
 # compressed.
