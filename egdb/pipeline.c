@@ -207,17 +207,31 @@ egpl_staged(const char *dir, const egpl_unit *u, const egix_slice *sl)
     return ok;
 }
 
-/* Writes the unit's mark: what was staged, one line a slice (the counts
- * from the 2-bit headers), for a reader of the directory. */
+/* Writes text to path, a file of "<dir>/units" (made if missing):
+ * atomically, a temporary file, fsync, rename (the marks of RESUMING). */
 static int
-write_mark(const char *dir, const egpl_unit *u, const egix_slice *sl, char *err, size_t errlen)
+write_unit_file(const char *dir, const char *path, const char *text, size_t n, char *err,
+                size_t errlen)
 {
-    char sub[4096], path[4096], tmp[4200], name[EGPL_NAME_MAX];
+    char sub[4096], tmp[4200];
     snprintf(sub, sizeof sub, "%s/units", dir);
     if (mkdir(sub, 0755) != 0 && errno != EEXIST) {
         snprintf(err, errlen, "cannot create %.600s: %s", sub, strerror(errno));
         return EGDB_EIO;
     }
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    const void *parts[1] = {text};
+    size_t lens[1] = {n};
+    int rc = egst_write_tmp(tmp, parts, lens, 1, err, errlen);
+    return rc == 0 ? egst_commit(tmp, path, sub, err, errlen) : rc;
+}
+
+/* Writes the unit's mark: what was staged, one line a slice (the counts
+ * from the 2-bit headers), for a reader of the directory. */
+static int
+write_mark(const char *dir, const egpl_unit *u, const egix_slice *sl, char *err, size_t errlen)
+{
+    char path[4096], name[EGPL_NAME_MAX];
     if (mark_path(dir, u, path, sizeof path) != 0) {
         snprintf(err, errlen, "database path too long: %s", dir);
         return EGDB_EINVAL;
@@ -243,12 +257,7 @@ write_mark(const char *dir, const egpl_unit *u, const egix_slice *sl, char *err,
                               "%s\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n", sname,
                               h.positions, h.wins, h.losses, h.draws);
     }
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    const void *parts[1] = {text};
-    size_t lens[1] = {n};
-    int rc = egst_write_tmp(tmp, parts, lens, 1, err, errlen);
-    if (rc == 0)
-        rc = egst_commit(tmp, path, sub, err, errlen);
+    int rc = write_unit_file(dir, path, text, n, err, errlen);
     free(text);
     return rc;
 }
@@ -342,12 +351,7 @@ static int
 write_verified(const char *dir, const egpl_unit *u, const egix_slice *sl, char *err,
                size_t errlen)
 {
-    char sub[4096], path[4096], tmp[4200];
-    snprintf(sub, sizeof sub, "%s/units", dir);
-    if (mkdir(sub, 0755) != 0 && errno != EEXIST) {
-        snprintf(err, errlen, "cannot create %.600s: %s", sub, strerror(errno));
-        return EGDB_EIO;
-    }
+    char path[4096];
     if (verified_path(dir, u, path, sizeof path) != 0) {
         snprintf(err, errlen, "database path too long: %s", dir);
         return EGDB_EINVAL;
@@ -357,12 +361,7 @@ write_verified(const char *dir, const egpl_unit *u, const egix_slice *sl, char *
     int rc = verified_text(dir, u, sl, &text, &n, err, errlen);
     if (rc != 0)
         return rc;
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    const void *parts[1] = {text};
-    size_t lens[1] = {n};
-    rc = egst_write_tmp(tmp, parts, lens, 1, err, errlen);
-    if (rc == 0)
-        rc = egst_commit(tmp, path, sub, err, errlen);
+    rc = write_unit_file(dir, path, text, n, err, errlen);
     free(text);
     return rc;
 }
@@ -456,8 +455,10 @@ egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
         stage = "compress";
         const egst_slice **todo = malloc((n ? n : 1) * sizeof *todo);
         size_t nt = 0;
-        if (!todo)
+        if (!todo) {
+            snprintf(why, sizeof why, "out of memory for the list of %zu slices", n);
             rc = EGDB_ENOMEM;
+        }
         for (size_t i = 0; rc == 0 && i < n; i++)
             if (!egcp_compressed_ok(dir, &sl[u->begin + i]))
                 todo[nt++] = list[i];
