@@ -905,8 +905,8 @@ spawn_worker(mgr *m, int k)
         mgr_loop_child(); /* a respawn runs in the loop: SIGPIPE is blocked */
         dup2(fds[1], 1); /* dup2 drops O_CLOEXEC on 1 and 2 */
         dup2(fds[1], 2);
-        const char *argv[18];
-        char tt[24];
+        const char *argv[20];
+        char tt[24], ttmax[24];
         int a = 0;
         argv[a++] = o->exe;
         argv[a++] = "worker";
@@ -927,6 +927,11 @@ spawn_worker(mgr *m, int k)
             snprintf(tt, sizeof tt, "%u", o->tt_mb);
             argv[a++] = "--tt";
             argv[a++] = tt;
+        }
+        if (o->tt_max_mb) {
+            snprintf(ttmax, sizeof ttmax, "%u", o->tt_max_mb);
+            argv[a++] = "--tt-max";
+            argv[a++] = ttmax;
         }
         argv[a++] = "--token-file";
         argv[a++] = m->token_path;

@@ -164,6 +164,8 @@ typedef struct mgr_opts {
                                       NULL: their default */
     unsigned tt_mb;                /* the local workers' df-pn table (--tt MB);
                                       0: their default */
+    unsigned tt_max_mb;            /* the ceiling it may grow to (--tt-max MB);
+                                      0: their default */
 } mgr_opts;
 
 /* Records one job may send unless --max-proof-records says otherwise: a
@@ -237,6 +239,8 @@ typedef struct wrk_opts {
                                    * THE DEFAULT STORE) */
     size_t cache_bytes, tt_bytes; /* tt_bytes: the df-pn table; the alpha-beta table
                                    * gets a quarter (at least 16 MB) */
+    size_t tt_max_bytes;          /* the df-pn table may double up to this
+                                   * (dfpn_set_growth); 0: fixed */
     int ghi;                      /* prv_opts.ghi of every job (PRV_GHI_*) */
     int die_with_parent;          /* local worker: exit when the manager dies */
     int once;                     /* exit after the first disconnection (tests) */

@@ -626,8 +626,8 @@ dfpn_deepen(dfpn_ctx *c, child *rc)
  */
 #define HUGE_PAGE (2u << 20)
 
-static void *
-table_alloc(size_t bytes)
+void *
+dfpn_table_alloc(size_t bytes)
 {
     size_t len = bytes + HUGE_PAGE;
     char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -644,8 +644,8 @@ table_alloc(size_t bytes)
     return p;
 }
 
-static void
-table_free(void *p, size_t bytes)
+void
+dfpn_table_free(void *p, size_t bytes)
 {
     if (p)
         munmap(p, bytes);
@@ -664,17 +664,25 @@ dfpn_new(size_t tt_bytes, dfpn_ctx **out)
     c->npt = PT_MIN;
     while (c->npt * sizeof(pt_entry) * 8 < nb * BUCKET * sizeof(tt_entry))
         c->npt *= 2;
-    c->tt = table_alloc(nb * BUCKET * sizeof *c->tt);
-    c->pt = table_alloc(c->npt * sizeof *c->pt);
-    c->ptag = table_alloc(c->npt * sizeof *c->ptag);
+    c->tt = dfpn_table_alloc(nb * BUCKET * sizeof *c->tt);
+    c->pt = dfpn_table_alloc(c->npt * sizeof *c->pt);
+    c->ptag = dfpn_table_alloc(c->npt * sizeof *c->ptag);
     c->pbits = calloc(PT_BITS / 64, sizeof *c->pbits);
     c->arena = malloc(ARENA_CHILDREN * sizeof *c->arena);
     if (!c->tt || !c->pt || !c->ptag || !c->pbits || !c->arena) {
         dfpn_free(c);
         return DFPN_ENOMEM;
     }
+    c->tt_max = nb * BUCKET * sizeof *c->tt; /* fixed until dfpn_set_growth */
     *out = c;
     return 0;
+}
+
+void
+dfpn_set_growth(dfpn_ctx *c, size_t max_bytes)
+{
+    size_t now = c->nbuckets * BUCKET * sizeof *c->tt;
+    c->tt_max = max_bytes > now ? max_bytes : now;
 }
 
 void
@@ -682,9 +690,9 @@ dfpn_free(dfpn_ctx *c)
 {
     if (!c)
         return;
-    table_free(c->tt, c->nbuckets * BUCKET * sizeof *c->tt);
-    table_free(c->pt, c->npt * sizeof *c->pt);
-    table_free(c->ptag, c->npt * sizeof *c->ptag);
+    dfpn_table_free(c->tt, c->nbuckets * BUCKET * sizeof *c->tt);
+    dfpn_table_free(c->pt, c->npt * sizeof *c->pt);
+    dfpn_table_free(c->ptag, c->npt * sizeof *c->ptag);
     free(c->pbits);
     free(c->arena);
     pmap_free(&c->wmap);
@@ -841,6 +849,8 @@ dfpn_prove(dfpn_ctx *c, const eng_pos *root, const eng_question *q, const dfpn_o
     out->gc_runs = c->gc_runs;
     out->tt_used = c->used;
     out->tt_entries = c->nbuckets * BUCKET;
+    out->tt_grows = c->tt_grows;
+    out->tt_bytes = c->nbuckets * BUCKET * sizeof *c->tt;
     out->seconds = now() - c->t0;
     if (rcode && err && errlen)
         snprintf(err, errlen, "%s", c->emsg[0] ? c->emsg : dfpn_strerror(rcode));

@@ -137,6 +137,9 @@ typedef struct dfpn_result {
     uint64_t store_hits;
     uint64_t gc_runs;
     uint64_t tt_used, tt_entries;
+    uint64_t tt_grows;      /* the table's doublings so far, over the
+                               context's life (dfpn_set_growth) */
+    uint64_t tt_bytes;      /* the table's size at the end */
     uint64_t proof_records; /* records written to the store (write_proof) */
     uint64_t kept_records;  /* a win proof's walk cut short (DFPN_EPROOF): records
                                of the positions it had closed, written to the
@@ -162,6 +165,17 @@ typedef struct dfpn_result {
  * RETURN 0 and *out, or DFPN_ENOMEM. */
 int dfpn_new(size_t tt_bytes, dfpn_ctx **out);
 void dfpn_free(dfpn_ctx *c);
+
+/*
+ * dfpn_set_growth - lets the table double, up to max_bytes, when it
+ * fills (three quarters of its entries in use), instead of collecting
+ * its garbage; at max_bytes, or when the memory is not there, it is
+ * collected as before. A table starts at dfpn_new's size, so short
+ * searches keep a small table; a long one keeps the facts its proof's
+ * walk reads (dfpn_table.c, A TABLE THAT GROWS). max_bytes at most the
+ * current size: fixed (the default).
+ */
+void dfpn_set_growth(dfpn_ctx *c, size_t max_bytes);
 
 /*
  * dfpn_prove - runs one query from root until it is answered or the

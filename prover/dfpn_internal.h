@@ -49,6 +49,9 @@ enum dfpn_goal { DFPN_DRAW = 0, DFPN_WIN = 1 };
 
 #define BUCKET 4             /* entries a bucket: 128 bytes, two cache lines */
 #define GC_SAMPLE 16384      /* entries sampled to find the median effort    */
+#define GROW_EVICTED 4096    /* a table that may grow doubles once this
+                                fraction of its entries' count of strict
+                                facts went in full buckets (dfpn_table.c) */
 #define ARENA_CHILDREN 65536 /* children on the current line, all plies     */
 #define PT_MIN 4096          /* path-dependent table entries, at least       */
 #define SAT (DFPN_INF - 1)   /* the largest number a non-final node can have */
@@ -252,6 +255,11 @@ struct dfpn_ctx {
     tt_entry *tt;
     size_t nbuckets; /* a power of two */
     size_t used;
+    size_t tt_max;     /* the table may double up to this many bytes
+                          (dfpn_table.c, A TABLE THAT GROWS) */
+    uint64_t tt_grows; /* doublings so far, over the context's life */
+    uint64_t tt_evicted; /* strict facts given up in full buckets since
+                            the last doubling */
     pt_entry *pt;
     uint32_t *ptag;       /* the entries' tags (THE PATH-DEPENDENT TABLE'S TAGS) */
     uint64_t *pbits;      /* PT_BITS bits: this generation stored under the key's pt_bit */
@@ -393,6 +401,12 @@ void dfpn_tt_find(dfpn_ctx *c, const eng_pos *p, uint64_t key, look *l);
  */
 void dfpn_tt_put(dfpn_ctx *c, const eng_pos *p, uint64_t key, uint32_t pn, uint32_t dn,
                  uint16_t len, uint64_t work, int depth, int loose);
+
+/* dfpn_table_alloc - zeroed memory for a table, aligned to 2 MB and
+ * asking for huge pages (dfpn.c, THE TABLE'S PAGES); NULL when there is
+ * none. dfpn_table_free gives it back. */
+void *dfpn_table_alloc(size_t bytes);
+void dfpn_table_free(void *p, size_t bytes);
 
 /* dfpn_new_generation - starts a query's generation (THE TABLE ACROSS
  * QUERIES); sweeps open entries and the path-dependent table when the

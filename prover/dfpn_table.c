@@ -185,6 +185,65 @@ tt_gc(dfpn_ctx *c)
 }
 
 /*
+ * A TABLE THAT GROWS (dfpn_set_growth)
+ * A table below its ceiling doubles when three quarters of its entries
+ * are in use (instead of collecting), or when one in GROW_EVICTED of its
+ * entries' count of strict facts has been given up in full buckets since
+ * it last grew (A STRICT FACT GIVES WAY LAST: a bucket held four). Every
+ * live entry moves to the new table; dead ones (unused, or open entries
+ * of another query) are dropped. A position's bucket in the doubled
+ * table is its old bucket or that plus the old count (the key's next
+ * bit), so each new bucket takes entries of one old bucket only and
+ * nothing is lost. Where it cannot grow (the ceiling, or no memory: then
+ * it stops trying), the collector and the replacement run as before.
+ * Why: a proof is written by a walk that follows the table's strict
+ * facts (dfpn_walk.c), and every fact lost is searched again there. The
+ * losses come from full buckets long before the table fills: `solve
+ * --store` on W:W21,28,K32:BK19,K25 (2-4 databases, 256 MB) never
+ * collected (65% in use at the end) and still searched 11.4 M positions
+ * again in its walk. A big table from the start costs every short search
+ * (a gigabyte to fault in, and a huge-page compaction when the page
+ * cache is full: 0.1-5.5 s at a worker's start, stop 46); a table that
+ * grows costs only the searches that lose facts: one pass over the
+ * entries a doubling (docs/solver.md, "A table that grows").
+ * Safe here: callers hold a look's entry pointers only until their next
+ * call into the table, and tt_slot is the only place that grows.
+ */
+static int
+tt_grow(dfpn_ctx *c)
+{
+    size_t onb = c->nbuckets, nb = onb * 2;
+    if (nb * BUCKET * sizeof(tt_entry) > c->tt_max)
+        return 0;
+    tt_entry *t = dfpn_table_alloc(nb * BUCKET * sizeof *t);
+    if (!t) {
+        c->tt_max = 0; /* no memory: collect from now on */
+        return 0;
+    }
+    size_t kept = 0;
+    for (size_t b = 0; b < onb; b++) {
+        int fill[2] = {0, 0};
+        for (int i = 0; i < BUCKET; i++) {
+            const tt_entry *e = &c->tt[b * BUCKET + i];
+            if (dead(c, e))
+                continue;
+            eng_pos p = {e->bm, e->wm, e->bk, e->wk,
+                         (e->flags & F_WHITE) ? ENG_WHITE : ENG_BLACK};
+            int hi = (eng_key(&p) & (nb - 1)) != b;
+            t[(b + (hi ? onb : 0)) * BUCKET + fill[hi]++] = *e;
+            kept++;
+        }
+    }
+    dfpn_table_free(c->tt, onb * BUCKET * sizeof *c->tt);
+    c->tt = t;
+    c->nbuckets = nb;
+    c->used = kept;
+    c->tt_grows++;
+    c->tt_evicted = 0;
+    return 1;
+}
+
+/*
  * A STRICT FACT GIVES WAY LAST. A bucket's replacement takes a dead
  * entry, else an open entry or a loose fact (the least worth keeping by
  * entry_score), and a strict fact (final, not F_LOOSE) only when all four
@@ -213,8 +272,9 @@ strict_fact(const tt_entry *e)
 static tt_entry *
 tt_slot(dfpn_ctx *c, uint64_t key)
 {
-    if (c->used * 4 >= c->nbuckets * BUCKET * 3)
+    if (c->used * 4 >= c->nbuckets * BUCKET * 3 && !tt_grow(c))
         tt_gc(c);
+again:;
     tt_entry *b = &c->tt[(key & (c->nbuckets - 1)) * BUCKET], *v = NULL;
     for (int i = 0; i < BUCKET; i++) {
         if (dead(c, &b[i])) {
@@ -228,6 +288,8 @@ tt_slot(dfpn_ctx *c, uint64_t key)
             (strict_fact(v) == strict_fact(&b[i]) && entry_score(c, &b[i]) < entry_score(c, v)))
             v = &b[i];
     }
+    if (strict_fact(v) && ++c->tt_evicted * GROW_EVICTED >= c->nbuckets * BUCKET && tt_grow(c))
+        goto again; /* A TABLE THAT GROWS: facts are being lost */
     if (!(v->flags & F_USED))
         c->used++;
     v->flags = 0;

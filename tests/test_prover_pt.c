@@ -9,7 +9,10 @@
  * differ in the bits the tags and the bitmap read.
  *
  * The transposition table's replacement: a strict fact gives way last
- * (dfpn_table.c, A STRICT FACT GIVES WAY LAST).
+ * (dfpn_table.c, A STRICT FACT GIVES WAY LAST). A table that may grow
+ * doubles when it fills and keeps every entry it could find before; one
+ * that may not collects its garbage and loses some; strict facts given
+ * up in full buckets make it grow before it fills (A TABLE THAT GROWS).
  *
  * Needs no databases: the table is driven directly.
  */
@@ -233,6 +236,155 @@ test_strict_fact_gives_way_last(void **state)
     dfpn_free(c);
 }
 
+/* Distinct positions for the growth test, with their true keys (the
+ * table's buckets are recomputed from them when it doubles). */
+static eng_pos
+pos_g(uint32_t i)
+{
+    eng_pos p;
+    memset(&p, 0, sizeof p);
+    p.bm = i + 1;
+    p.wk = 1u << 31;
+    p.stm = (i & 1) ? ENG_WHITE : ENG_BLACK;
+    return p;
+}
+
+/* Entries in use in key's bucket. */
+static int
+bucket_used(const dfpn_ctx *c, uint64_t key)
+{
+    const tt_entry *b = &c->tt[(key & (c->nbuckets - 1)) * BUCKET];
+    int k = 0;
+    for (int i = 0; i < BUCKET; i++)
+        k += (b[i].flags & F_USED) != 0;
+    return k;
+}
+
+/*
+ * Fills a 1 MB table with strict facts and open entries of this query,
+ * to three quarters, skipping positions whose bucket is full (so that no
+ * fact is given up on the way), then puts one more. Growing: the table
+ * doubled once, nothing is lost (facts keep their lengths, open entries
+ * their numbers), and later entries go on into the larger table; at its
+ * ceiling it collects. Fixed (the same puts without dfpn_set_growth):
+ * the collection runs and loses entries, which is what the check of the
+ * growing table would see if it collected instead of growing.
+ */
+static void
+run_growth(int grow)
+{
+    dfpn_ctx *c = fresh();
+    if (grow)
+        dfpn_set_growth(c, 2u << 20);
+    c->attacker = ENG_WHITE;
+    c->goal = DFPN_WIN;
+    c->safety = ENG_BLACK;
+    c->loose = 0;
+    c->round = 0;
+    size_t entries = c->nbuckets * BUCKET, limit = entries * 3 / 4;
+    enum { MAXN = 1 << 17 };
+    static unsigned char put[MAXN];
+    uint32_t n = 0, nput = 0;
+    while (c->used < limit && n < MAXN) {
+        eng_pos p = pos_g(n);
+        uint64_t k = eng_key(&p);
+        put[n] = bucket_used(c, k) < BUCKET;
+        if (put[n] && n % 3)
+            dfpn_tt_put(c, &p, k, 0, DFPN_INF, (uint16_t)(1 + n % 50), 10, 1, 0);
+        else if (put[n])
+            dfpn_tt_put(c, &p, k, 5 + n % 7, 9, 0, 10, 1, 0);
+        nput += put[n];
+        n++;
+    }
+    assert_int_equal(c->used, limit);
+    assert_int_equal(nput, limit);
+    assert_int_equal(c->tt_grows, 0);
+    eng_pos extra = pos_g(n);
+    dfpn_tt_put(c, &extra, eng_key(&extra), 0, DFPN_INF, 3, 10, 1, 0); /* the table is full */
+    uint32_t after = 0;
+    look l;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!put[i])
+            continue;
+        eng_pos p = pos_g(i);
+        dfpn_tt_find(c, &p, eng_key(&p), &l);
+        if (i % 3) {
+            after += l.fin != NULL;
+            if (l.fin)
+                assert_int_equal(l.len, 1 + i % 50);
+        } else {
+            after += l.open != NULL;
+            if (l.open)
+                assert_int_equal(l.open->pn, 5 + i % 7);
+        }
+    }
+    dfpn_tt_find(c, &extra, eng_key(&extra), &l);
+    if (grow) {
+        assert_int_equal(c->tt_grows, 1);
+        assert_int_equal(c->nbuckets * BUCKET, 2 * entries);
+        assert_int_equal(c->gc_runs, 0);
+        assert_int_equal(after, nput); /* nothing lost */
+        assert_non_null(l.fin);
+        /* at the ceiling (2 MB) the next fill collects */
+        for (uint32_t i = n + 1; c->gc_runs == 0; i++) {
+            eng_pos p = pos_g(i);
+            dfpn_tt_put(c, &p, eng_key(&p), 0, DFPN_INF, 2, 10, 1, 0);
+        }
+        assert_int_equal(c->tt_grows, 1);
+    } else {
+        assert_int_equal(c->tt_grows, 0);
+        assert_int_equal(c->gc_runs, 1);
+        assert_true(after < nput); /* collected: some are gone */
+    }
+    dfpn_free(c);
+}
+
+static void
+test_table_grows_and_keeps(void **state)
+{
+    (void)state;
+    run_growth(1);
+}
+
+static void
+test_fixed_table_collects(void **state)
+{
+    (void)state;
+    run_growth(0);
+}
+
+/*
+ * Strict facts given up in full buckets make a table that may grow
+ * double long before it is three quarters full: after one in
+ * GROW_EVICTED of its entries went, and not before.
+ */
+static void
+test_table_grows_when_facts_go(void **state)
+{
+    (void)state;
+    dfpn_ctx *c = fresh();
+    dfpn_set_growth(c, 4u << 20);
+    c->attacker = ENG_WHITE;
+    c->goal = DFPN_WIN;
+    c->safety = ENG_BLACK;
+    c->loose = 0;
+    c->round = 0;
+    size_t entries = c->nbuckets * BUCKET;
+    uint64_t lost = 0;
+    for (uint32_t i = 0; c->tt_grows == 0; i++) {
+        eng_pos p = pos_g(i);
+        uint64_t k = eng_key(&p);
+        int full = bucket_used(c, k) == BUCKET;
+        dfpn_tt_put(c, &p, k, 0, DFPN_INF, 4, 10, 1, 0);
+        if (c->tt_grows == 0)
+            lost += full; /* a bucket of four strict facts gave one up */
+    }
+    assert_int_equal(lost + 1, entries / GROW_EVICTED);
+    assert_true(c->used < entries * 3 / 4);
+    assert_int_equal(c->gc_runs, 0);
+    dfpn_free(c);
+}
+
 int
 main(void)
 {
@@ -242,6 +394,9 @@ main(void)
         cmocka_unit_test(test_holds_only_on_lines_with_its_positions),
         cmocka_unit_test(test_generation_wrap_forgets),
         cmocka_unit_test(test_strict_fact_gives_way_last),
+        cmocka_unit_test(test_table_grows_and_keeps),
+        cmocka_unit_test(test_fixed_table_collects),
+        cmocka_unit_test(test_table_grows_when_facts_go),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
