@@ -94,13 +94,6 @@ int cli_is_help(const char *arg);
  */
 long cli_parse_uint(const char *cmd, const char *what, const char *s, long lo, long hi);
 
-/*
- * cli_tt_max_default - the ceiling a df-pn table of tt_mb may grow to
- * when no --tt-max is given (dfpn_set_growth): four times its start, at
- * most an eighth of the machine's memory, never below tt_mb. In MB.
- */
-long cli_tt_max_default(long tt_mb);
-
 /* A duration: seconds ("90", "90s"), "15m", "2h" or "1d"; -1 if not. */
 double cli_parse_duration(const char *s);
 

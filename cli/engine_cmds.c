@@ -72,19 +72,6 @@ cli_parse_uint(const char *cmd, const char *what, const char *s, long lo, long h
     return v;
 }
 
-long
-cli_tt_max_default(long tt_mb)
-{
-    long v = tt_mb * 4;
-    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && psize > 0) {
-        long eighth = (long)((double)pages * (double)psize / 8 / (1 << 20));
-        if (v > eighth)
-            v = eighth;
-    }
-    return v < tt_mb ? tt_mb : v;
-}
-
 int
 cli_parse_fen(const char *cmd, const char *fen, eng_pos *out)
 {

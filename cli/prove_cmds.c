@@ -32,7 +32,7 @@ static const char prove_help[] =
     "                      [--seed-line \"MOVES\"] [--pieces N]\n"
     "                      [--job-time S] [--job-max S] [--job-nodes N] [--threshold H]\n"
     "                      [--step D] [--leaf-step D] [--ghi MODE] [--tt MB]\n"
-    "                      [--tt-max MB]\n"
+    "                      [--tt-kept MB]\n"
     "                      [--max-proof-records N] [--max-connections N]\n"
     "                      [--no-root-jobs] [--quiet]\n"
     "       checkers prove --state DIR [--db DIR] [--workers N] [...]   (resume)\n"
@@ -100,8 +100,8 @@ static const char prove_help[] =
     "                   this run only, never changes an answer\n"
     "  --tt MB          each local worker's df-pn table (default 256, as\n"
     "                   `checkers worker --tt`); this run only\n"
-    "  --tt-max MB      the ceiling it may grow to (`checkers worker --tt-max`);\n"
-    "                   this run only\n"
+    "  --tt-kept MB     memory for the proven positions that table gives up\n"
+    "                   (`checkers worker --tt-kept`); this run only\n"
     "  --quiet          no progress line\n"
     "\n"
     "Nothing a worker sends is written before the checker has proven it: a\n"
@@ -125,7 +125,7 @@ static const char prove_help[] =
 
 static const char worker_help[] =
     "usage: checkers worker --connect HOST:PORT [--token-file F] [--db DIR]\n"
-    "                       [--store PATH] [--cache MB] [--tt MB] [--tt-max MB]\n"
+    "                       [--store PATH] [--cache MB] [--tt MB] [--tt-kept MB]\n"
     "                       [--ghi MODE]\n"
     "\n"
     "One solver process for a proof-tree manager (`checkers prove`). It answers\n"
@@ -145,8 +145,9 @@ static const char worker_help[] =
     "  --cache MB      database cache (default 512)\n"
     "  --tt MB         df-pn table (default 256); the alpha-beta table gets a\n"
     "                  quarter of it (at least 16 MB)\n"
-    "  --tt-max MB     the df-pn table doubles when it fills, up to this\n"
-    "                  (default: 4x --tt, at most an eighth of the memory)\n"
+    "  --tt-kept MB    memory for the proven positions the df-pn table gives up,\n"
+    "                  kept for the walk that writes the proof (default 256,\n"
+    "                  taken as needed; 0: none)\n"
     "  --ghi MODE      how each job's df-pn treats repetitions: auto (default),\n"
     "                  optimistic or safe, as `checkers solve --ghi`\n"
     "\n"
@@ -213,7 +214,8 @@ cli_prove(int argc, char **argv)
     long acf = 0, workers = -1, status_port = 0, pieces = 0, cache_mb = 512, thr = 200, step = 200,
          job_s = 30, job_max_s = 0;
     long long job_nodes = 0, max_proof = 0, max_conns = 0;
-    long leaf_step = 0, tt_mb = 0, tt_max_mb = 0;
+    long leaf_step = 0, tt_mb = 0, tt_kept_mb = -1;
+    const char *tt_kept_s = NULL;
     const char *ghi = NULL;
     int goal = MT_GOAL_VALUE, quiet = 0, goal_given = 0, no_root_jobs = 0;
     double budget = 0;
@@ -306,9 +308,10 @@ cli_prove(int argc, char **argv)
                 fprintf(stderr, "checkers prove: bad --ghi '%s' (%s)\n", ghi, PRV_GHI_WORDS);
                 return CLI_EXIT_USAGE;
             }
-        } else if (!strcmp(o, "--tt-max") && more) {
-            if ((tt_max_mb = cli_parse_uint("prove", "--tt-max (MB)", argv[++i], 1, 1000000)) < 0)
+        } else if (!strcmp(o, "--tt-kept") && more) {
+            if ((tt_kept_mb = cli_parse_uint("prove", "--tt-kept (MB)", argv[++i], 0, 1000000)) < 0)
                 return CLI_EXIT_USAGE;
+            tt_kept_s = argv[i];
         } else if (!strcmp(o, "--tt") && more) {
             if ((tt_mb = cli_parse_uint("prove", "--tt (MB)", argv[++i], 1, 1000000)) < 0)
                 return CLI_EXIT_USAGE;
@@ -478,7 +481,7 @@ cli_prove(int argc, char **argv)
                    .leaf_step = (int)leaf_step,
                    .ghi = ghi,
                    .tt_mb = (unsigned)tt_mb,
-                   .tt_max_mb = (unsigned)tt_max_mb};
+                   .tt_kept = tt_kept_s};
     /* the status pages: the proof browser (web/web.h), which the manager
      * calls through mo.pages without knowing it */
     web_live live = {.listen = status_listen, .port = (int)status_port, .token_file = status_token};
@@ -496,7 +499,7 @@ int
 cli_worker(int argc, char **argv)
 {
     const char *connect = NULL, *token = NULL, *db = NULL, *store = NULL;
-    long cache_mb = 512, tt_mb = 256, tt_max_mb = -1;
+    long cache_mb = 512, tt_mb = 256, tt_kept_mb = 256;
     int local = 0, ghi = PRV_GHI_AUTO;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
@@ -515,8 +518,8 @@ cli_worker(int argc, char **argv)
         } else if (!strcmp(o, "--cache") && more) {
             if ((cache_mb = cli_parse_uint("worker", "--cache (MB)", argv[++i], 1, 1000000)) < 0)
                 return CLI_EXIT_USAGE;
-        } else if (!strcmp(o, "--tt-max") && more) {
-            if ((tt_max_mb = cli_parse_uint("worker", "--tt-max (MB)", argv[++i], 1, 1000000)) < 0)
+        } else if (!strcmp(o, "--tt-kept") && more) {
+            if ((tt_kept_mb = cli_parse_uint("worker", "--tt-kept (MB)", argv[++i], 0, 1000000)) < 0)
                 return CLI_EXIT_USAGE;
         } else if (!strcmp(o, "--tt") && more) {
             if ((tt_mb = cli_parse_uint("worker", "--tt (MB)", argv[++i], 1, 1000000)) < 0)
@@ -543,8 +546,7 @@ cli_worker(int argc, char **argv)
                    .store = store,
                    .cache_bytes = (size_t)cache_mb << 20,
                    .tt_bytes = (size_t)tt_mb << 20,
-                   .tt_max_bytes =
-                       (size_t)(tt_max_mb >= 0 ? tt_max_mb : cli_tt_max_default(tt_mb)) << 20,
+                   .tt_kept_bytes = (size_t)tt_kept_mb << 20,
                    .ghi = ghi,
                    .die_with_parent = local};
     return wrk_run(&wo);

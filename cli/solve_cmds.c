@@ -20,7 +20,7 @@
 
 static const char solve_help[] =
     "usage: checkers solve --db DIR [--pieces N] [--store PATH] [--goal value|win|draw]\n"
-    "                      [--time S] [--nodes N] [--tt MB] [--tt-max MB] [--cache MB]\n"
+    "                      [--time S] [--nodes N] [--tt MB] [--tt-kept MB] [--cache MB]\n"
     "                      [--ghi auto|optimistic|safe] [--json] FEN\n"
     "\n"
     "Proves the game-theoretic value of a position for its side to move with\n"
@@ -37,8 +37,9 @@ static const char solve_help[] =
     "  --time S, --nodes N   budget for the whole solve (default: none); writing\n"
     "                a proof the search found may search up to half as much again\n"
     "  --tt MB       df-pn table (default 256); --cache MB database cache (default 256)\n"
-    "  --tt-max MB   the table doubles when it fills, up to this (default: 4x --tt,\n"
-    "                at most an eighth of the memory); --tt-max equal to --tt: fixed\n"
+    "  --tt-kept MB  memory for the proven positions the table gives up, kept for\n"
+    "                the walk that writes the proof (default 256, taken as needed;\n"
+    "                0: none)\n"
     "  --ghi MODE    repetitions: optimistic searches first as if a\n"
     "                repetition's draw held on every line and keeps the answer\n"
     "                only if its proof closes, else searches again GHI-safe;\n"
@@ -142,7 +143,7 @@ int
 cli_solve(int argc, char **argv)
 {
     const char *db_dir = NULL, *store_path = NULL, *fen = NULL, *goal_s = "value", *ghi_s = "auto";
-    long pieces = 0, tt_mb = 256, cache_mb = 256, tt_max_mb = -1;
+    long pieces = 0, tt_mb = 256, cache_mb = 256, tt_kept_mb = 256;
     double time_s = 0;
     unsigned long long nodes = 0;
     int json = 0;
@@ -164,8 +165,8 @@ cli_solve(int argc, char **argv)
         } else if (!strcmp(a, "--tt") && more) {
             if ((tt_mb = cli_parse_uint("solve", "--tt", argv[++i], 1, 1 << 20)) < 0)
                 return CLI_EXIT_USAGE;
-        } else if (!strcmp(a, "--tt-max") && more) {
-            if ((tt_max_mb = cli_parse_uint("solve", "--tt-max", argv[++i], 1, 1 << 20)) < 0)
+        } else if (!strcmp(a, "--tt-kept") && more) {
+            if ((tt_kept_mb = cli_parse_uint("solve", "--tt-kept", argv[++i], 0, 1 << 20)) < 0)
                 return CLI_EXIT_USAGE;
         } else if (!strcmp(a, "--cache") && more) {
             if ((cache_mb = cli_parse_uint("solve", "--cache", argv[++i], 0, 1 << 20)) < 0)
@@ -266,7 +267,7 @@ cli_solve(int argc, char **argv)
     o.time_limit = time_s;
     o.node_limit = nodes;
     o.tt_bytes = (size_t)tt_mb << 20;
-    o.tt_max_bytes = (size_t)(tt_max_mb >= 0 ? tt_max_mb : cli_tt_max_default(tt_mb)) << 20;
+    o.tt_kept_bytes = (size_t)tt_kept_mb << 20;
     o.hint = hint;
     o.ghi = ghi;
     o.stop = &stop_flag;
@@ -299,14 +300,14 @@ cli_solve(int argc, char **argv)
                    "\"refuted_nodes\":%" PRIu64 ",\"refuted_seconds\":%.3f,"
                    "\"refuted_walk_nodes\":%" PRIu64 ",\"refuted_walk_seconds\":%.3f,"
                    "\"table_used\":%" PRIu64 ",\"table_entries\":%" PRIu64 ",\"gc_runs\":%" PRIu64
-                   ",\"table_grows\":%" PRIu64 "}",
+                   ",\"kept_aside\":%" PRIu64 ",\"kept_back\":%" PRIu64 "}",
                    i ? "," : "", query_name(&r.q[i].q), status_name(d->status),
                    d->pn >= DFPN_INF ? "\"" : "", pn_text(d->pn, a, sizeof a),
                    d->pn >= DFPN_INF ? "\"" : "", d->dn >= DFPN_INF ? "\"" : "",
                    pn_text(d->dn, b, sizeof b), d->dn >= DFPN_INF ? "\"" : "", d->nodes, d->seconds,
                    d->proof_records, d->proof_length, d->walk_nodes, d->walk_seconds,
                    r.q[i].refuted_nodes, r.q[i].refuted_seconds, r.q[i].refuted_walk_nodes,
-                   r.q[i].refuted_walk_seconds, d->tt_used, d->tt_entries, d->gc_runs, d->tt_grows);
+                   r.q[i].refuted_walk_seconds, d->tt_used, d->tt_entries, d->gc_runs, d->kept_total, d->kept_back);
         }
         printf("]%s%s%s}\n", rc ? ",\"error\":\"" : "", rc ? err : "", rc ? "\"" : "");
     } else {
@@ -340,10 +341,11 @@ cli_solve(int argc, char **argv)
         printf("nodes: %" PRIu64 " (%" PRIu64 " expanded) in %.2fs, %.0f nodes/s\n", r.nodes,
                r.expanded, r.seconds, nps);
         if (last)
-            printf("table: %" PRIu64 " of %" PRIu64 " entries in use (%" PRIu64 " MB, grown %" PRIu64
-                   " times), %" PRIu64 " garbage collections\n",
-                   last->r.tt_used, last->r.tt_entries, last->r.tt_bytes >> 20,
-                   last->r.tt_grows, last->r.gc_runs);
+            printf("table: %" PRIu64 " of %" PRIu64 " entries in use (%" PRIu64
+                   " MB), %" PRIu64 " garbage collections, %" PRIu64
+                   " proven positions put aside from full buckets, %" PRIu64 " taken back\n",
+                   last->r.tt_used, last->r.tt_entries, last->r.tt_bytes >> 20, last->r.gc_runs,
+                   last->r.kept_total, last->r.kept_back);
         /* a budget is named only when one was given: without one, an
          * incomplete answer is the solver's failure, said on stderr */
         if (!r.complete && !rc && stop_sig) /* a Ctrl-C is not a budget */

@@ -906,7 +906,7 @@ spawn_worker(mgr *m, int k)
         dup2(fds[1], 1); /* dup2 drops O_CLOEXEC on 1 and 2 */
         dup2(fds[1], 2);
         const char *argv[20];
-        char tt[24], ttmax[24];
+        char tt[24];
         int a = 0;
         argv[a++] = o->exe;
         argv[a++] = "worker";
@@ -928,10 +928,9 @@ spawn_worker(mgr *m, int k)
             argv[a++] = "--tt";
             argv[a++] = tt;
         }
-        if (o->tt_max_mb) {
-            snprintf(ttmax, sizeof ttmax, "%u", o->tt_max_mb);
-            argv[a++] = "--tt-max";
-            argv[a++] = ttmax;
+        if (o->tt_kept) {
+            argv[a++] = "--tt-kept";
+            argv[a++] = o->tt_kept;
         }
         argv[a++] = "--token-file";
         argv[a++] = m->token_path;

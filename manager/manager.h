@@ -164,8 +164,9 @@ typedef struct mgr_opts {
                                       NULL: their default */
     unsigned tt_mb;                /* the local workers' df-pn table (--tt MB);
                                       0: their default */
-    unsigned tt_max_mb;            /* the ceiling it may grow to (--tt-max MB);
-                                      0: their default */
+    const char *tt_kept;           /* memory for the proven positions their table
+                                      gives up (--tt-kept MB, as given); NULL:
+                                      their default */
 } mgr_opts;
 
 /* Records one job may send unless --max-proof-records says otherwise: a
@@ -239,8 +240,8 @@ typedef struct wrk_opts {
                                    * THE DEFAULT STORE) */
     size_t cache_bytes, tt_bytes; /* tt_bytes: the df-pn table; the alpha-beta table
                                    * gets a quarter (at least 16 MB) */
-    size_t tt_max_bytes;          /* the df-pn table may double up to this
-                                   * (dfpn_set_growth); 0: fixed */
+    size_t tt_kept_bytes;         /* memory for the proven positions the df-pn
+                                   * table gives up (dfpn_set_kept); 0: none */
     int ghi;                      /* prv_opts.ghi of every job (PRV_GHI_*) */
     int die_with_parent;          /* local worker: exit when the manager dies */
     int once;                     /* exit after the first disconnection (tests) */

@@ -548,10 +548,10 @@ handle(wrk *w, const mgp_msg *m)
         char scope[48];
         egdb_scope_name(w->db_pieces, scope, sizeof scope);
         logf_("connected to %s:%s as worker %u (databases: %s pieces; repetitions: --ghi %s; "
-              "df-pn table %zu MB, growing to %zu MB)",
+              "df-pn table %zu MB, up to %zu MB more for the proven positions it gives up)",
               w->host, w->port, m->u.welcome.worker_id, scope, prv_ghi_word(w->o->ghi),
               w->o->tt_bytes >> 20,
-              (w->o->tt_max_bytes > w->o->tt_bytes ? w->o->tt_max_bytes : w->o->tt_bytes) >> 20);
+              w->o->tt_kept_bytes >> 20);
         send_result(w); /* one the previous manager never acknowledged */
         break;
     case MGP_REJECT: {
@@ -817,7 +817,7 @@ wrk_run(const wrk_opts *o)
         fprintf(stderr, "checkers worker: out of memory for a %zu-byte df-pn table\n", o->tt_bytes);
         return 1;
     }
-    dfpn_set_growth(w.dfpn, o->tt_max_bytes);
+    dfpn_set_kept(w.dfpn, o->tt_kept_bytes);
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, w.notify_fd)) {
         fprintf(stderr, "checkers worker: socketpair: %s\n", strerror(errno));
         return 1;

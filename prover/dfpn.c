@@ -673,16 +673,17 @@ dfpn_new(size_t tt_bytes, dfpn_ctx **out)
         dfpn_free(c);
         return DFPN_ENOMEM;
     }
-    c->tt_max = nb * BUCKET * sizeof *c->tt; /* fixed until dfpn_set_growth */
     *out = c;
     return 0;
 }
 
 void
-dfpn_set_growth(dfpn_ctx *c, size_t max_bytes)
+dfpn_set_kept(dfpn_ctx *c, size_t max_bytes)
 {
-    size_t now = c->nbuckets * BUCKET * sizeof *c->tt;
-    c->tt_max = max_bytes > now ? max_bytes : now;
+    size_t n = 1;
+    while (n * 2 * sizeof *c->kept <= max_bytes)
+        n *= 2;
+    c->kmax = max_bytes >= sizeof *c->kept * KEPT_MIN ? n : 0;
 }
 
 void
@@ -694,6 +695,7 @@ dfpn_free(dfpn_ctx *c)
     dfpn_table_free(c->pt, c->npt * sizeof *c->pt);
     dfpn_table_free(c->ptag, c->npt * sizeof *c->ptag);
     free(c->pbits);
+    dfpn_table_free(c->kept, c->kcap * sizeof *c->kept);
     free(c->arena);
     pmap_free(&c->wmap);
     free(c->wn);
@@ -849,7 +851,8 @@ dfpn_prove(dfpn_ctx *c, const eng_pos *root, const eng_question *q, const dfpn_o
     out->gc_runs = c->gc_runs;
     out->tt_used = c->used;
     out->tt_entries = c->nbuckets * BUCKET;
-    out->tt_grows = c->tt_grows;
+    out->kept_total = c->kept_total;
+    out->kept_back = c->kept_back;
     out->tt_bytes = c->nbuckets * BUCKET * sizeof *c->tt;
     out->seconds = now() - c->t0;
     if (rcode && err && errlen)

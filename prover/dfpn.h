@@ -137,8 +137,10 @@ typedef struct dfpn_result {
     uint64_t store_hits;
     uint64_t gc_runs;
     uint64_t tt_used, tt_entries;
-    uint64_t tt_grows;      /* the table's doublings so far, over the
-                               context's life (dfpn_set_growth) */
+    uint64_t kept_total;    /* strict facts the table gave up in full buckets
+                               and kept aside (dfpn_set_kept), over the
+                               context's life */
+    uint64_t kept_back;     /* of them, taken back by a proof's walk */
     uint64_t tt_bytes;      /* the table's size at the end */
     uint64_t proof_records; /* records written to the store (write_proof) */
     uint64_t kept_records;  /* a win proof's walk cut short (DFPN_EPROOF): records
@@ -167,15 +169,13 @@ int dfpn_new(size_t tt_bytes, dfpn_ctx **out);
 void dfpn_free(dfpn_ctx *c);
 
 /*
- * dfpn_set_growth - lets the table double, up to max_bytes, when it
- * fills (three quarters of its entries in use), instead of collecting
- * its garbage; at max_bytes, or when the memory is not there, it is
- * collected as before. A table starts at dfpn_new's size, so short
- * searches keep a small table; a long one keeps the facts its proof's
- * walk reads (dfpn_table.c, A TABLE THAT GROWS). max_bytes at most the
- * current size: fixed (the default).
+ * dfpn_set_kept - keeps the proven positions (strict facts) that the
+ * table gives up in full buckets aside, in up to max_bytes more memory
+ * (taken as they come), where the walks that write and verify proofs
+ * find them again; the search itself does not read them (dfpn_table.c,
+ * A FACT GIVEN UP IS KEPT ASIDE). 0 (the default): nothing is kept.
  */
-void dfpn_set_growth(dfpn_ctx *c, size_t max_bytes);
+void dfpn_set_kept(dfpn_ctx *c, size_t max_bytes);
 
 /*
  * dfpn_prove - runs one query from root until it is answered or the

@@ -48,10 +48,9 @@ enum dfpn_goal { DFPN_DRAW = 0, DFPN_WIN = 1 };
 /* ---- constants -------------------------------------------------------- */
 
 #define BUCKET 4             /* entries a bucket: 128 bytes, two cache lines */
+#define KEPT_MIN 65536       /* the facts kept aside: the first allocation's
+                                slots (dfpn_table.c) */
 #define GC_SAMPLE 16384      /* entries sampled to find the median effort    */
-#define GROW_EVICTED 4096    /* a table that may grow doubles once this
-                                fraction of its entries' count of strict
-                                facts went in full buckets (dfpn_table.c) */
 #define ARENA_CHILDREN 65536 /* children on the current line, all plies     */
 #define PT_MIN 4096          /* path-dependent table entries, at least       */
 #define SAT (DFPN_INF - 1)   /* the largest number a non-final node can have */
@@ -255,11 +254,13 @@ struct dfpn_ctx {
     tt_entry *tt;
     size_t nbuckets; /* a power of two */
     size_t used;
-    size_t tt_max;     /* the table may double up to this many bytes
-                          (dfpn_table.c, A TABLE THAT GROWS) */
-    uint64_t tt_grows; /* doublings so far, over the context's life */
-    uint64_t tt_evicted; /* strict facts given up in full buckets since
-                            the last doubling */
+    tt_entry *kept;     /* strict facts given up in full buckets, for the
+                           walks (dfpn_table.c, A FACT GIVEN UP IS KEPT
+                           ASIDE): open addressing by key, kcap slots */
+    size_t kcap, nkept; /* a power of two (0: none yet); slots in use */
+    size_t kmax;        /* at most this many slots (0: nothing kept) */
+    uint64_t kept_total, kept_back; /* facts put aside, and taken back by a
+                                       walk, over the context's life */
     pt_entry *pt;
     uint32_t *ptag;       /* the entries' tags (THE PATH-DEPENDENT TABLE'S TAGS) */
     uint64_t *pbits;      /* PT_BITS bits: this generation stored under the key's pt_bit */
@@ -391,6 +392,14 @@ first_depth(const dfpn_opts *o)
  * live open entry. Loose facts of other queries say nothing.
  */
 void dfpn_tt_find(dfpn_ctx *c, const eng_pos *p, uint64_t key, look *l);
+
+/*
+ * dfpn_tt_find_kept - dfpn_tt_find for the walks: when the table has no
+ * fact that answers, a fact it gave up and kept aside (dfpn_set_kept)
+ * that answers is put back into the table first (A FACT GIVEN UP IS
+ * KEPT ASIDE). The search calls dfpn_tt_find alone.
+ */
+void dfpn_tt_find_kept(dfpn_ctx *c, const eng_pos *p, uint64_t key, look *l);
 
 /*
  * dfpn_tt_put - writes what is known of p: open numbers, or (pn or dn 0)

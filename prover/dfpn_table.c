@@ -185,62 +185,107 @@ tt_gc(dfpn_ctx *c)
 }
 
 /*
- * A TABLE THAT GROWS (dfpn_set_growth)
- * A table below its ceiling doubles when three quarters of its entries
- * are in use (instead of collecting), or when one in GROW_EVICTED of its
- * entries' count of strict facts has been given up in full buckets since
- * it last grew (A STRICT FACT GIVES WAY LAST: a bucket held four). Every
- * live entry moves to the new table; dead ones (unused, or open entries
- * of another query) are dropped. A position's bucket in the doubled
- * table is its old bucket or that plus the old count (the key's next
- * bit), so each new bucket takes entries of one old bucket only and
- * nothing is lost. Where it cannot grow (the ceiling, or no memory: then
- * it stops trying), the collector and the replacement run as before.
+ * A FACT GIVEN UP IS KEPT ASIDE (dfpn_set_kept)
+ * A strict fact that a full bucket gives up (A STRICT FACT GIVES WAY
+ * LAST: all four were strict facts) is copied into a second table, open
+ * addressing by key, which doubles as it fills, up to its ceiling; at the
+ * ceiling and three quarters full it is emptied and starts again (the
+ * facts are then only lost, as without it). Only the walks read it
+ * (dfpn_tt_find_kept): on a miss in the table, a kept fact that answers
+ * is put back (dfpn_tt_put, which merges it with what the table holds)
+ * and found. The search never reads it, so its lookups stay one bucket
+ * of the table.
  * Why: a proof is written by a walk that follows the table's strict
  * facts (dfpn_walk.c), and every fact lost is searched again there. The
  * losses come from full buckets long before the table fills: `solve
  * --store` on W:W21,28,K32:BK19,K25 (2-4 databases, 256 MB) never
- * collected (65% in use at the end) and still searched 11.4 M positions
- * again in its walk. A big table from the start costs every short search
- * (a gigabyte to fault in, and a huge-page compaction when the page
- * cache is full: 0.1-5.5 s at a worker's start, stop 46); a table that
- * grows costs only the searches that lose facts: one pass over the
- * entries a doubling (docs/solver.md, "A table that grows").
- * Safe here: callers hold a look's entry pointers only until their next
- * call into the table, and tt_slot is the only place that grows.
+ * collected (65% of the table in use at the end) and its walk still
+ * searched 11.4 M positions again. A larger table keeps them too (the
+ * walk then searches a few thousand), but costs the search itself on
+ * every position: on the ten-piece B:W12,18,21,22,25,32:B3,6,10,11,15,20
+ * (60 M positions, 2-7 databases) 1024 MB took 12.1 s and a table that
+ * doubled to 1024 MB as it lost facts 16.1 s, against 9.6 s at 256 MB
+ * (docs/solver.md, "Facts kept aside"). What the collector frees is not
+ * kept: it frees what cost least to find (below the median effort).
  */
-static int
-tt_grow(dfpn_ctx *c)
+static uint64_t
+entry_key(const tt_entry *e)
 {
-    size_t onb = c->nbuckets, nb = onb * 2;
-    if (nb * BUCKET * sizeof(tt_entry) > c->tt_max)
-        return 0;
-    tt_entry *t = dfpn_table_alloc(nb * BUCKET * sizeof *t);
-    if (!t) {
-        c->tt_max = 0; /* no memory: collect from now on */
-        return 0;
-    }
-    size_t kept = 0;
-    for (size_t b = 0; b < onb; b++) {
-        int fill[2] = {0, 0};
-        for (int i = 0; i < BUCKET; i++) {
-            const tt_entry *e = &c->tt[b * BUCKET + i];
-            if (dead(c, e))
-                continue;
-            eng_pos p = {e->bm, e->wm, e->bk, e->wk,
-                         (e->flags & F_WHITE) ? ENG_WHITE : ENG_BLACK};
-            int hi = (eng_key(&p) & (nb - 1)) != b;
-            t[(b + (hi ? onb : 0)) * BUCKET + fill[hi]++] = *e;
-            kept++;
+    eng_pos p = {e->bm, e->wm, e->bk, e->wk, (e->flags & F_WHITE) ? ENG_WHITE : ENG_BLACK};
+    return eng_key(&p);
+}
+
+/* Puts e into the kept table t of cap slots (a power of two); the slot
+ * of the same position is overwritten (both are true: the newer stays).
+ * RETURN 1 when a slot was taken. */
+static int
+kept_insert(tt_entry *t, size_t cap, const tt_entry *e, uint64_t key)
+{
+    for (size_t i = key & (cap - 1);; i = (i + 1) & (cap - 1)) {
+        if (!(t[i].flags & F_USED)) {
+            t[i] = *e;
+            return 1;
+        }
+        if ((t[i].flags & F_WHITE) == (e->flags & F_WHITE) && t[i].bm == e->bm &&
+            t[i].wm == e->wm && t[i].bk == e->bk && t[i].wk == e->wk) {
+            t[i] = *e;
+            return 0;
         }
     }
-    dfpn_table_free(c->tt, onb * BUCKET * sizeof *c->tt);
-    c->tt = t;
-    c->nbuckets = nb;
-    c->used = kept;
-    c->tt_grows++;
-    c->tt_evicted = 0;
-    return 1;
+}
+
+static void
+kept_put(dfpn_ctx *c, const tt_entry *e)
+{
+    if (!c->kmax)
+        return;
+    if ((c->nkept + 1) * 4 > c->kcap * 3) {
+        size_t cap = c->kcap ? c->kcap * 2 : KEPT_MIN;
+        if (cap > c->kmax) { /* at the ceiling: start again */
+            memset(c->kept, 0, c->kcap * sizeof *c->kept);
+            c->nkept = 0;
+        } else {
+            tt_entry *t = dfpn_table_alloc(cap * sizeof *t);
+            if (!t) {
+                c->kmax = 0; /* no memory: keep nothing more, read what is kept */
+                return;
+            }
+            for (size_t i = 0; i < c->kcap; i++)
+                if (c->kept[i].flags & F_USED)
+                    kept_insert(t, cap, &c->kept[i], entry_key(&c->kept[i]));
+            dfpn_table_free(c->kept, c->kcap * sizeof *c->kept);
+            c->kept = t;
+            c->kcap = cap;
+        }
+    }
+    c->nkept += (size_t)kept_insert(c->kept, c->kcap, e, entry_key(e));
+    c->kept_total++;
+}
+
+void
+dfpn_tt_find_kept(dfpn_ctx *c, const eng_pos *p, uint64_t key, look *l)
+{
+    dfpn_tt_find(c, p, key, l);
+    if (l->fin || !c->nkept)
+        return;
+    for (size_t i = key & (c->kcap - 1); c->kept[i].flags & F_USED; i = (i + 1) & (c->kcap - 1)) {
+        const tt_entry *k = &c->kept[i];
+        if (!same_entry_pos(k, p))
+            continue;
+        int a = fact_answer(c, k);
+        if (a < 0)
+            return;
+        uint32_t len = k->pn;
+        uint64_t work = k->work;
+        int depth = k->min_depth;
+        c->kept_back++;
+        /* back into the table (which may put another fact aside: k is
+         * not read after this) */
+        dfpn_tt_put(c, p, key, a ? 0 : DFPN_INF, a ? DFPN_INF : 0,
+                    (uint16_t)(len > UINT16_MAX ? UINT16_MAX : len), work, depth, 0);
+        dfpn_tt_find(c, p, key, l);
+        return;
+    }
 }
 
 /*
@@ -272,9 +317,8 @@ strict_fact(const tt_entry *e)
 static tt_entry *
 tt_slot(dfpn_ctx *c, uint64_t key)
 {
-    if (c->used * 4 >= c->nbuckets * BUCKET * 3 && !tt_grow(c))
+    if (c->used * 4 >= c->nbuckets * BUCKET * 3)
         tt_gc(c);
-again:;
     tt_entry *b = &c->tt[(key & (c->nbuckets - 1)) * BUCKET], *v = NULL;
     for (int i = 0; i < BUCKET; i++) {
         if (dead(c, &b[i])) {
@@ -288,8 +332,8 @@ again:;
             (strict_fact(v) == strict_fact(&b[i]) && entry_score(c, &b[i]) < entry_score(c, v)))
             v = &b[i];
     }
-    if (strict_fact(v) && ++c->tt_evicted * GROW_EVICTED >= c->nbuckets * BUCKET && tt_grow(c))
-        goto again; /* A TABLE THAT GROWS: facts are being lost */
+    if (strict_fact(v))
+        kept_put(c, v); /* A FACT GIVEN UP IS KEPT ASIDE */
     if (!(v->flags & F_USED))
         c->used++;
     v->flags = 0;

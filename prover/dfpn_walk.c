@@ -301,7 +301,7 @@ static int
 known_win(dfpn_ctx *c, const eng_pos *q, unsigned *len)
 {
     look l;
-    dfpn_tt_find(c, q, eng_key(q), &l);
+    dfpn_tt_find_kept(c, q, eng_key(q), &l);
     if (!l.fin || l.att_won != (c->w_side == c->attacker))
         return 0;
     *len = l.len;
@@ -797,7 +797,7 @@ static int
 known_draw(dfpn_ctx *c, const eng_pos *q, uint32_t *num)
 {
     look l;
-    dfpn_tt_find(c, q, eng_key(q), &l);
+    dfpn_tt_find_kept(c, q, eng_key(q), &l);
     if (l.fin)
         return l.att_won == (c->w_side == c->attacker);
     *num = !l.open ? UINT32_MAX : c->w_side == c->attacker ? l.open->pn : l.open->dn;

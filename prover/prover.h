@@ -198,8 +198,8 @@ typedef struct prv_opts {
                                      solves: a worker allocates it once); NULL: a
                                      table of tt_bytes for this solve alone */
     size_t tt_bytes;              /* df-pn table when ctx is NULL */
-    size_t tt_max_bytes;          /* with ctx NULL: the table may double up to this
-                                     (dfpn_set_growth); 0: it stays at tt_bytes */
+    size_t tt_kept_bytes;         /* with ctx NULL: memory for the proven positions
+                                     the table gives up (dfpn_set_kept); 0: none */
     int first_depth;              /* dfpn_opts.first_depth (0: the default) */
     int hint;                     /* expected outcome for the side to move (-1, 0, 1),
                                      e.g. from ab_search; orders the value queries */

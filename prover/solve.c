@@ -114,8 +114,8 @@ prv_solve(const eng_pos *p, const prv_opts *o, prv_result *out, char *err, size_
         snprintf(err, errlen, "out of memory for a %zu-byte table", o->tt_bytes);
         return PRV_ENOMEM;
     }
-    if (!o->ctx && o->tt_max_bytes)
-        dfpn_set_growth(c, o->tt_max_bytes);
+    if (!o->ctx)
+        dfpn_set_kept(c, o->tt_kept_bytes);
     double t0 = now();
     int stm = p->stm, opp = !p->stm;
     /* the first query: a question is asked for the side to move (the

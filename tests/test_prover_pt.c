@@ -9,10 +9,8 @@
  * differ in the bits the tags and the bitmap read.
  *
  * The transposition table's replacement: a strict fact gives way last
- * (dfpn_table.c, A STRICT FACT GIVES WAY LAST). A table that may grow
- * doubles when it fills and keeps every entry it could find before; one
- * that may not collects its garbage and loses some; strict facts given
- * up in full buckets make it grow before it fills (A TABLE THAT GROWS).
+ * (dfpn_table.c, A STRICT FACT GIVES WAY LAST), and the facts it gives
+ * up are kept aside for the walks (A FACT GIVEN UP IS KEPT ASIDE).
  *
  * Needs no databases: the table is driven directly.
  */
@@ -249,139 +247,139 @@ pos_g(uint32_t i)
     return p;
 }
 
-/* Entries in use in key's bucket. */
-static int
-bucket_used(const dfpn_ctx *c, uint64_t key)
+/* The n-th position whose key falls in the first eighth of c's buckets
+ * (from *i on): facts put there overflow their buckets while the table
+ * stays below the collector's three quarters. */
+static eng_pos
+pos_low(const dfpn_ctx *c, uint32_t *i)
 {
-    const tt_entry *b = &c->tt[(key & (c->nbuckets - 1)) * BUCKET];
-    int k = 0;
-    for (int i = 0; i < BUCKET; i++)
-        k += (b[i].flags & F_USED) != 0;
-    return k;
+    for (;; (*i)++) {
+        eng_pos p = pos_g(*i);
+        if ((eng_key(&p) & (c->nbuckets - 1)) < c->nbuckets / 8) {
+            (*i)++;
+            return p;
+        }
+    }
 }
 
 /*
- * Fills a 1 MB table with strict facts and open entries of this query,
- * to three quarters, skipping positions whose bucket is full (so that no
- * fact is given up on the way), then puts one more. Growing: the table
- * doubled once, nothing is lost (facts keep their lengths, open entries
- * their numbers), and later entries go on into the larger table; at its
- * ceiling it collects. Fixed (the same puts without dfpn_set_growth):
- * the collection runs and loses entries, which is what the check of the
- * growing table would see if it collected instead of growing.
+ * Strict facts put into the first eighth of a 1 MB table's buckets far
+ * beyond what they hold (150,000 of them, 4,096 entries): each one a
+ * full bucket gives up is
+ * kept aside, so that a walk's lookup (dfpn_tt_find_kept) finds every
+ * one, with its length and side, and puts it back, while the search's
+ * lookup (dfpn_tt_find) does not see them. The kept table doubles past
+ * its first size and keeps what it held. Without dfpn_set_kept, some
+ * are lost (what the walk then searches again).
  */
 static void
-run_growth(int grow)
+run_kept(int keep)
 {
     dfpn_ctx *c = fresh();
-    if (grow)
-        dfpn_set_growth(c, 2u << 20);
+    if (keep)
+        dfpn_set_kept(c, 8u << 20); /* 262,144 slots */
     c->attacker = ENG_WHITE;
     c->goal = DFPN_WIN;
     c->safety = ENG_BLACK;
     c->loose = 0;
     c->round = 0;
-    size_t entries = c->nbuckets * BUCKET, limit = entries * 3 / 4;
-    enum { MAXN = 1 << 17 };
-    static unsigned char put[MAXN];
-    uint32_t n = 0, nput = 0;
-    while (c->used < limit && n < MAXN) {
-        eng_pos p = pos_g(n);
-        uint64_t k = eng_key(&p);
-        put[n] = bucket_used(c, k) < BUCKET;
-        if (put[n] && n % 3)
-            dfpn_tt_put(c, &p, k, 0, DFPN_INF, (uint16_t)(1 + n % 50), 10, 1, 0);
-        else if (put[n])
-            dfpn_tt_put(c, &p, k, 5 + n % 7, 9, 0, 10, 1, 0);
-        nput += put[n];
-        n++;
+    enum { N = 150000 };
+    uint32_t at = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        eng_pos p = pos_low(c, &at);
+        /* the attacker's wins and losses, by turns */
+        dfpn_tt_put(c, &p, eng_key(&p), (i & 1) ? 0 : DFPN_INF, (i & 1) ? DFPN_INF : 0,
+                    (uint16_t)(1 + i % 60), 10 + i % 5, 1, 0);
     }
-    assert_int_equal(c->used, limit);
-    assert_int_equal(nput, limit);
-    assert_int_equal(c->tt_grows, 0);
-    eng_pos extra = pos_g(n);
-    dfpn_tt_put(c, &extra, eng_key(&extra), 0, DFPN_INF, 3, 10, 1, 0); /* the table is full */
-    uint32_t after = 0;
+    assert_int_equal(c->gc_runs, 0); /* the buckets gave them up, not the collector */
+    uint32_t in_table = 0, found = 0;
     look l;
-    for (uint32_t i = 0; i < n; i++) {
-        if (!put[i])
-            continue;
-        eng_pos p = pos_g(i);
+    at = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        eng_pos p = pos_low(c, &at);
         dfpn_tt_find(c, &p, eng_key(&p), &l);
-        if (i % 3) {
-            after += l.fin != NULL;
-            if (l.fin)
-                assert_int_equal(l.len, 1 + i % 50);
-        } else {
-            after += l.open != NULL;
-            if (l.open)
-                assert_int_equal(l.open->pn, 5 + i % 7);
-        }
+        in_table += l.fin != NULL;
     }
-    dfpn_tt_find(c, &extra, eng_key(&extra), &l);
-    if (grow) {
-        assert_int_equal(c->tt_grows, 1);
-        assert_int_equal(c->nbuckets * BUCKET, 2 * entries);
-        assert_int_equal(c->gc_runs, 0);
-        assert_int_equal(after, nput); /* nothing lost */
-        assert_non_null(l.fin);
-        /* at the ceiling (2 MB) the next fill collects */
-        for (uint32_t i = n + 1; c->gc_runs == 0; i++) {
-            eng_pos p = pos_g(i);
-            dfpn_tt_put(c, &p, eng_key(&p), 0, DFPN_INF, 2, 10, 1, 0);
-        }
-        assert_int_equal(c->tt_grows, 1);
+    assert_true(in_table <= c->nbuckets * BUCKET / 8);
+    at = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        eng_pos p = pos_low(c, &at);
+        dfpn_tt_find_kept(c, &p, eng_key(&p), &l);
+        if (!l.fin)
+            continue;
+        found++;
+        assert_int_equal(l.att_won, (int)(i & 1));
+        assert_int_equal(l.len, 1 + i % 60);
+    }
+    if (keep) {
+        assert_int_equal(found, N);
+        assert_true(c->kcap > KEPT_MIN); /* it doubled, and kept what it held */
+        assert_true(c->kept_back >= N - in_table);
     } else {
-        assert_int_equal(c->tt_grows, 0);
-        assert_int_equal(c->gc_runs, 1);
-        assert_true(after < nput); /* collected: some are gone */
+        assert_int_equal(found, in_table);
+        assert_int_equal(c->kept_total, 0);
     }
     dfpn_free(c);
 }
 
 static void
-test_table_grows_and_keeps(void **state)
+test_given_up_facts_kept_aside(void **state)
 {
     (void)state;
-    run_growth(1);
+    run_kept(1);
 }
 
 static void
-test_fixed_table_collects(void **state)
+test_given_up_facts_lost_without(void **state)
 {
     (void)state;
-    run_growth(0);
+    run_kept(0);
 }
 
 /*
- * Strict facts given up in full buckets make a table that may grow
- * double long before it is three quarters full: after one in
- * GROW_EVICTED of its entries went, and not before.
+ * At its ceiling and three quarters full, the kept table starts again:
+ * what it held is gone (only lost, never wrong), and later facts are
+ * kept.
  */
 static void
-test_table_grows_when_facts_go(void **state)
+test_kept_table_starts_again(void **state)
 {
     (void)state;
     dfpn_ctx *c = fresh();
-    dfpn_set_growth(c, 4u << 20);
+    dfpn_set_kept(c, (size_t)KEPT_MIN * sizeof(tt_entry)); /* one allocation */
     c->attacker = ENG_WHITE;
     c->goal = DFPN_WIN;
     c->safety = ENG_BLACK;
     c->loose = 0;
     c->round = 0;
-    size_t entries = c->nbuckets * BUCKET;
-    uint64_t lost = 0;
-    for (uint32_t i = 0; c->tt_grows == 0; i++) {
-        eng_pos p = pos_g(i);
-        uint64_t k = eng_key(&p);
-        int full = bucket_used(c, k) == BUCKET;
-        dfpn_tt_put(c, &p, k, 0, DFPN_INF, 4, 10, 1, 0);
-        if (c->tt_grows == 0)
-            lost += full; /* a bucket of four strict facts gave one up */
+    /* until the kept table has been emptied once */
+    uint32_t at = 0, n = 0;
+    size_t last = 0;
+    for (;; n++) {
+        eng_pos p = pos_low(c, &at);
+        dfpn_tt_put(c, &p, eng_key(&p), 0, DFPN_INF, 2, 10, 1, 0);
+        if (c->nkept < last)
+            break;
+        last = c->nkept;
     }
-    assert_int_equal(lost + 1, entries / GROW_EVICTED);
-    assert_true(c->used < entries * 3 / 4);
     assert_int_equal(c->gc_runs, 0);
+    assert_int_equal(c->kcap, KEPT_MIN);
+    assert_int_equal(c->nkept, 1); /* the fact given up by the last put */
+    look l;
+    uint32_t kept = 0, lost = 0;
+    at = 0;
+    for (uint32_t j = 0; j <= n; j++) {
+        eng_pos q = pos_low(c, &at);
+        dfpn_tt_find(c, &q, eng_key(&q), &l);
+        if (l.fin)
+            continue;
+        dfpn_tt_find_kept(c, &q, eng_key(&q), &l);
+        kept += l.fin != NULL;
+        lost += l.fin == NULL;
+    }
+    /* the last one given up (and one that putting it back gave up) */
+    assert_true(kept >= 1 && kept <= 2);
+    assert_true(lost >= KEPT_MIN / 2); /* what was kept before is gone */
     dfpn_free(c);
 }
 
@@ -394,9 +392,9 @@ main(void)
         cmocka_unit_test(test_holds_only_on_lines_with_its_positions),
         cmocka_unit_test(test_generation_wrap_forgets),
         cmocka_unit_test(test_strict_fact_gives_way_last),
-        cmocka_unit_test(test_table_grows_and_keeps),
-        cmocka_unit_test(test_fixed_table_collects),
-        cmocka_unit_test(test_table_grows_when_facts_go),
+        cmocka_unit_test(test_given_up_facts_kept_aside),
+        cmocka_unit_test(test_given_up_facts_lost_without),
+        cmocka_unit_test(test_kept_table_starts_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
