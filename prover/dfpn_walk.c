@@ -1000,8 +1000,9 @@ draw_walk(dfpn_ctx *c)
         return no_memory(c), -1;
     while (c->wstack.n && !c->error && !c->abort && c->wn[root].state != WS_FAIL) {
         uint32_t i = c->wstack.v[--c->wstack.n];
-        if (walk_cut(c))
-            c->abort = 1;
+        if (walk_cut(c) ||
+            (c->o->walk_max_positions && c->wmap.n >= c->o->walk_max_positions))
+            c->abort = 1; /* the cap: a test's stand-in for the clock */
         else if (c->wn[i].state == WS_NEW && draw_expand(c, i) != 0)
             break;
     }
@@ -1112,17 +1113,81 @@ remember_wcut(dfpn_ctx *c, const eng_pos *root, double seconds, uint64_t nodes, 
  * W:W21,28,K32:BK19,K25 (2-4 databases), whose proof after the
  * optimistic search is 1.67 M positions, a job's walk ran out, and the
  * next job walked again from the root, and could run out again
- * (docs/solver.md, "A proof that takes long to write"). A draw walk keeps nothing: its standing
- * positions are a proof only once the walk has closed them all.
+ * (docs/solver.md, "A proof that takes long to write"). A draw walk keeps
+ * the closed part of what stands (A DRAW WALK CUT SHORT KEEPS WHAT IS
+ * CLOSED, above).
  * RETURN 0, or DFPN_ENOMEM / DFPN_ESTORE (c->error set).
  */
+/*
+ * A DRAW WALK CUT SHORT KEEPS WHAT IS CLOSED. The standing nodes of a cut
+ * draw walk are not a proof, since some of them wait on nodes never
+ * expanded. But the largest set of them that is closed under play (where
+ * w_side moves, its candidate is a satisfying leaf or in the set; where
+ * the other side moves, every reply is) is a proof that w_side at least
+ * draws from each of its positions, cycles and all (WRITING A DRAW). It
+ * is found as the walk finds its own, a greatest fixed point: the
+ * unexpanded nodes fail, and so does every standing node whose own moves
+ * do not check out (a reply missing where the walk was cut inside an
+ * expansion); a failure goes up the parents' edges (where w_side moves,
+ * only to a parent whose candidate it was). What stands then is written,
+ * and the next walk of the query reads it as leaves. Before, a cut draw
+ * walk wrote nothing: W:WK24,K26,K30:BK8,K14,K28 (2-4 databases), which
+ * `solve` proves a draw, never settled under `solve --store` or `prove`
+ * (docs/solver.md, "Facts kept aside").
+ * RETURN 0, or -1 with c->error set.
+ */
+static int
+draw_closed(dfpn_ctx *c)
+{
+    wlist *f = &c->wprop;
+    f->n = 0;
+    for (size_t i = 0; i < c->wmap.n; i++) {
+        wnode *n = &c->wn[i];
+        int ok = n->state == WS_OPEN;
+        eng_pos p = n->pos, q;
+        eng_movelist ml;
+        int k = ok ? eng_generate(&p, &ml, ENG_DUPS_MERGE) : 0, k0 = 0;
+        if (ok && n->mover)
+            k0 = n->mv, k = n->mv + 1;
+        for (int m = k0; ok && m < k; m++) {
+            eng_make(&p, &ml.m[m], &q);
+            int lf = walk_leaf(c, &q);
+            if (lf == 1)
+                continue;
+            long j = lf == 0 ? pmap_find(&c->wmap, &q) : -1;
+            ok = j >= 0 && (c->wn[j].state == WS_OPEN || c->wn[j].state == WS_NEW);
+            ok = ok && has_edge(c, (uint32_t)i, (uint32_t)j);
+        }
+        if (!ok && n->state != WS_FAIL) {
+            n->state = WS_FAIL;
+            if (wl_push(f, (uint32_t)i) != 0)
+                return no_memory(c), -1;
+        }
+    }
+    while (f->n) {
+        uint32_t x = f->v[--f->n];
+        for (uint32_t e = c->wn[x].parents; e != NO_EDGE; e = c->we[e].next) {
+            uint32_t u = c->we[e].node;
+            if (c->wn[u].state != WS_OPEN || (c->wn[u].mover && c->wn[u].mv != c->we[e].mv))
+                continue;
+            c->wn[u].state = WS_FAIL;
+            if (wl_push(f, u) != 0)
+                return no_memory(c), -1;
+        }
+    }
+    return 0;
+}
+
 static int
 keep_won(dfpn_ctx *c, dfpn_result *out)
 {
     c->nitems = 0;
     c->nrests = 0;
+    if (!c->w_reach && draw_closed(c) != 0) /* A DRAW WALK CUT SHORT... */
+        return c->error;
+    uint8_t whole = c->w_reach ? WS_DONE : WS_OPEN;
     for (size_t i = 0; i < c->wmap.n; i++)
-        if (c->wn[i].state == WS_DONE && c->wn[i].item == NO_ITEM &&
+        if (c->wn[i].state == whole && c->wn[i].item == NO_ITEM &&
             proof_records(c, (uint32_t)i) != 0)
             return c->error;
     if (!c->nitems)
@@ -1230,9 +1295,9 @@ dfpn_write_proof(dfpn_ctx *c, int attacker_won_root, int put, dfpn_result *out)
     out->walk_nodes = c->nodes - w_n0;
     if (wr != 0 && c->abort && !verify_walk && !prv_stopped(c->o->stop))
         remember_wcut(c, &root, now() - w_t0, c->nodes - w_n0, c->wcap);
-    /* cut short (time, positions, or a stop): a win walk keeps what it
-     * closed (A WIN WALK CUT SHORT KEEPS WHAT IT CLOSED) */
-    if (wr != 0 && c->abort && !c->error && c->w_reach && c->o->store && put) {
+    /* cut short (time, positions, or a stop): a walk keeps what it closed
+     * (A WIN WALK CUT SHORT KEEPS WHAT IT CLOSED, A DRAW WALK ...) */
+    if (wr != 0 && c->abort && !c->error && c->o->store && put) {
         int k = keep_won(c, out);
         if (k != 0)
             return k;

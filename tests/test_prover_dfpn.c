@@ -743,6 +743,69 @@ test_win_walk_cut_keeps(void **state)
 /* ---- writing a draw --------------------------------------------------------- */
 
 /*
+ * A draw walk cut short keeps the closed part of what stands
+ * (dfpn_walk.c, A DRAW WALK CUT SHORT KEEPS WHAT IS CLOSED): with every
+ * walk capped at WALK_CAP positions, runs of the same "at least a draw"
+ * query on one store must keep records from the cut walks and end with
+ * the whole proof written, which the checker accepts. Before, a cut draw
+ * walk kept nothing, so every run was cut at the same place.
+ */
+static void
+test_draw_walk_cut_keeps(void **state)
+{
+    (void)state;
+    static const char *fens[] = {"W:WK9,K26:B21,K18,K29", "B:WK15,K32:B2,5,9"};
+    for (int f = 0; f < 2; f++) {
+        char err[512] = "", name[32];
+        snprintf(name, sizeof name, "draw-walk-cut-%d", f);
+        pst_env *st = tmp_store(name);
+        eng_pos p;
+        assert_int_equal(eng_parse_fen(fens[f], &p, err, sizeof err), 0);
+        assert_int_equal(db_bound(F.db5, &p), ENG_DD);
+        dfpn_ctx *c;
+        assert_int_equal(dfpn_new(16u << 20, &c), 0);
+        dfpn_opts o = {0};
+        o.db = F.db4;
+        o.db_pieces = 4;
+        o.node_limit = 5000000;
+        o.store = st;
+        o.write_proof = 1;
+        o.walk_max_positions = WALK_CAP;
+        eng_question q = {p.stm, ENG_DRAW};
+        dfpn_result r;
+        int runs = 0, rc;
+        uint64_t kept = 0;
+        do {
+            err[0] = 0;
+            rc = dfpn_prove(c, &p, &q, &o, &r, err, sizeof err);
+            runs++;
+            assert_int_equal(r.status, DFPN_PROVEN);
+            if (rc == 0)
+                break;
+            if (rc != DFPN_EPROOF || !strstr(err, "cap of positions"))
+                fail_msg("%s, run %d: rc %d, %s; expected the walk cut by its cap", fens[f], runs,
+                         rc, err);
+            if (r.kept_records == 0)
+                fail_msg("%s, run %d: the walk was cut and kept nothing (%s)", fens[f], runs, err);
+            kept += r.kept_records;
+        } while (runs < WALK_RUNS);
+        if (rc != 0)
+            fail_msg("%s: after %d runs of %d positions each the proof is still not written: %s",
+                     fens[f], runs, WALK_CAP, err);
+        assert_true(runs > 1); /* the cap did cut it */
+        pchk_result cr;
+        assert_int_equal(pchk_check(st, F.db4, &p, &cr, err, sizeof err), 0);
+        if (cr.status != PCHK_VALID || eng_bound_lo(cr.bound) < ENG_DRAW)
+            fail_msg("%s: the written proof fails its check at %s: %s", fens[f], cr.where, cr.why);
+        printf("  %s: %d runs of at most %d positions: %" PRIu64
+               " records kept from cut walks, %" PRIu64 " by the last\n",
+               fens[f], runs, WALK_CAP, kept, r.proof_records);
+        dfpn_free(c);
+        pst_close(st);
+    }
+}
+
+/*
  * A draw the optimistic search found must be written when a closed set
  * holds it. The draw walk went depth first along one line, and where a
  * reply came back to the line on a choice that failed below, it rolled
@@ -969,6 +1032,7 @@ main(void)
         cmocka_unit_test(test_store_leaves_both_ways),
         cmocka_unit_test(test_one_table_many_queries),
         cmocka_unit_test(test_win_walk_small_table),
+        cmocka_unit_test(test_draw_walk_cut_keeps),
         cmocka_unit_test(test_draw_walk_graph),
     };
     if (getenv("CHECKERS_TEST_FILTER")) /* one test by name, e.g. while working on it */
