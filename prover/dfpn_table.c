@@ -208,10 +208,17 @@ tt_gc(dfpn_ctx *c)
  * (docs/solver.md, "Facts kept aside"). What the collector frees is not
  * kept: it frees what cost least to find (below the median effort).
  */
+static eng_pos
+entry_pos(const tt_entry *e)
+{
+    eng_pos p = {e->bm, e->wm, e->bk, e->wk, (e->flags & F_WHITE) ? ENG_WHITE : ENG_BLACK};
+    return p;
+}
+
 static uint64_t
 entry_key(const tt_entry *e)
 {
-    eng_pos p = {e->bm, e->wm, e->bk, e->wk, (e->flags & F_WHITE) ? ENG_WHITE : ENG_BLACK};
+    eng_pos p = entry_pos(e);
     return eng_key(&p);
 }
 
@@ -221,13 +228,13 @@ entry_key(const tt_entry *e)
 static int
 kept_insert(tt_entry *t, size_t cap, const tt_entry *e, uint64_t key)
 {
+    const eng_pos pos = entry_pos(e);
     for (size_t i = key & (cap - 1);; i = (i + 1) & (cap - 1)) {
         if (!(t[i].flags & F_USED)) {
             t[i] = *e;
             return 1;
         }
-        if ((t[i].flags & F_WHITE) == (e->flags & F_WHITE) && t[i].bm == e->bm &&
-            t[i].wm == e->wm && t[i].bk == e->bk && t[i].wk == e->wk) {
+        if (same_entry_pos(&t[i], &pos)) {
             t[i] = *e;
             return 0;
         }
