@@ -120,6 +120,8 @@ $C solve 'B:W30:B3' >/dev/null 2>&1
 check "no --db" 2 $?
 $C solve --db "$DB" --goal maybe 'B:W30:B3' >/dev/null 2>&1
 check "bad goal" 2 $?
+$C solve --db "$DB" --tt-kept lots 'B:W30:B3' >/dev/null 2>"$T/err"
+check "bad --tt-kept: exit 2, named" "2 1" "$? $(grep -c -- '--tt-kept' "$T/err")"
 
 # A solver killed with SIGKILL while it works and writes: the store still
 # opens, and every proof in it still checks.
