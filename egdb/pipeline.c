@@ -405,7 +405,8 @@ egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
            char *err, size_t errlen)
 {
     size_t n = u->end - u->begin;
-    const egst_slice **list = malloc((n ? n : 1) * sizeof *list);
+    /* the unit's slices, then (todo) those still to compress */
+    const egst_slice **list = malloc((n ? 2 * n : 1) * sizeof *list), **todo = list + n;
     if (!list)
         return EGDB_ENOMEM;
     char name[EGPL_NAME_MAX], why[1024];
@@ -453,20 +454,14 @@ egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
          * renamed), and stage 3 compares every one of them, those of the
          * earlier run too, with the 2-bit files before the mark. */
         stage = "compress";
-        const egst_slice **todo = malloc((n ? n : 1) * sizeof *todo);
         size_t nt = 0;
-        if (!todo) {
-            snprintf(why, sizeof why, "out of memory for the list of %zu slices", n);
-            rc = EGDB_ENOMEM;
-        }
-        for (size_t i = 0; rc == 0 && i < n; i++)
+        for (size_t i = 0; i < n; i++)
             if (!egcp_compressed_ok(dir, &sl[u->begin + i]))
                 todo[nt++] = list[i];
         egdb_compress_opts co = {0, threads, threats, progress, arg};
         egdb_compress_stats st;
-        if (rc == 0 && nt > 0)
+        if (nt > 0)
             rc = egcp_compress_slices(dir, todo, nt, &co, stop, &st, why, sizeof why);
-        free(todo);
     }
     if (rc == 0) {
         stage = "compare";
