@@ -677,6 +677,41 @@ test_win_walk_small_table(void **state)
 }
 
 /*
+ * Runs query q on p, with every walk capped at WALK_CAP positions, until
+ * its proof is written whole (at most WALK_RUNS runs) into o's store:
+ * each cut run must keep records. *runs and *kept: the runs and the
+ * records kept from the cut ones; *r the last run's result.
+ */
+static void
+write_over_cut_walks(dfpn_ctx *c, const eng_pos *p, const eng_question *q, dfpn_opts *o,
+                     const char *fen, dfpn_result *r, int *runs, uint64_t *kept)
+{
+    char err[512];
+    int rc;
+    o->walk_max_positions = WALK_CAP;
+    *runs = 0;
+    *kept = 0;
+    do {
+        err[0] = 0;
+        rc = dfpn_prove(c, p, q, o, r, err, sizeof err);
+        (*runs)++;
+        assert_int_equal(r->status, DFPN_PROVEN);
+        if (rc == 0)
+            break;
+        if (rc != DFPN_EPROOF || !strstr(err, "cap of positions"))
+            fail_msg("%s, run %d: rc %d, %s; expected the walk cut by its cap", fen, *runs, rc,
+                     err);
+        if (r->kept_records == 0)
+            fail_msg("%s, run %d: the walk was cut and kept nothing (%s)", fen, *runs, err);
+        *kept += r->kept_records;
+    } while (*runs < WALK_RUNS);
+    if (rc != 0)
+        fail_msg("%s: after %d runs of %d positions each the proof is still not written: %s", fen,
+                 *runs, WALK_CAP, err);
+    assert_true(*runs > 1); /* the cap did cut it */
+}
+
+/*
  * A win proof whose walk is cut short keeps what it closed (dfpn_walk.c, A
  * WIN WALK CUT SHORT KEEPS WHAT IT CLOSED). The walk that wrote the proof
  * of a win gave up everything when its time ran out: the next run of the
@@ -707,28 +742,11 @@ test_win_walk_cut_keeps(void **state)
     o.node_limit = 5000000;
     o.store = st;
     o.write_proof = 1;
-    o.walk_max_positions = WALK_CAP;
     eng_question q = {ENG_BLACK, ENG_WIN};
     dfpn_result r;
-    int runs = 0, rc;
-    uint64_t kept = 0;
-    do {
-        err[0] = 0;
-        rc = dfpn_prove(c, &p, &q, &o, &r, err, sizeof err);
-        runs++;
-        assert_int_equal(r.status, DFPN_PROVEN);
-        if (rc == 0)
-            break;
-        if (rc != DFPN_EPROOF || !strstr(err, "cap of positions"))
-            fail_msg("run %d: rc %d, %s; expected the walk cut by its cap", runs, rc, err);
-        if (r.kept_records == 0)
-            fail_msg("run %d: the walk was cut and kept nothing (%s)", runs, err);
-        kept += r.kept_records;
-    } while (runs < WALK_RUNS);
-    if (rc != 0)
-        fail_msg("after %d runs of %d positions each the proof is still not written: %s", runs,
-                 WALK_CAP, err);
-    assert_true(runs > 1); /* the cap did cut it */
+    int runs;
+    uint64_t kept;
+    write_over_cut_walks(c, &p, &q, &o, "W:WK1,K6:BK2,K3,K31", &r, &runs, &kept);
     pchk_result cr;
     assert_int_equal(pchk_check(st, F.db4, &p, &cr, err, sizeof err), 0);
     if (cr.status != PCHK_VALID || cr.bound != ENG_LL)
@@ -770,29 +788,11 @@ test_draw_walk_cut_keeps(void **state)
         o.node_limit = 5000000;
         o.store = st;
         o.write_proof = 1;
-        o.walk_max_positions = WALK_CAP;
         eng_question q = {p.stm, ENG_DRAW};
         dfpn_result r;
-        int runs = 0, rc;
-        uint64_t kept = 0;
-        do {
-            err[0] = 0;
-            rc = dfpn_prove(c, &p, &q, &o, &r, err, sizeof err);
-            runs++;
-            assert_int_equal(r.status, DFPN_PROVEN);
-            if (rc == 0)
-                break;
-            if (rc != DFPN_EPROOF || !strstr(err, "cap of positions"))
-                fail_msg("%s, run %d: rc %d, %s; expected the walk cut by its cap", fens[f], runs,
-                         rc, err);
-            if (r.kept_records == 0)
-                fail_msg("%s, run %d: the walk was cut and kept nothing (%s)", fens[f], runs, err);
-            kept += r.kept_records;
-        } while (runs < WALK_RUNS);
-        if (rc != 0)
-            fail_msg("%s: after %d runs of %d positions each the proof is still not written: %s",
-                     fens[f], runs, WALK_CAP, err);
-        assert_true(runs > 1); /* the cap did cut it */
+        int runs;
+        uint64_t kept;
+        write_over_cut_walks(c, &p, &q, &o, fens[f], &r, &runs, &kept);
         pchk_result cr;
         assert_int_equal(pchk_check(st, F.db4, &p, &cr, err, sizeof err), 0);
         if (cr.status != PCHK_VALID || eng_bound_lo(cr.bound) < ENG_DRAW)
