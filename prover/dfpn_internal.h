@@ -430,6 +430,12 @@ void dfpn_new_generation(dfpn_ctx *c);
 const pt_entry *dfpn_pt_get(dfpn_ctx *c, const eng_pos *p, uint64_t key, int seg, int ply,
                             int *rep_up);
 
+/* dfpn_pt_says - nonzero when the path-dependent table holds a result of
+ * p with this outcome for some line (whatever positions it rests on):
+ * a guide for the draw walk (dfpn_walk.c, WRITING A DRAW), never an
+ * answer. */
+int dfpn_pt_says(dfpn_ctx *c, const eng_pos *p, uint64_t key, int att_won);
+
 /* dfpn_pt_put - keeps a path-dependent result of p: it holds on every line
  * that has the positions of d above it. */
 void dfpn_pt_put(dfpn_ctx *c, const eng_pos *p, uint64_t key, int att_won, const deps *d, int len);

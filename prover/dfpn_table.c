@@ -530,6 +530,23 @@ dfpn_pt_get(dfpn_ctx *c, const eng_pos *p, uint64_t key, int seg, int ply, int *
     return NULL;
 }
 
+int
+dfpn_pt_says(dfpn_ctx *c, const eng_pos *p, uint64_t key, int att_won)
+{
+    uint32_t bit = pt_bit(key);
+    if (!(c->pbits[bit / 64] >> (bit % 64) & 1))
+        return 0;
+    size_t at0 = pt_bucket(c, key);
+    const uint32_t *t = &c->ptag[at0], want = pt_tag(key, c->gen);
+    for (int i = 0; i < PT_WAYS; i++) {
+        const pt_entry *e = &c->pt[at0 + i];
+        if (t[i] == want && e->used && e->gen == c->gen && e->attacker_won == att_won &&
+            same_pos(&e->pos, p))
+            return 1;
+    }
+    return 0;
+}
+
 void
 dfpn_pt_put(dfpn_ctx *c, const eng_pos *p, uint64_t key, int att_won, const deps *d, int len)
 {
