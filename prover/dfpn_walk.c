@@ -765,8 +765,9 @@ win_walk(dfpn_ctx *c)
  *             stands in the graph, else a child the table says w_side
  *             succeeds in; where the other side moves, every reply (a
  *             reply the table does not know is first searched again, as
- *             a root of its own). "The table says" counts a result of
- *             the path-dependent table too, whatever line it rests on
+ *             a root of its own). A position the path-dependent table
+ *             says w_side succeeds in, on whatever line, counts as one
+ *             the table knows, after the facts where w_side moves
  *             (SUCCESSES ON A LINE GUIDE THE WALK, below).
  *   failing   a node where the other side moves FAILS when a reply is a
  *             losing leaf or a failed node, or a search does not show
@@ -799,14 +800,24 @@ win_walk(dfpn_ctx *c)
  * position the path-dependent table says w_side succeeds in, on whatever
  * line, as it takes a fact: a node, expanded in turn, not searched again.
  * Where the guide is wrong the node fails in the graph, as one a loose
- * fact named does. Measured with `solve --store --time 60` on the draw
- * W:WK24,K26,K30:BK8,K14,K28 (2-4 databases): White's draw walk searched
- * 72.5 M positions again in 25.3 s and was cut short, nothing proved;
- * with the guide it wrote the proof of 132,496 positions after 3.9 M
- * positions in 2.0 s (docs/solver.md, "The draw walk's guide").
+ * fact named does. And a guide can be wrong: the position may be lost on
+ * every line of the graph, its draw resting on a repetition of a
+ * position the graph does not reach from it; the failure below it then
+ * costs searches that find nothing. So where w_side moves a fact comes
+ * first and a guide second: on W:WK9,K26:B21,K18,K29, "White at least
+ * draws?" (1 MB table, 2 M positions), the walk with the guides ranked
+ * as facts ran out of its 1 M positions; ranked after them it searched
+ * 1,497 positions again, and 308,767 without guides. Measured with
+ * `solve --store --time 60` on the draw W:WK24,K26,K30:BK8,K14,K28 (2-4
+ * databases): White's draw walk searched 72.5 M positions again in
+ * 25.3 s and was cut short, nothing proved; with the guide 10,710 in
+ * 0.4 s, and the proof of 99,051 positions was written (docs/solver.md,
+ * "The draw walk's guide").
  */
 
-/* The table's fact on q: 1 w_side succeeds, 0 it fails, -1 none; *num:
+/* The table's fact on q: 1 w_side succeeds, 0 it fails; else 2 when the
+ * path-dependent table has w_side succeed there on some line (a guide:
+ * SUCCESSES ON A LINE GUIDE THE WALK), -1 when nothing is known; *num:
  * without a fact, w_side's number in the live open entry (UINT32_MAX
  * when there is none). */
 static int
@@ -817,7 +828,7 @@ known_draw(dfpn_ctx *c, const eng_pos *q, uint32_t *num)
     if (l.fin)
         return l.att_won == (c->w_side == c->attacker);
     if (dfpn_pt_says(c, q, eng_key(q), c->w_side == c->attacker))
-        return 1; /* a success resting on a line's repetition: a guide */
+        return 2; /* a success resting on a line's repetition: a guide */
     *num = !l.open ? UINT32_MAX : c->w_side == c->attacker ? l.open->pn : l.open->dn;
     return -1;
 }
@@ -877,6 +888,8 @@ draw_widen(dfpn_ctx *c, uint32_t i, int any)
         int f = known_draw(c, &q, &num);
         if (f == 1 && rank > 2)
             best = k, rank = 2;
+        else if (f == 2 && rank > 2) /* a guide: after the facts, before the rest */
+            best = k, rank = 3, bestnum = 0;
         else if (f < 0 && any && (rank > 3 || (rank == 3 && num < bestnum)))
             best = k, rank = 3, bestnum = num;
     }

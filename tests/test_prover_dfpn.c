@@ -966,48 +966,59 @@ test_ghi_order(void **state)
 
 /*
  * The draw walk follows the search's path-dependent successes (dfpn_walk.c,
- * SUCCESSES ON A LINE GUIDE THE WALK). B:W6,K11:B4,K21,3 (a draw; the
- * 4-piece databases, a 1 MB table, 2 M positions a run), "does White at
- * least draw?": the GHI-safe search proves it through repetitions of its
- * line, which the table keeps as path-dependent results, not facts.
- * Without the guide the walk searched those positions again as roots of
- * their own and ran out of its positions: the first run wrote nothing,
- * and the second needed twice the first walk's budget (A WALK CUT SHORT
- * GETS TWICE AS MUCH NEXT TIME). With it, the first run writes the proof,
- * searching few positions again, and the checker accepts it.
+ * SUCCESSES ON A LINE GUIDE THE WALK). The 4-piece databases, a 1 MB
+ * table, 2 M positions a run, and the first run must write the proof,
+ * which the checker accepts:
+ *   B:W6,K11:B4,K21,3, "does White at least draw?": the GHI-safe search
+ *   proves it through repetitions of its line, which the table keeps as
+ *   path-dependent results, not facts. Without the guide the walk
+ *   searched those positions again as roots of their own and ran out of
+ *   its positions (the second run needed twice the first walk's budget:
+ *   A WALK CUT SHORT GETS TWICE AS MUCH NEXT TIME); with it the walk
+ *   searches 719 positions again.
+ *   W:WK9,K26:B21,K18,K29, "does White at least draw?": a guide can be
+ *   wrong for the walk's lines. With the guides ranked as facts where
+ *   White moves, the walk ran out of its positions; after the facts it
+ *   searches 1,497 positions again (308,767 without guides).
  */
 static void
 test_draw_walk_guided(void **state)
 {
     (void)state;
-    char err[512] = "";
-    pst_env *st = tmp_store("walk-guided");
-    eng_pos p;
-    assert_int_equal(eng_parse_fen("B:W6,K11:B4,K21,3", &p, err, sizeof err), 0);
-    assert_int_equal(db_bound(F.db5, &p), ENG_DD);
-    dfpn_ctx *c;
-    assert_int_equal(dfpn_new(1u << 20, &c), 0);
-    dfpn_opts o = {0};
-    o.db = F.db4;
-    o.db_pieces = 4;
-    o.node_limit = 2000000;
-    o.store = st;
-    o.write_proof = 1;
-    eng_question q = {ENG_WHITE, ENG_DRAW};
-    dfpn_result r;
-    int rc = dfpn_prove(c, &p, &q, &o, &r, err, sizeof err);
-    if (rc != 0)
-        fail_msg("the first run: rc %d, %s; expected the proof written", rc, err);
-    assert_int_equal(r.status, DFPN_PROVEN);
-    assert_true(r.proof_records > 0);
-    pchk_result cr;
-    assert_int_equal(pchk_check(st, F.db4, &p, &cr, err, sizeof err), 0);
-    if (cr.status != PCHK_VALID || !eng_bound_contains(cr.bound, ENG_DRAW))
-        fail_msg("the written proof fails its check at %s: %s", cr.where, cr.why);
-    printf("  %" PRIu64 " positions, of which the walk %" PRIu64 "; %" PRIu64 " records\n",
-           r.nodes, r.walk_nodes, r.proof_records);
-    dfpn_free(c);
-    pst_close(st);
+    static const char *fens[] = {"B:W6,K11:B4,K21,3", "W:WK9,K26:B21,K18,K29"};
+    for (int t = 0; t < 2; t++) {
+        char err[512] = "";
+        char name[32];
+        snprintf(name, sizeof name, "walk-guided-%d", t);
+        pst_env *st = tmp_store(name);
+        eng_pos p;
+        assert_int_equal(eng_parse_fen(fens[t], &p, err, sizeof err), 0);
+        assert_int_equal(db_bound(F.db5, &p), ENG_DD);
+        dfpn_ctx *c;
+        assert_int_equal(dfpn_new(1u << 20, &c), 0);
+        dfpn_opts o = {0};
+        o.db = F.db4;
+        o.db_pieces = 4;
+        o.node_limit = 2000000;
+        o.store = st;
+        o.write_proof = 1;
+        eng_question q = {ENG_WHITE, ENG_DRAW};
+        dfpn_result r;
+        int rc = dfpn_prove(c, &p, &q, &o, &r, err, sizeof err);
+        if (rc != 0)
+            fail_msg("%s: rc %d, %s (the walk: %" PRIu64 " positions); expected the proof written",
+                     fens[t], rc, err, r.walk_nodes);
+        assert_int_equal(r.status, DFPN_PROVEN);
+        assert_true(r.proof_records > 0);
+        pchk_result cr;
+        assert_int_equal(pchk_check(st, F.db4, &p, &cr, err, sizeof err), 0);
+        if (cr.status != PCHK_VALID || !eng_bound_contains(cr.bound, ENG_DRAW))
+            fail_msg("%s: the written proof fails its check at %s: %s", fens[t], cr.where, cr.why);
+        printf("  %s: %" PRIu64 " positions, of which the walk %" PRIu64 "; %" PRIu64 " records\n",
+               fens[t], r.nodes, r.walk_nodes, r.proof_records);
+        dfpn_free(c);
+        pst_close(st);
+    }
 }
 
 int
