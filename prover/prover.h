@@ -134,8 +134,10 @@
  *   largest closed set in it is kept (a position stands until a reply
  *   fails it or its candidates run out; a failure goes up at once), the
  *   table's draws serving only as guides, since they may rest on a
- *   repetition of the line they were found on; a position the tables do
- *   not know is searched again as a root (WRITING A DRAW).
+ *   repetition of the line they were found on (the path-dependent
+ *   table's draws too, after the facts: SUCCESSES ON A LINE GUIDE THE
+ *   WALK); a position the tables do not know is searched again as a
+ *   root (WRITING A DRAW).
  *   A win walk cut short by its time writes what it closed: every won
  *   position of its graph is a whole proof, and the next walk of the
  *   query takes them as leaves, so a long proof is written over several
