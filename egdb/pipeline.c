@@ -405,8 +405,9 @@ egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
            char *err, size_t errlen)
 {
     size_t n = u->end - u->begin;
-    /* the unit's slices, then (todo) those still to compress */
-    const egst_slice **list = malloc((n ? 2 * n : 1) * sizeof *list), **todo = list + n;
+    /* one allocation, two lists: the unit's n slices, then the compress
+     * stage's (those without a compressed file, at most n) */
+    const egst_slice **list = malloc((n ? 2 * n : 1) * sizeof *list), **uncompressed = list + n;
     if (!list)
         return EGDB_ENOMEM;
     char name[EGPL_NAME_MAX], why[1024];
@@ -457,11 +458,11 @@ egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
         size_t nt = 0;
         for (size_t i = 0; i < n; i++)
             if (!egcp_compressed_ok(dir, &sl[u->begin + i]))
-                todo[nt++] = list[i];
+                uncompressed[nt++] = list[i];
         egdb_compress_opts co = {0, threads, threats, progress, arg};
         egdb_compress_stats st;
         if (nt > 0)
-            rc = egcp_compress_slices(dir, todo, nt, &co, stop, &st, why, sizeof why);
+            rc = egcp_compress_slices(dir, uncompressed, nt, &co, stop, &st, why, sizeof why);
     }
     if (rc == 0) {
         stage = "compare";
