@@ -677,6 +677,29 @@ test_win_walk_small_table(void **state)
 }
 
 /*
+ * The fixture of a test of the proof's walk, on the 4-piece databases: a
+ * new store named name, fen parsed and its 5-piece database value checked
+ * (want), a context with a table of tt bytes, and options that write the
+ * proof into the store within nodes positions.
+ */
+static void
+walk_fixture(const char *name, const char *fen, int want, size_t tt, uint64_t nodes, eng_pos *p,
+             pst_env **st, dfpn_ctx **c, dfpn_opts *o)
+{
+    char err[256] = "";
+    *st = tmp_store(name);
+    assert_int_equal(eng_parse_fen(fen, p, err, sizeof err), 0);
+    assert_int_equal(db_bound(F.db5, p), want);
+    assert_int_equal(dfpn_new(tt, c), 0);
+    memset(o, 0, sizeof *o);
+    o->db = F.db4;
+    o->db_pieces = 4;
+    o->node_limit = nodes;
+    o->store = *st;
+    o->write_proof = 1;
+}
+
+/*
  * Runs query q on p, with every walk capped at WALK_CAP positions, until
  * its proof is written whole (at most WALK_RUNS runs) into o's store:
  * each cut run must keep records. *runs and *kept: the runs and the
@@ -730,18 +753,12 @@ test_win_walk_cut_keeps(void **state)
 {
     (void)state;
     char err[512] = "";
-    pst_env *st = tmp_store("win-walk-cut");
+    pst_env *st;
     eng_pos p;
-    assert_int_equal(eng_parse_fen("W:WK1,K6:BK2,K3,K31", &p, err, sizeof err), 0);
-    assert_int_equal(db_bound(F.db5, &p), ENG_LL);
     dfpn_ctx *c;
-    assert_int_equal(dfpn_new(16u << 20, &c), 0);
-    dfpn_opts o = {0};
-    o.db = F.db4;
-    o.db_pieces = 4;
-    o.node_limit = 5000000;
-    o.store = st;
-    o.write_proof = 1;
+    dfpn_opts o;
+    walk_fixture("win-walk-cut", "W:WK1,K6:BK2,K3,K31", ENG_LL, 16u << 20, 5000000, &p, &st, &c,
+                 &o);
     eng_question q = {ENG_BLACK, ENG_WIN};
     dfpn_result r;
     int runs;
@@ -776,18 +793,11 @@ test_draw_walk_cut_keeps(void **state)
     for (int f = 0; f < 2; f++) {
         char err[512] = "", name[32];
         snprintf(name, sizeof name, "draw-walk-cut-%d", f);
-        pst_env *st = tmp_store(name);
+        pst_env *st;
         eng_pos p;
-        assert_int_equal(eng_parse_fen(fens[f], &p, err, sizeof err), 0);
-        assert_int_equal(db_bound(F.db5, &p), ENG_DD);
         dfpn_ctx *c;
-        assert_int_equal(dfpn_new(16u << 20, &c), 0);
-        dfpn_opts o = {0};
-        o.db = F.db4;
-        o.db_pieces = 4;
-        o.node_limit = 5000000;
-        o.store = st;
-        o.write_proof = 1;
+        dfpn_opts o;
+        walk_fixture(name, fens[f], ENG_DD, 16u << 20, 5000000, &p, &st, &c, &o);
         eng_question q = {p.stm, ENG_DRAW};
         dfpn_result r;
         int runs;
@@ -987,21 +997,13 @@ test_draw_walk_guided(void **state)
     (void)state;
     static const char *fens[] = {"B:W6,K11:B4,K21,3", "W:WK9,K26:B21,K18,K29"};
     for (int t = 0; t < 2; t++) {
-        char err[512] = "";
-        char name[32];
+        char err[512] = "", name[32];
         snprintf(name, sizeof name, "walk-guided-%d", t);
-        pst_env *st = tmp_store(name);
+        pst_env *st;
         eng_pos p;
-        assert_int_equal(eng_parse_fen(fens[t], &p, err, sizeof err), 0);
-        assert_int_equal(db_bound(F.db5, &p), ENG_DD);
         dfpn_ctx *c;
-        assert_int_equal(dfpn_new(1u << 20, &c), 0);
-        dfpn_opts o = {0};
-        o.db = F.db4;
-        o.db_pieces = 4;
-        o.node_limit = 2000000;
-        o.store = st;
-        o.write_proof = 1;
+        dfpn_opts o;
+        walk_fixture(name, fens[t], ENG_DD, 1u << 20, 2000000, &p, &st, &c, &o);
         eng_question q = {ENG_WHITE, ENG_DRAW};
         dfpn_result r;
         int rc = dfpn_prove(c, &p, &q, &o, &r, err, sizeof err);
