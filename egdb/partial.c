@@ -131,6 +131,45 @@ pwl_read_header(const char *path, egpt_slice_info *h, char *err, size_t errlen)
 }
 
 /*
+ * count[k] += the nibbles of data[0, bytes) equal to bound code k, for
+ * the ENG_NBOUNDS codes; *other += the nibbles that are no code at all.
+ * Six compares a byte, summed in 16-bit counters over blocks of 4,096
+ * bytes (at most 8,192 nibbles a block), which the compiler turns into
+ * vector code that runs at memory speed whatever the data. A histogram
+ * indexed by the byte (the first way) waits on its own counter when a
+ * value repeats, and a partial file is long runs of one value: it ran at
+ * about 0.25 GB/s, and every process that opens a 9- or 10-piece partial
+ * set reads gigabytes here.
+ */
+_Static_assert(ENG_NBOUNDS == 6, "nibble_counts compares with each bound code");
+static void
+nibble_counts(const uint8_t *data, uint64_t bytes, uint64_t count[ENG_NBOUNDS], uint64_t *other)
+{
+    while (bytes > 0) {
+        size_t m = (size_t)(bytes < 4096 ? bytes : 4096);
+        uint16_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0;
+        for (size_t i = 0; i < m; i++) {
+            uint8_t lo = data[i] & 0x0F, hi = data[i] >> 4;
+            a0 += (uint16_t)((lo == 0) + (hi == 0));
+            a1 += (uint16_t)((lo == 1) + (hi == 1));
+            a2 += (uint16_t)((lo == 2) + (hi == 2));
+            a3 += (uint16_t)((lo == 3) + (hi == 3));
+            a4 += (uint16_t)((lo == 4) + (hi == 4));
+            a5 += (uint16_t)((lo == 5) + (hi == 5));
+        }
+        count[0] += a0;
+        count[1] += a1;
+        count[2] += a2;
+        count[3] += a3;
+        count[4] += a4;
+        count[5] += a5;
+        *other += 2 * (uint64_t)m - ((uint64_t)a0 + a1 + a2 + a3 + a4 + a5);
+        data += m;
+        bytes -= m;
+    }
+}
+
+/*
  * Checks a payload against its header: checksum, every code a bound, the
  * padding nibble zero, and the per-bound counts. The counts make a
  * damaged file that still hashes right (it cannot, short of a collision)
@@ -145,22 +184,23 @@ pwl_check_payload(const uint8_t *data, const egpt_slice_info *h, const char *pat
         snprintf(err, errlen, "%s: payload checksum mismatch", path);
         return EGDB_ECORRUPT;
     }
-    uint64_t count[16] = {0};
-    for (uint64_t i = 0; i < bytes; i++) {
-        count[data[i] & 0x0F]++;
-        count[data[i] >> 4]++;
-    }
+    uint64_t count[ENG_NBOUNDS] = {0}, other = 0;
+    nibble_counts(data, bytes, count, &other);
     if (h->positions & 1)
         count[0]--; /* the padding nibble, which must be zero */
     if ((h->positions & 1) && (data[bytes - 1] >> 4) != 0) {
         snprintf(err, errlen, "%s: nonzero padding after the last position", path);
         return EGDB_ECORRUPT;
     }
-    for (int k = 0; k < 16; k++) {
-        uint64_t want = k < ENG_NBOUNDS ? h->count[k] : 0;
-        if (count[k] != want) {
+    if (other != 0) {
+        snprintf(err, errlen, "%s: %" PRIu64 " positions with a code that is no bound (%d-15)",
+                 path, other, ENG_NBOUNDS);
+        return EGDB_ECORRUPT;
+    }
+    for (int k = 0; k < ENG_NBOUNDS; k++) {
+        if (count[k] != h->count[k]) {
             snprintf(err, errlen, "%s: %" PRIu64 " positions with code %d, header says %" PRIu64,
-                     path, count[k], k, want);
+                     path, count[k], k, h->count[k]);
             return EGDB_ECORRUPT;
         }
     }
