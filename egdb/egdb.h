@@ -392,6 +392,23 @@ int egdb_probe_quiet(const egdb *db, const eng_pos *p);
 int egdb_verify(const char *dir, int threads, egdb_progress_fn progress, void *arg, char *err,
                 size_t errlen);
 
+/*
+ * egdb_verify_only - egdb_verify of the slices of some materials only
+ * (only[0..nonly), colour twins implied; egpt_material and its parser
+ * egpt_parse_materials are in partial.h): every file of dir is loaded as
+ * egdb_verify loads it, because successors lie anywhere, and its
+ * checksums are read, but only these slices' positions are checked. It
+ * is how one unit of a split that took many hours to build is checked
+ * again in a fraction of the time, on a copy of the folder, say. With
+ * nonly 0 it is egdb_verify.
+ * RETURN as egdb_verify; EGDB_EMISSING when dir holds no slice of these
+ * materials that a probe would read (beyond the complete piece counts,
+ * only whole splits).
+ */
+struct egpt_material;
+int egdb_verify_only(const char *dir, const struct egpt_material *only, size_t nonly, int threads,
+                     egdb_progress_fn progress, void *arg, char *err, size_t errlen);
+
 /* What egdb_compress writes. */
 typedef struct egdb_compress_opts {
     int npieces; /* slices of 1..npieces                                */

@@ -177,7 +177,7 @@ nibble_counts(const uint8_t *data, uint64_t bytes, uint64_t count[ENG_NBOUNDS], 
  */
 int
 pwl_check_payload(const uint8_t *data, const egpt_slice_info *h, const char *path, char *err,
-              size_t errlen)
+                  size_t errlen)
 {
     uint64_t bytes = (h->positions + 1) / 2;
     if (XXH3_64bits(data, (size_t)bytes) != h->payload_hash) {
@@ -246,8 +246,7 @@ pwl_db_free(egpt_db *db)
  * payload). The mapping is read-only and shared: two processes probing
  * the same database share the page cache. */
 int
-pwl_db_add(egpt_db *db, const char *dir, const egix_slice *s, int check, char *err,
-               size_t errlen)
+pwl_db_add(egpt_db *db, const char *dir, const egix_slice *s, int check, char *err, size_t errlen)
 {
     char path[PATH_MAX_LEN];
     egpt_slice_info h;
@@ -307,7 +306,6 @@ pwl_db_add(egpt_db *db, const char *dir, const egix_slice *s, int check, char *e
     db->positions += e->size;
     return 0;
 }
-
 
 /* ---- materials ---------------------------------------------------------- */
 

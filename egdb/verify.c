@@ -23,6 +23,7 @@
 #include "egdb/decompress.h"
 #include "egdb/egdb.h"
 #include "egdb/index.h"
+#include "egdb/partial.h"
 #include "egdb/run.h"
 #include "egdb/stage.h"
 #include "egdb/store.h"
@@ -85,6 +86,27 @@ items_begin(work_items *q)
 {
     atomic_store(&q->next, 0);
     atomic_store(&q->first_bad, UINT64_MAX);
+}
+
+/* The materials a run checks (egdb_verify_only): none given, every one. */
+typedef struct vfilter {
+    const egpt_material *m;
+    size_t n;
+} vfilter;
+
+/* Whether slice s is of a material of f or of its colour twin. */
+static int
+wanted(const vfilter *f, const egix_slice *s)
+{
+    if (!f || f->n == 0)
+        return 1;
+    for (size_t i = 0; i < f->n; i++) {
+        const egpt_material *m = &f->m[i];
+        if ((s->nbk == m->nbk && s->nwk == m->nwk && s->nbm == m->nbm && s->nwm == m->nwm) ||
+            (s->nbk == m->nwk && s->nwk == m->nbk && s->nbm == m->nwm && s->nwm == m->nbm))
+            return 1;
+    }
+    return 0;
 }
 
 /* Takes the next item of q for a worker: *s its slice, found from the
@@ -355,8 +377,8 @@ any_files(const char *dir, int n)
  * stay mapped in *reg (the caller's, which it frees), so that the compressed
  * files can then be compared with them. */
 static int
-verify_raw(const char *dir, int threads, egdb_progress_fn progress, void *arg, char *err,
-           size_t errlen, egst_registry *reg)
+verify_raw(const char *dir, const vfilter *f, int threads, egdb_progress_fn progress, void *arg,
+           char *err, size_t errlen, egst_registry *reg, size_t *nchecked)
 {
     int rc = 0;
     /* Load (and checksum) everything first, smallest databases first. */
@@ -405,9 +427,20 @@ verify_raw(const char *dir, int threads, egdb_progress_fn progress, void *arg, c
         snprintf(err, errlen, "%s: no database files", dir);
         rc = EGDB_EMISSING;
     }
-    if (rc == 0)
-        rc = check_list(reg, (const egst_slice *const *)reg->list, reg->n, maxn, threads, NULL,
-                        progress, arg, err, errlen);
+    if (rc == 0) {
+        /* Every file stays loaded (successors lie anywhere); only the
+         * wanted ones are checked. */
+        const egst_slice **list = malloc((reg->n ? reg->n : 1) * sizeof *list);
+        size_t n = 0;
+        if (!list)
+            return EGDB_ENOMEM;
+        for (size_t i = 0; i < reg->n; i++)
+            if (wanted(f, &reg->list[i]->slice))
+                list[n++] = reg->list[i];
+        *nchecked = n;
+        rc = check_list(reg, list, n, maxn, threads, NULL, progress, arg, err, errlen);
+        free(list);
+    }
     return rc;
 }
 
@@ -652,8 +685,8 @@ report_position(const egdb *db, const egst_registry *raw, const egdc_slice *e, u
 }
 
 static int
-verify_compressed(const char *dir, int threads, const egst_registry *raw, egdb_progress_fn progress,
-                  void *arg, char *err, size_t errlen, int *found)
+verify_compressed(const char *dir, const vfilter *f, int threads, const egst_registry *raw,
+                  egdb_progress_fn progress, void *arg, char *err, size_t errlen, int *found)
 {
     egdb *db;
     *found = 0;
@@ -676,11 +709,17 @@ verify_compressed(const char *dir, int threads, const egst_registry *raw, egdb_p
         return EGDB_ENOMEM;
     }
 
-    /* Step 1: every block. */
+    /* Step 1: every block (of the wanted slices: the others have no
+     * items, and stay loaded for their positions' successors). */
+    size_t nwanted = 0;
     for (size_t s = 0; s < db->ncmp; s++) {
         c.q.start[s] = c.q.nitems;
-        c.q.nitems += db->cmp_list[s]->h.nblocks;
+        if (wanted(f, &db->cmp_list[s]->slice)) {
+            c.q.nitems += db->cmp_list[s]->h.nblocks;
+            nwanted++;
+        }
     }
+    *found = nwanted > 0;
     items_begin(&c.q);
     run_threads(cblocks_worker, &c, threads, NULL);
     uint64_t bad = atomic_load(&c.q.first_bad);
@@ -698,8 +737,10 @@ verify_compressed(const char *dir, int threads, const egst_registry *raw, egdb_p
         uint64_t total = 0;
         for (size_t s = 0; s < db->ncmp; s++) {
             c.q.start[s] = c.q.nitems;
-            c.q.nitems += db->cmp_list[s]->npages;
-            total += db->cmp_list[s]->h.positions;
+            if (wanted(f, &db->cmp_list[s]->slice)) {
+                c.q.nitems += db->cmp_list[s]->npages;
+                total += db->cmp_list[s]->h.positions;
+            }
         }
         items_begin(&c.q);
         atomic_init(&c.done, 0);
@@ -731,14 +772,23 @@ int
 egdb_verify(const char *dir, int threads, egdb_progress_fn progress, void *arg, char *err,
             size_t errlen)
 {
+    return egdb_verify_only(dir, NULL, 0, threads, progress, arg, err, errlen);
+}
+
+int
+egdb_verify_only(const char *dir, const egpt_material *only, size_t nonly, int threads,
+                 egdb_progress_fn progress, void *arg, char *err, size_t errlen)
+{
     /* The 2-bit build files first (if any), then the compressed files (if
      * any): both forms are what later work reads. The compressed files
      * are compared with the 2-bit files when these are all there and have
      * passed (step 2 above). */
+    const vfilter f = {only, only ? nonly : 0};
     egst_registry raw;
     if (egst_registry_init(&raw) != 0)
         return EGDB_ENOMEM;
-    int rc = verify_raw(dir, threads, progress, arg, err, errlen, &raw);
+    size_t nraw = 0;
+    int rc = verify_raw(dir, &f, threads, progress, arg, err, errlen, &raw, &nraw);
     int raw_missing = rc == EGDB_EMISSING;
     if (rc != 0 && !raw_missing) {
         egst_registry_free(&raw);
@@ -746,7 +796,7 @@ egdb_verify(const char *dir, int threads, egdb_progress_fn progress, void *arg, 
     }
     int found;
     char err2[1024];
-    int rc2 = verify_compressed(dir, threads, rc == 0 ? &raw : NULL, progress, arg, err2,
+    int rc2 = verify_compressed(dir, &f, threads, rc == 0 ? &raw : NULL, progress, arg, err2,
                                 sizeof err2, &found);
     egst_registry_free(&raw);
     if (rc2 != 0 && !(rc2 == EGDB_EMISSING && !raw_missing)) {
@@ -755,6 +805,13 @@ egdb_verify(const char *dir, int threads, egdb_progress_fn progress, void *arg, 
     }
     if (raw_missing && !found)
         return rc;
+    if (f.n > 0 && !found && nraw == 0) {
+        snprintf(err, errlen,
+                 "%s: holds no slice of the materials asked for (beyond the complete piece "
+                 "counts, only whole splits are read)",
+                 dir);
+        return EGDB_EMISSING;
+    }
     return 0;
 }
 

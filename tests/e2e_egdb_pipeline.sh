@@ -14,12 +14,12 @@
 #      compared (one byte changed in one: refused);
 #   3. probes: a position of the split answers as the ordinary build, one of
 #      another split is "not in the database" (exit 1), never a value;
-#      `egdb verify` passes;
+#      `egdb verify` passes, and `egdb verify --only` of one unit;
 #   3b. the split's positions as leaves of proofs (solve, prove with two
 #      workers, proof check), and a check with smaller databases refused with
 #      its reason;
 #   4. one byte changed in a 5-piece compressed file: verify exits 3 naming
-#      the file;
+#      the file, and so does verify --only of its material;
 #   5. a partial (bounds) build over databases kept compressed only writes the
 #      same files as over 2-bit files.
 # Cost: about a minute on 2 cores.
@@ -167,6 +167,12 @@ for fen in 'B:WK30:BK1,K2,K3,K6' 'W:W30:B1,K2,K3,K6' 'B:W:BK1,K2,K3,K6,K7'; do
 done
 $C egdb verify --db "$T/p" >"$T/verify" 2>&1
 check "verify the pipelined directory" 0 $?
+# One unit of the split alone (verify --only: how a unit of a long build is
+# checked again): its positions only, every file's checksum still read.
+$C egdb verify --db "$T/p" --only 1003 >"$T/verify1" 2>&1
+check "verify --only 1003 (a unit of 4v1)" "0 1" "$? $(grep -c 'every position of 1003' "$T/verify1")"
+$C egdb verify --db "$T/p" --only 0005 >"$T/verify2" 2>&1
+check "verify --only 0005 (5v0, not built): exit" 3 $?
 
 # ---- 3b. proofs that take the split's positions as leaves -------------------------
 # The databases 1-4 and the 4v1 split of 5 pieces are the scope "4+4v1": df-pn
@@ -201,6 +207,11 @@ msg=$($C egdb verify --db "$T/p" 2>&1)
 check "verify a damaged 5-piece file: exit" 3 $?
 case "$msg" in *"$(basename "$f")"*) echo "ok   verify names the file" ;;
 *) echo "FAIL verify names the file: $msg"; fail=1 ;; esac
+m=$(basename "$f" | cut -c1-4)
+msg=$($C egdb verify --db "$T/p" --only "$m" 2>&1)
+check "verify --only $m, the damaged file's material: exit" 3 $?
+case "$msg" in *"$(basename "$f")"*) echo "ok   verify --only names the file" ;;
+*) echo "FAIL verify --only names the file: $msg"; fail=1 ;; esac
 
 # ---- 5. a partial build over databases kept compressed only ----------------------
 # A pipelined set keeps no 2-bit files: a partial build (bounds, seed 000)
