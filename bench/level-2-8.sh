@@ -12,9 +12,10 @@
 # The two sets alternate rung by rung (10, 12, 14, 16: 2-7 first, then
 # the full set), so that a slow stretch of the machine falls on both.
 # Every rung is tried (--all), 2 local workers, jobs of 5 s, BUDGET a
-# position (default 60s). Proof states go to proofs/level-2-8/{2-7,full};
-# a run stopped resumes its unproved rungs (`frontier run` keeps the
-# proved ones). Writes OUT/2-7/ and OUT/full/ (frontier.tsv, .md, .svg,
+# position (default 60s). Proof states go to proofs/level-2-8/{2-7,full}.
+# Run again after a stop, it tries only the rungs never tried (--untried),
+# so each has one budget; a rung cut off by the stop has no budget
+# recorded and is tried again, resuming its proof state. Writes OUT/2-7/ and OUT/full/ (frontier.tsv, .md, .svg,
 # as `frontier run` writes them) and OUT/README.md, the two side by side
 # by piece count with the targets. Default OUT: results/level-2-8.
 #
@@ -33,7 +34,7 @@ run() { # $1: name, $2: rung, rest: extra options
     shift 2
     echo "== $(date -u +%H:%M:%S) rung $rung, $name"
     "$c" frontier run --ladder level --db "$db" --budget "$budget" --workers 2 --job-time 5 \
-        --all --rungs "$rung" --dir "$state/$name" --out "$out/$name" "$@"
+        --all --untried --rungs "$rung" --dir "$state/$name" --out "$out/$name" "$@"
 }
 for rung in 10 12 14 16; do
     run 2-7 "$rung" --pieces 7
