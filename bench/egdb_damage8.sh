@@ -49,6 +49,21 @@ echo "   verify: $(echo "$msg" | tail -n 1)"
 case "$msg" in *"$f"*block*) ok "verify names the file and the block" ;;
 *) bad "verify names the file and the block" ;; esac
 
+# 1b. the first position of the damaged block, which verify names
+fen=$(echo "$msg" | sed -n 's/.*its first position: \([^ ]*\) .*/\1/p' | head -n 1)
+if [ -n "$fen" ]; then
+    pm=$("$c" egdb probe --db "$T/d" "$fen" 2>&1)
+    rc=$?
+    echo "   probe $fen: exit $rc: $pm"
+    [ $rc -eq 3 ] && case "$pm" in *"$f"*) true ;; *) false ;; esac &&
+        ok "a position of the damaged block: refused (exit 3), the file named" ||
+        bad "a position of the damaged block"
+    good=$("$c" egdb probe --db "$db" "$fen" 2>&1)
+    echo "   (the undamaged folder: $good)"
+else
+    bad "verify names the block's first position"
+fi
+
 # 2. random positions of 4400, either side to move
 awk -v k="$k" 'BEGIN { srand(40); for (i = 0; i < 20000; i++) {
         delete used; n = 0

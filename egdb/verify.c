@@ -726,8 +726,20 @@ verify_compressed(const char *dir, const vfilter *f, int threads, const egst_reg
     if (bad != UINT64_MAX) {
         const egdc_slice *e = db->cmp_list[bad >> 40];
         char why[400];
-        egdc_check_block(e, (uint32_t)(bad & ((1ull << 40) - 1)), why, sizeof why);
-        snprintf(err, errlen, "%s: %s", e->path, why);
+        uint32_t blk = (uint32_t)(bad & ((1ull << 40) - 1));
+        egdc_check_block(e, blk, why, sizeof why);
+        /* The first position the block holds, so that a user can probe
+         * it (and see the probe refuse it too). */
+        char fen[ENG_FEN_MAX] = "";
+        for (uint32_t g = 0; g < e->npages; g++)
+            if (e->page_block[g] == blk) {
+                eng_pos p;
+                egix_unindex(e->table, (uint64_t)g << e->h.page_shift, &p);
+                eng_format_fen(&p, fen, sizeof fen);
+                break;
+            }
+        snprintf(err, errlen, "%s: %s%s%s", e->path, why, fen[0] ? "; its first position: " : "",
+                 fen);
         rc = EGDB_ECORRUPT;
     }
 
