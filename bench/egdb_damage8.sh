@@ -49,8 +49,8 @@ echo "   verify: $(echo "$msg" | tail -n 1)"
 case "$msg" in *"$f"*block*) ok "verify names the file and the block" ;;
 *) bad "verify names the file and the block" ;; esac
 
-# 1b. the first position of the damaged block, which verify names
-fen=$(echo "$msg" | sed -n 's/.*its first position: \([^ ]*\) .*/\1/p' | head -n 1)
+# 1b. a position of the damaged block (one that keeps its value), which verify names
+fen=$(echo "$msg" | sed -n 's/.*a position it holds: \([^ ]*\) .*/\1/p' | head -n 1)
 if [ -n "$fen" ]; then
     pm=$("$c" egdb probe --db "$T/d" "$fen" 2>&1)
     rc=$?
@@ -61,7 +61,7 @@ if [ -n "$fen" ]; then
     good=$("$c" egdb probe --db "$db" "$fen" 2>&1)
     echo "   (the undamaged folder: $good)"
 else
-    bad "verify names the block's first position"
+    bad "verify names a position of the block"
 fi
 
 # 2. random positions of 4400, either side to move

@@ -728,18 +728,25 @@ verify_compressed(const char *dir, const vfilter *f, int threads, const egst_reg
         char why[400];
         uint32_t blk = (uint32_t)(bad & ((1ull << 40) - 1));
         egdc_check_block(e, blk, why, sizeof why);
-        /* The first position the block holds, so that a user can probe
-         * it (and see the probe refuse it too). */
+        /* The block's first position that keeps its value (a capture or
+         * threatened position is answered by a search, not from the
+         * block), so that a user can probe it and see it refused too. */
         char fen[ENG_FEN_MAX] = "";
-        for (uint32_t g = 0; g < e->npages; g++)
-            if (e->page_block[g] == blk) {
+        for (uint32_t g = 0; g < e->npages && !fen[0]; g++) {
+            if (e->page_block[g] != blk)
+                continue;
+            uint64_t i = (uint64_t)g << e->h.page_shift, end = i + (1ull << e->h.page_shift);
+            for (; i < end && i < e->h.positions; i++) {
                 eng_pos p;
-                egix_unindex(e->table, (uint64_t)g << e->h.page_shift, &p);
-                eng_format_fen(&p, fen, sizeof fen);
-                break;
+                egix_unindex(e->table, i, &p);
+                if (egcd_dropped(&p, e->h.flags) == EGCD_KEPT) {
+                    eng_format_fen(&p, fen, sizeof fen);
+                    break;
+                }
             }
-        snprintf(err, errlen, "%s: %s%s%s", e->path, why, fen[0] ? "; its first position: " : "",
-                 fen);
+        }
+        snprintf(err, errlen, "%s: %s%s%s", e->path, why,
+                 fen[0] ? "; a position it holds: " : "", fen);
         rc = EGDB_ECORRUPT;
     }
 
