@@ -420,8 +420,8 @@ egdb_build_cmd(const egdb_args *a)
         snprintf(what, sizeof what, "1-%ld pieces", a->pieces);
     fprintf(stderr,
             "building %s%s%s into %s: %zu slices, %" PRIu64 " positions to compute%s\n"
-            "  time:   about %.2f h (build %.2f h, %s %.2f h) on %ld threads, at the 7-piece "
-            "rates measured on 2 cores\n"
+            "  time:   about %.2f h (build %.2f h, %s %.2f h) on %ld threads, at the rates "
+            "measured on 2 cores (7 pieces; the stages on 4v4)\n"
             "  disk:   %s more at the peak, %s at the end; %s free\n"
             "  memory: %s for the largest slice pair + up to %s of 2-bit files mapped "
             "(page cache)\n",

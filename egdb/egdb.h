@@ -170,7 +170,7 @@ typedef struct egdb_cost {
     size_t units_chosen;               /* units of the top count the build covers */
     uint64_t stage_positions;          /* positions to verify, compress, compare  */
     uint64_t stage_positions_compress; /* positions to compress at the end */
-    double seconds_build;              /* at this project's measured 7-piece rates */
+    double seconds_build;              /* at this project's measured rates (pipeline.c) */
     double seconds_stages;             /* verify/compress/compare, same rates     */
     uint64_t disk_peak;                /* bytes the run adds to the directory at its peak */
     uint64_t disk_end;                 /* bytes it adds in all                    */

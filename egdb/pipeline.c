@@ -24,24 +24,31 @@
 #define VERIFIED_MAGIC "checkers egdb unit verified 1"
 
 /*
- * Rates of this project's 2-core machine for the 7-piece set, measured
- * (docs/egdb.md, "Seven pieces"), in positions a second on 2 threads:
- * the build (both phases and the writes), the check of the 2-bit files
- * against their successors, the compression, and the comparison of the
- * compressed files with the 2-bit ones (measured with `egdb verify`'s
- * comparison step, which also probes one position in 64). Estimates
- * scale them by threads / 2; bigger slices build somewhat slower a
- * position (seed 002 and KingsRow's author report it), so they are a
- * lower bound on the time.
+ * Rates of this project's 2-core machine, in positions a second on 2
+ * threads: the build (both phases and the writes), the check of the 2-bit
+ * files against their successors, the compression, and the comparison of
+ * the compressed files with the 2-bit ones. The build and the comparison
+ * are the 7-piece set's (docs/egdb.md, "Seven pieces"; the comparison
+ * measured with `egdb verify`'s comparison step, which also probes one
+ * position in 64). The check and the compression are the 4v4 split's last
+ * five units and the compression of 2123, measured in one run with the
+ * machine otherwise idle (stop 50: the check 14.45 G positions in 685 s,
+ * 21.1 M a second, with the index cursor of stop 47; the compression 30.5 G
+ * in 1,858 s, 16.4 M). The build rate varies most by material: those
+ * five men-heavy units built at about 16 M a second, the king-heavy 2222
+ * at 5.2 M; the 7-piece rate is kept as the cautious one. Estimates scale
+ * them by threads / 2; bigger slices build somewhat slower a position
+ * (seed 002 and KingsRow's author report it).
  */
 #define RATE_BUILD 5.49e6
-#define RATE_VERIFY 10.7e6
-#define RATE_COMPRESS 18.5e6
+#define RATE_VERIFY 20.0e6
+#define RATE_COMPRESS 16.4e6
 #define RATE_COMPARE 28.3e6
 /* Compressed bytes a position, for the disk estimate: the 7-piece set
- * came to 161.9 positions a byte; 100 leaves room for slices that
- * compress worse. */
-#define EST_POS_PER_BYTE 100.0
+ * came to 161.9 positions a byte, the 4v4 split of 8 pieces to 40.5 (its
+ * runs are short: balanced material, 39% draws); 40 is the cautious
+ * figure for the splits still to build. */
+#define EST_POS_PER_BYTE 40.0
 
 /* ---- units ------------------------------------------------------------ */
 
