@@ -23,7 +23,8 @@ echo "Written by \`bench/egdb-stats-8.sh $db\` (\`checkers egdb stats --db $db\`
 echo "materials) on $(date -u +%Y-%m-%d). Values are for the side to move, Black to move stored;"
 echo "materials are bk wk bm wm; a split \"4v4\" is the materials with four pieces a side."
 echo "*seconds* is each material's build time from \`build-log.tsv\` (the slice pairs, without the"
-echo "pipeline's stages: check, compress, compare). Every material here has no 2-bit file left: it"
+echo "pipeline's stages: check, compress, compare); a material and its colour twin are one unit"
+echo "and carry the unit's time, counted once in a split's sum. Every material here has no 2-bit file left: it"
 echo "is read from its compressed files (docs/egdb.md, \"Eight pieces\")."
 echo
 awk -v pub="$T/published" -v cnt="$T/count" '
@@ -52,7 +53,11 @@ $1 ~ /^[0-9][0-9][0-9][0-9]$/ {
     mats[s] = mats[s] " " m
     nm[s]++
     pos[m] = $3; win[m] = $4; los[m] = $5; drw[m] = $6; sec[m] = $7; cb[m] = $9
-    P[s] += $3; W[s] += $4; L[s] += $5; D[s] += $6; S[s] += $7; C[s] += $9
+    P[s] += $3; W[s] += $4; L[s] += $5; D[s] += $6; C[s] += $9
+    # A material and its colour twin are built as one unit and both
+    # carry the time of the unit: count it once.
+    twin = substr(m, 2, 1) substr(m, 1, 1) substr(m, 4, 1) substr(m, 3, 1)
+    if (m <= twin) S[s] += $7
 }
 END {
     print "## By split"
