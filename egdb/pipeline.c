@@ -406,6 +406,27 @@ verified_before(const char *dir, const egpl_unit *u, const egix_slice *sl)
 
 /* ---- stages and drops -------------------------------------------------- */
 
+/*
+ * Appends "KKMM<TAB>stage<TAB>positions<TAB>seconds<TAB>threads" to
+ * DIR/units/stages.tsv when a stage of a unit ends (informative, as
+ * build-log.tsv is for the slice pairs: a split's whole time is the two
+ * files' sum). A check reused from an earlier run is logged with 0
+ * seconds and the stage "verify-reused".
+ */
+static void
+log_stage(const char *dir, const char *name, const char *stage, uint64_t positions,
+          double seconds, int threads)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/units/stages.tsv", dir) >= (int)sizeof path)
+        return;
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return; /* informative only */
+    fprintf(f, "%s\t%s\t%" PRIu64 "\t%.1f\t%d\n", name, stage, positions, seconds, threads);
+    fclose(f);
+}
+
 int
 egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const egix_slice *sl,
            int threads, int threats, volatile int *stop, egdb_progress_fn progress, void *arg,
@@ -430,7 +451,9 @@ egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
         }
     }
     const char *stage = "verify";
+    double t0 = egrun_now();
     if (rc == 0 && verified_before(dir, u, sl)) {
+        log_stage(dir, name, "verify-reused", u->positions, 0.0, threads);
         /* the check passed in an earlier run on these very bytes */
         if (progress) {
             /* static: a progress callback may keep the name it was given
@@ -455,6 +478,8 @@ egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
         rc = egvf_verify_slices(reg, list, n, threads, stop, progress, arg, why, sizeof why);
         if (rc == 0)
             rc = write_verified(dir, u, sl, why, sizeof why);
+        if (rc == 0)
+            log_stage(dir, name, "verify", u->positions, egrun_now() - t0, threads);
     }
     if (rc == 0) {
         /* Only the slices without a compressed file: a run stopped in this
@@ -468,12 +493,21 @@ egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
                 uncompressed[nt++] = list[i];
         egdb_compress_opts co = {0, threads, threats, progress, arg};
         egdb_compress_stats st;
+        uint64_t todo = 0;
+        for (size_t i = 0; i < nt; i++)
+            todo += uncompressed[i]->size;
+        t0 = egrun_now();
         if (nt > 0)
             rc = egcp_compress_slices(dir, uncompressed, nt, &co, stop, &st, why, sizeof why);
+        if (rc == 0 && nt > 0)
+            log_stage(dir, name, "compress", todo, egrun_now() - t0, threads);
     }
     if (rc == 0) {
         stage = "compare";
+        t0 = egrun_now();
         rc = egvf_compare_slices(dir, list, n, threads, stop, why, sizeof why);
+        if (rc == 0)
+            log_stage(dir, name, "compare", u->positions, egrun_now() - t0, threads);
     }
     if (rc == 0) {
         stage = "mark";

@@ -84,7 +84,12 @@ want=$(ls "$DB" | grep '\.cwl$' | four_one | wc -l)
 check "compressed 4v1 files identical to the ordinary build's" "$want 0" "$same $differ"
 check "no 5-piece build file left" 0 "$(ls "$T/p" | grep '\.wld$' | four_one | wc -l)"
 check "every unit marked, and its check recorded" "$(ls "$T/p/units" | grep -c '\.verified$') 0" \
-    "$(ls "$T/p/units" | grep -c '\.done$') $(ls "$T/p/units" | grep -vc '\.done$\|\.verified$')"
+    "$(ls "$T/p/units" | grep -c '\.done$') $(ls "$T/p/units" | grep -vc '\.done$\|\.verified$\|^stages\.tsv$')"
+# units/stages.tsv: each unit's stages with their times; every marked unit
+# was compared (the last stage before its mark) in one of the runs.
+check "every marked unit's comparison timed in units/stages.tsv" \
+    "$(ls "$T/p/units" | grep -c '\.done$')" \
+    "$(awk -F'\t' '$2 == "compare" && NF == 5 { print $1 }' "$T/p/units/stages.tsv" | sort -u | wc -l)"
 $C egdb build --pieces 5 --split 4v1 --pipeline --dir "$T/p" >"$T/out.again" 2>&1
 check "a third run has nothing to do" 0 $?
 grep -q "nothing to do" "$T/out.again" && echo "ok   it says so" || {
