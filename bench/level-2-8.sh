@@ -65,7 +65,7 @@ tally "$out/full/frontier.tsv" > "$out/.tfull"
     echo "[full](full/frontier.md). A position counts when the independent checker accepted a proof"
     echo "that settles its value (a draw needs both bounds)."
     echo
-    echo "| pieces | positions | exact, 2-7 | exact, $(cut -f4 "$out/.tfull" | head -1) | target |"
+    echo "| pieces | positions | exact, 2-7 | exact, $(sed -n 's/.*Databases: \(2-[^ ]*\) pieces.*/\1/p' "$out/full/frontier.md" | head -n 1) | target |"
     echo "| ---: | ---: | ---: | ---: | ---: |"
     awk -F'\t' 'NR == FNR { a[$1] = $3; next }
         { t = $1 == 10 ? "85%" : $1 == 12 ? "60%" : $1 == 14 ? "30%" : $1 == 16 ? "10%" : "-"

@@ -11,8 +11,8 @@
  *   The same machinery on a second ladder (openings/level.tsv): the first
  *   level position (equal men and kings, no capture for the side to move)
  *   with at most 16, 14, 12 and 10 pieces on a deeper search's line. Its
- *   results go to results/level-2-N/ (N: the databases' largest piece
- *   count). A level position is proved only when its value is exact (a
+ *   results go to results/level-2-N/ (N: the databases' scope, "7" or
+ *   "7+4v4+partial", egdb.h). A level position is proved only when its value is exact (a
  *   draw needs both bounds); a proved bound alone is reported beside it.
  *   A position that is the rung of several rows (a capture skips a count,
  *   or two openings' lines meet) is proved once: the later rows take the
@@ -94,7 +94,7 @@ static const char frontier_help[] =
     "        pieces up; after one is not proved, the higher ones are skipped\n"
     "        (--all tries them all). State: DIR/NN-PP (default\n"
     "        proofs/frontier with the 1-6 databases, proofs/frontier-2-M with\n"
-    "        1-M); run again to resume unproved rungs with another\n"
+    "        the scope M); run again to resume unproved rungs with another\n"
     "        budget (proved ones are kept; --untried runs only rungs never\n"
     "        tried, so that every rung has had the same budget). LIST:\n"
     "        \"1,4,7-9\" (openings) or \"8,10\" (rungs). Writes OUT/frontier.tsv,\n"
@@ -103,8 +103,8 @@ static const char frontier_help[] =
     "        rung. Ctrl-C stops cleanly (exit 1); the rung in progress resumes\n"
     "        next time. --ladder level runs openings/level.tsv instead (rungs\n"
     "        10-16; default DIR proofs/level, or proofs/level-2-M, default OUT\n"
-    "        results/level-2-M, M\n"
-    "        the largest piece count of the databases); a position that is\n"
+    "        results/level-2-M, M the databases' scope: 7, or 7+4v4 with the\n"
+    "        4v4 split of 8, 7+4v4+partial with bounds too); a position that is\n"
     "        the rung of an earlier row too is proved once, the later rows\n"
     "        taking its result. --pieces P uses the databases of up to P\n"
     "        pieces only (default: all DIR holds), as `prove --pieces` does:\n"
@@ -844,6 +844,8 @@ write_report(const char *out, const fr_table *t)
     for (int i = 0; i < t->n; i++)
         if (t->row[i].db_pieces > dbp)
             dbp = t->row[i].db_pieces;
+    char dbname[48]; /* the scope: "7", "7+4v4+partial" (egdb.h) */
+    egdb_scope_name(dbp, dbname, sizeof dbname);
     if (level)
         fprintf(f,
                 "# Level positions: what this machine proves\n\n"
@@ -881,9 +883,9 @@ write_report(const char *out, const fr_table *t)
                    "first unproved one are skipped (counted as not proved) unless the run says "
                    "`--all`.\n\n");
     fprintf(f,
-            "Machine: %s. Databases: 2-%d pieces.\n\n"
+            "Machine: %s. Databases: 2-%s pieces.\n\n"
             "Written by (most recent last):\n\n",
-            mach, dbp);
+            mach, dbname);
     for (int i = 0; i < t->nruns; i++)
         fprintf(f, "    %s\n", t->runs[i]);
     fprintf(f, "\n![proved by piece count](frontier.svg)\n\n");
@@ -1195,17 +1197,23 @@ run_cmd(int argc, char **argv)
      * another --pieces). The 2-6 frontier keeps its first names
      * (results/, proofs/frontier); the level ladder's results always
      * named their databases. */
-    int maxp = egdb_max_pieces(db);
+    /* Named by the scope ("7", "7+4v4", "7+4v4+partial"), not the
+     * largest complete count: a folder with the 4v4 split or partial
+     * files beside 1-7 must not share the 2-7 run's states, which
+     * `prove` would refuse (another scope). */
+    int scope = egdb_scope(db), maxp = scope == egdb_max_pieces(db) ? scope : 0;
+    char sname[48];
+    egdb_scope_name(scope, sname, sizeof sname);
     egdb_close(db);
-    char out_dir[64], state_dir[64];
+    char out_dir[96], state_dir[96];
     if (kind == OPS_LADDER_LEVEL) {
-        snprintf(out_dir, sizeof out_dir, "results/level-2-%d", maxp);
-        snprintf(state_dir, sizeof state_dir, "proofs/level-2-%d", maxp);
+        snprintf(out_dir, sizeof out_dir, "results/level-2-%s", sname);
+        snprintf(state_dir, sizeof state_dir, "proofs/level-2-%s", sname);
         if (maxp == 6)
             snprintf(state_dir, sizeof state_dir, "proofs/level");
     } else {
-        snprintf(out_dir, sizeof out_dir, "results/frontier-2-%d", maxp);
-        snprintf(state_dir, sizeof state_dir, "proofs/frontier-2-%d", maxp);
+        snprintf(out_dir, sizeof out_dir, "results/frontier-2-%s", sname);
+        snprintf(state_dir, sizeof state_dir, "proofs/frontier-2-%s", sname);
         if (maxp == 6) {
             snprintf(out_dir, sizeof out_dir, "results");
             snprintf(state_dir, sizeof state_dir, "proofs/frontier");

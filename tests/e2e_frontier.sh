@@ -213,6 +213,22 @@ check "level run --pieces 4: the report says 2-4" 1 \
     "$(grep -c 'Databases: 2-4 pieces' "$T/results/level-2-4/frontier.md" 2>/dev/null)"
 check "level run --pieces 4: the proof used the 2-4 databases" 4 \
     "$(awk -F'\t' '$1 == 4 && $3 == 12 {print $17}' "$T/results/level-2-4/frontier.tsv")"
+# A folder with a split beyond its complete counts (1-4 and 4v1 of 5, as an
+# 8-piece folder holds 1-7 and 4v4): its default folders are named by the
+# scope, apart from the 2-4 run's, whose states `prove` would refuse.
+mkdir "$T/db41"
+for f in $(cd "$DB" && ls | awk '/^[0-9][0-9][0-9][0-9]\.[0-9][0-9]\.(cwl|wld)$/ {
+    b = substr($0, 1, 1) + substr($0, 3, 1); w = substr($0, 2, 1) + substr($0, 4, 1)
+    if (b + w <= 4 || (b + w == 5 && (b == 4 || w == 4))) print }'); do
+    ln -s "$(cd "$DB" && pwd)/$f" "$T/db41/$f"
+done
+(cd "$T" && CHECKERS_OPENINGS=$O $C frontier run --ladder level --db "$T/db41" \
+    --openings 4 --rungs 12 --budget 2 --workers 1 --job-time 1) >"$T/p41.out" 2>&1
+check "level run over 1-4 + 4v1: exit 0" 0 $?
+check "level run over 1-4 + 4v1: states and results named by the scope" "1 1" \
+    "$(ls -d "$T"/proofs/level-2-4+4v1/04-12 2>/dev/null | wc -l) $(ls "$T/results/level-2-4+4v1/frontier.tsv" 2>/dev/null | wc -l)"
+check "level run over 1-4 + 4v1: the report names the scope" 1 \
+    "$(grep -c 'Databases: 2-4+4v1 pieces' "$T/results/level-2-4+4v1/frontier.md" 2>/dev/null)"
 CHECKERS_OPENINGS=$O $F --openings 4 --out "$T/results/level-2-5" >/dev/null 2>"$T/err"
 check "a frontier run into a level table: exit 2" 2 $?
 check "a frontier run into a level table: says so" 1 "$(grep -c 'the results of the level ladder' "$T/err")"
