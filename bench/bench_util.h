@@ -6,6 +6,7 @@
 #ifndef BENCH_BENCH_UTIL_H
 #define BENCH_BENCH_UTIL_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,33 @@ bench_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* xorshift64*: the benches' reproducible random numbers (state nonzero). */
+static inline uint64_t
+bench_rng(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 2685821657736338717ull;
+}
+
+/* The last i in [0, n) with start[i] <= r, for start[] ascending and
+ * start[0] <= r: the slice holding overall position r when start[i] is
+ * the number of positions before slice i. */
+static inline size_t
+bench_last_le(const uint64_t *start, size_t n, uint64_t r)
+{
+    size_t lo = 0, hi = n;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (start[mid] <= r)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 /* Removes a benchmark's temporary proven-node store: LMDB's two files and

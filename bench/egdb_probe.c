@@ -43,15 +43,6 @@
 
 /* ---- helpers ---------------------------------------------------------- */
 
-static uint64_t
-rng(uint64_t *s)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 2685821657736338717ull;
-}
-
 static double
 run_probes(const egdb *db, const eng_pos *ps, int n, uint64_t *sum)
 {
@@ -93,7 +84,7 @@ memory_latency(size_t bytes)
     for (size_t i = 0; i < lines; i++)
         order[i] = (uint32_t)i;
     for (size_t i = lines - 1; i > 0; i--) {
-        size_t j = rng(&seed) % (i + 1);
+        size_t j = bench_rng(&seed) % (i + 1);
         uint32_t t = order[i];
         order[i] = order[j];
         order[j] = t;
@@ -160,20 +151,12 @@ main(void)
     int *want = malloc(NPROBES * sizeof *want);
     uint64_t seed = 0x2545F4914F6CDD1Dull;
     for (int i = 0; i < NPROBES; i++) {
-        uint64_t r = rng(&seed) % total;
-        size_t lo = 0, hi = raw.n; /* the last slice with start <= r */
-        while (hi - lo > 1) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (start[mid] <= r)
-                lo = mid;
-            else
-                hi = mid;
-        }
-        size_t s = lo;
+        uint64_t r = bench_rng(&seed) % total;
+        size_t s = bench_last_le(start, raw.n, r);
         r -= start[s];
         egix_unindex(raw.list[s]->table, r, &ps[i]);
         want[i] = egst_value(raw.list[s], r);
-        if (rng(&seed) & 1)
+        if (bench_rng(&seed) & 1)
             ps[i] = eng_flip(&ps[i]); /* same value, White to move */
     }
     uint64_t bs = 0;

@@ -41,15 +41,6 @@
 
 /* ---- helpers ---------------------------------------------------------- */
 
-static uint64_t
-rng(uint64_t *s)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 2685821657736338717ull;
-}
-
 /* n positions uniform over the compressed slices of db with 2 or more
  * pieces; *top: how many have db's top piece count + 1 (the splits). */
 static eng_pos *
@@ -73,22 +64,15 @@ draw(const egdb *db, int n, uint64_t seed, int *top)
     start[k] = total;
     *top = 0;
     for (int i = 0; i < n; i++) {
-        uint64_t r = rng(&seed) % total;
-        size_t lo = 0, hi = k; /* the last slice with start <= r, and room */
-        while (hi - lo > 1) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (start[mid] <= r)
-                lo = mid;
-            else
-                hi = mid;
-        }
+        uint64_t r = bench_rng(&seed) % total;
+        size_t lo = bench_last_le(start, k, r);
         while (start[lo + 1] == start[lo]) /* an empty (1-piece) slice */
             lo++;
         const egdc_slice *e = db->cmp_list[lo];
         egix_unindex(e->table, r - start[lo], &ps[i]);
         if (e->slice.nbk + e->slice.nwk + e->slice.nbm + e->slice.nwm > db->max_pieces)
             (*top)++;
-        if (rng(&seed) & 1)
+        if (bench_rng(&seed) & 1)
             ps[i] = eng_flip(&ps[i]);
     }
     free(start);
@@ -173,8 +157,7 @@ main(void)
            base->max_pieces, b[ROUNDS / 2], ROUNDS, b[0], b[ROUNDS - 1]);
     printf("all (%s): %.0f ns a probe (%.0f-%.0f) = %.2fx the base (median ratio, %.2f-%.2fx), "
            "block hit rate %.1f%% -> target 2500 ns %s\n",
-           name, a[ROUNDS / 2], a[0], a[ROUNDS - 1], ratio[ROUNDS / 2], ratio[0],
-           ratio[ROUNDS - 1],
+           name, a[ROUNDS / 2], a[0], a[ROUNDS - 1], ratio[ROUNDS / 2], ratio[0], ratio[ROUNDS - 1],
            100.0 * (double)(h1 - h0) / (double)((h1 - h0) + (m1 - m0) ? (h1 - h0) + (m1 - m0) : 1),
            a[ROUNDS / 2] <= 2500.0 ? "met" : "NOT met");
     printf("failed probes: %d; base positions valued differently by the two handles: %d\n", failed,

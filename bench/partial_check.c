@@ -94,8 +94,8 @@ worker(void *arg)
                         char fen[ENG_FEN_MAX];
                         eng_format_fen(&p, fen, sizeof fen);
                         snprintf(c->bad, sizeof c->bad, "%s: bound %s, true value %d (probe %d)",
-                                 fen, eng_bound_valid(bd) ? eng_bound_name((eng_bound)bd) : "?",
-                                 v, bd);
+                                 fen, eng_bound_valid(bd) ? eng_bound_name((eng_bound)bd) : "?", v,
+                                 bd);
                     }
                     pthread_mutex_unlock(&c->lock);
                     continue;
@@ -131,8 +131,8 @@ main(int argc, char **argv)
     c.stride = stride;
     egpt_db *pdb;
     if (egpt_open(argv[1], 0, &pdb, err, sizeof err) != 0 ||
-        egdb_open(argv[2], EGDB_OPEN_COMPLETE_ONLY, (size_t)256 << 20, &c.cdb, err,
-                  sizeof err) != 0) {
+        egdb_open(argv[2], EGDB_OPEN_COMPLETE_ONLY, (size_t)256 << 20, &c.cdb, err, sizeof err) !=
+            0) {
         fprintf(stderr, "%s\n", err);
         return 1;
     }
