@@ -355,8 +355,7 @@ verified_text(const char *dir, const egpl_unit *u, const egix_slice *sl, char **
 
 /* Written once the unit's 2-bit files pass the check (stage 1). */
 static int
-write_verified(const char *dir, const egpl_unit *u, const egix_slice *sl, char *err,
-               size_t errlen)
+write_verified(const char *dir, const egpl_unit *u, const egix_slice *sl, char *err, size_t errlen)
 {
     char path[4096];
     if (verified_path(dir, u, path, sizeof path) != 0) {
@@ -414,8 +413,8 @@ verified_before(const char *dir, const egpl_unit *u, const egix_slice *sl)
  * seconds and the stage "verify-reused".
  */
 static void
-log_stage(const char *dir, const char *name, const char *stage, uint64_t positions,
-          double seconds, int threads)
+log_stage(const char *dir, const char *name, const char *stage, uint64_t positions, double seconds,
+          int threads)
 {
     char path[4096];
     if (snprintf(path, sizeof path, "%s/units/stages.tsv", dir) >= (int)sizeof path)
@@ -466,8 +465,8 @@ egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
                      name);
             egdb_progress pr = {.slice = msg,
                                 .phase = "verify",
-                                .npieces = sl[u->begin].nbk + sl[u->begin].nwk +
-                                           sl[u->begin].nbm + sl[u->begin].nwm,
+                                .npieces = sl[u->begin].nbk + sl[u->begin].nwk + sl[u->begin].nbm +
+                                           sl[u->begin].nwm,
                                 .resolved = u->positions,
                                 .positions = u->positions,
                                 .done_total = u->positions,
@@ -493,14 +492,14 @@ egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
                 uncompressed[nt++] = list[i];
         egdb_compress_opts co = {0, threads, threats, progress, arg};
         egdb_compress_stats st;
-        uint64_t todo = 0;
+        uint64_t to_compress = 0; /* positions of the slices compressed here */
         for (size_t i = 0; i < nt; i++)
-            todo += uncompressed[i]->size;
+            to_compress += uncompressed[i]->size;
         t0 = egrun_now();
         if (nt > 0)
             rc = egcp_compress_slices(dir, uncompressed, nt, &co, stop, &st, why, sizeof why);
         if (rc == 0 && nt > 0)
-            log_stage(dir, name, "compress", todo, egrun_now() - t0, threads);
+            log_stage(dir, name, "compress", to_compress, egrun_now() - t0, threads);
     }
     if (rc == 0) {
         stage = "compare";
