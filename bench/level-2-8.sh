@@ -2,6 +2,9 @@
 # bench/level-2-8.sh DB [OUT] [BUDGET] [CHECKERS] - the level ladder with
 # the 2-7 databases and with everything DB holds (issue 40's targets), in
 # one run of measurements on the same positions (openings/level.tsv).
+# LADDER=frontier runs the frontier ladder instead (openings/ladder.tsv,
+# rungs 8, 10 and 12, as results/frontier-2-7 was run; RUNGS="8 10 12 14"
+# adds more): state proofs/frontier-2-8, default OUT results/frontier-2-8.
 #
 # DB is one folder with the complete 1-7 set, the whole 4v4 split of 8
 # pieces and, beside them, the partial-information files (.pwl) of 9 and
@@ -20,23 +23,34 @@
 # by piece count with the issue's targets. Default OUT: results/level-2-8.
 #
 # Takes about 2 x 46 positions x (BUDGET + start and check): 1.5-2 hours
-# at 60 s. Measure on a quiet machine, or say what ran beside it.
+# at 60 s (the frontier ladder: at most 2 x 57 positions, most of the
+# lower rungs proved in seconds). Measure on a quiet machine, or say what
+# ran beside it.
 set -eu
 db=$1
-out=${2:-results/level-2-8}
+ladder=${LADDER:-level}
+case $ladder in
+level) rungs=${RUNGS:-10 12 14 16} ;;
+frontier) rungs=${RUNGS:-8 10 12} ;;
+*)
+    echo "LADDER must be level or frontier, not $ladder" >&2
+    exit 2
+    ;;
+esac
+out=${2:-results/$ladder-2-8}
 budget=${3:-60s}
 c=${4:-bin/checkers}
-state=proofs/level-2-8
+state=proofs/$ladder-2-8
 mkdir -p "$out/2-7" "$out/full" "$state"
 run() { # $1: name, $2: rung, rest: extra options
     name=$1
     rung=$2
     shift 2
     echo "== $(date -u +%H:%M:%S) rung $rung, $name"
-    "$c" frontier run --ladder level --db "$db" --budget "$budget" --workers 2 --job-time 5 \
+    "$c" frontier run --ladder "$ladder" --db "$db" --budget "$budget" --workers 2 --job-time 5 \
         --all --untried --rungs "$rung" --dir "$state/$name" --out "$out/$name" "$@"
 }
-for rung in 10 12 14 16; do
+for rung in $rungs; do
     run 2-7 "$rung" --pieces 7
     run full "$rung"
 done
@@ -57,9 +71,9 @@ tally() {
 tally "$out/2-7/frontier.tsv" > "$out/.t27"
 tally "$out/full/frontier.tsv" > "$out/.tfull"
 {
-    echo "# The level ladder: the 2-7 databases against 2-8 with the partial bounds"
+    echo "# The $ladder ladder: the 2-7 databases against 2-8 with the partial bounds"
     echo
-    echo "Written by \`bench/level-2-8.sh $db $out $budget $c\` on $(date -u +%Y-%m-%d)"
+    echo "Written by \`LADDER=$ladder bench/level-2-8.sh $db $out $budget $c\` on $(date -u +%Y-%m-%d)"
     echo "($(git rev-parse --short HEAD 2>/dev/null || echo '?')), 2 local workers, $budget a position,"
     echo "the two sets alternating rung by rung. Each set's own report: [2-7](2-7/frontier.md),"
     echo "[full](full/frontier.md). A position counts when the independent checker accepted a proof"
@@ -67,9 +81,9 @@ tally "$out/full/frontier.tsv" > "$out/.tfull"
     echo
     echo "| pieces | positions | exact, 2-7 | exact, $(sed -n 's/.*Databases: \(2-[^ ]*\) pieces.*/\1/p' "$out/full/frontier.md" | head -n 1) | target |"
     echo "| ---: | ---: | ---: | ---: | ---: |"
-    awk -F'\t' 'NR == FNR { a[$1] = $3; next }
-        { t = $1 == 10 ? "85%" : $1 == 12 ? "60%" : $1 == 14 ? "30%" : $1 == 16 ? "10%" : "-"
-          printf "| %s | %d | %d (%d%%) | %d (%d%%) | %s |\n", $1, $2, a[$1], 100 * a[$1] / $2,
+    awk -F'\t' -v ladder="$ladder" 'NR == FNR { a[$1] = $3; next }
+        { t = ladder != "level" ? "-" : $1 == 10 ? "85%" : $1 == 12 ? "60%" : $1 == 14 ? "30%" : $1 == 16 ? "10%" : "-"
+          printf "| %s | %d | %d (%.0f%%) | %d (%.0f%%) | %s |\n", $1, $2, a[$1], 100 * a[$1] / $2,
               $3, 100 * $3 / $2, t }' "$out/.t27" "$out/.tfull"
 } > "$out/README.md"
 rm -f "$out/.t27" "$out/.tfull"
