@@ -57,10 +57,11 @@ done
 
 # The distinct positions of each piece count, and how many each set
 # proved exactly (status "proved": the checker accepted a proof that
-# settles the value). Columns of frontier.tsv: 4 pieces, 5 fen, 6 status,
-# 7 result, 17 db_pieces.
+# settles the value). Rungs never tried (status "skipped": the frontier
+# ladder's rungs above those run) are left out. Columns of frontier.tsv:
+# 4 pieces, 5 fen, 6 status, 7 result, 17 db_pieces.
 tally() {
-    grep -v '^#' "$1" | awk -F'\t' 'NR > 1 && $5 != "" && $4 > 0 {
+    grep -v '^#' "$1" | awk -F'\t' 'NR > 1 && $5 != "" && $4 > 0 && $6 != "skipped" {
         if (!(($4, $5) in seen)) { seen[$4, $5] = 1; n[$4]++ }
         if ($6 == "proved" && !(($4, $5) in ok)) { ok[$4, $5] = 1; p[$4]++ }
         if ($17 != "") scope = $17
