@@ -20,7 +20,8 @@
 # so each has one budget; a rung cut off by the stop has no budget
 # recorded and is tried again, resuming its proof state. Writes OUT/2-7/ and OUT/full/ (frontier.tsv, .md, .svg,
 # as `frontier run` writes them) and OUT/README.md, the two side by side
-# by piece count with the issue's targets. Default OUT: results/level-2-8.
+# by piece count with the issue's targets (what an earlier README holds
+# from a line "## Notes" on is kept). Default OUT: results/level-2-8.
 #
 # Takes about 2 x 46 positions x (BUDGET + start and check): 1.5-2 hours
 # at 60 s (the frontier ladder: at most 2 x 57 positions, most of the
@@ -71,14 +72,20 @@ tally() {
 }
 tally "$out/2-7/frontier.tsv" > "$out/.t27"
 tally "$out/full/frontier.tsv" > "$out/.tfull"
+# What a person wrote under "## Notes" in an earlier README is kept.
+notes=""
+if [ -f "$out/README.md" ]; then
+    notes=$(sed -n '/^## Notes$/,$p' "$out/README.md")
+fi
 {
     echo "# The $ladder ladder: the 2-7 databases against 2-8 with the partial bounds"
     echo
-    echo "Written by \`LADDER=$ladder bench/level-2-8.sh $db $out $budget $c\` on $(date -u +%Y-%m-%d)"
-    echo "($(git rev-parse --short HEAD 2>/dev/null || echo '?')), 2 local workers, $budget a position,"
-    echo "the two sets alternating rung by rung. Each set's own report: [2-7](2-7/frontier.md),"
-    echo "[full](full/frontier.md). A position counts when the independent checker accepted a proof"
-    echo "that settles its value (a draw needs both bounds)."
+    echo "This table was written by \`LADDER=$ladder bench/level-2-8.sh $db $out $budget $c\` on"
+    echo "$(date -u +%Y-%m-%d) ($(git rev-parse --short HEAD 2>/dev/null || echo '?')) from the two sets' results: 2 local workers,"
+    echo "$budget a position, the two sets alternating rung by rung. Each run's command is in its set's"
+    echo "frontier.tsv; each set's own report: [2-7](2-7/frontier.md), [full](full/frontier.md). A"
+    echo "position counts when the independent checker accepted a proof that settles its value (a draw"
+    echo "needs both bounds)."
     echo
     echo "| pieces | positions | exact, 2-7 | exact, $(sed -n 's/.*Databases: \(2-[^ ]*\) pieces.*/\1/p' "$out/full/frontier.md" | head -n 1) | target |"
     echo "| ---: | ---: | ---: | ---: | ---: |"
@@ -86,6 +93,11 @@ tally "$out/full/frontier.tsv" > "$out/.tfull"
         { t = ladder != "level" ? "-" : $1 == 10 ? "85%" : $1 == 12 ? "60%" : $1 == 14 ? "30%" : $1 == 16 ? "10%" : "-"
           printf "| %s | %d | %d (%.0f%%) | %d (%.0f%%) | %s |\n", $1, $2, a[$1], 100 * a[$1] / $2,
               $3, 100 * $3 / $2, t }' "$out/.t27" "$out/.tfull"
-} > "$out/README.md"
+    if [ -n "$notes" ]; then
+        echo
+        printf '%s\n' "$notes"
+    fi
+} > "$out/README.tmp"
+mv "$out/README.tmp" "$out/README.md"
 rm -f "$out/.t27" "$out/.tfull"
 cat "$out/README.md"
