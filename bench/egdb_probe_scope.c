@@ -65,9 +65,9 @@ draw(const egdb *db, int n, uint64_t seed, int *top)
     *top = 0;
     for (int i = 0; i < n; i++) {
         uint64_t r = bench_rng(&seed) % total;
+        /* never an empty (1-piece) slice: the one after it starts at the
+         * same r, and start[k] = total > r */
         size_t lo = bench_last_le(start, k, r);
-        while (start[lo + 1] == start[lo]) /* an empty (1-piece) slice */
-            lo++;
         const egdc_slice *e = db->cmp_list[lo];
         egix_unindex(e->table, r - start[lo], &ps[i]);
         if (e->slice.nbk + e->slice.nwk + e->slice.nbm + e->slice.nwm > db->max_pieces)

@@ -12,8 +12,9 @@
  *   level position (equal men and kings, no capture for the side to move)
  *   with at most 16, 14, 12 and 10 pieces on a deeper search's line. Its
  *   results go to results/level-2-N/ (N: the databases' scope, "7" or
- *   "7+4v4+partial", egdb.h). A level position is proved only when its value is exact (a
- *   draw needs both bounds); a proved bound alone is reported beside it.
+ *   "7+4v4+partial", egdb.h). A level position is proved only when its
+ *   value is exact (a draw needs both bounds); a proved bound alone is
+ *   reported beside it.
  *   A position that is the rung of several rows (a capture skips a count,
  *   or two openings' lines meet) is proved once: the later rows take the
  *   first one's result, and the figures by pieces count it once.
@@ -1196,11 +1197,10 @@ run_cmd(int argc, char **argv)
      * rung's state rests on the databases it began with (`prove` refuses
      * another --pieces). The 2-6 frontier keeps its first names
      * (results/, proofs/frontier); the level ladder's results always
-     * named their databases. */
-    /* Named by the scope ("7", "7+4v4", "7+4v4+partial"), not the
-     * largest complete count: a folder with the 4v4 split or partial
-     * files beside 1-7 must not share the 2-7 run's states, which
-     * `prove` would refuse (another scope). */
+     * named their databases. The name is the scope ("7", "7+4v4",
+     * "7+4v4+partial"), not the largest complete count: a folder with the
+     * 4v4 split or partial files beside 1-7 must not share the 2-7 run's
+     * states, which `prove` would refuse (another scope). */
     int scope = egdb_scope(db), maxp = scope == egdb_max_pieces(db) ? scope : 0;
     char sname[48];
     egdb_scope_name(scope, sname, sizeof sname);
