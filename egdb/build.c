@@ -126,14 +126,6 @@ par_for(pair_work *w, egrun_range_fn fn, int threads)
 #define P1_BLOCK 64
 #define P1_REFS 4096 /* successor references of one block            */
 
-/* Where a successor's value is: in slice e at index idx, or (e NULL) the
- * value itself, as egst_probe would answer it without a file. */
-typedef struct child_ref {
-    const egst_slice *e;
-    uint64_t idx;
-    int direct;
-} child_ref;
-
 /* One position of a block. */
 typedef struct p1_item {
     int kind;       /* P1_NONE, P1_CAPTURE or P1_QUIET                 */
@@ -143,41 +135,9 @@ typedef struct p1_item {
 
 enum { P1_NONE, P1_CAPTURE, P1_QUIET };
 
-/* The reference of a capture's child c (any side to move): egst_probe,
- * up to the read. */
-static inline child_ref
-capture_ref(const egst_registry *reg, const eng_pos *c)
-{
-    child_ref r = {NULL, 0, EGDB_ENOTFOUND};
-    eng_pos k = eng_canonical(c);
-    egix_slice s;
-    if ((k.bm | k.bk) == 0) {
-        r.direct = EGDB_LOSS; /* a side without pieces: the rules answer */
-        return r;
-    }
-    if (egix_slice_of(&k, &s) != 0) {
-        r.direct = EGDB_EINVAL;
-        return r;
-    }
-    r.e = egst_find(reg, &s);
-    if (r.e != NULL) {
-        r.idx = egix_index(r.e->table, &k);
-        __builtin_prefetch(&r.e->data[r.idx >> 2]);
-    }
-    return r;
-}
-
-static inline int
-ref_value(const child_ref *r)
-{
-    if (r->e == NULL)
-        return r->direct;
-    return egst_value(r->e, r->idx);
-}
-
 /* Step one of a block: moves and successor references of position p. */
 static void
-phase1_refs(pair_work *w, const eng_pos *p, int lead_row, p1_item *it, child_ref *refs, int *nrefs)
+phase1_refs(pair_work *w, const eng_pos *p, int lead_row, p1_item *it, egst_ref *refs, int *nrefs)
 {
     eng_movelist l;
     int n = eng_generate(p, &l, ENG_DUPS_MERGE);
@@ -194,7 +154,7 @@ phase1_refs(pair_work *w, const eng_pos *p, int lead_row, p1_item *it, child_ref
         for (int k = 0; k < n; k++) {
             eng_pos c;
             eng_make(p, &l.m[k], &c);
-            refs[(*nrefs)++] = capture_ref(w->reg, &c);
+            refs[(*nrefs)++] = egst_locate(w->reg, &c);
         }
     } else {
         it->kind = P1_QUIET;
@@ -208,17 +168,9 @@ phase1_refs(pair_work *w, const eng_pos *p, int lead_row, p1_item *it, child_ref
                 it->count++;
                 continue;
             }
-            eng_pos c, cc;
-            egix_slice s;
+            eng_pos c;
             eng_make(p, &l.m[k], &c);
-            cc = eng_flip(&c);
-            egix_slice_of(&cc, &s);
-            child_ref r = {egst_find(w->reg, &s), 0, EGDB_ENOTFOUND};
-            if (r.e != NULL) {
-                r.idx = egix_index(r.e->table, &cc);
-                __builtin_prefetch(&r.e->data[r.idx >> 2]);
-            }
-            refs[(*nrefs)++] = r;
+            refs[(*nrefs)++] = egst_locate(w->reg, &c);
         }
     }
     it->nref = *nrefs - it->ref0;
@@ -265,7 +217,7 @@ phase1_range(void *ctx, int m, uint64_t begin, uint64_t end)
     const int lead_row = w->slice[m].rb; /* -1 without black men */
     uint64_t n_capture = 0, n_lookup = 0;
     p1_item items[P1_BLOCK];
-    child_ref *refs = malloc(P1_REFS * sizeof *refs);
+    egst_ref *refs = malloc(P1_REFS * sizeof *refs);
     if (!refs) {
         /* A few kB: treat like a missing slice rather than a wrong value. */
         atomic_store(&w->missing, 1);
@@ -292,7 +244,7 @@ phase1_range(void *ctx, int m, uint64_t begin, uint64_t end)
         /* Step two: the values, in move order. */
         for (int t = 0; t < nitems; t++) {
             const p1_item *it = &items[t];
-            const child_ref *r = refs + it->ref0;
+            const egst_ref *r = refs + it->ref0;
             uint64_t i = b0 + (uint64_t)t;
             uint8_t v = EGDB_UNKNOWN;
             unsigned count = 0;
@@ -302,7 +254,7 @@ phase1_range(void *ctx, int m, uint64_t begin, uint64_t end)
             } else if (it->kind == P1_CAPTURE) {
                 int all_win = 1, any_loss = 0;
                 for (int k = 0; k < it->nref && !any_loss; k++) {
-                    int cv = ref_value(&r[k]);
+                    int cv = egst_ref_value(&r[k]);
                     if (cv == EGDB_LOSS)
                         any_loss = 1;
                     else if (cv == EGDB_DRAW)
@@ -319,11 +271,11 @@ phase1_range(void *ctx, int m, uint64_t begin, uint64_t end)
                 int win = 0;
                 count = it->count;
                 for (int k = 0; k < it->nref && !win; k++) {
-                    if (r[k].e == NULL) {
+                    int cv = egst_ref_value(&r[k]);
+                    if (cv < 0) {
                         atomic_store(&w->missing, 1); /* the build order was broken */
                         continue;
                     }
-                    int cv = ref_value(&r[k]);
                     if (cv == EGDB_LOSS)
                         win = 1;
                     else if (cv == EGDB_DRAW)

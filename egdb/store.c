@@ -255,21 +255,35 @@ egst_add_mapped(egst_registry *r, const char *dir, const egix_slice *s, int chec
     return rc;
 }
 
-int
-egst_probe(const egst_registry *r, const eng_pos *p)
+egst_ref
+egst_locate(const egst_registry *r, const eng_pos *p)
 {
+    egst_ref ref = {NULL, 0, EGDB_ENOTFOUND};
     eng_pos c = eng_canonical(p);
     /* A side without pieces: the rules answer, no file needed. These are
      * also the only positions of the one-sided materials' files. */
-    if ((c.bm | c.bk) == 0)
-        return EGDB_LOSS;
+    if ((c.bm | c.bk) == 0) {
+        ref.direct = EGDB_LOSS;
+        return ref;
+    }
     egix_slice s;
-    if (egix_slice_of(&c, &s) != 0)
-        return EGDB_EINVAL;
-    const egst_slice *e = egst_find(r, &s);
-    if (!e)
-        return EGDB_ENOTFOUND;
-    return egst_value(e, egix_index(e->table, &c));
+    if (egix_slice_of(&c, &s) != 0) {
+        ref.direct = EGDB_EINVAL;
+        return ref;
+    }
+    ref.e = egst_find(r, &s);
+    if (ref.e) {
+        ref.idx = egix_index(ref.e->table, &c);
+        __builtin_prefetch(&ref.e->data[ref.idx >> 2]);
+    }
+    return ref;
+}
+
+int
+egst_probe(const egst_registry *r, const eng_pos *p)
+{
+    egst_ref ref = egst_locate(r, p);
+    return egst_ref_value(&ref);
 }
 
 /* ---- writing ---------------------------------------------------------- */

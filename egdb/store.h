@@ -147,6 +147,31 @@ egst_value(const egst_slice *e, uint64_t i)
 }
 
 /*
+ * egst_ref - where the value of a position is: in slice e at index idx,
+ * or (e NULL) the answer itself in direct, as egst_probe would give it
+ * without a file (EGDB_LOSS for a side with no pieces, EGDB_EINVAL,
+ * EGDB_ENOTFOUND). Callers that read many values at random places (the
+ * builder's phase 1, the check) locate a block of them first, each
+ * locate prefetching its byte, then read them: the loads overlap instead
+ * of waiting one after the other.
+ */
+typedef struct egst_ref {
+    const egst_slice *e;
+    uint64_t idx;
+    int direct;
+} egst_ref;
+
+/* The reference of position p (any side to move), its byte prefetched. */
+egst_ref egst_locate(const egst_registry *r, const eng_pos *p);
+
+/* The value a reference points at: egst_probe's answer. */
+static inline int
+egst_ref_value(const egst_ref *r)
+{
+    return r->e ? egst_value(r->e, r->idx) : r->direct;
+}
+
+/*
  * egst_probe - the value of any position from the loaded slices: the
  * position is turned to Black to move, its slice found and its value
  * read. A side with no pieces is answered from the rules.

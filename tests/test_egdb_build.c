@@ -1314,6 +1314,28 @@ test_verify_and_corruption(void **state)
                fen);
     }
 
+    /* (c) the first DRAW rewritten as a WIN, checksums repaired: the
+     * check reads a position stored as a win one move at a time, the
+     * others from a block of prefetched successors (verify.c), so both
+     * ways must find what they are given. */
+    memcpy(b, orig, len);
+    for (i = 0, found = UINT64_MAX; i < positions && found == UINT64_MAX; i++)
+        if (((b[HEADER_BYTES + i / 4] >> (2 * (i % 4))) & 3) == EGDB_DRAW)
+            found = i;
+    assert_true(found != UINT64_MAX);
+    byte = &b[HEADER_BYTES + found / 4];
+    *byte = (uint8_t)((*byte & ~(3u << (2 * (found % 4)))) | (EGDB_WIN << (2 * (found % 4))));
+    put64(b + 24, get64(b + 24) + 1); /* wins  */
+    put64(b + 40, get64(b + 40) - 1); /* draws */
+    put64(b + 48, XXH3_64bits(b + HEADER_BYTES, len - HEADER_BYTES));
+    put64(b + 56, XXH3_64bits(b, 56));
+    assert_int_equal(write_file(path, b, len), 0);
+    rc = egdb_verify(dir, c->threads, NULL, NULL, err, sizeof err);
+    printf("# DRAW -> WIN at index %" PRIu64 " of %s, checksums repaired: %s (%s)\n", found, name,
+           err, egdb_strerror(rc));
+    assert_int_equal(rc, EGDB_EVERIFY);
+    assert_non_null(strstr(err, name));
+
     /* Restored, the copy verifies again. */
     assert_int_equal(write_file(path, orig, len), 0);
     rc = egdb_verify(dir, c->threads, NULL, NULL, err, sizeof err);
