@@ -231,10 +231,11 @@ egcd_header_decode(const unsigned char b[EGCD_HEADER_BYTES], egcd_header *h)
 {
     if (memcmp(b, cwl_magic, 7) != 0)
         return -1;
-    if (b[7] != EGCD_VERSION)
+    if (b[7] < EGCD_VERSION_OLDEST || b[7] > EGCD_VERSION)
         return -2;
     if (egle_get64(b + 72) != XXH3_64bits(b, 72))
         return -3;
+    h->version = b[7];
     egle_get_slice(b + 8, &h->slice);
     h->flags = b[14];
     h->order = b[15];
@@ -277,12 +278,37 @@ fill_run(uint64_t *out, uint32_t start, uint32_t len, int v)
         out[w1] |= pattern & (~0ull >> (64 - (end & 31) * 2));
 }
 
+/* Mark k (0-based) of a marked block: its fields (codec.h, MARKS). */
+typedef struct mark {
+    uint32_t bit, pos;
+    int cur, prev;
+} mark;
+
+static inline mark
+read_mark(const uint8_t *src, int k)
+{
+    const uint8_t *m = src + 1 + (size_t)k * EGCD_MARK_BYTES;
+    uint64_t x = (uint64_t)m[0] | (uint64_t)m[1] << 8 | (uint64_t)m[2] << 16 |
+                 (uint64_t)m[3] << 24 | (uint64_t)m[4] << 32;
+    mark r = {(uint32_t)(x & 0xFFFFF), (uint32_t)(x >> 20 & 0x1FFF), (int)(x >> 33 & 3),
+              (int)(x >> 35 & 3)};
+    return r;
+}
+
+/* Position of mark k (0-based) in a block of total positions. */
+static inline uint32_t
+mark_target(uint32_t total, int k)
+{
+    return (uint32_t)(((uint64_t)total * (uint64_t)(k + 1)) / (EGCD_NMARKS + 1));
+}
+
 /*
  * The decoding loop of egcd_decode_page (out != NULL: the runs meeting
  * the window [skip, skip + n) filled in, the whole block checked when the
- * window ends it) and egcd_decode_value (out == NULL: stops at the run
- * holding position `want` and returns its value). Inlined into both, so
- * each gets a loop without the other's work.
+ * window ends it, marks included) and egcd_decode_value (out == NULL:
+ * stops at the run holding position `want` and returns its value,
+ * starting at the last mark before it). Inlined into both, so each gets
+ * a loop without the other's work.
  */
 static inline __attribute__((always_inline)) int
 decode_runs(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t total, uint64_t *out,
@@ -297,12 +323,39 @@ decode_runs(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t tota
     if (v0 == 0 || seed == 0 || v0 == seed)
         return -1;
     int cur = seed, prev = v0;
+    /* Where the runs start: after the marks, if any. */
+    int marked = (src[0] & EGCD_BLOCK_MARKED) != 0;
+    if (src[0] & ~(3 | 3 << 2 | (d->marks ? EGCD_BLOCK_MARKED : 0)))
+        return -1;
+    const size_t s0 = marked ? 1 + EGCD_NMARKS * EGCD_MARK_BYTES : 1;
+    if (len < s0)
+        return -1;
+    uint32_t pos = 0, stop = out ? skip + n : total;
+    uint64_t start_bit = 0;
+    /* The next mark to check: a whole decode checks them all; a probe's
+     * walk, which may start at one, checks none (the block's checksum
+     * covers them). */
+    int next_mark = marked && out ? 0 : EGCD_NMARKS;
+    if (marked && !out) {
+        for (int k = EGCD_NMARKS - 1; k >= 0; k--) {
+            if (mark_target(total, k) <= want) {
+                mark m = read_mark(src, k);
+                if (m.pos > want || m.cur == 0 || m.prev == 0 || m.cur == m.prev)
+                    return -1;
+                pos = m.pos;
+                start_bit = m.bit;
+                cur = m.cur;
+                prev = m.prev;
+                break;
+            }
+        }
+    }
     /* Bit reader, most significant bit first; reads past the end see zeros
      * and are caught by the final count of bits consumed. */
     uint64_t bitbuf = 0;
     int bitcnt = 0;
-    size_t p = 1;
-    uint32_t pos = 0, stop = out ? skip + n : total;
+    size_t p = s0 + (size_t)(start_bit >> 3);
+    int drop = (int)(start_bit & 7);
     while (pos < stop) {
         if (p + 8 <= len) {
             /* Branch-free refill from an unaligned big-endian word. */
@@ -317,6 +370,13 @@ decode_runs(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t tota
                 p++;
                 bitcnt += 8;
             }
+        }
+        if (drop) {
+            /* Starting at a mark inside a byte. */
+            bitbuf <<= drop;
+            bitcnt -= drop;
+            drop = 0;
+            continue;
         }
         uint32_t e = d->fast[bitbuf >> (64 - EGCD_FAST_BITS)];
         if (!(e >> 31)) {
@@ -339,12 +399,21 @@ decode_runs(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t tota
         /* The extra bits; for eb == 0 the double shift yields 0. */
         uint32_t rl = (e >> 10 & 0x1FFFFF) + (uint32_t)((bitbuf >> (63 - eb)) >> 1);
         bitbuf <<= eb;
+        if (rl > total - pos)
+            return -1;
+        /* A whole decode checks each mark when it reaches the run the mark
+         * names: the same bit offset, first position and predictor. */
+        while (next_mark < EGCD_NMARKS && mark_target(total, next_mark) < pos + rl) {
+            mark m = read_mark(src, next_mark);
+            uint64_t at = (uint64_t)(p - s0) * 8 - (uint64_t)bitcnt;
+            if (m.bit != at || m.pos != pos || m.cur != cur || m.prev != prev)
+                return -1;
+            next_mark++;
+        }
         bitcnt -= l + eb;
         int third = 6 - cur - prev, v = (e & 16) ? third : prev;
         prev = cur;
         cur = v;
-        if (rl > total - pos)
-            return -1;
         if (!out && want - pos < rl)
             return v;
         if (out && pos + rl > skip) {
@@ -358,8 +427,10 @@ decode_runs(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t tota
         return -1; /* want >= total */
     if (skip + n < total)
         return 0; /* the rest of the block is not decoded */
+    if (next_mark < EGCD_NMARKS)
+        return -1;
     /* Bits consumed = bytes loaded * 8 - bits still buffered. */
-    if ((uint64_t)(p - 1) * 8 - (uint64_t)bitcnt > (uint64_t)(len - 1) * 8)
+    if ((uint64_t)(p - s0) * 8 - (uint64_t)bitcnt > (uint64_t)(len - s0) * 8)
         return -1;
     return 0;
 }

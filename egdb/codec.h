@@ -54,6 +54,24 @@
  *   right). Runs never cross a block. Each block has its own checksum, so
  *   damage is found and named per block.
  *
+ * MARKS (format 4)
+ *   A probe that misses the cache decodes its page's runs from the start
+ *   up to its position: half a page on average, hundreds of runs in the
+ *   8-piece files (40 positions a byte), and the largest single cost of
+ *   a probe there (docs/egdb.md). So a one-page block whose runs take
+ *   more than EGCD_MARK_MIN_BITS bits sets bit 4 (EGCD_BLOCK_MARKED) of
+ *   its first byte, and EGCD_NMARKS marks follow that byte, before the
+ *   runs. Mark k (1..3) is the decoder's state before the run holding
+ *   position total * k / 4 of the block, 5 bytes little endian: bits
+ *   0-19 the bit offset of that run's code from the start of the runs,
+ *   20-32 the run's first position, 33-34 the value of the run before it
+ *   ("cur" of the predictor), 35-36 the value before that ("prev"). A
+ *   probe starts at the last mark at or before its position: a quarter of
+ *   the walk. A whole decode (a page kept by the cache, `egdb verify`)
+ *   checks every mark against the state it reaches, so a mark that lies
+ *   is found like other damage. Pages below the bound (most of the
+ *   7-piece set's: 162 positions a byte) carry none.
+ *
  * FILE "<dir>/<slice name>.cwl" (little endian)
  *     0  magic "CKCWL\0\0" + version byte
  *     8  nbk nwk nbm nwm (u8), rb rw (i8), flags (u8), order (u8)
@@ -98,7 +116,10 @@
 
 /* ---- constants ------------------------------------------------------ */
 
-#define EGCD_VERSION 3
+/* Format 4 added marks (MARKS, above); files of format 3, which have
+ * none, are still read. */
+#define EGCD_VERSION 4
+#define EGCD_VERSION_OLDEST 3
 #define EGCD_NLEN 32
 #define EGCD_NSYM (2 * EGCD_NLEN)
 #define EGCD_MAX_BITS 15
@@ -113,6 +134,12 @@
  * page, take at most this many bits (docs/egdb.md: 64 bytes). */
 #define EGCD_BLOCK_BITS 512
 #define EGCD_BLOCK_PAGES 255 /* at most, so a count fits a byte */
+/* Marks (format 4): a one-page block whose runs code to more than
+ * EGCD_MARK_MIN_BITS bits carries EGCD_NMARKS marks of EGCD_MARK_BYTES. */
+#define EGCD_MARK_MIN_BITS 512
+#define EGCD_NMARKS 3
+#define EGCD_MARK_BYTES 5
+#define EGCD_BLOCK_MARKED 16 /* bit 4 of a block's first byte */
 /* A run fits the last length bucket (15 + 16: lengths below 2^21). */
 _Static_assert(((uint64_t)EGCD_BLOCK_PAGES << EGCD_PAGE_SHIFT) < (1u << 21),
                "a block's positions must fit the run-length buckets");
@@ -133,6 +160,7 @@ enum { EGCD_KEPT = 0, EGCD_CAPTURE = 1, EGCD_THREAT = 2 };
 /* ---- types ---------------------------------------------------------- */
 
 typedef struct egcd_header {
+    uint8_t version; /* EGCD_VERSION_OLDEST..EGCD_VERSION */
     egix_slice slice;
     uint8_t flags;
     uint8_t order; /* king order of the positions (EGIX_ORDER_*) */
@@ -154,6 +182,7 @@ typedef struct egcd_decoder {
     uint16_t first_index[EGCD_MAX_BITS + 2];
     uint16_t count[EGCD_MAX_BITS + 2];
     uint8_t sorted[EGCD_NSYM]; /* symbols by (length, symbol) */
+    uint8_t marks; /* the file's blocks may carry marks (format >= 4) */
 } egcd_decoder;
 
 /* ---- run lengths ----------------------------------------------------- */
@@ -216,8 +245,9 @@ void egcd_codes(const uint8_t len[EGCD_NSYM], uint16_t code[EGCD_NSYM]);
  */
 int egcd_decoder_init(egcd_decoder *d, const uint8_t len[EGCD_NSYM]);
 
-/* Encodes / decodes the fixed header (bytes 0..79). decode returns 0 or
- * -1 (bad magic), -2 (version), -3 (header checksum). */
+/* Encodes / decodes the fixed header (bytes 0..79). encode writes
+ * EGCD_VERSION; decode accepts EGCD_VERSION_OLDEST..EGCD_VERSION and
+ * returns 0 or -1 (bad magic), -2 (version), -3 (header checksum). */
 void egcd_header_encode(const egcd_header *h, unsigned char b[EGCD_HEADER_BYTES]);
 int egcd_header_decode(const unsigned char b[EGCD_HEADER_BYTES], egcd_header *h);
 

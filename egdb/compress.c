@@ -61,6 +61,7 @@ typedef struct bitwriter {
 /* Per-slice figures, summed into egdb_compress_stats. */
 typedef struct slice_figures {
     uint64_t bytes, dropped_capture, dropped_threat, runs, code_bits, extra_bits, overhead_bits;
+    uint64_t marked_pages;
     int order; /* the king order chosen (EGIX_ORDER_*) */
 } slice_figures;
 
@@ -215,6 +216,37 @@ run_symbol(const run *r, size_t j, int seed, int *eb, uint32_t *extra)
         return bucket;
     int predicted = j >= 2 ? r[j - 2].value : seed;
     return (r[j].value != predicted) * EGCD_NLEN + bucket;
+}
+
+/*
+ * Writes the EGCD_NMARKS marks of a marked block (codec.h, MARKS) into
+ * out: for each, the decoder's state before the run holding position
+ * total * k / 4 (k = 1..3), the runs' codes having lengths len.
+ */
+static void
+put_marks(const run *r, size_t nr, int seed, uint32_t total, const uint8_t len[EGCD_NSYM],
+          uint8_t *out)
+{
+    uint64_t bit = 0;
+    uint32_t pos = 0;
+    int cur = seed, prev = r[0].value; /* the decoder's start (codec.c) */
+    int k = 0;
+    for (size_t j = 0; j < nr && k < EGCD_NMARKS; j++) {
+        uint32_t target = (uint32_t)(((uint64_t)total * (uint64_t)(k + 1)) / (EGCD_NMARKS + 1));
+        while (k < EGCD_NMARKS && target < pos + r[j].len) {
+            uint64_t x = bit | (uint64_t)pos << 20 | (uint64_t)cur << 33 | (uint64_t)prev << 35;
+            for (int i = 0; i < EGCD_MARK_BYTES; i++)
+                out[k * EGCD_MARK_BYTES + i] = (uint8_t)(x >> (8 * i));
+            k++;
+            target = (uint32_t)(((uint64_t)total * (uint64_t)(k + 1)) / (EGCD_NMARKS + 1));
+        }
+        int eb;
+        uint32_t x;
+        bit += len[run_symbol(r, j, seed, &eb, &x)] + (uint64_t)eb;
+        pos += r[j].len;
+        prev = cur;
+        cur = r[j].value;
+    }
 }
 
 /*
@@ -431,6 +463,7 @@ compress_slice(compress_job *job, const egst_slice *e, const egst_header *wh, sl
                 end = e->size;
             size_t nr = block_runs(v, b, end, runs);
             int seed = block_seed(runs, nr);
+            const uint32_t btotal = (uint32_t)(end - b);
             b = end;
             if (pass == 0) {
                 for (size_t j = 0; j < nr; j++) {
@@ -446,7 +479,26 @@ compress_slice(compress_job *job, const egst_slice *e, const egst_header *wh, sl
                 rc = EGDB_ENOMEM;
                 goto out;
             }
-            data.b[data.n++] = (uint8_t)(runs[0].value | seed << 2);
+            /* A one-page block of many bits carries marks (codec.h). */
+            uint64_t run_bits = 0;
+            for (size_t j = 0; j < nr; j++) {
+                int eb;
+                uint32_t x;
+                run_bits += len[run_symbol(runs, j, seed, &eb, &x)] + (uint64_t)eb;
+            }
+            const int marked = bpages[bl] == 1 && run_bits > EGCD_MARK_MIN_BITS;
+            data.b[data.n++] =
+                (uint8_t)(runs[0].value | seed << 2 | (marked ? EGCD_BLOCK_MARKED : 0));
+            if (marked) {
+                if (grow(&data, EGCD_NMARKS * EGCD_MARK_BYTES) != 0) {
+                    rc = EGDB_ENOMEM;
+                    goto out;
+                }
+                put_marks(runs, nr, seed, btotal, len, data.b + data.n);
+                data.n += EGCD_NMARKS * EGCD_MARK_BYTES;
+                fig->overhead_bits += 8 * EGCD_NMARKS * EGCD_MARK_BYTES;
+                fig->marked_pages++;
+            }
             size_t block_start = data.n;
             uint64_t block_bits = 0;
             fig->runs += nr;
@@ -566,6 +618,7 @@ compress_worker(void *arg)
         j->sum.code_bits += fig.code_bits;
         j->sum.extra_bits += fig.extra_bits;
         j->sum.overhead_bytes += fig.overhead_bits / 8;
+        j->sum.marked_pages += fig.marked_pages;
         j->sum.orders[fig.order]++;
         pthread_mutex_unlock(&j->sum_lock);
     }

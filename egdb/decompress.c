@@ -243,13 +243,13 @@ egdc_open(const char *dir, const egix_slice *s, egdc_slice **out, char *err, siz
      * than a file of another version: say both. */
     int sum_ok = egle_get64((const uint8_t *)map + 72) == XXH3_64bits(map, 72);
     snprintf(version, sizeof version,
-             "header (bytes 0-79): format version %u, this program reads version %d "
+             "header (bytes 0-79): format version %u, this program reads versions %d-%d "
              "(%s%.40s%s)%s",
-             fv, EGCD_VERSION,
-             fv < EGCD_VERSION ? "an older format: `checkers egdb compress --db "
-                               : "a newer program",
-             fv < EGCD_VERSION ? dir : "",
-             fv < EGCD_VERSION ? "` rewrites it from the build files" : " wrote it",
+             fv, EGCD_VERSION_OLDEST, EGCD_VERSION,
+             fv < EGCD_VERSION_OLDEST ? "an older format: `checkers egdb compress --db "
+                                      : "a newer program",
+             fv < EGCD_VERSION_OLDEST ? dir : "",
+             fv < EGCD_VERSION_OLDEST ? "` rewrites it from the build files" : " wrote it",
              sum_ok ? "" : "; the header checksum fails too: the version byte may be damaged");
     if (rc == -1)
         why = "header (bytes 0-79): not a compressed slice file (bad magic)";
@@ -286,6 +286,7 @@ egdc_open(const char *dir, const egix_slice *s, egdc_slice **out, char *err, siz
             why = "code lengths (bytes 80-143): invalid prefix code";
         else if (egle_get32(e->offsets + (size_t)e->h.nblocks * 4) != e->h.data_bytes)
             why = "block table: offsets do not end at the data end";
+        e->dec.marks = e->h.version >= 4; /* codec.h, MARKS */
     }
     if (!why) {
         /* Which block holds each page (the table names pages per block). */

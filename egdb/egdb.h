@@ -424,7 +424,8 @@ typedef struct egdb_compress_stats {
     uint64_t dropped_capture, dropped_threat; /* positions without a value */
     uint64_t runs;                            /* runs coded                */
     uint64_t code_bits, extra_bits;           /* prefix codes, raw length bits */
-    uint64_t overhead_bytes; /* headers, code tables, block tables, block padding */
+    uint64_t overhead_bytes; /* headers, code tables, block tables, block padding, marks */
+    uint64_t marked_pages;   /* one-page blocks that carry marks (codec.h, MARKS) */
     uint64_t orders[5];      /* slices by king order chosen (EGIX_ORDER_*, index.h) */
 } egdb_compress_stats;
 

@@ -10,9 +10,11 @@
  *   - two threads probing at once get the right values, both with a cache
  *     of three blocks (evictions racing the lock-free reads) and with one
  *     holding every block (first decodes racing each other);
- *   - decoding one position (up to its run only) gives, for every
- *     position of every block of the 4-piece slices, the value that
- *     decoding the whole block gives;
+ *   - decoding one position (up to its run only, from the last mark
+ *     before it) gives, for every position of every block of the 4-piece
+ *     slices, the value that decoding the whole block gives; a mark
+ *     changed in any field makes its block fail to decode, and blocks
+ *     without marks decode as a format-3 file's;
  *   - the prefix-code builder gives a complete code within the length
  *     limit for skewed frequencies;
  *   - a flipped byte in a block: probes that need it return
@@ -48,6 +50,7 @@
 #include "egdb/decompress.h"
 #include "egdb/egdb.h"
 #include "egdb/index.h"
+#include "egdb/le.h"
 #include "egdb/store.h"
 #include "tests/test_util.h"
 
@@ -284,6 +287,16 @@ test_threads_same_values(void **state)
     egst_registry_free(&raw);
 }
 
+/* The bytes of block b of e. */
+static const uint8_t *
+block_at(const egdc_slice *e, uint32_t b, size_t *len)
+{
+    uint32_t start = egle_get32(e->offsets + (size_t)b * 4),
+             end = egle_get32(e->offsets + (size_t)b * 4 + 4);
+    *len = end - start;
+    return e->data + start;
+}
+
 static void
 test_decode_one_equals_block(void **state)
 {
@@ -293,7 +306,8 @@ test_decode_one_equals_block(void **state)
     egix_slice *sl = malloc(k * sizeof *sl);
     egix_slices(4, sl, NULL, k, &k);
     uint64_t words[1u << (EGCD_PAGE_SHIFT - 5)], checked = 0;
-    uint32_t multi = 0; /* pages in blocks of several pages */
+    uint32_t multi = 0;  /* pages in blocks of several pages */
+    uint32_t marked = 0; /* pages whose block carries marks */
     for (size_t i = 0; i < k; i++) {
         egdc_slice *e;
         char err[512];
@@ -301,6 +315,10 @@ test_decode_one_equals_block(void **state)
         for (uint32_t b = 0; b < e->npages; b++) {
             assert_int_equal(egdc_decode(e, b, (uint8_t *)words), 0);
             multi += e->pages[e->page_block[b]] > 1;
+            {
+                size_t blen;
+                marked += (block_at(e, e->page_block[b], &blen)[0] & EGCD_BLOCK_MARKED) != 0;
+            }
             uint64_t first = (uint64_t)b << e->h.page_shift;
             uint64_t n = e->h.positions - first < (1ull << e->h.page_shift)
                              ? e->h.positions - first
@@ -314,6 +332,83 @@ test_decode_one_equals_block(void **state)
     }
     assert_true(checked > 7000000); /* every 4-piece position */
     assert_true(multi > 100);       /* pages decoded from the middle of a block */
+    assert_true(marked > 100);      /* walks started at a mark (codec.h, MARKS) */
+    free(sl);
+}
+
+/*
+ * Marks (format 4): a whole decode checks every mark, so a mark changed
+ * in any field (its block checksum aside) makes the block fail to decode
+ * rather than send a later probe astray unseen by `egdb verify`; a file
+ * of format 3 (no marks) still decodes, and a block claiming marks in it
+ * does not.
+ */
+static void
+test_marks(void **state)
+{
+    fixture *f = *state;
+    size_t k;
+    egix_slices(4, NULL, NULL, 0, &k);
+    egix_slice *sl = malloc(k * sizeof *sl);
+    egix_slices(4, sl, NULL, k, &k);
+    uint64_t words[1u << (EGCD_PAGE_SHIFT - 5)], want[1u << (EGCD_PAGE_SHIFT - 5)];
+    int tried = 0, plain = 0;
+    for (size_t i = 0; i < k && (tried < 20 || plain < 20); i++) {
+        egdc_slice *e;
+        char err[512];
+        assert_int_equal(egdc_open(f->dir, &sl[i], &e, err, sizeof err), 0);
+        assert_int_equal(e->h.version, EGCD_VERSION);
+        assert_true(e->dec.marks);
+        for (uint32_t b = 0; b < e->h.nblocks; b++) {
+            size_t len;
+            const uint8_t *src = block_at(e, b, &len);
+            uint32_t g = e->first_page[b];
+            uint64_t first = (uint64_t)g << e->h.page_shift;
+            uint32_t total = (uint32_t)(e->h.positions - first < (1ull << e->h.page_shift)
+                                            ? e->h.positions - first
+                                            : 1ull << e->h.page_shift);
+            egcd_decoder v3 = e->dec;
+            v3.marks = 0;
+            if (!(src[0] & EGCD_BLOCK_MARKED)) {
+                /* as a format-3 file would hold it */
+                if (e->pages[b] == 1 && plain < 20) {
+                    assert_int_equal(egcd_decode_page(&v3, src, len, total, 0, total,
+                                                      (uint8_t *)words),
+                                     0);
+                    assert_int_equal(egcd_decode_page(&e->dec, src, len, total, 0, total,
+                                                      (uint8_t *)want),
+                                     0);
+                    assert_memory_equal(words, want, ((size_t)total + 3) / 4);
+                    plain++;
+                }
+                continue;
+            }
+            if (tried >= 20)
+                continue;
+            tried++;
+            assert_int_equal(
+                egcd_decode_page(&e->dec, src, len, total, 0, total, (uint8_t *)want), 0);
+            assert_int_equal(egcd_decode_page(&v3, src, len, total, 0, total, (uint8_t *)words),
+                             -1);
+            uint8_t *copy = malloc(len);
+            /* each field of each mark: bit offset (bits 0-19), first
+             * position (20-32), the two predictor values (33-36) */
+            const int bits[] = {0, 5, 19, 20, 25, 32, 33, 34, 35, 36};
+            for (int m = 0; m < EGCD_NMARKS; m++)
+                for (size_t j = 0; j < sizeof bits / sizeof *bits; j++) {
+                    memcpy(copy, src, len);
+                    copy[1 + m * EGCD_MARK_BYTES + bits[j] / 8] ^= (uint8_t)(1u << bits[j] % 8);
+                    if (egcd_decode_page(&e->dec, copy, len, total, 0, total,
+                                         (uint8_t *)words) != -1)
+                        fail_msg("slice %zu block %u: mark %d bit %d changed, still decodes", i,
+                                 b, m, bits[j]);
+                }
+            free(copy);
+        }
+        egdc_close(e);
+    }
+    assert_int_equal(tried, 20);
+    assert_int_equal(plain, 20);
     free(sl);
 }
 
@@ -718,6 +813,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_code_lengths),
         cmocka_unit_test(test_decode_one_equals_block),
+        cmocka_unit_test(test_marks),
         cmocka_unit_test(test_compressed_equals_raw),
         cmocka_unit_test(test_compressed_equals_raw_no_threats),
         cmocka_unit_test(test_small_cache_same_values),
