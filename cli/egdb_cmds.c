@@ -549,8 +549,7 @@ egdb_compress_cmd(const egdb_args *a)
            100.0 * (double)st.dropped_threat / (double)st.positions, st.runs,
            (double)st.positions / (double)(st.runs ? st.runs : 1), (double)st.code_bits / 8e6,
            (double)st.extra_bits / 8e6, (double)st.overhead_bytes / 1e6);
-    printf("  pages with marks (a probe's walk starts at the last one before it): %" PRIu64
-           "\n",
+    printf("  pages with marks (a probe's walk starts at the last one before it): %" PRIu64 "\n",
            st.marked_pages);
     printf("  king order kept by slices: colex %" PRIu64 ", gray %" PRIu64 " / %" PRIu64
            " (row snake, black / white kings outer), reversed gray %" PRIu64 " / %" PRIu64 "\n",

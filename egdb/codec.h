@@ -182,7 +182,7 @@ typedef struct egcd_decoder {
     uint16_t first_index[EGCD_MAX_BITS + 2];
     uint16_t count[EGCD_MAX_BITS + 2];
     uint8_t sorted[EGCD_NSYM]; /* symbols by (length, symbol) */
-    uint8_t marks; /* the file's blocks may carry marks (format >= 4) */
+    uint8_t marks;             /* the file's blocks may carry marks (format >= 4) */
 } egcd_decoder;
 
 /* ---- run lengths ----------------------------------------------------- */

@@ -1224,7 +1224,54 @@ test_colour_flip(void **state)
     check_flip_samples(g_ctx, g_ctx->db4, 1, 4, SAMPLES_FLIP, SEED);
 }
 
-/* egdb_verify on the fresh build, then on two damaged copies. */
+/* Offset of the count of value v in a slice file's header (store.h). */
+static size_t
+count_at(int v)
+{
+    return v == EGDB_WIN ? 24 : v == EGDB_LOSS ? 32 : 40;
+}
+
+/* Rewrites the first position of value `from` of the slice file b (len
+ * bytes, `positions` values) as `to`, with the counts, the payload hash
+ * and the header hash made consistent again: only the values' logic can
+ * find it. RETURN its index. */
+static uint64_t
+rewrite_first(uint8_t *b, size_t len, uint64_t positions, int from, int to)
+{
+    uint64_t found = UINT64_MAX;
+    for (uint64_t i = 0; i < positions && found == UINT64_MAX; i++)
+        if (((b[HEADER_BYTES + i / 4] >> (2 * (i % 4))) & 3) == (unsigned)from)
+            found = i;
+    assert_true(found != UINT64_MAX);
+    uint8_t *byte = &b[HEADER_BYTES + found / 4];
+    *byte = (uint8_t)((*byte & ~(3u << (2 * (found % 4)))) | ((unsigned)to << (2 * (found % 4))));
+    put64(b + count_at(from), get64(b + count_at(from)) - 1);
+    put64(b + count_at(to), get64(b + count_at(to)) + 1);
+    put64(b + 48, XXH3_64bits(b + HEADER_BYTES, len - HEADER_BYTES));
+    put64(b + 56, XXH3_64bits(b, 56));
+    return found;
+}
+
+/* Writes orig (slice file `path` in dir, named name) with its first
+ * `from` value rewritten as `to` (rewrite_first) through the buffer b,
+ * and expects egdb_verify to name the slice (err: its message, 1024
+ * bytes). RETURN the rewritten index. */
+static uint64_t
+verify_rewritten(const char *dir, const char *path, const char *name, uint8_t *b,
+                 const uint8_t *orig, size_t len, uint64_t positions, int from, int to, char *err)
+{
+    memcpy(b, orig, len);
+    uint64_t found = rewrite_first(b, len, positions, from, to);
+    assert_int_equal(write_file(path, b, len), 0);
+    int rc = egdb_verify(dir, g_ctx->threads, NULL, NULL, err, 1024);
+    printf("# %s -> %s at index %" PRIu64 " of %s, checksums repaired: %s (%s)\n", value_word(from),
+           value_word(to), found, name, err, egdb_strerror(rc));
+    assert_int_equal(rc, EGDB_EVERIFY);
+    assert_non_null(strstr(err, name));
+    return found;
+}
+
+/* egdb_verify on the fresh build, then on three damaged copies. */
 static void
 test_verify_and_corruption(void **state)
 {
@@ -1268,24 +1315,8 @@ test_verify_and_corruption(void **state)
      * the payload hash and the header hash made consistent again: only
      * the values' logic can find it. A won position has a move to a lost
      * one, and its own successors are unchanged, so "loss" is wrong. */
-    memcpy(b, orig, len);
-    uint64_t i, found = UINT64_MAX;
-    for (i = 0; i < positions && found == UINT64_MAX; i++)
-        if (((b[HEADER_BYTES + i / 4] >> (2 * (i % 4))) & 3) == EGDB_WIN)
-            found = i;
-    assert_true(found != UINT64_MAX);
-    uint8_t *byte = &b[HEADER_BYTES + found / 4];
-    *byte = (uint8_t)((*byte & ~(3u << (2 * (found % 4)))) | (EGDB_LOSS << (2 * (found % 4))));
-    put64(b + 24, get64(b + 24) - 1); /* wins   */
-    put64(b + 32, get64(b + 32) + 1); /* losses */
-    put64(b + 48, XXH3_64bits(b + HEADER_BYTES, len - HEADER_BYTES));
-    put64(b + 56, XXH3_64bits(b, 56));
-    assert_int_equal(write_file(path, b, len), 0);
-    rc = egdb_verify(dir, c->threads, NULL, NULL, err, sizeof err);
-    printf("# WIN -> LOSS at index %" PRIu64 " of %s, checksums repaired: %s (%s)\n", found, name,
-           err, egdb_strerror(rc));
-    assert_int_equal(rc, EGDB_EVERIFY);
-    assert_non_null(strstr(err, name));
+    uint64_t found =
+        verify_rewritten(dir, path, name, b, orig, len, positions, EGDB_WIN, EGDB_LOSS, err);
     /* When the verifier reports the changed position itself (its
      * predecessors in the slice could come first), its FEN must be a win
      * for the independent solver and the fresh build, and the damaged
@@ -1318,23 +1349,7 @@ test_verify_and_corruption(void **state)
      * check reads a position stored as a win one move at a time, the
      * others from a block of prefetched successors (verify.c), so both
      * ways must find what they are given. */
-    memcpy(b, orig, len);
-    for (i = 0, found = UINT64_MAX; i < positions && found == UINT64_MAX; i++)
-        if (((b[HEADER_BYTES + i / 4] >> (2 * (i % 4))) & 3) == EGDB_DRAW)
-            found = i;
-    assert_true(found != UINT64_MAX);
-    byte = &b[HEADER_BYTES + found / 4];
-    *byte = (uint8_t)((*byte & ~(3u << (2 * (found % 4)))) | (EGDB_WIN << (2 * (found % 4))));
-    put64(b + 24, get64(b + 24) + 1); /* wins  */
-    put64(b + 40, get64(b + 40) - 1); /* draws */
-    put64(b + 48, XXH3_64bits(b + HEADER_BYTES, len - HEADER_BYTES));
-    put64(b + 56, XXH3_64bits(b, 56));
-    assert_int_equal(write_file(path, b, len), 0);
-    rc = egdb_verify(dir, c->threads, NULL, NULL, err, sizeof err);
-    printf("# DRAW -> WIN at index %" PRIu64 " of %s, checksums repaired: %s (%s)\n", found, name,
-           err, egdb_strerror(rc));
-    assert_int_equal(rc, EGDB_EVERIFY);
-    assert_non_null(strstr(err, name));
+    verify_rewritten(dir, path, name, b, orig, len, positions, EGDB_DRAW, EGDB_WIN, err);
 
     /* Restored, the copy verifies again. */
     assert_int_equal(write_file(path, orig, len), 0);
@@ -1436,8 +1451,8 @@ test_interrupt_resume(void **state)
 
 typedef struct midpair_state {
     volatile int stop;
-    size_t stop_pair;  /* the pair whose first phase asks to stop */
-    int later_phases;  /* reports of that pair after the stop */
+    size_t stop_pair; /* the pair whose first phase asks to stop */
+    int later_phases; /* reports of that pair after the stop */
 } midpair_state;
 
 static void
@@ -1912,16 +1927,11 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_solver_self_check),
-        cmocka_unit_test(test_exhaustive_1_to_4),
-        cmocka_unit_test(test_colour_flip),
-        cmocka_unit_test(test_verify_and_corruption),
-        cmocka_unit_test(test_interrupt_resume),
-        cmocka_unit_test(test_stop_within_pair),
-        cmocka_unit_test(test_open_errors),
-        cmocka_unit_test(test_capture_cycle_successor),
-        cmocka_unit_test(test_five_pieces),
-        cmocka_unit_test(test_pipeline_units),
+        cmocka_unit_test(test_solver_self_check), cmocka_unit_test(test_exhaustive_1_to_4),
+        cmocka_unit_test(test_colour_flip),       cmocka_unit_test(test_verify_and_corruption),
+        cmocka_unit_test(test_interrupt_resume),  cmocka_unit_test(test_stop_within_pair),
+        cmocka_unit_test(test_open_errors),       cmocka_unit_test(test_capture_cycle_successor),
+        cmocka_unit_test(test_five_pieces),       cmocka_unit_test(test_pipeline_units),
         cmocka_unit_test(test_pipeline_split),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -287,6 +287,17 @@ test_threads_same_values(void **state)
     egst_registry_free(&raw);
 }
 
+/* The slices of n pieces (*k of them), to free. */
+static egix_slice *
+slices_of(int n, size_t *k)
+{
+    egix_slices(n, NULL, NULL, 0, k);
+    egix_slice *sl = malloc(*k * sizeof *sl);
+    assert_non_null(sl);
+    egix_slices(n, sl, NULL, *k, k);
+    return sl;
+}
+
 /* The bytes of block b of e. */
 static const uint8_t *
 block_at(const egdc_slice *e, uint32_t b, size_t *len)
@@ -302,9 +313,7 @@ test_decode_one_equals_block(void **state)
 {
     fixture *f = *state;
     size_t k;
-    egix_slices(4, NULL, NULL, 0, &k);
-    egix_slice *sl = malloc(k * sizeof *sl);
-    egix_slices(4, sl, NULL, k, &k);
+    egix_slice *sl = slices_of(4, &k);
     uint64_t words[1u << (EGCD_PAGE_SHIFT - 5)], checked = 0;
     uint32_t multi = 0;  /* pages in blocks of several pages */
     uint32_t marked = 0; /* pages whose block carries marks */
@@ -348,9 +357,7 @@ test_marks(void **state)
 {
     fixture *f = *state;
     size_t k;
-    egix_slices(4, NULL, NULL, 0, &k);
-    egix_slice *sl = malloc(k * sizeof *sl);
-    egix_slices(4, sl, NULL, k, &k);
+    egix_slice *sl = slices_of(4, &k);
     uint64_t words[1u << (EGCD_PAGE_SHIFT - 5)], want[1u << (EGCD_PAGE_SHIFT - 5)];
     int tried = 0, plain = 0;
     for (size_t i = 0; i < k && (tried < 20 || plain < 20); i++) {
@@ -372,12 +379,10 @@ test_marks(void **state)
             if (!(src[0] & EGCD_BLOCK_MARKED)) {
                 /* as a format-3 file would hold it */
                 if (e->pages[b] == 1 && plain < 20) {
-                    assert_int_equal(egcd_decode_page(&v3, src, len, total, 0, total,
-                                                      (uint8_t *)words),
-                                     0);
-                    assert_int_equal(egcd_decode_page(&e->dec, src, len, total, 0, total,
-                                                      (uint8_t *)want),
-                                     0);
+                    assert_int_equal(
+                        egcd_decode_page(&v3, src, len, total, 0, total, (uint8_t *)words), 0);
+                    assert_int_equal(
+                        egcd_decode_page(&e->dec, src, len, total, 0, total, (uint8_t *)want), 0);
                     assert_memory_equal(words, want, ((size_t)total + 3) / 4);
                     plain++;
                 }
@@ -386,8 +391,8 @@ test_marks(void **state)
             if (tried >= 20)
                 continue;
             tried++;
-            assert_int_equal(
-                egcd_decode_page(&e->dec, src, len, total, 0, total, (uint8_t *)want), 0);
+            assert_int_equal(egcd_decode_page(&e->dec, src, len, total, 0, total, (uint8_t *)want),
+                             0);
             assert_int_equal(egcd_decode_page(&v3, src, len, total, 0, total, (uint8_t *)words),
                              -1);
             uint8_t *copy = malloc(len);
@@ -398,10 +403,10 @@ test_marks(void **state)
                 for (size_t j = 0; j < sizeof bits / sizeof *bits; j++) {
                     memcpy(copy, src, len);
                     copy[1 + m * EGCD_MARK_BYTES + bits[j] / 8] ^= (uint8_t)(1u << bits[j] % 8);
-                    if (egcd_decode_page(&e->dec, copy, len, total, 0, total,
-                                         (uint8_t *)words) != -1)
-                        fail_msg("slice %zu block %u: mark %d bit %d changed, still decodes", i,
-                                 b, m, bits[j]);
+                    if (egcd_decode_page(&e->dec, copy, len, total, 0, total, (uint8_t *)words) !=
+                        -1)
+                        fail_msg("slice %zu block %u: mark %d bit %d changed, still decodes", i, b,
+                                 m, bits[j]);
                 }
             free(copy);
         }
