@@ -232,8 +232,10 @@ class CwlFile:
             raise DatabaseError("%s: too short for a compressed slice" % path)
         if data[:7] != b"CKCWL\0\0":
             raise DatabaseError("%s: not a compressed slice (bad magic)" % path)
-        if data[7] != 3:
-            raise DatabaseError("%s: format version %d, this reader reads 3" % (path, data[7]))
+        if data[7] not in (3, 4):
+            raise DatabaseError("%s: format version %d, this reader reads 3 and 4"
+                                % (path, data[7]))
+        self.version = data[7]
         hs = struct.unpack_from("<4B2bBB", data, 8)
         if tuple(hs[:6]) != tuple(s):
             raise DatabaseError("%s: the header names another slice" % path)
@@ -284,15 +286,29 @@ class CwlFile:
         if not blk:
             raise DatabaseError("%s: block %d is empty" % (self.path, b))
         v0, seed = blk[0] & 3, (blk[0] >> 2) & 3
-        if v0 == 0 or seed == 0 or v0 == seed:
+        marked = self.version >= 4 and blk[0] & 16
+        if v0 == 0 or seed == 0 or v0 == seed or blk[0] >> (5 if self.version >= 4 else 4):
             raise DatabaseError("%s: block %d: bad first byte" % (self.path, b))
+        # Format 4: a marked block has 3 marks of 5 bytes before its runs,
+        # each the decoder's state before the run holding position
+        # total * k / 4 (codec.h MARKS); this reader starts at the first
+        # run and checks each mark when it gets there.
+        marks = []
+        if marked:
+            if len(blk) < 16:
+                raise DatabaseError("%s: block %d ends in its marks" % (self.path, b))
+            for k in range(3):
+                x = int.from_bytes(blk[1 + 5 * k:6 + 5 * k], "little")
+                marks.append((total * (k + 1) // 4, x & 0xFFFFF, (x >> 20) & 0x1FFF,
+                              (x >> 33) & 3, (x >> 35) & 3, x >> 37))
         cur, prev = seed, v0
-        bits = "".join(format(x, "08b") for x in blk[1:])
+        bits = "".join(format(x, "08b") for x in blk[16 if marked else 1:])
         nbits = len(bits)
         at, pos = 0, 0
         starts, values = [], []
         code = self.code
         while pos < total:
+            start_at = at  # the bit where this run's code starts
             c, ln, sym = 0, 0, None
             while ln < MAX_BITS:
                 if at >= nbits:
@@ -314,13 +330,20 @@ class CwlFile:
                     raise DatabaseError("%s: block %d ends early" % (self.path, b))
                 run = (16 << (bucket - 15)) + int(bits[at:at + eb], 2)
                 at += eb
-            v = (6 - cur - prev) if miss else prev
-            prev, cur = cur, v
             if run > total - pos:
                 raise DatabaseError("%s: block %d: a run passes its end" % (self.path, b))
+            while marks and marks[0][0] < pos + run:
+                if marks[0][1:] != (start_at, pos, cur, prev, 0):
+                    raise DatabaseError("%s: block %d: a mark does not match its run"
+                                        % (self.path, b))
+                marks.pop(0)
+            v = (6 - cur - prev) if miss else prev
+            prev, cur = cur, v
             starts.append(pos)
             values.append(v)
             pos += run
+        if marks:
+            raise DatabaseError("%s: block %d: a mark past its runs" % (self.path, b))
         return starts, values
 
     def value(self, i):

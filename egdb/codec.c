@@ -282,6 +282,7 @@ fill_run(uint64_t *out, uint32_t start, uint32_t len, int v)
 typedef struct mark {
     uint32_t bit, pos;
     int cur, prev;
+    int spare; /* bits 37-39, zero */
 } mark;
 
 static inline mark
@@ -291,7 +292,7 @@ read_mark(const uint8_t *src, int k)
     uint64_t x = (uint64_t)m[0] | (uint64_t)m[1] << 8 | (uint64_t)m[2] << 16 |
                  (uint64_t)m[3] << 24 | (uint64_t)m[4] << 32;
     mark r = {(uint32_t)(x & 0xFFFFF), (uint32_t)(x >> 20 & 0x1FFF), (int)(x >> 33 & 3),
-              (int)(x >> 35 & 3)};
+              (int)(x >> 35 & 3), (int)(x >> 37)};
     return r;
 }
 
@@ -406,7 +407,7 @@ decode_runs(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t tota
         while (next_mark < EGCD_NMARKS && mark_target(total, next_mark) < pos + rl) {
             mark m = read_mark(src, next_mark);
             uint64_t at = (uint64_t)(p - s0) * 8 - (uint64_t)bitcnt;
-            if (m.bit != at || m.pos != pos || m.cur != cur || m.prev != prev)
+            if (m.bit != at || m.pos != pos || m.cur != cur || m.prev != prev || m.spare)
                 return -1;
             next_mark++;
         }

@@ -65,7 +65,8 @@
  *   position total * k / 4 of the block, 5 bytes little endian: bits
  *   0-19 the bit offset of that run's code from the start of the runs,
  *   20-32 the run's first position, 33-34 the value of the run before it
- *   ("cur" of the predictor), 35-36 the value before that ("prev"). A
+ *   ("cur" of the predictor), 35-36 the value before that ("prev"), 37-39
+ *   zero. A
  *   probe starts at the last mark at or before its position: a quarter of
  *   the walk. A whole decode (a page kept by the cache, `egdb verify`)
  *   checks every mark against the state it reaches, so a mark that lies
@@ -140,6 +141,12 @@
 #define EGCD_NMARKS 3
 #define EGCD_MARK_BYTES 5
 #define EGCD_BLOCK_MARKED 16 /* bit 4 of a block's first byte */
+/* A mark's fields: 13 bits for a position of a page, 20 for a bit offset
+ * (a page's runs take at most 15 bits a position, codes and extra bits
+ * together: 122,880 bits). */
+_Static_assert(EGCD_PAGE_SHIFT <= 13, "a mark's position field has 13 bits");
+_Static_assert(((uint64_t)EGCD_MAX_BITS << EGCD_PAGE_SHIFT) < (1u << 20),
+               "a mark's bit offset field has 20 bits");
 /* A run fits the last length bucket (15 + 16: lengths below 2^21). */
 _Static_assert(((uint64_t)EGCD_BLOCK_PAGES << EGCD_PAGE_SHIFT) < (1u << 21),
                "a block's positions must fit the run-length buckets");

@@ -397,8 +397,9 @@ test_marks(void **state)
                              -1);
             uint8_t *copy = malloc(len);
             /* each field of each mark: bit offset (bits 0-19), first
-             * position (20-32), the two predictor values (33-36) */
-            const int bits[] = {0, 5, 19, 20, 25, 32, 33, 34, 35, 36};
+             * position (20-32), the two predictor values (33-36), the
+             * spare bits (37-39) */
+            const int bits[] = {0, 5, 19, 20, 25, 32, 33, 34, 35, 36, 37, 39};
             for (int m = 0; m < EGCD_NMARKS; m++)
                 for (size_t j = 0; j < sizeof bits / sizeof *bits; j++) {
                     memcpy(copy, src, len);
