@@ -296,13 +296,6 @@ read_mark(const uint8_t *src, int k)
     return r;
 }
 
-/* Position of mark k (0-based) in a block of total positions. */
-static inline uint32_t
-mark_target(uint32_t total, int k)
-{
-    return (uint32_t)(((uint64_t)total * (uint64_t)(k + 1)) / (EGCD_NMARKS + 1));
-}
-
 /*
  * The decoding loop of egcd_decode_page (out != NULL: the runs meeting
  * the window [skip, skip + n) filled in, the whole block checked when the
@@ -339,7 +332,7 @@ decode_runs(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t tota
     int next_mark = marked && out ? 0 : EGCD_NMARKS;
     if (marked && !out) {
         for (int k = EGCD_NMARKS - 1; k >= 0; k--) {
-            if (mark_target(total, k) <= want) {
+            if (egcd_mark_target(total, k) <= want) {
                 mark m = read_mark(src, k);
                 if (m.pos > want || m.cur == 0 || m.prev == 0 || m.cur == m.prev)
                     return -1;
@@ -404,7 +397,7 @@ decode_runs(const egcd_decoder *d, const uint8_t *src, size_t len, uint32_t tota
             return -1;
         /* A whole decode checks each mark when it reaches the run the mark
          * names: the same bit offset, first position and predictor. */
-        while (next_mark < EGCD_NMARKS && mark_target(total, next_mark) < pos + rl) {
+        while (next_mark < EGCD_NMARKS && egcd_mark_target(total, next_mark) < pos + rl) {
             mark m = read_mark(src, next_mark);
             uint64_t at = (uint64_t)(p - s0) * 8 - (uint64_t)bitcnt;
             if (m.bit != at || m.pos != pos || m.cur != cur || m.prev != prev || m.spare)

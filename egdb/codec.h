@@ -66,9 +66,8 @@
  *   0-19 the bit offset of that run's code from the start of the runs,
  *   20-32 the run's first position, 33-34 the value of the run before it
  *   ("cur" of the predictor), 35-36 the value before that ("prev"), 37-39
- *   zero. A
- *   probe starts at the last mark at or before its position: a quarter of
- *   the walk. A whole decode (a page kept by the cache, `egdb verify`)
+ *   zero (egcd_mark_target gives the positions). A probe starts at the
+ *   last mark at or before its position: a quarter of the walk. A whole decode (a page kept by the cache, `egdb verify`)
  *   checks every mark against the state it reaches, so a mark that lies
  *   is found like other damage. Pages below the bound (most of the
  *   7-piece set's: 162 positions a byte) carry none.
@@ -121,6 +120,7 @@
  * none, are still read. */
 #define EGCD_VERSION 4
 #define EGCD_VERSION_OLDEST 3
+#define EGCD_VERSION_MARKS 4 /* the first format whose blocks may carry marks */
 #define EGCD_NLEN 32
 #define EGCD_NSYM (2 * EGCD_NLEN)
 #define EGCD_MAX_BITS 15
@@ -191,6 +191,17 @@ typedef struct egcd_decoder {
     uint8_t sorted[EGCD_NSYM]; /* symbols by (length, symbol) */
     uint8_t marks;             /* the file's blocks may carry marks (format >= 4) */
 } egcd_decoder;
+
+/* ---- marks ---------------------------------------------------------- */
+
+/* The position mark k (0-based) names in a block of total positions: the
+ * writer records the state before the run holding it, the reader picks
+ * the last mark at or before its position by it. */
+static inline uint32_t
+egcd_mark_target(uint32_t total, int k)
+{
+    return (uint32_t)(((uint64_t)total * (uint64_t)(k + 1)) / (EGCD_NMARKS + 1));
+}
 
 /* ---- run lengths ----------------------------------------------------- */
 

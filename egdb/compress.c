@@ -232,13 +232,11 @@ put_marks(const run *r, size_t nr, int seed, uint32_t total, const uint8_t len[E
     int cur = seed, prev = r[0].value; /* the decoder's start (codec.c) */
     int k = 0;
     for (size_t j = 0; j < nr && k < EGCD_NMARKS; j++) {
-        uint32_t target = (uint32_t)(((uint64_t)total * (uint64_t)(k + 1)) / (EGCD_NMARKS + 1));
-        while (k < EGCD_NMARKS && target < pos + r[j].len) {
+        while (k < EGCD_NMARKS && egcd_mark_target(total, k) < pos + r[j].len) {
             uint64_t x = bit | (uint64_t)pos << 20 | (uint64_t)cur << 33 | (uint64_t)prev << 35;
             for (int i = 0; i < EGCD_MARK_BYTES; i++)
                 out[k * EGCD_MARK_BYTES + i] = (uint8_t)(x >> (8 * i));
             k++;
-            target = (uint32_t)(((uint64_t)total * (uint64_t)(k + 1)) / (EGCD_NMARKS + 1));
         }
         int eb;
         uint32_t x;
@@ -325,19 +323,26 @@ layout_cost(const uint8_t *v, uint64_t size, uint32_t npages, run *runs, uint64_
     return (double)bits / 8.0 + 1.5 * npages;
 }
 
+/* Bits of the nr runs r of a block with seed `seed`, coded with code
+ * lengths len (codes and extra bits). */
+static uint64_t
+runs_bits(const run *r, size_t nr, int seed, const uint8_t len[EGCD_NSYM])
+{
+    uint64_t bits = 0;
+    for (size_t j = 0; j < nr; j++) {
+        int eb;
+        uint32_t x;
+        bits += len[run_symbol(r, j, seed, &eb, &x)] + (uint64_t)eb;
+    }
+    return bits;
+}
+
 /* Bits of the runs of positions [b, end) coded with code lengths len. */
 static uint64_t
 range_bits(const uint8_t *v, uint64_t b, uint64_t end, run *runs, const uint8_t len[EGCD_NSYM])
 {
     size_t nr = block_runs(v, b, end, runs);
-    int seed = block_seed(runs, nr);
-    uint64_t bits = 0;
-    for (size_t j = 0; j < nr; j++) {
-        int eb;
-        uint32_t x;
-        bits += len[run_symbol(runs, j, seed, &eb, &x)] + (uint64_t)eb;
-    }
-    return bits;
+    return runs_bits(runs, nr, block_seed(runs, nr), len);
 }
 
 /*
@@ -480,13 +485,8 @@ compress_slice(compress_job *job, const egst_slice *e, const egst_header *wh, sl
                 goto out;
             }
             /* A one-page block of many bits carries marks (codec.h). */
-            uint64_t run_bits = 0;
-            for (size_t j = 0; j < nr; j++) {
-                int eb;
-                uint32_t x;
-                run_bits += len[run_symbol(runs, j, seed, &eb, &x)] + (uint64_t)eb;
-            }
-            const int marked = bpages[bl] == 1 && run_bits > EGCD_MARK_MIN_BITS;
+            const int marked =
+                bpages[bl] == 1 && runs_bits(runs, nr, seed, len) > EGCD_MARK_MIN_BITS;
             data.b[data.n++] =
                 (uint8_t)(runs[0].value | seed << 2 | (marked ? EGCD_BLOCK_MARKED : 0));
             if (marked) {

@@ -286,7 +286,7 @@ egdc_open(const char *dir, const egix_slice *s, egdc_slice **out, char *err, siz
             why = "code lengths (bytes 80-143): invalid prefix code";
         else if (egle_get32(e->offsets + (size_t)e->h.nblocks * 4) != e->h.data_bytes)
             why = "block table: offsets do not end at the data end";
-        e->dec.marks = e->h.version >= 4; /* codec.h, MARKS */
+        e->dec.marks = e->h.version >= EGCD_VERSION_MARKS;
     }
     if (!why) {
         /* Which block holds each page (the table names pages per block). */

@@ -201,6 +201,21 @@ probe_db(const void *src, const eng_pos *p)
     return egdb_probe(src, p);
 }
 
+/* One successor's value v, in move order: the answer it settles (an
+ * error code, or a win when v is a loss: later moves are not read), or
+ * 0 to read on, clearing *all_win unless v is a win. */
+static inline int
+successor_settles(int v, int *all_win)
+{
+    if (v < 0)
+        return v;
+    if (v == EGDB_LOSS)
+        return EGDB_WIN;
+    if (v != EGDB_WIN)
+        *all_win = 0;
+    return 0;
+}
+
 /* The value the successors of p imply: a win if a move leads to a loss,
  * a loss if every move leads to a win (or there is none), else a draw.
  * A successor that cannot be read (a damaged block, a missing slice)
@@ -213,19 +228,13 @@ expected_value(probe_fn probe, const void *src, const eng_pos *p)
 {
     eng_movelist l;
     int n = eng_generate(p, &l, ENG_DUPS_MERGE);
-    if (n <= 0)
-        return EGDB_LOSS;
     int all_win = 1;
     for (int k = 0; k < n; k++) {
         eng_pos c;
         eng_make(p, &l.m[k], &c);
-        int v = probe(src, &c);
-        if (v < 0)
-            return v;
-        if (v == EGDB_LOSS)
-            return EGDB_WIN; /* the value is settled: later moves are not read */
-        if (v != EGDB_WIN)
-            all_win = 0;
+        int r = successor_settles(probe(src, &c), &all_win);
+        if (r)
+            return r;
     }
     return all_win ? EGDB_LOSS : EGDB_DRAW;
 }
@@ -255,17 +264,11 @@ failed_successor(probe_fn probe, const void *src, const eng_pos *p, char mv[ENG_
 static int
 refs_value(const egst_ref *r, int n)
 {
-    if (n == 0)
-        return EGDB_LOSS;
     int all_win = 1;
     for (int k = 0; k < n; k++) {
-        int v = egst_ref_value(&r[k]);
-        if (v < 0)
+        int v = successor_settles(egst_ref_value(&r[k]), &all_win);
+        if (v)
             return v;
-        if (v == EGDB_LOSS)
-            return EGDB_WIN;
-        if (v != EGDB_WIN)
-            all_win = 0;
     }
     return all_win ? EGDB_LOSS : EGDB_DRAW;
 }
