@@ -7,7 +7,7 @@ write the certificates. It trusts the rules (rules.py), the database files
 (cwl.py, each checked against the SHA-256 the certificate names) and nothing
 else in the certificate: every claim is re-derived.
 
-usage: checkcert.py CERT [--db DIR]
+usage: checkcert.py CERT [--db DIR] [--other-files]
        checkcert.py --perft DEPTH [--fen FEN] [--merged]
 
 Reads formats 1 and 2 (format 2: a database scope with splits of the next
@@ -19,6 +19,13 @@ reason. Exit status (the project's convention): 0 valid, 1 invalid, 2 bad
 usage, a certificate or a database file it lists that cannot be read (the
 message names the file and the scope the certificate rests on; no
 verdict), 3 a damaged database file (no verdict).
+
+A listed database file whose size or SHA-256 differs from the certificate's
+is not the file the prover used (a rebuilt or recompressed set, or damage):
+no verdict (exit 2), unless --other-files is given; then the leaves are
+checked against the values of the files given, and the output counts the
+files that differ. This checker cannot tell such a file from a damaged one
+(it has no XXH3): check the folder with `checkers egdb verify` first.
 """
 
 import os
@@ -355,11 +362,17 @@ class Checker:
                     covered(p, rules.play(p, m), "reply", rules.move_text(p, m))
 
 
-def check(path, dbdir):
-    """(verdict, where, why, stats); raises OSError / cwl.DatabaseError."""
+class FilesDiffer(OSError):
+    """A listed database file is not the one the certificate was made with."""
+
+
+def check(path, dbdir, other_files=False):
+    """(verdict, where, why, stats); raises OSError (FilesDiffer among them) /
+    cwl.DatabaseError."""
     with open(path, "rb") as f:
         data = f.read()
     stats = {}
+    differ = 0
     try:
         root, claim, scope, goals, files, end = read_header(data)
         stats["claim"] = BOUND[claim]
@@ -377,9 +390,17 @@ def check(path, dbdir):
                 raise OSError(e.errno, "database file %s: %s (the certificate rests on the "
                               "databases %s%s)" % (fp, e.strerror, scope.name(), what))
             if got != (size, digest):
-                raise Invalid(None, "database file %s.%s: its SHA-256 does not match the "
-                              "header's digest (not the file the certificate was made with)"
-                              % (name, KIND_EXT[kind]))
+                if not other_files:
+                    raise FilesDiffer(0, "database file %s: its size or SHA-256 differs from "
+                                      "the certificate's (not the file it was made with: a "
+                                      "rebuilt or recompressed set, or damage); no verdict. "
+                                      "Check with the files it names, or with --other-files "
+                                      "against these files' values (`checkers egdb verify` "
+                                      "them first)" % fp)
+                differ += 1
+        stats["database files"] = "%d listed" % len(files) + (
+            ", %d of them other than the certificate's (checked against their values)"
+            % differ if differ else "")
         sections, npos, nleaf = read_body(data[end:], goals, scope)
         stats["positions"], stats["leaves"] = npos, nleaf
         stats["partial leaves"] = sum(1 for sec in sections for v in sec[3].values()
@@ -389,7 +410,11 @@ def check(path, dbdir):
         for goal, order, recs, leaves in sections:
             ck.check_section(root, goal, order, recs, leaves)
     except Invalid as e:
-        return "invalid", e.where, e.why, stats
+        why = e.why
+        if differ:
+            why += (" (checked against other files: %d of the %d listed differ from those the "
+                    "certificate was made with)" % (differ, len(files)))
+        return "invalid", e.where, why, stats
     return "valid", None, None, stats
 
 
@@ -409,14 +434,20 @@ def main(argv):
         print(rules.perft(p, depth, routes="--merged" not in args))
         return 0
     cert, dbdir, rest = args[0], None, args[1:]
+    other_files = "--other-files" in rest
+    rest = [a for a in rest if a != "--other-files"]
     if rest[:1] == ["--db"] and len(rest) == 2:
         dbdir = rest[1]
     elif rest:
-        print("checkcert.py: usage: checkcert.py CERT [--db DIR]", file=sys.stderr)
+        print("checkcert.py: usage: checkcert.py CERT [--db DIR] [--other-files]",
+              file=sys.stderr)
         return 2
     t0 = time.process_time()
     try:
-        verdict, where, why, stats = check(cert, dbdir)
+        verdict, where, why, stats = check(cert, dbdir, other_files)
+    except FilesDiffer as e:
+        print("checkcert.py: %s: %s" % (cert, e.strerror), file=sys.stderr)
+        return 2  # no verdict: not the files the certificate was made with
     except OSError as e:
         print("checkcert.py: %s: %s" % (cert, e.strerror), file=sys.stderr)
         return 2  # the certificate or a database file cannot be read
@@ -427,7 +458,8 @@ def main(argv):
     if verdict != "valid":
         print("failing position: %s" % (rules.fen(where) if where else "-"))
         print("reason: %s" % why)
-    for k in ("root", "claim", "databases", "positions", "leaves", "partial leaves"):
+    for k in ("root", "claim", "databases", "positions", "leaves", "partial leaves",
+              "database files"):
         if k in stats:
             print("%s: %s" % (k, stats[k]))
     print("checked in %.2f s of CPU" % (time.process_time() - t0), file=sys.stderr)

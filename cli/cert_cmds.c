@@ -138,10 +138,13 @@ cli_proof_check_cert(int argc, char **argv)
 {
     const char *cert = NULL, *dbdir = NULL;
     long cache_mb = 256;
+    int other_files = 0;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (!strcmp(o, "--cert") && i + 1 < argc) {
             cert = argv[++i];
+        } else if (!strcmp(o, "--other-files")) {
+            other_files = 1;
         } else if (!strcmp(o, "--db") && i + 1 < argc) {
             dbdir = argv[++i];
         } else if (!strcmp(o, "--cache") && i + 1 < argc) {
@@ -151,7 +154,7 @@ cli_proof_check_cert(int argc, char **argv)
         } else {
             fprintf(stderr,
                     "checkers proof check --cert: unknown or incomplete argument '%s' "
-                    "(takes --cert FILE [--db DIR] [--cache MB])\n",
+                    "(takes --cert FILE [--db DIR] [--cache MB] [--other-files])\n",
                     o);
             return CLI_EXIT_USAGE;
         }
@@ -164,7 +167,8 @@ cli_proof_check_cert(int argc, char **argv)
     eng_pos root;
     char err[600], fen[ENG_FEN_MAX] = "-";
     double t0 = cli_now();
-    int rc = pcert_check(cert, dbdir, (size_t)cache_mb * 1000000, &root, &res, err, sizeof err);
+    int rc = pcert_check(cert, dbdir, (size_t)cache_mb * 1000000, other_files, &root, &res, err,
+                         sizeof err);
     if (rc != 0) {
         fprintf(stderr, "checkers proof check: %s: %s\n", cert, err);
         return rc == PST_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_USAGE;
@@ -186,6 +190,11 @@ cli_proof_check_cert(int argc, char **argv)
     printf("positions: %" PRIu64 "\n", res.positions);
     printf("database leaves: %" PRIu64 " (of which partial: %" PRIu64 ")\n", res.leaves,
            res.leaves_partial);
+    printf("database files: %" PRIu64 " listed", res.files);
+    if (res.files_differ > 0)
+        printf(", %" PRIu64 " of them other than the certificate's (checked against their values)",
+               res.files_differ);
+    printf("\n");
     fprintf(stderr, "checked in %.2f s\n", cli_now() - t0);
     return res.status == PCERT_VALID ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }

@@ -30,6 +30,7 @@
  * certificate the Python checker (which reads listed files only) refuses.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1153,7 +1154,7 @@ header_scope(const unsigned char *f)
 }
 
 int
-pcert_check(const char *path, const char *dbdir, size_t cache_bytes, eng_pos *root,
+pcert_check(const char *path, const char *dbdir, size_t cache_bytes, int other_files, eng_pos *root,
             pcert_result *out, char *err, size_t errlen)
 {
     size_t len = 0, blen = 0;
@@ -1262,13 +1263,21 @@ pcert_check(const char *path, const char *dbdir, size_t cache_bytes, eng_pos *ro
             goto done;
         }
         if (size != get64(e + 8) || memcmp(md, e + 16, sizeof md) != 0) {
-            bad(out, NULL,
-                "database file %s.%s: its SHA-256 does not match the header's digest (not "
-                "the file the certificate was made with)",
-                name, ext);
-            goto done;
+            if (!other_files) { /* cert.h, FILES THAT DIFFER */
+                eng_errf(
+                    err, errlen,
+                    "database file %s: its size or SHA-256 differs from the certificate's "
+                    "(not the file it was made with: a rebuilt or recompressed set, or "
+                    "damage); no verdict. Check with the files it names, or with "
+                    "--other-files against these files' values (`checkers egdb verify` them first)",
+                    fp);
+                rc = PST_EIO;
+                goto done;
+            }
+            out->files_differ++;
         }
     }
+    out->files = nfiles;
     const char *why = NULL;
     int ir = inflate_all(f + hend, len - hend, &body, &blen, &why);
     if (ir < 0) {
@@ -1416,6 +1425,13 @@ pcert_check(const char *path, const char *dbdir, size_t cache_bytes, eng_pos *ro
     }
 
 done:
+    if (rc == 0 && out->status == PCERT_INVALID && out->files_differ > 0) {
+        size_t l = strlen(out->why);
+        snprintf(out->why + l, sizeof out->why - l,
+                 " (checked against other files: %" PRIu64 " of the %" PRIu64
+                 " listed differ from those the certificate was made with)",
+                 out->files_differ, out->files);
+    }
     egdb_close(db);
     egpt_close(pdb);
     mem_free(&m);

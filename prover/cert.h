@@ -44,7 +44,8 @@
  *
  * THE C CHECK OF A CERTIFICATE (pcert_check)
  *   Reads the certificate into memory, checks the header (format version,
- *   rules, the database files' digests against the files in dbdir), then
+ *   rules, the database files' sizes and digests against the files in
+ *   dbdir: FILES THAT DIFFER below), then
  *   runs the independent checker (check.h) over each section's records
  *   instead of a store, with the complete databases of the header's
  *   scope: a 'B' record reaches the walk as a record of an admitted
@@ -54,6 +55,19 @@
  *   exactly what the certificate lists, as the Python checker does, and
  *   never a .pwl file the header does not name. It is the C side of the
  *   comparison with checker/ (results/certificate.md).
+ *
+ * FILES THAT DIFFER
+ *   A listed file whose size or SHA-256 differs from the header's is not
+ *   the file the prover used: the set was rebuilt or recompressed in
+ *   another format (the values the same, the bytes not), or the file was
+ *   damaged. That says nothing about whether the claim holds, so it is no
+ *   verdict (PST_EIO, err names the file and both ways on), never
+ *   "invalid". With other_files the check goes on against the values of
+ *   the files given: the checker trusts its own files (`egdb verify`
+ *   checks them; the C reader also checks each block's XXH3), never the
+ *   certificate's digests, so a valid verdict is then as sound as with
+ *   the prover's own files. result.files_differ counts them, and a
+ *   leaf's failure then says that the files differ.
  *
  * ERRORS
  *   PST_E* codes (store.h): PST_EIO (a file cannot be read or written,
@@ -122,6 +136,8 @@ typedef struct pcert_result {
     uint64_t positions;      /* position records read */
     uint64_t leaves;         /* database leaf records read ('L' and 'B') */
     uint64_t leaves_partial; /* of which partial-database leaves ('B') */
+    uint64_t files;          /* database files the header lists */
+    uint64_t files_differ;   /* of which differ from the files given (other_files only) */
     char where[ENG_FEN_MAX]; /* PCERT_INVALID: the first failing position ("-": none) */
     char why[320];           /* PCERT_INVALID: what is wrong */
 } pcert_result;
@@ -163,15 +179,19 @@ int pcert_export(pst_env *st, const egdb *db, const char *dbdir, const eng_pos *
  *   dbdir:  the folder of the database files it lists (may be NULL when
  *           it lists none); the complete databases are opened to the header's
  *           piece limit with cache_bytes of block cache.
+ *   other_files: 0: a listed file whose size or SHA-256 differs is no
+ *           verdict (PST_EIO); 1: check against the files given and
+ *           count those that differ (FILES THAT DIFFER).
  *   root:   receives the root position read from the header (zeroed
  *           when the header cannot be read).
  *   out:    the verdict.
  * RETURN 0 with out->status set; PST_EIO (the certificate or a database
- * file cannot be read, or dbdir does not cover the header's scope: err
- * names the file or the scope missing; no verdict), PST_ENOMEM,
+ * file cannot be read or, without other_files, differs from the listed
+ * one, or dbdir does not cover the header's scope: err names the file or
+ * the scope missing; no verdict), PST_ENOMEM,
  * PST_ECORRUPT (a damaged database block or partial file).
  */
-int pcert_check(const char *path, const char *dbdir, size_t cache_bytes, eng_pos *root,
-                pcert_result *out, char *err, size_t errlen);
+int pcert_check(const char *path, const char *dbdir, size_t cache_bytes, int other_files,
+                eng_pos *root, pcert_result *out, char *err, size_t errlen);
 
 #endif /* PROVER_CERT_H */

@@ -8,6 +8,9 @@
 #      checker all say valid, for the same claim;
 #   2. damaged certificates (tests/cert_tamper.py) are refused by both
 #      checkers, the Python one naming the damaged position and the reason;
+#      database files other than the certificate's (a changed digest, a
+#      set compressed again) are no verdict, and with --other-files are
+#      checked by their values;
 #   3. the Python rules' perft equals the C engine's (start position, both
 #      counting conventions, and three more positions), and the Python
 #      database reader's values the C prober's;
@@ -95,7 +98,7 @@ check "a second export is byte-identical" 0 $?
 #    KIND|certificate|what the Python checker's reason must say
 for spec in "move|$LEAVES|is not legal here" "missing|$LEAVES|(a missing position)" \
     "reply|$LEAVES|(a defender's reply left out)" "leaf|$LEAVES|which does not give it" \
-    "cycle|$WIN2|cycle or no progress" "digest|$LEAVES|SHA-256 does not match" \
+    "cycle|$WIN2|cycle or no progress" \
     "truncate|$LEAVES|the file is truncated" "version|$LEAVES|format version 9;"; do
     IFS='|' read -r kind cert reason <<<"$spec"
     where=$($TAMPER "$kind" "$cert" "$T/bad.cert")
@@ -107,6 +110,53 @@ for spec in "move|$LEAVES|is not legal here" "missing|$LEAVES|(a missing positio
     $C proof check --cert "$T/bad.cert" --db "$DB" >"$T/c.out" 2>/dev/null
     check "tamper $kind: C says invalid" "1 invalid" "$? $(head -n 1 "$T/c.out" | cut -f 2)"
 done
+
+# 2b. Database files other than the certificate's (prover/cert.h, FILES
+#     THAT DIFFER): a digest changed in the certificate, and the leaves'
+#     files compressed again another way (--no-threats: other bytes, the
+#     same values). Without --other-files both checkers give no verdict
+#     (exit 2), naming a file; with it, both check the values: valid, and
+#     the files that differ counted.
+$TAMPER digest "$LEAVES" "$T/bad.cert" >/dev/null
+check "tamper digest made" 0 $?
+$PY "$T/bad.cert" --db "$DB" >/dev/null 2>"$T/err"
+check "tamper digest: Python: no verdict" "2 1" "$? $(grep -c 'differs from the certificate.s' "$T/err")"
+$C proof check --cert "$T/bad.cert" --db "$DB" >/dev/null 2>"$T/err"
+check "tamper digest: C: no verdict" "2 1" "$? $(grep -c 'differs from the certificate.s' "$T/err")"
+$PY "$T/bad.cert" --db "$DB" --other-files >"$T/py.out" 2>/dev/null
+check "tamper digest, --other-files: Python valid, one file counted" "0 valid 1" \
+    "$? $(head -n 1 "$T/py.out") $(grep -c '^database files: [0-9]* listed, 1 of them other' "$T/py.out")"
+$C proof check --cert "$T/bad.cert" --db "$DB" --other-files >"$T/c.out" 2>/dev/null
+check "tamper digest, --other-files: C valid, one file counted" "0 valid 1" \
+    "$? $(head -n 1 "$T/c.out" | cut -f 2) $(grep -c '^database files: [0-9]* listed, 1 of them other' "$T/c.out")"
+mkdir -p "$T/other"
+for f in "$DB"/*.wld; do
+    b=$(basename "$f")
+    [ $((${b:0:1} + ${b:1:1} + ${b:2:1} + ${b:3:1})) -le 4 ] && ln -s "$f" "$T/other/$b"
+done
+$C egdb compress --db "$T/other" --pieces 4 --no-threats >/dev/null 2>&1
+check "the 1-4 set compressed again without threats" 0 $?
+ndiff=$(for f in "$T"/other/*.cwl; do cmp -s "$f" "$DB/$(basename "$f")" || echo x; done | wc -l)
+check "some files differ from the originals" 1 "$((ndiff > 0))"
+$PY "$LEAVES" --db "$T/other" >/dev/null 2>"$T/err"
+check "recompressed set: Python: no verdict" "2 1" "$? $(grep -c 'differs from the certificate.s' "$T/err")"
+$C proof check --cert "$LEAVES" --db "$T/other" >/dev/null 2>"$T/err"
+check "recompressed set: C: no verdict" "2 1" "$? $(grep -c 'differs from the certificate.s' "$T/err")"
+$PY "$LEAVES" --db "$T/other" --other-files >"$T/py.out" 2>/dev/null
+check "recompressed set, --other-files: Python valid" "0 valid 1" \
+    "$? $(head -n 1 "$T/py.out") $(grep -c '^database files: [0-9]* listed, [1-9][0-9]* of them other' "$T/py.out")"
+$C proof check --cert "$LEAVES" --db "$T/other" --other-files >"$T/c.out" 2>/dev/null
+check "recompressed set, --other-files: C valid" "0 valid 1" \
+    "$? $(head -n 1 "$T/c.out" | cut -f 2) $(grep -c '^database files: [0-9]* listed, [1-9][0-9]* of them other' "$T/c.out")"
+#     A leaf claim changed and checked against the other files: invalid,
+#     the reason saying the files differ.
+where=$($TAMPER leaf "$LEAVES" "$T/bad.cert")
+$PY "$T/bad.cert" --db "$T/other" --other-files >"$T/py.out" 2>/dev/null
+check "recompressed set, tamper leaf: Python invalid, files named" "1 invalid 1" \
+    "$? $(head -n 1 "$T/py.out") $(grep '^reason: ' "$T/py.out" | grep -c 'checked against other files')"
+$C proof check --cert "$T/bad.cert" --db "$T/other" --other-files >"$T/c.out" 2>/dev/null
+check "recompressed set, tamper leaf: C invalid, files named" "1 invalid 1" \
+    "$? $(head -n 1 "$T/c.out" | cut -f 2) $(grep '^reason: ' "$T/c.out" | grep -c 'checked against other files')"
 
 # 3. The rules: the Python perft against the C engine's, every capture
 #    route counted and routes merged, and the published figures
@@ -224,12 +274,14 @@ check "partial: tamper bleaf: C says invalid" "1 invalid" "$? $(head -n 1 "$T/c.
 check "partial: tamper bleaf: C's position" "$where" "$(sed -n 's/^failing position: //p' "$T/c.out")"
 $TAMPER pwl "$T/pm.cert" "$T/badpdb" "$P" >/dev/null
 check "partial: tamper pwl made" 0 $?
-$PY "$T/pm.cert" --db "$T/badpdb" >"$T/py.out" 2>/dev/null
-check "partial: tamper pwl: Python says invalid" "1 invalid" "$? $(head -n 1 "$T/py.out")"
-check "partial: tamper pwl: Python's reason" 1 "$(grep '^reason: ' "$T/py.out" | grep -c '\.pwl: its SHA-256 does not match')"
-$C proof check --cert "$T/pm.cert" --db "$T/badpdb" >"$T/c.out" 2>/dev/null
-check "partial: tamper pwl: C says invalid" "1 invalid" "$? $(head -n 1 "$T/c.out" | cut -f 2)"
-check "partial: tamper pwl: C's reason" 1 "$(grep '^reason: ' "$T/c.out" | grep -c '\.pwl: its SHA-256 does not match')"
+$PY "$T/pm.cert" --db "$T/badpdb" >/dev/null 2>"$T/err"
+check "partial: tamper pwl: Python: no verdict, the file named" "2 1" \
+    "$? $(grep -c '\.pwl: its size or SHA-256 differs' "$T/err")"
+$C proof check --cert "$T/pm.cert" --db "$T/badpdb" >/dev/null 2>"$T/err"
+check "partial: tamper pwl: C: no verdict, the file named" "2 1" \
+    "$? $(grep -c '\.pwl: its size or SHA-256 differs' "$T/err")"
+$C proof check --cert "$T/pm.cert" --db "$T/badpdb" --other-files >/dev/null 2>"$T/err"
+check "partial: tamper pwl, --other-files: C finds the damage (exit 3)" 3 $?
 
 #     The Python .pwl reader against `checkers egdb probe`.
 out=$(python3 "$HERE/cert_reader_check.py" "$C" "$P" --partial 1000 3)
