@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@
 #include <xxhash.h>
 
 #include "egdb/codec.h"
+#include "egdb/decompress.h"
 #include "egdb/egdb.h"
 #include "egdb/index.h"
 #include "egdb/le.h"
@@ -290,6 +292,75 @@ write_file(const char *dir, const char *path, const unsigned char *hdr, const ui
         return EGDB_ECORRUPT;
     }
     return egst_commit(tmp, path, dir, err, errlen);
+}
+
+/*
+ * The written file read as a prober reads it: opened (header, table,
+ * code), every page decoded (each block's checksum checked), and every
+ * value it keeps compared with v, the values compress_slice meant to
+ * write (2-bit, in the file's king order, 0 where the value was dropped).
+ * Why here: the pipeline's compare stage (egvf_compare_slices) did this
+ * from the 2-bit file in a second pass, re-deriving each position's place
+ * (a cursor in the file's order and an index in the build's), which took
+ * about a quarter of a unit's stages; v is already in memory, so the
+ * check costs one sequential decode. A file that fails is deleted.
+ */
+static int
+check_written(const char *dir, const egix_slice *s, const uint8_t *v, uint64_t size, char *err,
+              size_t errlen)
+{
+    egdc_slice *d = NULL;
+    int rc = egdc_open(dir, s, &d, err, errlen);
+    if (rc != 0)
+        return rc;
+    uint64_t words[(1u << EGCD_PAGE_SHIFT) / 32];
+    const uint8_t *buf = (const uint8_t *)words;
+    uint64_t bad = UINT64_MAX;
+    if (d->h.positions != size) {
+        snprintf(err, errlen, "%s: holds %" PRIu64 " positions after writing, not %" PRIu64,
+                 d->path, d->h.positions, size);
+        rc = EGDB_ECORRUPT;
+    }
+    for (uint32_t g = 0; g < d->npages && rc == 0; g++) {
+        if (egdc_decode(d, g, (uint8_t *)words) != 0) {
+            snprintf(err, errlen, "%s: page %u does not decode after writing", d->path, g);
+            rc = EGDB_ECORRUPT;
+            break;
+        }
+        uint64_t first = (uint64_t)g << d->h.page_shift;
+        uint64_t end =
+            first + (1ull << d->h.page_shift) < size ? first + (1ull << d->h.page_shift) : size;
+        /* Byte by byte (pages start on a byte): a 2-bit field of v that
+         * is not 0 must equal the decoded one. */
+        uint64_t nb = (end - first + 3) / 4;
+        for (uint64_t b = 0; b < nb; b++) {
+            unsigned x = v[(first >> 2) + b], y = buf[b];
+            unsigned keep = ((x | x >> 1) & 0x55u) * 3u;
+            if (((x ^ y) & keep) == 0)
+                continue;
+            for (unsigned k = 0; k < 4; k++)
+                if ((x ^ y) & keep & 3u << 2 * k) {
+                    bad = first + 4 * b + k;
+                    break;
+                }
+            break;
+        }
+        if (bad != UINT64_MAX) {
+            eng_pos p;
+            char fen[ENG_FEN_MAX];
+            egix_unindex(d->table, bad, &p);
+            eng_format_fen(&p, fen, sizeof fen);
+            snprintf(err, errlen,
+                     "%s: index %" PRIu64 " (%s): the value read back differs from the one "
+                     "written",
+                     d->path, bad, fen);
+            rc = EGDB_EVERIFY;
+        }
+    }
+    if (rc != 0)
+        unlink(d->path);
+    egdc_close(d);
+    return rc;
 }
 
 /*
@@ -564,6 +635,8 @@ compress_slice(compress_job *job, const egst_slice *e, const egst_header *wh, sl
     egix_slice_name(&e->slice, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s.cwl", dir, name);
     rc = write_file(dir, path, hb, len, tb, tb_len, &data, err, errlen);
+    if (rc == 0)
+        rc = check_written(dir, &e->slice, v, e->size, err, errlen);
     if (rc != 0)
         goto out;
     fig->bytes = EGCD_TABLE_OFFSET + tb_len + data.n;

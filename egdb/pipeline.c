@@ -43,12 +43,14 @@
  * have more successors; the check now prefetches them in blocks
  * (verify.c), x1.48 on the 7-piece unit 4300 (18.5 s against 12.5 s,
  * median of three interleaved pipelined builds), so the cautious figure
- * for what is left is about 16 M.
+ * for what is left is about 16 M. Compression now reads each file back
+ * and compares it (compress.c, check_written): 10% more on unit 4300, so
+ * 15.0 M; the separate comparison from the 2-bit files (28.3 M on 4v4)
+ * runs only for files a stopped run left, which the estimate ignores.
  */
 #define RATE_BUILD 5.49e6
 #define RATE_VERIFY 16.0e6
-#define RATE_COMPRESS 16.4e6
-#define RATE_COMPARE 28.3e6
+#define RATE_COMPRESS 15.0e6
 /* Compressed bytes a position, for the disk estimate: the 7-piece set
  * came to 161.9 positions a byte, the 4v4 split of 8 pieces to 40.5 (its
  * runs are short: balanced material, 39% draws); 40 is the cautious
@@ -437,9 +439,12 @@ egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
            char *err, size_t errlen)
 {
     size_t n = u->end - u->begin;
-    /* one allocation, two lists: the unit's n slices, then the compress
-     * stage's (those without a compressed file, at most n) */
-    const egst_slice **list = malloc((n ? 2 * n : 1) * sizeof *list), **uncompressed = list + n;
+    /* one allocation, three lists: the unit's n slices, the compress
+     * stage's (those without a compressed file, at most n) and the
+     * compare stage's (those with one before this run's compress) */
+    const egst_slice **list = malloc((n ? 3 * n : 1) * sizeof *list), **uncompressed = list + n,
+                     **kept = list + 2 * n;
+    size_t nkept = 0;
     if (!list)
         return EGDB_ENOMEM;
     char name[EGPL_NAME_MAX], why[1024];
@@ -488,13 +493,17 @@ egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
     if (rc == 0) {
         /* Only the slices without a compressed file: a run stopped in this
          * stage kept the files it finished (each written whole, then
-         * renamed), and stage 3 compares every one of them, those of the
-         * earlier run too, with the 2-bit files before the mark. */
+         * renamed). A file compressed here was read back, decoded and
+         * compared with the values it was made from (compress.c,
+         * check_written); one found already there is compared with its
+         * 2-bit file in stage 3, before the mark. */
         stage = "compress";
         size_t nt = 0;
         for (size_t i = 0; i < n; i++)
             if (!egcp_compressed_ok(dir, &sl[u->begin + i]))
                 uncompressed[nt++] = list[i];
+            else
+                kept[nkept++] = list[i];
         egdb_compress_opts co = {0, threads, threats, progress, arg};
         egdb_compress_stats st;
         uint64_t to_compress = 0; /* positions of the slices compressed here */
@@ -506,12 +515,15 @@ egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
         if (rc == 0 && nt > 0)
             log_stage(dir, name, "compress", to_compress, egrun_now() - t0, threads);
     }
-    if (rc == 0) {
+    if (rc == 0 && nkept > 0) {
         stage = "compare";
+        uint64_t to_compare = 0;
+        for (size_t i = 0; i < nkept; i++)
+            to_compare += kept[i]->size;
         t0 = egrun_now();
-        rc = egvf_compare_slices(dir, list, n, threads, stop, why, sizeof why);
+        rc = egvf_compare_slices(dir, kept, nkept, threads, stop, why, sizeof why);
         if (rc == 0)
-            log_stage(dir, name, "compare", u->positions, egrun_now() - t0, threads);
+            log_stage(dir, name, "compare", to_compare, egrun_now() - t0, threads);
     }
     if (rc == 0) {
         stage = "mark";
@@ -713,9 +725,9 @@ egdb_estimate(const char *dir, const egdb_build_opts *o, egdb_cost *e, char *err
     e->disk_peak = peak;
     double scale = (o->threads > 0 ? o->threads : 1) / 2.0;
     e->seconds_build = (double)e->positions / (RATE_BUILD * scale);
-    e->seconds_stages = (double)e->stage_positions *
-                            (1.0 / RATE_VERIFY + 1.0 / RATE_COMPRESS + 1.0 / RATE_COMPARE) / scale +
-                        (double)e->stage_positions_compress / (RATE_COMPRESS * scale);
+    e->seconds_stages =
+        (double)e->stage_positions * (1.0 / RATE_VERIFY + 1.0 / RATE_COMPRESS) / scale +
+        (double)e->stage_positions_compress / (RATE_COMPRESS * scale);
     struct statvfs fs;
     char probe_dir[4096];
     snprintf(probe_dir, sizeof probe_dir, "%s", dir);

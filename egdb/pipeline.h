@@ -38,8 +38,11 @@
  *      a unit of 6.7 G positions on 2 cores, where the digests take
  *      seconds;
  *   2. compress: its .cwl files (the same bytes as `egdb compress`),
- *      those a stopped run finished kept (stage 3 compares them all);
- *   3. compare: every value each .cwl keeps against the 2-bit file;
+ *      each read back, decoded and compared with the values it was made
+ *      from (compress.c, check_written); those a stopped run finished
+ *      are kept;
+ *   3. compare: every value each kept .cwl (one this run did not write)
+ *      keeps against the 2-bit file;
  *   4. mark: "<dir>/units/<KKMM>.done" is written (atomically: temporary
  *      file, fsync, rename) listing the unit's slices and their counts.
  *   A unit is STAGED when its mark is there and every one of its slices

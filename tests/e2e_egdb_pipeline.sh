@@ -86,10 +86,11 @@ check "no 5-piece build file left" 0 "$(ls "$T/p" | grep '\.wld$' | four_one | w
 check "every unit marked, and its check recorded" "$(ls "$T/p/units" | grep -c '\.verified$') 0" \
     "$(ls "$T/p/units" | grep -c '\.done$') $(ls "$T/p/units" | grep -vc '\.done$\|\.verified$\|^stages\.tsv$')"
 # units/stages.tsv: each unit's stages with their times; every marked unit
-# was compared (the last stage before its mark) in one of the runs.
-check "every marked unit's comparison timed in units/stages.tsv" \
+# was compressed (each file read back and compared as it is written) in
+# one of the runs.
+check "every marked unit's compression timed in units/stages.tsv" \
     "$(ls "$T/p/units" | grep -c '\.done$')" \
-    "$(awk -F'\t' '$2 == "compare" && NF == 5 { print $1 }' "$T/p/units/stages.tsv" | sort -u | wc -l)"
+    "$(awk -F'\t' '$2 == "compress" && NF == 5 { print $1 }' "$T/p/units/stages.tsv" | sort -u | wc -l)"
 $C egdb build --pieces 5 --split 4v1 --pipeline --dir "$T/p" >"$T/out.again" 2>&1
 check "a third run has nothing to do" 0 $?
 grep -q "nothing to do" "$T/out.again" && echo "ok   it says so" || {
@@ -139,6 +140,8 @@ $C egdb build --pieces 5 --unit 4100 --pipeline --dir "$T/u" >/dev/null 2>"$T/lo
 check "after a stop in the compression: staged, one slice compressed" "0 1 0" \
     "$? $(grep -c '^compress 1400.00 slice 1/1' "$T/log.u4") $(grep -c '^compress 4100' "$T/log.u4")"
 check "... the same bytes" "0 0" "$(cmp -s "$T/u/1400.00.cwl" "$DB/1400.00.cwl"; echo $?) $(cmp -s "$T/u/4100.00.cwl" "$DB/4100.00.cwl"; echo $?)"
+check "... the kept file compared with its 2-bit file (stage 3)" "4100 compare" \
+    "$(tail -n 1 "$T/u/units/stages.tsv" | cut -f 1,2 | tr '\t' ' ')"
 rm -f "$T/u/units/4100.done" "$T/u/1400.00.cwl"
 printf '\x5a' | dd of="$T/u/4100.00.cwl" bs=1 seek=$(($(stat -c %s "$T/u/4100.00.cwl") - 20)) conv=notrunc 2>/dev/null
 $C egdb build --pieces 5 --unit 4100 --pipeline --dir "$T/u" >/dev/null 2>"$T/log.u5"
