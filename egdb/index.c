@@ -1121,12 +1121,22 @@ cursor_place_kings(const egix_table *t, egix_cursor *c)
 void
 egix_seek(const egix_table *t, egix_cursor *c, uint64_t i)
 {
-    uint64_t k = t->ckb * t->ckw, men = i, kp = 0;
+    const uint64_t k = t->ckb * t->ckw;
+    uint64_t men = i, kp = 0;
+    int same_men = 0;
 
     c->index = i;
     if (k != 1) {
-        men = i / k;
-        kp = i - men * k;
+        /* The builder's second phase seeks the frontier in index order,
+         * so most seeks stay in the cursor's men placement: then no
+         * 64-bit division (i < c->men * k wraps to a large difference). */
+        if (c->men != UINT64_MAX && i - c->men * k < k) {
+            men = c->men;
+            kp = i - men * k;
+        } else {
+            men = i / k;
+            kp = i - men * k;
+        }
     }
     /* The men are reused in every order; in a Gray order the kings are
      * numbered per men placement (its parity reflects them), so they are
@@ -1141,9 +1151,22 @@ egix_seek(const egix_table *t, egix_cursor *c, uint64_t i)
         c->pos.wm = wm;
         c->pos.stm = ENG_BLACK;
         c->kfree = ~(bm | wm);
+    } else {
+        same_men = 1;
     }
     if (t->order != EGIX_ORDER_COLEX) {
         gray_unkings(t, men, kp, c->kfree, &c->pos);
+        return;
+    }
+    /* Within the same men and black kings only the white kings move:
+     * neither the division nor the black kings' unranking is needed. */
+    if (same_men && kp - c->bkr * t->ckw < t->ckw) {
+        uint64_t wkr = kp - c->bkr * t->ckw;
+        if (wkr != c->wkr) {
+            c->wkr = wkr;
+            c->cw = colex_unrank(wkr, t->nwk);
+            c->pos.wk = pdep32(c->cw, c->kfree & ~c->pos.bk);
+        }
         return;
     }
     c->bkr = t->ckw != 1 ? kp / t->ckw : kp;
