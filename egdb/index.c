@@ -978,6 +978,42 @@ gray_unkings(const egix_table *t, uint64_t men, uint64_t kp, uint32_t kfree, eng
     out->wk = snake32(wout ? ko : ki);
 }
 
+/*
+ * gray_unkings for a cursor (egix_seek): c->bkr holds the outer kings'
+ * rank before its reflection (kp / kinner) and c->cb their squares in the
+ * snake frame, for the men of c. A walk in a Gray order moves one king a
+ * step, mostly an inner one: then the outer kings are kept, and neither
+ * the division nor their unranking is done again (gray_unkings was 47% of
+ * `egdb verify`'s samples on a 7-piece king material, whose compressed
+ * pages it walks in their file's order).
+ */
+static void
+cursor_gray_kings(const egix_table *t, egix_cursor *c, uint64_t kp, int same_men)
+{
+    int wout = t->order == EGIX_ORDER_GRAY_W || t->order == EGIX_ORDER_GRAY_RW;
+    int nout = wout ? t->nwk : t->nbk, nin = wout ? t->nbk : t->nwk;
+    int rev = gray_reversed(t->order);
+    uint32_t kf = snake32(c->kfree), ko;
+    uint64_t a, b;
+
+    if (same_men && kp - c->bkr * t->kinner < t->kinner) {
+        a = c->bkr;
+        b = kp - a * t->kinner;
+        ko = c->cb;
+    } else {
+        a = kp / t->kinner;
+        b = kp - a * t->kinner;
+        ko = pdep32(gray_subset(c->men & 1 ? t->kouter - 1 - a : a, nout, t->kn, rev), kf);
+        c->bkr = a;
+        c->cb = ko;
+    }
+    if (((c->men & t->kouter) ^ a) & 1)
+        b = t->kinner - 1 - b;
+    uint32_t ki = pdep32(gray_subset(b, nin, t->kn - nout, rev), kf & ~ko);
+    c->pos.bk = snake32(wout ? ki : ko);
+    c->pos.wk = snake32(wout ? ko : ki);
+}
+
 int
 egix_table_order(const egix_table *t)
 {
@@ -1155,7 +1191,7 @@ egix_seek(const egix_table *t, egix_cursor *c, uint64_t i)
         same_men = 1;
     }
     if (t->order != EGIX_ORDER_COLEX) {
-        gray_unkings(t, men, kp, c->kfree, &c->pos);
+        cursor_gray_kings(t, c, kp, same_men);
         return;
     }
     /* Within the same men and black kings only the white kings move:

@@ -393,8 +393,8 @@ void egix_unindex(const egix_table *t, uint64_t i, eng_pos *out);
  * the men part (an offset-table search and a white-men unranking) can be
  * kept. The functions below do that. Each agrees exactly with
  * egix_index / egix_unindex (tests/test_egdb_index.c checks the round
- * trips); tables in a Gray order are accepted too and then simply
- * unindex from scratch.
+ * trips); tables in a Gray order are accepted too: a seek there keeps
+ * the men, and the outer kings while they stay, and unranks the rest.
  */
 
 /*
@@ -406,9 +406,11 @@ typedef struct egix_cursor {
     uint64_t index; /* its index                                          */
     uint64_t men;   /* men part of index; UINT64_MAX: nothing held yet     */
     uint64_t bkr;   /* rank of the black kings among kfree's squares      */
+                    /* (Gray order: the outer kings' rank before reflection) */
     uint64_t wkr;   /* rank of the white kings among the squares left     */
     uint32_t kfree; /* squares free of men                                */
     uint32_t cb;    /* black kings compressed to the squares of kfree     */
+                    /* (Gray order: the outer kings on the snake squares)  */
     uint32_t cw;    /* white kings compressed to kfree minus black kings  */
 } egix_cursor;
 
