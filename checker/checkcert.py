@@ -23,9 +23,10 @@ verdict), 3 a damaged database file (no verdict).
 A listed database file whose size or SHA-256 differs from the certificate's
 is not the file the prover used (a rebuilt or recompressed set, or damage):
 no verdict (exit 2), unless --other-files is given; then the leaves are
-checked against the values of the files given, and the output counts the
-files that differ. This checker cannot tell such a file from a damaged one
-(it has no XXH3): check the folder with `checkers egdb verify` first.
+checked against the values of the .cwl files given, and the output counts
+the files that differ. This checker cannot tell such a file from a damaged
+one (it has no XXH3): check the folder with `checkers egdb verify` first.
+A partial (.pwl) file that differs is no verdict even with --other-files.
 """
 
 import os
@@ -390,6 +391,12 @@ def check(path, dbdir, other_files=False):
                 raise OSError(e.errno, "database file %s: %s (the certificate rests on the "
                               "databases %s%s)" % (fp, e.strerror, scope.name(), what))
             if got != (size, digest):
+                if kind == 1:
+                    raise FilesDiffer(0, "partial database file %s: its size or SHA-256 "
+                                      "differs from the certificate's; no verdict. A partial "
+                                      "file's bounds depend on the databases it was built over, "
+                                      "and no checker can check them from the file alone: check "
+                                      "with the .pwl files the certificate names" % fp)
                 if not other_files:
                     raise FilesDiffer(0, "database file %s: its size or SHA-256 differs from "
                                       "the certificate's (not the file it was made with: a "
@@ -398,9 +405,10 @@ def check(path, dbdir, other_files=False):
                                       "against these files' values (`checkers egdb verify` "
                                       "them first)" % fp)
                 differ += 1
-        stats["database files"] = "%d listed" % len(files) + (
-            ", %d of them other than the certificate's (checked against their values)"
-            % differ if differ else "")
+        if files:
+            stats["database files"] = "%d listed" % len(files) + (
+                ", %d of them other than the certificate's (checked against their values)"
+                % differ if differ else "")
         sections, npos, nleaf = read_body(data[end:], goals, scope)
         stats["positions"], stats["leaves"] = npos, nleaf
         stats["partial leaves"] = sum(1 for sec in sections for v in sec[3].values()

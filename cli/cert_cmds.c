@@ -190,11 +190,14 @@ cli_proof_check_cert(int argc, char **argv)
     printf("positions: %" PRIu64 "\n", res.positions);
     printf("database leaves: %" PRIu64 " (of which partial: %" PRIu64 ")\n", res.leaves,
            res.leaves_partial);
-    printf("database files: %" PRIu64 " listed", res.files);
-    if (res.files_differ > 0)
-        printf(", %" PRIu64 " of them other than the certificate's (checked against their values)",
-               res.files_differ);
-    printf("\n");
+    if (res.files > 0) {
+        printf("database files: %" PRIu64 " listed", res.files);
+        if (res.files_differ > 0)
+            printf(", %" PRIu64 " of them other than the certificate's (checked against their "
+                   "values)",
+                   res.files_differ);
+        printf("\n");
+    }
     fprintf(stderr, "checked in %.2f s\n", cli_now() - t0);
     return res.status == PCERT_VALID ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }

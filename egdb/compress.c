@@ -299,11 +299,24 @@ write_file(const char *dir, const char *path, const unsigned char *hdr, const ui
  * code), every page decoded (each block's checksum checked), and every
  * value it keeps compared with v, the values compress_slice meant to
  * write (2-bit, in the file's king order, 0 where the value was dropped).
- * Why here: the pipeline's compare stage (egvf_compare_slices) did this
- * from the 2-bit file in a second pass, re-deriving each position's place
- * (a cursor in the file's order and an index in the build's), which took
- * about a quarter of a unit's stages; v is already in memory, so the
- * check costs one sequential decode. A file that fails is deleted.
+ * A file that fails is deleted.
+ *
+ * What this proves, with the checks of compress_slice's walk: every
+ * position the walk visits is the one its index names (egix_index from
+ * scratch, as the prober computes it); it is dropped exactly when
+ * egcd_dropped says so (the prober's own test: such a position is then
+ * resolved by search when probed); a kept one has its 2-bit value in v at
+ * the index the prober computes in the file's order, no two sharing an
+ * index. So every value a probe reads from the file is the 2-bit file's.
+ * What it trusts beyond that: egix_index and egcd_dropped (shared with
+ * the prober and checked by tests/test_egdb_index.c and the build tests)
+ * and the few lines of the walk that apply them.
+ * Why here: the pipeline's compare stage (egvf_compare_slices) re-derived
+ * each file's values from the 2-bit file in a second pass, independently
+ * of the walk (a cursor in the file's order, an index in the build's, and
+ * egcd_dropped where they differ); it took about a quarter of a unit's
+ * stages. It still runs on files a stopped run left, and `egdb verify`
+ * checks the compressed files' values against their successors.
  */
 static int
 check_written(const char *dir, const egix_slice *s, const uint8_t *v, uint64_t size, char *err,
@@ -311,8 +324,13 @@ check_written(const char *dir, const egix_slice *s, const uint8_t *v, uint64_t s
 {
     egdc_slice *d = NULL;
     int rc = egdc_open(dir, s, &d, err, errlen);
-    if (rc != 0)
+    if (rc != 0) {
+        char path[4200], name[EGIX_NAME_MAX];
+        egix_slice_name(s, name, sizeof name);
+        snprintf(path, sizeof path, "%s/%s.cwl", dir, name);
+        unlink(path);
         return rc;
+    }
     uint64_t words[(1u << EGCD_PAGE_SHIFT) / 32];
     const uint8_t *buf = (const uint8_t *)words;
     uint64_t bad = UINT64_MAX;
@@ -478,6 +496,20 @@ compress_slice(compress_job *job, const egst_slice *e, const egst_header *wh, sl
         else
             egix_next(e->table, &cur);
         const eng_pos p = cur.pos;
+        /* The cursor against the index computed from scratch, so that
+         * what decides a position's fate below (dropped or kept, and its
+         * place in the other orders) is that index's position: with
+         * check_written this is what makes the file's values the 2-bit
+         * file's (see there). */
+        if (egix_index(e->table, &p) != i) {
+            char name[EGIX_NAME_MAX];
+            egix_slice_name(&e->slice, name, sizeof name);
+            snprintf(err, errlen,
+                     "slice %s: the cursor's position at index %" PRIu64 " has another index", name,
+                     i);
+            rc = EGDB_EVERIFY;
+            goto out;
+        }
         int why = egcd_dropped(&p, flags);
         fig->dropped_capture += why == EGCD_CAPTURE;
         fig->dropped_threat += why == EGCD_THREAT;
@@ -488,7 +520,19 @@ compress_slice(compress_job *job, const egst_slice *e, const egst_header *wh, sl
         for (int o = 1; o < EGIX_NORDERS; o++) {
             if (!try[o])
                 continue;
+            /* Two kept positions on one index would mix their values:
+             * each index of an order is written at most once. */
             uint64_t j = egix_index(tabs[o], &p);
+            if (j >= e->size || vals[o][j >> 2] >> ((j & 3) * 2) & 3) {
+                char name[EGIX_NAME_MAX];
+                egix_slice_name(&e->slice, name, sizeof name);
+                snprintf(err, errlen,
+                         "slice %s: king order %d gives index %" PRIu64
+                         " to two positions or past the end",
+                         name, o, j);
+                rc = EGDB_EVERIFY;
+                goto out;
+            }
             vals[o][j >> 2] |= (uint8_t)(v << ((j & 3) * 2));
         }
     }

@@ -1223,8 +1223,9 @@ pcert_check(const char *path, const char *dbdir, size_t cache_bytes, int other_f
         goto done;
     }
     /* Every listed file, whole, before any probe: the digests tie the
-     * certificate to the files the prover used, and a file that cannot
-     * be read is no verdict (exit 2), unlike one that differs (invalid).
+     * certificate to the files the prover used. A file that cannot be
+     * read is no verdict (exit 2), and so is one that differs, unless
+     * other_files lets a .cwl file differ (cert.h, FILES THAT DIFFER).
      * A missing file is named with what it is for: a partial database or
      * a split the databases given may not have. */
     const unsigned char *entries = f + PCERT_HEADER_FIXED;
@@ -1263,7 +1264,17 @@ pcert_check(const char *path, const char *dbdir, size_t cache_bytes, int other_f
             goto done;
         }
         if (size != get64(e + 8) || memcmp(md, e + 16, sizeof md) != 0) {
-            if (!other_files) { /* cert.h, FILES THAT DIFFER */
+            if (kind == FILE_PWL) { /* cert.h, FILES THAT DIFFER */
+                eng_errf(err, errlen,
+                         "partial database file %s: its size or SHA-256 differs from the "
+                         "certificate's; no verdict. A partial file's bounds depend on the "
+                         "databases it was built over, and no checker can check them from "
+                         "the file alone: check with the .pwl files the certificate names",
+                         fp);
+                rc = PST_EIO;
+                goto done;
+            }
+            if (!other_files) {
                 eng_errf(
                     err, errlen,
                     "database file %s: its size or SHA-256 differs from the certificate's "

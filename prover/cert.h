@@ -63,11 +63,14 @@
  *   damaged. That says nothing about whether the claim holds, so it is no
  *   verdict (PST_EIO, err names the file and both ways on), never
  *   "invalid". With other_files the check goes on against the values of
- *   the files given: the checker trusts its own files (`egdb verify`
- *   checks them; the C reader also checks each block's XXH3), never the
- *   certificate's digests, so a valid verdict is then as sound as with
- *   the prover's own files. result.files_differ counts them, and a
- *   leaf's failure then says that the files differ.
+ *   the .cwl files given: the checker trusts its own files (`egdb verify`
+ *   checks them against their successors; the C reader also checks each
+ *   block's XXH3), never the certificate's digests, so a valid verdict
+ *   is then as sound as with the prover's own files. result.files_differ
+ *   counts them, and a leaf's failure then says that the files differ.
+ *   A .pwl file that differs is no verdict even then: its bounds depend
+ *   on the databases it was built over, and `egdb verify` does not check
+ *   them, so nothing would stand behind a bound read from it.
  *
  * ERRORS
  *   PST_E* codes (store.h): PST_EIO (a file cannot be read or written,
