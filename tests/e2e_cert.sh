@@ -117,18 +117,29 @@ done
 #     same values). Without --other-files both checkers give no verdict
 #     (exit 2), naming a file; with it, both check the values: valid, and
 #     the files that differ counted.
+# no_verdict NAME CERT DIR PATTERN [ARG]: both checkers exit 2 with a
+# message matching PATTERN.
+no_verdict() {
+    $PY "$2" --db "$3" ${5:-} >/dev/null 2>"$T/err"
+    check "$1: Python: no verdict" "2 1" "$? $(grep -c "$4" "$T/err")"
+    $C proof check --cert "$2" --db "$3" ${5:-} >/dev/null 2>"$T/err"
+    check "$1: C: no verdict" "2 1" "$? $(grep -c "$4" "$T/err")"
+}
+# valid_other NAME CERT DIR COUNT: with --other-files both checkers say
+# valid and count COUNT (a pattern) files other than the certificate's.
+valid_other() {
+    local counted="^database files: [0-9]* listed, $4 of them other"
+    $PY "$2" --db "$3" --other-files >"$T/py.out" 2>/dev/null
+    check "$1, --other-files: Python valid, files counted" "0 valid 1" \
+        "$? $(head -n 1 "$T/py.out") $(grep -c "$counted" "$T/py.out")"
+    $C proof check --cert "$2" --db "$3" --other-files >"$T/c.out" 2>/dev/null
+    check "$1, --other-files: C valid, files counted" "0 valid 1" \
+        "$? $(head -n 1 "$T/c.out" | cut -f 2) $(grep -c "$counted" "$T/c.out")"
+}
 $TAMPER digest "$LEAVES" "$T/bad.cert" >/dev/null
 check "tamper digest made" 0 $?
-$PY "$T/bad.cert" --db "$DB" >/dev/null 2>"$T/err"
-check "tamper digest: Python: no verdict" "2 1" "$? $(grep -c 'differs from the certificate.s' "$T/err")"
-$C proof check --cert "$T/bad.cert" --db "$DB" >/dev/null 2>"$T/err"
-check "tamper digest: C: no verdict" "2 1" "$? $(grep -c 'differs from the certificate.s' "$T/err")"
-$PY "$T/bad.cert" --db "$DB" --other-files >"$T/py.out" 2>/dev/null
-check "tamper digest, --other-files: Python valid, one file counted" "0 valid 1" \
-    "$? $(head -n 1 "$T/py.out") $(grep -c '^database files: [0-9]* listed, 1 of them other' "$T/py.out")"
-$C proof check --cert "$T/bad.cert" --db "$DB" --other-files >"$T/c.out" 2>/dev/null
-check "tamper digest, --other-files: C valid, one file counted" "0 valid 1" \
-    "$? $(head -n 1 "$T/c.out" | cut -f 2) $(grep -c '^database files: [0-9]* listed, 1 of them other' "$T/c.out")"
+no_verdict "tamper digest" "$T/bad.cert" "$DB" 'differs from the certificate.s'
+valid_other "tamper digest" "$T/bad.cert" "$DB" 1
 mkdir -p "$T/other"
 for f in "$DB"/*.wld; do
     b=$(basename "$f")
@@ -138,16 +149,8 @@ $C egdb compress --db "$T/other" --pieces 4 --no-threats >/dev/null 2>&1
 check "the 1-4 set compressed again without threats" 0 $?
 ndiff=$(for f in "$T"/other/*.cwl; do cmp -s "$f" "$DB/$(basename "$f")" || echo x; done | wc -l)
 check "some files differ from the originals" 1 "$((ndiff > 0))"
-$PY "$LEAVES" --db "$T/other" >/dev/null 2>"$T/err"
-check "recompressed set: Python: no verdict" "2 1" "$? $(grep -c 'differs from the certificate.s' "$T/err")"
-$C proof check --cert "$LEAVES" --db "$T/other" >/dev/null 2>"$T/err"
-check "recompressed set: C: no verdict" "2 1" "$? $(grep -c 'differs from the certificate.s' "$T/err")"
-$PY "$LEAVES" --db "$T/other" --other-files >"$T/py.out" 2>/dev/null
-check "recompressed set, --other-files: Python valid" "0 valid 1" \
-    "$? $(head -n 1 "$T/py.out") $(grep -c '^database files: [0-9]* listed, [1-9][0-9]* of them other' "$T/py.out")"
-$C proof check --cert "$LEAVES" --db "$T/other" --other-files >"$T/c.out" 2>/dev/null
-check "recompressed set, --other-files: C valid" "0 valid 1" \
-    "$? $(head -n 1 "$T/c.out" | cut -f 2) $(grep -c '^database files: [0-9]* listed, [1-9][0-9]* of them other' "$T/c.out")"
+no_verdict "recompressed set" "$LEAVES" "$T/other" 'differs from the certificate.s'
+valid_other "recompressed set" "$LEAVES" "$T/other" '[1-9][0-9]*'
 #     A leaf claim changed and checked against the other files: invalid,
 #     the reason saying the files differ.
 where=$($TAMPER leaf "$LEAVES" "$T/bad.cert")
@@ -274,18 +277,9 @@ check "partial: tamper bleaf: C says invalid" "1 invalid" "$? $(head -n 1 "$T/c.
 check "partial: tamper bleaf: C's position" "$where" "$(sed -n 's/^failing position: //p' "$T/c.out")"
 $TAMPER pwl "$T/pm.cert" "$T/badpdb" "$P" >/dev/null
 check "partial: tamper pwl made" 0 $?
-$PY "$T/pm.cert" --db "$T/badpdb" >/dev/null 2>"$T/err"
-check "partial: tamper pwl: Python: no verdict, the file named" "2 1" \
-    "$? $(grep -c '\.pwl: its size or SHA-256 differs' "$T/err")"
-$C proof check --cert "$T/pm.cert" --db "$T/badpdb" >/dev/null 2>"$T/err"
-check "partial: tamper pwl: C: no verdict, the file named" "2 1" \
-    "$? $(grep -c '\.pwl: its size or SHA-256 differs' "$T/err")"
-$C proof check --cert "$T/pm.cert" --db "$T/badpdb" --other-files >/dev/null 2>"$T/err"
-check "partial: tamper pwl, --other-files: C: still no verdict" "2 1" \
-    "$? $(grep -c 'partial database file .*\.pwl: its size or SHA-256 differs' "$T/err")"
-$PY "$T/pm.cert" --db "$T/badpdb" --other-files >/dev/null 2>"$T/err"
-check "partial: tamper pwl, --other-files: Python: still no verdict" "2 1" \
-    "$? $(grep -c 'partial database file .*\.pwl: its size or SHA-256 differs' "$T/err")"
+no_verdict "partial: tamper pwl" "$T/pm.cert" "$T/badpdb" 'partial database file .*\.pwl: its size or SHA-256 differs'
+no_verdict "partial: tamper pwl, --other-files" "$T/pm.cert" "$T/badpdb" \
+    'partial database file .*\.pwl: its size or SHA-256 differs' --other-files
 
 #     The Python .pwl reader against `checkers egdb probe`.
 out=$(python3 "$HERE/cert_reader_check.py" "$C" "$P" --partial 1000 3)
