@@ -37,6 +37,15 @@ int egvf_verify_slices(const egst_registry *reg, const egst_slice *const *list, 
                        char *err, size_t errlen);
 
 /*
+ * egvf_set_wins_block_min (verify.c) - the slice size (positions) from
+ * which the check of 2-bit files reads a won position's successors
+ * through its prefetched block rather than one move at a time (default
+ * 2^26; see verify_range). For tests, which set 0 to check the block way
+ * on small slices; not thread-safe against a running check.
+ */
+void egvf_set_wins_block_min(uint64_t positions);
+
+/*
  * egcp_compress_slices (compress.c) - writes the compressed file (.cwl,
  * codec.h) of each of the n loaded 2-bit slices of list into dir, as
  * egdb_compress does (same bytes), with o->threads threads, o->threats

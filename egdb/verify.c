@@ -279,15 +279,31 @@ refs_value(const egst_ref *r, int n)
  * builder's phase 1 does (build.c), the positions go in blocks of
  * VF_BLOCK: first the successors of the block are located and their
  * bytes prefetched, then the values are read and compared, in index
- * order. A position stored as a win is the exception: its successors
- * are read only up to its first lost one (expected_value), and locating
- * the rest up front cost more than the prefetch saved (the 1-5 set, in
- * the CPU caches: x1.6 the time), so it is checked one move at a time.
- * Both ways give expected_value's answer, error codes included.
+ * order. In a small slice a position stored as a win is the exception:
+ * its successors are read only up to its first lost one
+ * (expected_value), and locating the rest up front cost more than the
+ * prefetch saved (the 1-5 set, in the CPU caches: x1.37-1.6 the time), so
+ * it is checked one move at a time. In a slice of at least wins_block_min
+ * positions (16 MB of 2-bit file, beyond the caches) its successors'
+ * reads are misses, which one move at a time pays one after the other: a
+ * perf of the 4v4 build's check put 17% of it in those probes. There a
+ * win goes through the block too: on the 7-piece unit 4300 (two slices of
+ * 117.8 M positions, pipelined, six rounds alternating) the check took
+ * 12.5-18.0 s (median 15.5) one move at a time and 13.5-14.5 s (median
+ * 13.8) through the block. Both ways give expected_value's answer, error
+ * codes included (refs_value stops where it does).
  * RETURN the first bad index, or end.
  */
 #define VF_BLOCK 32
 #define VF_REFS (VF_BLOCK * 40)
+
+static uint64_t wins_block_min = (uint64_t)1 << 26;
+
+void
+egvf_set_wins_block_min(uint64_t positions)
+{
+    wins_block_min = positions;
+}
 
 static uint64_t
 verify_range(const egst_registry *reg, const egst_slice *e, uint64_t b, uint64_t end,
@@ -300,6 +316,7 @@ verify_range(const egst_registry *reg, const egst_slice *e, uint64_t b, uint64_t
     egix_cursor_init(&cur);
     if (b < end)
         egix_seek(e->table, &cur, b);
+    const int wins_one_by_one = e->size < wins_block_min;
     int first[VF_BLOCK + 1];
     eng_pos wins[VF_BLOCK];
     for (uint64_t b0 = b; b0 < end;) {
@@ -309,7 +326,7 @@ verify_range(const egst_registry *reg, const egst_slice *e, uint64_t b, uint64_t
             if (b0 + (uint64_t)nitems != b)
                 egix_next(e->table, &cur);
             first[nitems] = nrefs;
-            if (egst_value(e, b0 + (uint64_t)nitems) == EGDB_WIN) {
+            if (wins_one_by_one && egst_value(e, b0 + (uint64_t)nitems) == EGDB_WIN) {
                 wins[nitems++] = cur.pos;
                 continue;
             }
@@ -326,8 +343,9 @@ verify_range(const egst_registry *reg, const egst_slice *e, uint64_t b, uint64_t
         for (int t = 0; t < nitems; t++) {
             uint64_t i = b0 + (uint64_t)t;
             int stored = egst_value(e, i);
-            int want = stored == EGDB_WIN ? expected_value(probe_raw, reg, &wins[t])
-                                          : refs_value(refs + first[t], first[t + 1] - first[t]);
+            int want = wins_one_by_one && stored == EGDB_WIN
+                           ? expected_value(probe_raw, reg, &wins[t])
+                           : refs_value(refs + first[t], first[t + 1] - first[t]);
             if (want < 0 || stored != want)
                 return i;
         }
@@ -820,8 +838,8 @@ verify_compressed(const char *dir, const vfilter *f, int threads, const egst_reg
                 }
             }
         }
-        snprintf(err, errlen, "%s: %s%s%s", e->path, why,
-                 fen[0] ? "; a position it holds: " : "", fen);
+        snprintf(err, errlen, "%s: %s%s%s", e->path, why, fen[0] ? "; a position it holds: " : "",
+                 fen);
         rc = EGDB_ECORRUPT;
     }
 
