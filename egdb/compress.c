@@ -299,7 +299,7 @@ write_file(const char *dir, const char *path, const unsigned char *hdr, const ui
  * code), every page decoded (each block's checksum checked), and every
  * value it keeps compared with v, the values compress_slice meant to
  * write (2-bit, in the file's king order, 0 where the value was dropped).
- * A file that fails is deleted.
+ * The caller deletes a file that fails.
  *
  * What this proves, with the checks of compress_slice's walk: every
  * position the walk visits is the one its index names (egix_index from
@@ -324,13 +324,8 @@ check_written(const char *dir, const egix_slice *s, const uint8_t *v, uint64_t s
 {
     egdc_slice *d = NULL;
     int rc = egdc_open(dir, s, &d, err, errlen);
-    if (rc != 0) {
-        char path[4200], name[EGIX_NAME_MAX];
-        egix_slice_name(s, name, sizeof name);
-        snprintf(path, sizeof path, "%s/%s.cwl", dir, name);
-        unlink(path);
+    if (rc != 0)
         return rc;
-    }
     uint64_t words[(1u << EGCD_PAGE_SHIFT) / 32];
     const uint8_t *buf = (const uint8_t *)words;
     uint64_t bad = UINT64_MAX;
@@ -375,8 +370,6 @@ check_written(const char *dir, const egix_slice *s, const uint8_t *v, uint64_t s
             rc = EGDB_EVERIFY;
         }
     }
-    if (rc != 0)
-        unlink(d->path);
     egdc_close(d);
     return rc;
 }
@@ -679,8 +672,8 @@ compress_slice(compress_job *job, const egst_slice *e, const egst_header *wh, sl
     egix_slice_name(&e->slice, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s.cwl", dir, name);
     rc = write_file(dir, path, hb, len, tb, tb_len, &data, err, errlen);
-    if (rc == 0)
-        rc = check_written(dir, &e->slice, v, e->size, err, errlen);
+    if (rc == 0 && (rc = check_written(dir, &e->slice, v, e->size, err, errlen)) != 0)
+        unlink(path); /* read back wrong: no file under the final name */
     if (rc != 0)
         goto out;
     fig->bytes = EGCD_TABLE_OFFSET + tb_len + data.n;
