@@ -78,6 +78,7 @@ typedef struct compress_job {
     pthread_mutex_t sum_lock;
     egdb_compress_stats sum;
     pthread_mutex_t err_lock;
+    int rc; /* the code of the first failure (under err_lock) */
     char *err;
     size_t errlen;
     /* Progress: positions whose values have been laid out (the pass over
@@ -116,6 +117,29 @@ report_progress(compress_job *j, const egix_slice *s, int force)
     p.positions = p.run_total = j->run_total;
     egrun_report(&j->prog, &p, s, force);
     pthread_mutex_unlock(&j->prog_lock);
+}
+
+/* The fault a test asked for (stage.h, egcp_set_fault); 0 in use. */
+static int test_fault = EGCP_FAULT_NONE;
+
+void
+egcp_set_fault(int fault)
+{
+    test_fault = fault;
+}
+
+/* EGCP_FAULT_READBACK: the first kept value of v (2-bit fields, 0 =
+ * dropped) becomes another kept value. */
+static void
+fault_readback(uint8_t *v, uint64_t size)
+{
+    for (uint64_t i = 0; i < size; i++) {
+        unsigned x = v[i >> 2] >> ((i & 3) * 2) & 3u;
+        if (x != 0) {
+            v[i >> 2] ^= (uint8_t)((x == 1 ? 3u : 1u) << ((i & 3) * 2));
+            return;
+        }
+    }
 }
 
 static int
@@ -310,7 +334,9 @@ write_file(const char *dir, const char *path, const unsigned char *hdr, const ui
  * index. So every value a probe reads from the file is the 2-bit file's.
  * What it trusts beyond that: egix_index and egcd_dropped (shared with
  * the prober and checked by tests/test_egdb_index.c and the build tests)
- * and the few lines of the walk that apply them.
+ * and the few lines of the walk that apply them. test_compress_faults
+ * (tests/test_egdb_compress.c) makes each of these checks fail on purpose
+ * (egcp_set_fault, stage.h) and sees the file refused.
  * Why here: the pipeline's compare stage (egvf_compare_slices) re-derived
  * each file's values from the 2-bit file in a second pass, independently
  * of the walk (a cursor in the file's order, an index in the build's, and
@@ -479,6 +505,7 @@ compress_slice(compress_job *job, const egst_slice *e, const egst_header *wh, sl
      * each index (egdb/verify.c measured that as 31% of a check). */
     egix_cursor cur;
     egix_cursor_init(&cur);
+    uint64_t kept = 0, first_j[EGIX_NORDERS] = {0}; /* first_j: for EGCP_FAULT_COLLIDE */
     for (uint64_t i = 0; i < e->size; i++) {
         if ((i & (PROGRESS_STEP - 1)) == PROGRESS_STEP - 1) {
             atomic_fetch_add(&job->done, PROGRESS_STEP);
@@ -486,7 +513,7 @@ compress_slice(compress_job *job, const egst_slice *e, const egst_header *wh, sl
         }
         if (i == 0)
             egix_seek(e->table, &cur, 0);
-        else
+        else if (!(test_fault == EGCP_FAULT_CURSOR && e->size >= 3 && i == e->size / 2))
             egix_next(e->table, &cur);
         const eng_pos p = cur.pos;
         /* The cursor against the index computed from scratch, so that
@@ -516,6 +543,10 @@ compress_slice(compress_job *job, const egst_slice *e, const egst_header *wh, sl
             /* Two kept positions on one index would mix their values:
              * each index of an order is written at most once. */
             uint64_t j = egix_index(tabs[o], &p);
+            if (test_fault == EGCP_FAULT_COLLIDE && kept == 1)
+                j = first_j[o];
+            if (kept == 0)
+                first_j[o] = j;
             if (j >= e->size || vals[o][j >> 2] >> ((j & 3) * 2) & 3) {
                 char name[EGIX_NAME_MAX];
                 egix_slice_name(&e->slice, name, sizeof name);
@@ -528,6 +559,7 @@ compress_slice(compress_job *job, const egst_slice *e, const egst_header *wh, sl
             }
             vals[o][j >> 2] |= (uint8_t)(v << ((j & 3) * 2));
         }
+        kept++;
     }
     double best = 0;
     uint64_t best_freq[EGCD_NSYM];
@@ -672,6 +704,8 @@ compress_slice(compress_job *job, const egst_slice *e, const egst_header *wh, sl
     egix_slice_name(&e->slice, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s.cwl", dir, name);
     rc = write_file(dir, path, hb, len, tb, tb_len, &data, err, errlen);
+    if (rc == 0 && test_fault == EGCP_FAULT_READBACK)
+        fault_readback(vals[order], e->size);
     if (rc == 0 && (rc = check_written(dir, &e->slice, v, e->size, err, errlen)) != 0)
         unlink(path); /* read back wrong: no file under the final name */
     if (rc != 0)
@@ -709,8 +743,10 @@ compress_worker(void *arg)
             rc = compress_slice(j, e, &wh, &fig, err, sizeof err);
         if (rc != 0) {
             pthread_mutex_lock(&j->err_lock);
-            if (!atomic_exchange(&j->failed, 1))
+            if (!atomic_exchange(&j->failed, 1)) {
                 snprintf(j->err, j->errlen, "%s", err);
+                j->rc = rc;
+            }
             pthread_mutex_unlock(&j->err_lock);
             break;
         }
@@ -790,7 +826,7 @@ compress_list(const char *dir, const egst_slice *const *list, size_t n, const eg
     pthread_mutex_destroy(&j.sum_lock);
     pthread_mutex_destroy(&j.prog_lock);
     if (atomic_load(&j.failed))
-        rc = EGDB_EIO;
+        rc = j.rc; /* a damaged build file, a failed check, no memory, ... */
     else if (stop && *stop) {
         snprintf(err, errlen, "stopped; run again to resume");
         rc = EGDB_EINTERRUPT;

@@ -58,6 +58,28 @@ int egcp_compress_slices(const char *dir, const egst_slice *const *list, size_t 
                          const egdb_compress_opts *o, volatile int *stop, egdb_compress_stats *st,
                          char *err, size_t errlen);
 
+/*
+ * egcp_set_fault (compress.c) - for tests only: makes every compression
+ * that follows go wrong in one way, so that a test sees each of
+ * compress_slice's own checks refuse the file (compress.c, check_written,
+ * says what those checks prove). Not thread-safe against a running
+ * compression.
+ *   EGCP_FAULT_NONE      compress as usual (the default);
+ *   EGCP_FAULT_CURSOR    the walk's cursor misses one step in the middle of
+ *                        each slice of 3 or more positions: refused as "the
+ *                        cursor's position ... has another index";
+ *   EGCP_FAULT_COLLIDE   the second kept position of a slice with kings
+ *                        takes the first one's index in the other king
+ *                        orders: refused as "gives index ... to two
+ *                        positions";
+ *   EGCP_FAULT_READBACK  one kept value of the chosen order is changed
+ *                        after the file is written, as if the file held
+ *                        another: the read-back refuses it ("the value
+ *                        read back differs") and deletes it.
+ */
+enum { EGCP_FAULT_NONE, EGCP_FAULT_CURSOR, EGCP_FAULT_COLLIDE, EGCP_FAULT_READBACK };
+void egcp_set_fault(int fault);
+
 /* egcp_compressed_ok (compress.c) - whether dir holds the compressed
  * file of slice s with a valid header that names s. */
 int egcp_compressed_ok(const char *dir, const egix_slice *s);

@@ -28,7 +28,11 @@
  *     file;
  *   - a compressed file that decodes cleanly but holds one wrong value is
  *     found by egdb_verify, against the build file and, without build
- *     files, against the successors.
+ *     files, against the successors;
+ *   - each of the compression's own checks refuses a fault made on
+ *     purpose (a cursor one step behind, two positions on one index of
+ *     another king order, a file whose values differ from those meant),
+ *     names the slice, and leaves no compressed file of it.
  * The build files come from egdb_build, itself checked against an
  * independent solver in test_egdb_build.c.
  */
@@ -51,6 +55,7 @@
 #include "egdb/egdb.h"
 #include "egdb/index.h"
 #include "egdb/le.h"
+#include "egdb/stage.h" /* egcp_set_fault */
 #include "egdb/store.h"
 #include "tests/test_util.h"
 
@@ -813,6 +818,67 @@ test_verify_wrong_value(void **state)
     run(cmd);
 }
 
+/*
+ * The compression's own checks (compress.c, check_written), each made to
+ * fail by a fault of egcp_set_fault on the 3-piece build files, one
+ * thread, so that the first slice it hurts stops the run: the error names
+ * that slice, no .cwl file of it is left (nor any temporary file), and
+ * without the fault the same folder compresses.
+ */
+static void
+test_compress_faults(void **state)
+{
+    (void)state;
+    char d[256], err[1024], cmd[1024];
+    assert_true(test_tmpdir(d, sizeof d, "test_egdb_compress_fault"));
+    egdb_build_stats bs;
+    egdb_build_opts bo = {3, 2, NULL, NULL, NULL, 0, 0, 0, NULL};
+    assert_int_equal(egdb_build(d, &bo, &bs, err, sizeof err), 0);
+    static const struct {
+        int fault;
+        const char *says;
+    } cases[] = {
+        {EGCP_FAULT_CURSOR, "the cursor's position at index"},
+        {EGCP_FAULT_COLLIDE, "to two positions or past the end"},
+        {EGCP_FAULT_READBACK, "the value read back differs from the one written"},
+    };
+    egdb_compress_stats cs;
+    egdb_compress_opts co = {3, 1, 1, NULL, NULL};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        egcp_set_fault(cases[k].fault);
+        err[0] = 0;
+        int rc = egdb_compress(d, &co, &cs, err, sizeof err);
+        egcp_set_fault(EGCP_FAULT_NONE);
+        printf("# fault %d: %s\n", cases[k].fault, err);
+        assert_int_equal(rc, EGDB_EVERIFY);
+        assert_non_null(strstr(err, cases[k].says));
+        /* The slice named: "slice NAME: ..." or "DIR/NAME.cwl: ...". */
+        char name[EGIX_NAME_MAX] = "";
+        const char *at = strncmp(err, "slice ", 6) == 0 ? err + 6 : strrchr(err, '/');
+        assert_non_null(at);
+        if (*at == '/')
+            at++;
+        size_t n = strcspn(at, ":.");
+        n += at[n] == '.' ? 1 + strcspn(at + n + 1, ":.") : 0; /* KKMM.RR */
+        assert_true(n > 0 && n < sizeof name);
+        memcpy(name, at, n);
+        name[n] = 0;
+        egix_slice s;
+        assert_int_equal(egix_slice_parse(name, &s), 0);
+        char path[512];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s.cwl", d, name);
+        assert_int_not_equal(stat(path, &st), 0);
+        snprintf(cmd, sizeof cmd, "ls %s | grep '\\.tmp$'", d);
+        if (run(cmd) == 0)
+            fail_msg("a temporary file left in %s", d);
+    }
+    assert_int_equal(egdb_compress(d, &co, &cs, err, sizeof err), 0);
+    assert_int_equal(egdb_verify(d, 3, NULL, NULL, err, sizeof err), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", d);
+    run(cmd);
+}
+
 int
 main(void)
 {
@@ -831,6 +897,7 @@ main(void)
         cmocka_unit_test(test_damaged_parts),
         cmocka_unit_test(test_truncated_and_version),
         cmocka_unit_test(test_forged_header),
+        cmocka_unit_test(test_compress_faults),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
