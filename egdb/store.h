@@ -121,6 +121,13 @@ int egst_add_mapped(egst_registry *r, const char *dir, const egix_slice *s, int 
                     char *err, size_t errlen);
 
 /*
+ * egst_set_huge_pages - whether egst_add_mapped asks the kernel for 2 MB
+ * pages for the files it maps from now on (store.c, advise_huge): on by
+ * default; bench/egdb_pages.c turns it off for its same-run baseline.
+ */
+void egst_set_huge_pages(int on);
+
+/*
  * egst_remove - unmaps slice s and takes it out of the registry (the
  * 8-piece pipeline drops a material's 2-bit files once nothing still to
  * be built reads them, pipeline.h). The order of the other slices in
