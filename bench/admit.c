@@ -50,8 +50,8 @@ env_or(const char *name, const char *def)
 /* Admits items into a fresh store under dir, in one write transaction;
  * the seconds in *secs, the records written in *written. */
 static int
-admit_once(const char *dir, int round, const egdb *db, const padm_items *items,
-           const eng_pos *root, double *secs, uint64_t *written)
+admit_once(const char *dir, int round, const egdb *db, const padm_items *items, const eng_pos *root,
+           double *secs, uint64_t *written)
 {
     char path[600], err[512];
     snprintf(path, sizeof path, "%s/admit%d", dir, round);
@@ -159,8 +159,8 @@ main(void)
         if (k == 0)
             first = w;
         else if (w != first) {
-            fprintf(stderr, "admit: round %d wrote %" PRIu64 " records, round 0 %" PRIu64 "\n",
-                    k, w, first);
+            fprintf(stderr, "admit: round %d wrote %" PRIu64 " records, round 0 %" PRIu64 "\n", k,
+                    w, first);
             fail = 1;
         }
         printf("admission %d: %zu records (%" PRIu64 " written) in %.2f s, %.0f a second, "

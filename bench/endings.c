@@ -139,7 +139,7 @@ make_position(const set_def *d, int n, uint64_t *s)
 }
 
 static int g_ghi = PRV_GHI_AUTO; /* ENDINGS_GHI */
-static size_t g_tt_mb = 256;    /* ENDINGS_TT */
+static size_t g_tt_mb = 256;     /* ENDINGS_TT */
 
 /* Solves r's position (pos) as the top says and fills r. Returns 0, or -1
  * when the run cannot go on (a store or solver failure, printed). */

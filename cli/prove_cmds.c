@@ -340,8 +340,8 @@ cli_prove(int argc, char **argv)
     int have_goal, have_pieces;
     char err[512];
     char have_db[PATH_MAX] = "";
-    int irc = mt_info_db(state, &have_root, &have_goal, &have_pieces, have_db, sizeof have_db,
-                         err, sizeof err);
+    int irc = mt_info_db(state, &have_root, &have_goal, &have_pieces, have_db, sizeof have_db, err,
+                         sizeof err);
     if (irc == MT_ECORRUPT || irc == MT_EIO) { /* there is a tree, and it cannot be read */
         fprintf(stderr, "checkers prove: %s\n", err);
         return CLI_EXIT_DAMAGED;
@@ -519,7 +519,8 @@ cli_worker(int argc, char **argv)
             if ((cache_mb = cli_parse_uint("worker", "--cache (MB)", argv[++i], 1, 1000000)) < 0)
                 return CLI_EXIT_USAGE;
         } else if (!strcmp(o, "--tt-kept") && more) {
-            if ((tt_kept_mb = cli_parse_uint("worker", "--tt-kept (MB)", argv[++i], 0, 1000000)) < 0)
+            if ((tt_kept_mb = cli_parse_uint("worker", "--tt-kept (MB)", argv[++i], 0, 1000000)) <
+                0)
                 return CLI_EXIT_USAGE;
         } else if (!strcmp(o, "--tt") && more) {
             if ((tt_mb = cli_parse_uint("worker", "--tt (MB)", argv[++i], 1, 1000000)) < 0)

@@ -307,7 +307,8 @@ cli_solve(int argc, char **argv)
                    pn_text(d->dn, b, sizeof b), d->dn >= DFPN_INF ? "\"" : "", d->nodes, d->seconds,
                    d->proof_records, d->proof_length, d->walk_nodes, d->walk_seconds,
                    r.q[i].refuted_nodes, r.q[i].refuted_seconds, r.q[i].refuted_walk_nodes,
-                   r.q[i].refuted_walk_seconds, d->tt_used, d->tt_entries, d->gc_runs, d->kept_total, d->kept_back);
+                   r.q[i].refuted_walk_seconds, d->tt_used, d->tt_entries, d->gc_runs,
+                   d->kept_total, d->kept_back);
         }
         printf("]%s%s%s}\n", rc ? ",\"error\":\"" : "", rc ? err : "", rc ? "\"" : "");
     } else {
@@ -332,8 +333,7 @@ cli_solve(int argc, char **argv)
                        d->walk_seconds);
             if (r.q[i].refuted_seconds > 0)
                 printf(" (first an optimistic search whose proof could not be closed: %" PRIu64
-                       " nodes, %.2fs, of which the walk that refused it %" PRIu64
-                       " nodes, %.2fs)",
+                       " nodes, %.2fs, of which the walk that refused it %" PRIu64 " nodes, %.2fs)",
                        r.q[i].refuted_nodes, r.q[i].refuted_seconds, r.q[i].refuted_walk_nodes,
                        r.q[i].refuted_walk_seconds);
             printf("\n");
@@ -341,8 +341,8 @@ cli_solve(int argc, char **argv)
         printf("nodes: %" PRIu64 " (%" PRIu64 " expanded) in %.2fs, %.0f nodes/s\n", r.nodes,
                r.expanded, r.seconds, nps);
         if (last)
-            printf("table: %" PRIu64 " of %" PRIu64 " entries in use (%" PRIu64
-                   " MB), %" PRIu64 " garbage collections, %" PRIu64
+            printf("table: %" PRIu64 " of %" PRIu64 " entries in use (%" PRIu64 " MB), %" PRIu64
+                   " garbage collections, %" PRIu64
                    " proven positions put aside from full buckets, %" PRIu64 " taken back\n",
                    last->r.tt_used, last->r.tt_entries, last->r.tt_bytes >> 20, last->r.gc_runs,
                    last->r.kept_total, last->r.kept_back);

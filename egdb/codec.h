@@ -67,10 +67,10 @@
  *   20-32 the run's first position, 33-34 the value of the run before it
  *   ("cur" of the predictor), 35-36 the value before that ("prev"), 37-39
  *   zero (egcd_mark_target gives the positions). A probe starts at the
- *   last mark at or before its position: a quarter of the walk. A whole decode (a page kept by the cache, `egdb verify`)
- *   checks every mark against the state it reaches, so a mark that lies
- *   is found like other damage. Pages below the bound (most of the
- *   7-piece set's: 162 positions a byte) carry none.
+ *   last mark at or before its position: a quarter of the walk. A whole decode (a page kept by the
+ * cache, `egdb verify`) checks every mark against the state it reaches, so a mark that lies is
+ * found like other damage. Pages below the bound (most of the 7-piece set's: 162 positions a byte)
+ * carry none.
  *
  * FILE "<dir>/<slice name>.cwl" (little endian)
  *     0  magic "CKCWL\0\0" + version byte

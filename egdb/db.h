@@ -34,9 +34,9 @@ struct egdb {
     size_t ncmp, cmp_cap;
     uint32_t nblocks; /* pages of all compressed slices (the cache's blocks) */
     egca_cache *cache;
-    int max_pieces;  /* every slice of 1..max_pieces is loaded */
-    unsigned splits; /* and of max_pieces + 1 pieces these whole splits
-                        (bit a: a against max_pieces + 1 - a), egdb_scope */
+    int max_pieces;   /* every slice of 1..max_pieces is loaded */
+    unsigned splits;  /* and of max_pieces + 1 pieces these whole splits
+                         (bit a: a against max_pieces + 1 - a), egdb_scope */
     egpt_db *partial; /* the directory's partial bounds (EGDB_SCOPE_PARTIAL), or NULL */
 };
 

@@ -104,7 +104,6 @@ typedef struct run_state {
                             the prober (cdb)                        */
 } run_state;
 
-
 /* ---- exits ------------------------------------------------------------ */
 
 /*

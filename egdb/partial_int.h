@@ -46,8 +46,8 @@ typedef struct pslice {
  * material is never loaded as both (the builder skips the .wld files of
  * the chosen materials, egpt_open those of materials with .pwl files). */
 struct egpt_db {
-    egst_registry reg;     /* complete .wld slices */
-    pslice **by_key;       /* EGST_NKEYS entries   */
+    egst_registry reg; /* complete .wld slices */
+    pslice **by_key;   /* EGST_NKEYS entries   */
     pslice **list;
     size_t n, cap;
     uint64_t positions;

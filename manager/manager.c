@@ -561,7 +561,8 @@ result_done(void *arg, mw_task *k)
     padm_items_free(&k->items);
     if (held > MGR_PROOF_FLOOR)
         malloc_trim(0); /* a large batch's memory, and admission's, back to the system */
-    if (!rc && m->wtask_dropped) /* what mt_result says of a job not open, for the records not held */
+    if (!rc &&
+        m->wtask_dropped) /* what mt_result says of a job not open, for the records not held */
         snprintf(k->err, sizeof k->err,
                  "job %" PRIu64 " is not open in this proof: its %zu records are dropped", k->id,
                  m->wtask_have);
@@ -589,7 +590,7 @@ result_done(void *arg, mw_task *k)
         return;
     }
     const char *who = m->wname; /* its connection may have closed meanwhile */
-    char slow[128] = ""; /* a long one says how long the loop waited for it */
+    char slow[128] = "";        /* a long one says how long the loop waited for it */
     if (k->seconds >= 0.5) {
         double to = mgr_now() - m->start;
         snprintf(slow, sizeof slow,
@@ -903,7 +904,7 @@ spawn_worker(mgr *m, int k)
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         mgr_loop_child(); /* a respawn runs in the loop: SIGPIPE is blocked */
-        dup2(fds[1], 1); /* dup2 drops O_CLOEXEC on 1 and 2 */
+        dup2(fds[1], 1);  /* dup2 drops O_CLOEXEC on 1 and 2 */
         dup2(fds[1], 2);
         const char *argv[20];
         char tt[24];
@@ -1362,7 +1363,8 @@ run_open(mgr *m, int *lock_fd)
         }
     }
     if (!o->quiet && o->create)
-        fprintf(stderr, "checkers prove: creating the state (the root and its seed line, if one is given)...\n");
+        fprintf(stderr, "checkers prove: creating the state (the root and its seed line, if one is "
+                        "given)...\n");
     /* the tree and the proof store: one environment (tree.h, THE STATE'S
      * LAYOUT), the store the tree's (closed with it) */
     rc = mt_open(o->state, o->create, m->db, &m->tree, err, sizeof err);

@@ -24,8 +24,8 @@
 #define MGR_PRE_HELLO_MAX 4096 /* bytes a frame may hold before HELLO (HELLO: < 500) */
 #define MGR_MAX_CONNS 4096     /* connections at once; more are refused (logged) */
 
-#define MGR_START_FAILS 3    /* local workers ending before HELLO, in a row: the run stops */
-#define MGR_LOCAL_LINE 400   /* bytes of a local worker's last line kept */
+#define MGR_START_FAILS 3  /* local workers ending before HELLO, in a row: the run stops */
+#define MGR_LOCAL_LINE 400 /* bytes of a local worker's last line kept */
 
 struct mgr;
 
@@ -37,12 +37,12 @@ struct mgr;
 typedef struct mgr_local {
     struct mgr *m;
     int k;
-    pid_t pid;         /* 0: not running */
-    int out;           /* the pipe's read end, or -1 */
-    int log;           /* DIR/workers/<k>.log, or -1 */
-    struct event *ev;  /* reads out */
-    int joined;        /* its HELLO was welcomed (since its last start) */
-    size_t len;        /* bytes in line */
+    pid_t pid;        /* 0: not running */
+    int out;          /* the pipe's read end, or -1 */
+    int log;          /* DIR/workers/<k>.log, or -1 */
+    struct event *ev; /* reads out */
+    int joined;       /* its HELLO was welcomed (since its last start) */
+    size_t len;       /* bytes in line */
     char line[MGR_LOCAL_LINE];
     char last[MGR_LOCAL_LINE]; /* its last whole line that was not blank */
 } mgr_local;
@@ -64,7 +64,7 @@ typedef struct mgr_conn {
     size_t proof_max;     /* records that job may send (PROOF BOUND, manager.c); 0: not open */
     size_t proof_dropped; /* records of a job not open: counted, not kept */
     uint64_t jobs_done;
-    int paused;   /* a RESULT left unread while the writer was busy (manager.c, THE WRITER) */
+    int paused; /* a RESULT left unread while the writer was busy (manager.c, THE WRITER) */
 } mgr_conn;
 
 struct mgr {
@@ -90,7 +90,7 @@ struct mgr {
     char stop_reason[1100];
     mgr_local *local; /* nlocal of them */
     int nlocal, respawns;
-    int start_fails; /* local workers ended before HELLO since one last joined */
+    int start_fails;     /* local workers ended before HELLO since one last joined */
     double done_at[256]; /* completion times of recent jobs (ring) */
     unsigned done_n;
     uint64_t results_run;  /* jobs answered in this run */
@@ -99,13 +99,13 @@ struct mgr {
     /* the result writer (writer.h) and what the loop keeps of its task */
     mgr_writer *writer;
     mw_task wtask;
-    mgr_conn *wconn;       /* the task's connection (its RESULT is on the writer); NULL
-                              once it closed */
+    mgr_conn *wconn;              /* the task's connection (its RESULT is on the writer); NULL
+                                     once it closed */
     char wname[MGP_NAME_MAX + 1]; /* its worker's name, for the log either way */
-    size_t wtask_have;     /* records the result announced */
-    size_t wtask_dropped;  /* of them, a job not open's: counted, not held */
-    uint64_t wtask_admitted0; /* mt_admitted when it was submitted */
-    uint64_t *held;        /* jobs to release once the writer is free */
+    size_t wtask_have;            /* records the result announced */
+    size_t wtask_dropped;         /* of them, a job not open's: counted, not held */
+    uint64_t wtask_admitted0;     /* mt_admitted when it was submitted */
+    uint64_t *held;               /* jobs to release once the writer is free */
     size_t nheld, held_cap;
 };
 

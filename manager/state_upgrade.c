@@ -252,8 +252,8 @@ upg_write_new(const char *tree, const char *proofs, const char *tmp, char *err, 
         goto out;
     int lrc = 0;
     errno = 0;
-    if (mkdir(tmp, 0755) != 0 || (lrc = mdb_env_create(&ne)) ||
-        (lrc = mdb_env_set_maxdbs(ne, 8)) || (lrc = mdb_env_set_mapsize(ne, UPG_MAP_BYTES)) ||
+    if (mkdir(tmp, 0755) != 0 || (lrc = mdb_env_create(&ne)) || (lrc = mdb_env_set_maxdbs(ne, 8)) ||
+        (lrc = mdb_env_set_mapsize(ne, UPG_MAP_BYTES)) ||
         (lrc = mdb_env_open(ne, tmp, MDB_NOTLS, 0644)) ||
         (lrc = mdb_txn_begin(te, NULL, MDB_RDONLY, &tt)) ||
         (lrc = mdb_txn_begin(pe, NULL, MDB_RDONLY, &pt)) ||

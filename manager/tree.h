@@ -272,8 +272,8 @@
  * Schema 1 trees took workers' records unchecked: refused (MT_EOLD). */
 #define MT_SCHEMA "checkers-proof-tree 2"
 #define MT_SCHEMA_UNADMITTED "checkers-proof-tree 1"
-#define MT_STATE_DIR "state"     /* THE STATE'S LAYOUT: the one environment's folder */
-#define MT_DB_META "tree.meta"   /* and the tree's databases in it */
+#define MT_STATE_DIR "state"   /* THE STATE'S LAYOUT: the one environment's folder */
+#define MT_DB_META "tree.meta" /* and the tree's databases in it */
 #define MT_DB_NODES "tree.nodes"
 #define MT_DB_JOBS "tree.jobs"
 #define MT_DB_HIST "tree.hist"
@@ -319,28 +319,28 @@ typedef struct mt_tree mt_tree;
 /* What a new proof starts from (mt_open with create != NULL). */
 typedef struct mt_create {
     eng_pos root;
-    int goal;             /* MT_GOAL_* */
-    int db_pieces;        /* the database scope the proof rests on (egdb.h: a
-                             piece count, or one and splits of the next) */
-    uint32_t job_ms;      /* budget of a node's first job */
-    uint32_t job_max_ms;  /* the cap of a node's growing budget (JOBS); below
-                             job_ms: job_ms * MT_JOB_GROW */
-    uint64_t job_nodes;   /* df-pn node limit of a first job (0: none) */
-    int root_score;       /* the root's heuristic score for its side to move,
-                             from a search its creator ran (wrk_score in
-                             manager.h: `checkers prove` runs it once); it
-                             hints the first question (SCORES) */
-    int root_depth;       /* that search's depth; 0: none was run, the root
-                             gets the static evaluation */
-    int h0, h_step;       /* threshold start and step (hundredths of a man) */
-    const char *seed;     /* seed line as move text ("12-16 24-19"), may be NULL */
-    const char *db_dir;   /* the databases' folder, absolute (kept: a resume needs
-                             only the state directory); may be NULL */
-    int no_root_jobs;     /* 1: the root is never a job of its own (IDLE
-                             WORKERS); kept */
-    int no_early;         /* 1: an idle worker waits instead of a leaf being
-                             expanded early (IDLE WORKERS; the tests' hand-made
-                             graphs, whose positions are not real); not kept */
+    int goal;            /* MT_GOAL_* */
+    int db_pieces;       /* the database scope the proof rests on (egdb.h: a
+                            piece count, or one and splits of the next) */
+    uint32_t job_ms;     /* budget of a node's first job */
+    uint32_t job_max_ms; /* the cap of a node's growing budget (JOBS); below
+                            job_ms: job_ms * MT_JOB_GROW */
+    uint64_t job_nodes;  /* df-pn node limit of a first job (0: none) */
+    int root_score;      /* the root's heuristic score for its side to move,
+                            from a search its creator ran (wrk_score in
+                            manager.h: `checkers prove` runs it once); it
+                            hints the first question (SCORES) */
+    int root_depth;      /* that search's depth; 0: none was run, the root
+                            gets the static evaluation */
+    int h0, h_step;      /* threshold start and step (hundredths of a man) */
+    const char *seed;    /* seed line as move text ("12-16 24-19"), may be NULL */
+    const char *db_dir;  /* the databases' folder, absolute (kept: a resume needs
+                            only the state directory); may be NULL */
+    int no_root_jobs;    /* 1: the root is never a job of its own (IDLE
+                            WORKERS); kept */
+    int no_early;        /* 1: an idle worker waits instead of a leaf being
+                            expanded early (IDLE WORKERS; the tests' hand-made
+                            graphs, whose positions are not real); not kept */
 } mt_create;
 
 /* A job picked by mt_pick. */
@@ -402,8 +402,8 @@ typedef struct mt_view {
  * is non-NULL (refused if one exists: MT_EINVAL "already holds a
  * proof"), resuming it otherwise (MT_EINVAL when there is none). The
  * proof store is opened inside the same environment (mt_store). db (may
- * be NULL only when db_pieces is 0) must outlive the tree. On resume, every node's bound is read back from the store and
- * the databases, and backed-up records missing from the store (a stop
+ * be NULL only when db_pieces is 0) must outlive the tree. On resume, every node's bound is read
+ * back from the store and the databases, and backed-up records missing from the store (a stop
  * between a result and its backup) are written.
  * RETURN 0; MT_E* with err naming the file and the problem.
  */
@@ -459,8 +459,8 @@ int mt_info(const char *state, eng_pos *root, int *goal, int *db_pieces, char *e
 
 /* mt_info_db - mt_info, and the databases' folder the proof was started
  * with into db_dir (cap bytes; "" when none was kept). */
-int mt_info_db(const char *state, eng_pos *root, int *goal, int *db_pieces, char *db_dir, size_t cap,
-               char *err, size_t errlen);
+int mt_info_db(const char *state, eng_pos *root, int *goal, int *db_pieces, char *db_dir,
+               size_t cap, char *err, size_t errlen);
 
 /* The root's bound and whether the goal is settled. */
 int mt_done(const mt_tree *t);
@@ -488,13 +488,12 @@ int mt_pick(mt_tree *t, mt_job *job, char *err, size_t errlen);
  * records without the tree's change. CHECKERS_RESULT_KILL=admitted kills
  * the process (SIGKILL) between the admission and the rest, for the
  * tests. After a failure other than a refusal the graph in memory may be
- * ahead of the file: the caller stops (a resume reads the file). A result for a job that is not open is not
- * checked and none of its records is kept (err says so; RETURN 0).
- * RETURN 0; MT_EREFUSED (the claim is not what the records prove, or
- * admission refused them - forged, outside the job, more than max_items
- * (0: no limit) - nothing written, err says why: the worker is not to be
- * trusted); MT_ESTORE (the store failed or a proof contradicts the
- * tree: damage or a bug); other MT_E*.
+ * ahead of the file: the caller stops (a resume reads the file). A result for a job that is not
+ * open is not checked and none of its records is kept (err says so; RETURN 0). RETURN 0;
+ * MT_EREFUSED (the claim is not what the records prove, or admission refused them - forged, outside
+ * the job, more than max_items (0: no limit) - nothing written, err says why: the worker is not to
+ * be trusted); MT_ESTORE (the store failed or a proof contradicts the tree: damage or a bug); other
+ * MT_E*.
  */
 int mt_result(mt_tree *t, uint64_t id, eng_bound bound, int settled, int score, int depth,
               uint64_t nodes, uint32_t ms, const pst_item *items, size_t n, size_t max_items,
@@ -636,8 +635,7 @@ void mt_walk(const mt_tree *t, int max_depth, int (*fn)(const mt_view *v, void *
  * RETURN 0; MT_E* with err naming the file and the problem (MT_EOLD for
  * a schema 1 tree).
  */
-int mt_open_ro(const char *state, const egdb *db, mt_tree **out, char *err,
-               size_t errlen);
+int mt_open_ro(const char *state, const egdb *db, mt_tree **out, char *err, size_t errlen);
 
 /* mt_lookup - the node of position p (exact, side to move included)
  * into *out (depth 0, no move). RETURN 0, or MT_EINVAL when p is not in

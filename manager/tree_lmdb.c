@@ -9,8 +9,8 @@
  * LAYOUT) and the tree's databases in it; the proof store inside it is
  * opened here (pst_open_in) and closed with the tree.
  * CALLS: the upgrade of a state of the old layout (state_upgrade.c,
- * mt_state_upgrade, before the environment is opened), the graph (tree_graph.c: the nodes it loads, their facts) and the proof
- * part (tree_proof.c: own bounds at open, the children lost in a stop,
+ * mt_state_upgrade, before the environment is opened), the graph (tree_graph.c: the nodes it loads,
+ * their facts) and the proof part (tree_proof.c: own bounds at open, the children lost in a stop,
  * the seed line, the backed-up records admitted after its commit).
  */
 #include <errno.h>
@@ -478,8 +478,8 @@ state_open(mt_tree *t, const char *state, char *err, size_t errlen)
     if ((rc = env_open(t, t->dir, err, errlen)))
         return rc;
     char e[600];
-    int sc = pst_open_in(t->lm->env, t->dir, t->rdonly ? PST_RDONLY : 0, &t->lm->store, e,
-                         sizeof e);
+    int sc =
+        pst_open_in(t->lm->env, t->dir, t->rdonly ? PST_RDONLY : 0, &t->lm->store, e, sizeof e);
     if (sc) {
         eng_errf(err, errlen, "the proof store in %s: %s", t->dir, e);
         return sc == PST_ECORRUPT || sc == PST_EVERSION ? MT_ECORRUPT

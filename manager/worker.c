@@ -550,8 +550,7 @@ handle(wrk *w, const mgp_msg *m)
         logf_("connected to %s:%s as worker %u (databases: %s pieces; repetitions: --ghi %s; "
               "df-pn table %zu MB, up to %zu MB more for the proven positions it gives up)",
               w->host, w->port, m->u.welcome.worker_id, scope, prv_ghi_word(w->o->ghi),
-              w->o->tt_bytes >> 20,
-              w->o->tt_kept_bytes >> 20);
+              w->o->tt_bytes >> 20, w->o->tt_kept_bytes >> 20);
         send_result(w); /* one the previous manager never acknowledged */
         break;
     case MGP_REJECT: {

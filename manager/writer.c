@@ -48,7 +48,7 @@ struct mgr_writer {
     struct event *ev;
     mw_done_fn done;
     void *arg;
-    int busy; /* the loop's view: submitted and not handed back (loop thread only) */
+    int busy;         /* the loop's view: submitted and not handed back (loop thread only) */
     const char *hold; /* CHECKERS_RESULT_HOLD's FIFO, or NULL */
 };
 
@@ -137,9 +137,9 @@ writer_main(void *arg)
         pthread_mutex_unlock(&w->mu);
         double t0 = now_s();
         k->err[0] = 0;
-        k->rc = mt_result_in(w->t, &fence, k->id, k->bound, k->settled, k->score, k->depth,
-                             k->nodes, k->ms, k->items.v, k->items.n, k->max_items, k->err,
-                             sizeof k->err);
+        k->rc =
+            mt_result_in(w->t, &fence, k->id, k->bound, k->settled, k->score, k->depth, k->nodes,
+                         k->ms, k->items.v, k->items.n, k->max_items, k->err, sizeof k->err);
         k->seconds = now_s() - t0;
         set_state(w, W_DONE);
         poke(w);

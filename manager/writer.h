@@ -60,10 +60,10 @@ typedef struct mw_task {
     padm_items items; /* the proof's records: the task's own until it is handed back */
     size_t max_items;
     /* out */
-    int rc;          /* mt_result's */
-    char err[1024];  /* its message */
-    double seconds;  /* the writer's wall time on it */
-    double parked;   /* of it, the loop's time parked for the graph step */
+    int rc;         /* mt_result's */
+    char err[1024]; /* its message */
+    double seconds; /* the writer's wall time on it */
+    double parked;  /* of it, the loop's time parked for the graph step */
 } mw_task;
 
 typedef struct mgr_writer mgr_writer;

@@ -58,7 +58,6 @@ enum { ENTER_DONE = 0, ENTER_PUSHED = 3 }; /* apart from PCHK_INVALID (1) */
  * PCHK_INVALID and the negative codes). */
 enum { OPEN_ADMITTED = 4 };
 
-
 #define CHK_STACK_MIN 256 /* first size of the walk's stack */
 
 /* ---- types ---------------------------------------------------------- */
@@ -280,7 +279,8 @@ open_stored(chk_walk *w, const eng_pos *p, const eng_move *m, chk_frame *f)
             char scope[48];
             egdb_scope_name(egdb_scope(w->db), scope, sizeof scope);
             snprintf(hint, sizeof hint,
-                     "; the databases given cover %s pieces: if the proof was made with %d-piece or partial "
+                     "; the databases given cover %s pieces: if the proof was made with %d-piece "
+                     "or partial "
                      "databases, check it with them",
                      scope, n);
         }
@@ -315,8 +315,8 @@ open_stored(chk_walk *w, const eng_pos *p, const eng_move *m, chk_frame *f)
         int vx_lo = p->stm == w->x ? lo : -hi;
         if (vx_lo < need) {
             via_of(m, via, sizeof via);
-                return fail(w, p, "the admitted bound %s (%s to move) does not imply it%s",
-                            eng_bound_name(r.bound), colour_name(p->stm), via);
+            return fail(w, p, "the admitted bound %s (%s to move) does not imply it%s",
+                        eng_bound_name(r.bound), colour_name(p->stm), via);
         }
         w->out->admitted++;
         return OPEN_ADMITTED;
@@ -324,8 +324,8 @@ open_stored(chk_walk *w, const eng_pos *p, const eng_move *m, chk_frame *f)
     if (p->stm == w->x) {
         if (lo < need) {
             via_of(m, via, sizeof via);
-                return fail(w, p, "stored bound %s (%s to move) does not imply it%s",
-                            eng_bound_name(r.bound), colour_name(p->stm), via);
+            return fail(w, p, "stored bound %s (%s to move) does not imply it%s",
+                        eng_bound_name(r.bound), colour_name(p->stm), via);
         }
         const pst_move *pm;
         const char *which;
@@ -353,8 +353,8 @@ open_stored(chk_walk *w, const eng_pos *p, const eng_move *m, chk_frame *f)
     } else {
         if (hi > -need) {
             via_of(m, via, sizeof via);
-                return fail(w, p, "stored bound %s (%s to move) does not imply it%s",
-                            eng_bound_name(r.bound), colour_name(p->stm), via);
+            return fail(w, p, "stored bound %s (%s to move) does not imply it%s",
+                        eng_bound_name(r.bound), colour_name(p->stm), via);
         }
         eng_movelist list;
         int n = eng_generate(p, &list, ENG_DUPS_MERGE);

@@ -47,8 +47,9 @@ enum dfpn_goal { DFPN_DRAW = 0, DFPN_WIN = 1 };
 
 /* ---- constants -------------------------------------------------------- */
 
-#define BUCKET 4             /* entries a bucket: 128 bytes, two cache lines */
-#define KEPT_MIN 65536       /* the facts kept aside: the first allocation's
+#define BUCKET 4 /* entries a bucket: 128 bytes, two cache lines */
+#define KEPT_MIN                                                                                   \
+    65536                    /* the facts kept aside: the first allocation's                       \
                                 slots (dfpn_table.c) */
 #define GC_SAMPLE 16384      /* entries sampled to find the median effort    */
 #define ARENA_CHILDREN 65536 /* children on the current line, all plies     */
@@ -254,11 +255,11 @@ struct dfpn_ctx {
     tt_entry *tt;
     size_t nbuckets; /* a power of two */
     size_t used;
-    tt_entry *kept;     /* strict facts given up in full buckets, for the
-                           walks (dfpn_table.c, A FACT GIVEN UP IS KEPT
-                           ASIDE): open addressing by key, kcap slots */
-    size_t kcap, nkept; /* a power of two (0: none yet); slots in use */
-    size_t kmax;        /* at most this many slots (0: nothing kept) */
+    tt_entry *kept;                 /* strict facts given up in full buckets, for the
+                                       walks (dfpn_table.c, A FACT GIVEN UP IS KEPT
+                                       ASIDE): open addressing by key, kcap slots */
+    size_t kcap, nkept;             /* a power of two (0: none yet); slots in use */
+    size_t kmax;                    /* at most this many slots (0: nothing kept) */
     uint64_t kept_total, kept_back; /* facts put aside, and taken back by a
                                        walk, over the context's life */
     pt_entry *pt;

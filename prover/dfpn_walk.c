@@ -1031,8 +1031,7 @@ draw_walk(dfpn_ctx *c)
         return no_memory(c), -1;
     while (c->wstack.n && !c->error && !c->abort && c->wn[root].state != WS_FAIL) {
         uint32_t i = c->wstack.v[--c->wstack.n];
-        if (walk_cut(c) ||
-            (c->o->walk_max_positions && c->wmap.n >= c->o->walk_max_positions))
+        if (walk_cut(c) || (c->o->walk_max_positions && c->wmap.n >= c->o->walk_max_positions))
             c->abort = 1; /* the cap: a test's stand-in for the clock */
         else if (c->wn[i].state == WS_NEW && draw_expand(c, i) != 0)
             break;

@@ -55,11 +55,13 @@ typedef struct pleaf {
 } pleaf;
 
 /* pleaf_of flags. */
-#define PLEAF_QUIET 1    /* ask the complete databases as egdb_probe_quiet: a
-                            capture position of a compressed slice is then
-                            PLEAF_NONE (the search plays its captures) */
-#define PLEAF_MOVES 2 /* the caller knows p has a legal move (it counted
-                         them already): rule 1 is skipped */
+#define PLEAF_QUIET                                                                                \
+    1 /* ask the complete databases as egdb_probe_quiet: a                                         \
+         capture position of a compressed slice is then                                            \
+         PLEAF_NONE (the search plays its captures) */
+#define PLEAF_MOVES                                                                                \
+    2 /* the caller knows p has a legal move (it counted                                           \
+         them already): rule 1 is skipped */
 
 /*
  * pleaf_of - THE RULE above for p, with the databases db (may be NULL:

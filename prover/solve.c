@@ -45,9 +45,8 @@ prv_ghi_optimistic(const eng_pos *p, int ghi)
     return ghi == PRV_GHI_OPTIMISTIC;
 }
 
-static const char *const ghi_words[] = {[PRV_GHI_AUTO] = "auto",
-                                        [PRV_GHI_OPTIMISTIC] = "optimistic",
-                                        [PRV_GHI_SAFE] = "safe"};
+static const char *const ghi_words[] = {
+    [PRV_GHI_AUTO] = "auto", [PRV_GHI_OPTIMISTIC] = "optimistic", [PRV_GHI_SAFE] = "safe"};
 
 const char *
 prv_ghi_word(int ghi)

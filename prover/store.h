@@ -426,8 +426,8 @@ int pst_txn_read(pst_env *env, pst_txn_body body, void *arg, char *err, size_t e
  * process found damaged); PST_ENOMEM; or an LMDB code for the body to
  * return (MDB_MAP_FULL: pst_txn_write grows the map and runs it again).
  */
-int pst_put_many_txn(pst_env *env, struct MDB_txn *txn, const pst_item *items, size_t n,
-                     char *err, size_t errlen);
+int pst_put_many_txn(pst_env *env, struct MDB_txn *txn, const pst_item *items, size_t n, char *err,
+                     size_t errlen);
 
 /*
  * ONE TRANSACTION (issue 42: a worker's result admitted and the tree's

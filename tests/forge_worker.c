@@ -328,8 +328,7 @@ forge(const char *mode, const mgp_job *j, egdb *db, pst_env *st, padm_items *out
         }
     } else if (!strcmp(mode, "truncated")) {
         *announce = 1;
-    } else if (!strcmp(mode, "resend") || !strcmp(mode, "silent") ||
-               !strcmp(mode, "flood-stale")) {
+    } else if (!strcmp(mode, "resend") || !strcmp(mode, "silent") || !strcmp(mode, "flood-stale")) {
         /* the honest answer */
     } else {
         fprintf(stderr, "forge_worker: unknown mode '%s'\n", mode);

@@ -76,7 +76,7 @@
 #define HEADER 128 /* EGPT_HEADER_BYTES, restated: the format is the test's */
 #define NLOG 8
 #define STRIDE 2500      /* test_solvers_use_bounds: every STRIDE-th placement */
-#define NODE_LIMIT 40000  /* df-pn positions a solve there may take */
+#define NODE_LIMIT 40000 /* df-pn positions a solve there may take */
 
 /* ---- types ------------------------------------------------------------ */
 
@@ -244,7 +244,8 @@ setup(void **state)
     snprintf(c->full, sizeof c->full, "%s/full", c->root);
     char err[512];
     egdb_build_stats bs;
-    egdb_build_opts o3 = {3, THREADS, NULL, NULL, NULL, 0, 0, 0, NULL}, o4 = {4, THREADS, NULL, NULL, NULL, 0, 0, 0, NULL};
+    egdb_build_opts o3 = {3, THREADS, NULL, NULL, NULL, 0, 0, 0, NULL},
+                    o4 = {4, THREADS, NULL, NULL, NULL, 0, 0, 0, NULL};
     if (egdb_build(c->partial, &o3, &bs, err, sizeof err) != 0) {
         fprintf(stderr, "1-3 piece build: %s\n", err);
         return -1;
@@ -444,8 +445,11 @@ test_solvers_use_bounds(void **state)
                         assert_true(tx < qq.target);
                 }
                 /* the value, with the bounds and without */
-                prv_opts o = {.db = pdb, .db_pieces = egdb_scope(pdb), .store = st,
-                              .tt_bytes = (size_t)8 << 20, .node_limit = NODE_LIMIT};
+                prv_opts o = {.db = pdb,
+                              .db_pieces = egdb_scope(pdb),
+                              .store = st,
+                              .tt_bytes = (size_t)8 << 20,
+                              .node_limit = NODE_LIMIT};
                 prv_result r;
                 assert_int_equal(prv_solve(&p, &o, &r, err, sizeof err), 0);
                 if (!r.complete) { /* a race to crown too deep for the budget */
@@ -453,7 +457,9 @@ test_solvers_use_bounds(void **state)
                     continue;
                 }
                 assert_int_equal(r.bound, eng_bound_exact(truth));
-                prv_opts o2 = {.db = plain, .db_pieces = 3, .tt_bytes = (size_t)8 << 20,
+                prv_opts o2 = {.db = plain,
+                               .db_pieces = 3,
+                               .tt_bytes = (size_t)8 << 20,
                                .node_limit = NODE_LIMIT};
                 prv_result r2;
                 assert_int_equal(prv_solve(&p, &o2, &r2, err, sizeof err), 0);
@@ -555,9 +561,10 @@ test_report_nine_pieces(void **state)
         size_t blen = 0;
         FILE *out = open_memstream(&buf, &blen);
         assert_non_null(out);
-        int rc = egpt_report(dir, out, f == 0   ? EGPT_REPORT_TEXT
-                                       : f == 1 ? EGPT_REPORT_JSON
-                                                : EGPT_REPORT_MARKDOWN,
+        int rc = egpt_report(dir, out,
+                             f == 0   ? EGPT_REPORT_TEXT
+                             : f == 1 ? EGPT_REPORT_JSON
+                                      : EGPT_REPORT_MARKDOWN,
                              err, sizeof err);
         fclose(out);
         if (rc)

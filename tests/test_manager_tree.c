@@ -188,7 +188,7 @@ prove(const eng_pos *p, uint64_t nodes, int restart_after, int max_jobs, int *jo
         if (jobs == restart_after) {
             mt_close(t);
             assert_int_equal(mt_open(tdir, NULL, F.db4, &t, err, sizeof err), 0);
-    st = mt_store(t);
+            st = mt_store(t);
         }
     }
     mt_stats s;
@@ -1039,8 +1039,8 @@ assert_upgraded(const char *dir, const state_sum *want)
  * fixture generator, test_state_util.h), upgraded into one environment
  * (issue 42):
  * every entry of both kept byte for byte, the old folders gone, the
- * tree opened on it with the root's bound it had, a second call a no-op; a SIGKILL at each step of the upgrade (the test hook,
- * waited on with waitpid, never a sleep) followed by a rerun gives the
+ * tree opened on it with the root's bound it had, a second call a no-op; a SIGKILL at each step of
+ * the upgrade (the test hook, waited on with waitpid, never a sleep) followed by a rerun gives the
  * same state; a tree without its store is refused as damage and left
  * as it is.
  */
@@ -1051,8 +1051,8 @@ test_state_upgrade(void **state)
     char dir[256], tdir[300], wdir[300], err[512], cmd[2000];
     pst_env *st, *wst;
     eng_pos root;
-    mt_tree *t = budget_tree("upgrade", MT_GOAL_VALUE, dir, sizeof dir, tdir, sizeof tdir, &st,
-                             &root, 0, 1);
+    mt_tree *t =
+        budget_tree("upgrade", MT_GOAL_VALUE, dir, sizeof dir, tdir, sizeof tdir, &st, &root, 0, 1);
     snprintf(wdir, sizeof wdir, "%s/worker", dir);
     assert_int_equal(pst_open(wdir, 0, &wst, err, sizeof err), 0);
     for (int k = 0; k < 6; k++) {

@@ -689,12 +689,9 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_score_text),
-        cmocka_unit_test(test_open_ro_same_tree),
-        cmocka_unit_test(test_line_is_shortest),
-        cmocka_unit_test(test_proof_pdn_replays),
-        cmocka_unit_test(test_hmac_vectors),
-        cmocka_unit_test(test_provisional_labels),
+        cmocka_unit_test(test_score_text),       cmocka_unit_test(test_open_ro_same_tree),
+        cmocka_unit_test(test_line_is_shortest), cmocka_unit_test(test_proof_pdn_replays),
+        cmocka_unit_test(test_hmac_vectors),     cmocka_unit_test(test_provisional_labels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

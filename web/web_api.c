@@ -590,8 +590,8 @@ main_line_json(web_server *w, const eng_pos *p, struct evbuffer *b)
             web_status_of(w, &cur, &s);
             why = s.kind == WEB_SRC_DB    ? "a database position"
                   : s.kind == WEB_SRC_END ? "no move: the game is over"
-                  : s.bound == ENG_LW            ? "an open position: nothing proven yet"
-                                                 : "the proof keeps no move here";
+                  : s.bound == ENG_LW     ? "an open position: nothing proven yet"
+                                          : "the proof keeps no move here";
             break;
         }
         char mv[ENG_MOVE_STR_MAX], f[ENG_FEN_MAX];

@@ -71,11 +71,11 @@ struct web_server {
 /* Where a position's shown bound comes from (web_status.kind). */
 enum web_src {
     WEB_SRC_NONE = 0,
-    WEB_SRC_DB,      /* a complete database: a leaf of every proof */
-    WEB_SRC_END,     /* no move: the side to move has lost */
-    WEB_SRC_STORE,   /* the proof store's admitted record */
-    WEB_SRC_TREE,    /* the tree's backed-up bound */
-    WEB_SRC_PARTIAL  /* a partial database's bound */
+    WEB_SRC_DB,     /* a complete database: a leaf of every proof */
+    WEB_SRC_END,    /* no move: the side to move has lost */
+    WEB_SRC_STORE,  /* the proof store's admitted record */
+    WEB_SRC_TREE,   /* the tree's backed-up bound */
+    WEB_SRC_PARTIAL /* a partial database's bound */
 };
 
 typedef struct web_status {
