@@ -10,8 +10,8 @@
  * man advances) was built before and is loaded in the registry.
  *
  * Working memory of a pair: one byte of value and flags and one byte of
- * child count per position, for both members (2 bytes a position; the
- * files hold 2 bits). Value byte: bits 0-1 the value (enum egdb_value),
+ * child count per position, side by side, for both members (2 bytes a
+ * position; the files hold 2 bits). Value byte: bits 0-1 the value (enum egdb_value),
  * bits 2 and 3 frontier flags of even and odd rounds.
  *
  * Phase 1 (captures and lookups), one pass, threads split the index range:
@@ -74,8 +74,12 @@ typedef struct pair_work {
     egix_slice slice[2];
     const egix_table *tab[2]; /* owned by the registry entries            */
     uint64_t size[2];
-    uint8_t *val[2]; /* value + frontier flags, one per position */
-    uint8_t *cnt[2]; /* moves not yet known to win for the opponent */
+    /* Two bytes a position, side by side (cell_val, cell_cnt): its value
+     * and frontier flags, then the count of its moves not yet known to
+     * win for the opponent. Side by side because a won child's update
+     * reads and writes both: one cache miss, where two arrays cost two
+     * (phase 2 waits on these misses; see flush_preds). */
+    uint8_t *cell[2];
     const egst_registry *reg;
     /* statistics, updated atomically */
     _Atomic uint64_t by_capture, by_lookup, by_propagation, changed;
@@ -94,6 +98,19 @@ stopping(const pair_work *w)
 }
 
 /* ---- helpers ---------------------------------------------------------- */
+
+/* The value byte and the count byte of position i of member m. */
+static inline uint8_t *
+cell_val(const pair_work *w, int m, uint64_t i)
+{
+    return &w->cell[m][2 * i];
+}
+
+static inline uint8_t *
+cell_cnt(const pair_work *w, int m, uint64_t i)
+{
+    return &w->cell[m][2 * i + 1];
+}
 
 /* Runs fn over every position of the pair on `threads` threads, in chunks
  * small enough that both threads stay busy to the end of a small pair and
@@ -193,13 +210,10 @@ advise_huge_pages(pair_work *w, int m)
 {
 #ifdef MADV_HUGEPAGE
     const uintptr_t huge = (uintptr_t)2 << 20;
-    uint8_t *arrays[2] = {w->val[m], w->cnt[m]};
-    for (int k = 0; k < 2; k++) {
-        uintptr_t a = ((uintptr_t)arrays[k] + huge - 1) & ~(huge - 1);
-        uintptr_t e = ((uintptr_t)arrays[k] + (uintptr_t)w->size[m]) & ~(huge - 1);
-        if (e > a)
-            (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
-    }
+    uintptr_t a = ((uintptr_t)w->cell[m] + huge - 1) & ~(huge - 1);
+    uintptr_t e = ((uintptr_t)w->cell[m] + 2 * (uintptr_t)w->size[m]) & ~(huge - 1);
+    if (e > a)
+        (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
 #else
     (void)w;
     (void)m;
@@ -289,8 +303,9 @@ phase1_range(void *ctx, int m, uint64_t begin, uint64_t end)
                     n_lookup++;
                 }
             }
-            w->cnt[m][i] = (uint8_t)count;
-            w->val[m][i] = v == EGDB_UNKNOWN || v == EGDB_DRAW ? v : (uint8_t)(v | FLAG_ROUND(0));
+            *cell_cnt(w, m, i) = (uint8_t)count;
+            *cell_val(w, m, i) =
+                v == EGDB_UNKNOWN || v == EGDB_DRAW ? v : (uint8_t)(v | FLAG_ROUND(0));
         }
         b0 += (uint64_t)nitems;
     }
@@ -305,7 +320,7 @@ phase1_range(void *ctx, int m, uint64_t begin, uint64_t end)
 static inline int
 update_pred(pair_work *w, int pm, uint64_t j, int child_value, uint8_t next_flag)
 {
-    _Atomic uint8_t *vp = (_Atomic uint8_t *)&w->val[pm][j];
+    _Atomic uint8_t *vp = (_Atomic uint8_t *)cell_val(w, pm, j);
     uint8_t cur = atomic_load_explicit(vp, memory_order_relaxed);
     if ((cur & VALUE_MASK) != EGDB_UNKNOWN)
         return 0;
@@ -313,7 +328,7 @@ update_pred(pair_work *w, int pm, uint64_t j, int child_value, uint8_t next_flag
     if (child_value == EGDB_LOSS) {
         want = (uint8_t)(EGDB_WIN | next_flag);
     } else {
-        _Atomic uint8_t *cp = (_Atomic uint8_t *)&w->cnt[pm][j];
+        _Atomic uint8_t *cp = (_Atomic uint8_t *)cell_cnt(w, pm, j);
         if (atomic_fetch_sub_explicit(cp, 1, memory_order_relaxed) != 1)
             return 0;
         want = (uint8_t)(EGDB_LOSS | next_flag);
@@ -356,14 +371,12 @@ flush_preds(pair_work *w, int pm, pred_batch *b, uint8_t next_flag)
     return changed;
 }
 
-/* Queues predecessor j of a child of value v, prefetching its bytes (the
- * count only when it will be read: a won child decrements it). */
+/* Queues predecessor j of a child of value v, prefetching its bytes
+ * (value and count share a cache line). */
 static inline void
 queue_pred(pair_work *w, int pm, pred_batch *b, uint64_t j, int v)
 {
-    __builtin_prefetch(&w->val[pm][j], 1);
-    if (v == EGDB_WIN)
-        __builtin_prefetch(&w->cnt[pm][j], 1);
+    __builtin_prefetch(cell_val(w, pm, j), 1);
     b->j[b->n] = j;
     b->child[b->n] = (uint8_t)v;
     b->n++;
@@ -385,22 +398,24 @@ phase2_range(void *ctx, int m, uint64_t begin, uint64_t end)
      * men: the cursor then unranks only their kings. */
     egix_cursor cur;
     egix_cursor_init(&cur);
-    const uint64_t word_flags = 0x0101010101010101ull * cur_flag;
+    /* The value bytes of four cells in a word (little-endian: bytes 0,
+     * 2, 4, 6). */
+    const uint64_t word_flags = 0x0001000100010001ull * cur_flag;
     for (uint64_t i = begin; i < end; i++) {
-        /* Most bytes are not in the frontier, in late rounds almost none:
-         * test eight at a time and skip a word without the round's flag
-         * (an aligned word inside the range). */
-        if ((i & 7) == 0 && i + 8 <= end) {
-            _Atomic uint64_t *wp = (_Atomic uint64_t *)(void *)&w->val[m][i];
+        /* Most positions are not in the frontier, in late rounds almost
+         * none: test four at a time and skip a word without the round's
+         * flag (an aligned word inside the range). */
+        if ((i & 3) == 0 && i + 4 <= end) {
+            _Atomic uint64_t *wp = (_Atomic uint64_t *)(void *)cell_val(w, m, i);
             if (!(atomic_load_explicit(wp, memory_order_relaxed) & word_flags)) {
-                i += 7;
+                i += 3;
                 continue;
             }
         }
         /* Relaxed atomics: other threads may be updating unknown bytes of
          * this range at the same time (a resolved byte is only ever
          * written here, by the thread that owns its chunk). */
-        _Atomic uint8_t *bp = (_Atomic uint8_t *)&w->val[m][i];
+        _Atomic uint8_t *bp = (_Atomic uint8_t *)cell_val(w, m, i);
         uint8_t b = atomic_load_explicit(bp, memory_order_relaxed);
         if (!(b & cur_flag))
             continue;
@@ -516,9 +531,8 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
         }
         w.tab[m] = tabs[m];
         w.size[m] = egix_table_size(tabs[m]);
-        w.val[m] = malloc(w.size[m] ? w.size[m] : 1);
-        w.cnt[m] = malloc(w.size[m] ? w.size[m] : 1);
-        if (!w.val[m] || !w.cnt[m]) {
+        w.cell[m] = malloc(w.size[m] ? 2 * w.size[m] : 2);
+        if (!w.cell[m]) {
             snprintf(err, errlen, "out of memory for a pair of %llu positions",
                      (unsigned long long)(w.size[0] + w.size[1]));
             rc = EGDB_ENOMEM;
@@ -576,7 +590,7 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
         h.slice = w.slice[m];
         h.positions = w.size[m];
         for (uint64_t i = 0; i < w.size[m]; i++) {
-            int v = w.val[m][i] & VALUE_MASK;
+            int v = *cell_val(&w, m, i) & VALUE_MASK;
             if (v == EGDB_UNKNOWN)
                 v = EGDB_DRAW;
             h.wins += v == EGDB_WIN;
@@ -612,8 +626,7 @@ stopped:
     rc = EGDB_EINTERRUPT;
 out:
     for (int m = 0; m < 2; m++) {
-        free(w.val[m]);
-        free(w.cnt[m]);
+        free(w.cell[m]);
         egix_table_destroy(tabs[m]);
     }
     free(packed);
