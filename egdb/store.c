@@ -200,21 +200,27 @@ registry_push(egst_registry *r, egst_slice *e)
 }
 
 /*
- * Asks for 2 MB pages for a mapped 2-bit file. The builder's phase 1 and
- * the check read these files at random places, a TLB miss each with 4 kB
- * pages once a file is larger than the TLB covers (a few MB). This
- * machine's kernel (transparent_hugepage = madvise) maps a file's page
- * cache with 2 MB entries only in a mapping so advised, and only where
- * the cache holds 2 MB folios: those a fault of such a mapping reads in
- * (a file not cached: every session's first read of the files an earlier
- * one built), and those a single large write() made (egst_write's
- * payload). Measured on a 1 GB file read from disk by random faults
- * (32 prefetched reads a batch, as phase 1 reads): 14-20 ns a read
- * advised against 25-38 ns not (bench/egdb_pages.c measures it on the
- * slice files of a folder). A file the cache already holds in small
- * pages is read as before. A hint only: its failure changes nothing.
+ * 2 MB pages for mapped 2-bit files: off unless egst_set_huge_pages asks.
+ * The builder's phase 1 and the check read these files at random places,
+ * a TLB miss each with 4 kB pages once a file is larger than the TLB
+ * covers (a few MB). This machine's kernel (transparent_hugepage =
+ * madvise) maps a file's page cache with 2 MB entries only in a mapping
+ * so advised, and only where the cache holds 2 MB folios: those a fault
+ * of such a mapping reads in, and those a single large write() made.
+ * Measured (stop 54, random reads in blocks of 32, each prefetched, as
+ * phase 1 reads):
+ *   - one 1 GB file read in from disk by the reads themselves: 14-20 ns a
+ *     read advised against 25-38 ns not;
+ *   - bench/egdb_pages.c on 80 seven-piece slice files (1.06 GB, the
+ *     largest 36 MB), two runs: cached, x1.44 and x1.02 (medians); the
+ *     first pass, which reads the files in from disk, x0.52 and x0.48:
+ *     each fault then reads 2 MB.
+ * So no gain on the files of 7 pieces, and first reads twice as slow:
+ * off. The 8-piece files (up to hundreds of MB each, GBs read at random
+ * by a unit's phase 1) are where it could pay; the bench says so once a
+ * folder of them exists.
  */
-static int huge_pages = 1; /* egst_set_huge_pages */
+static int huge_pages = 0; /* egst_set_huge_pages */
 
 void
 egst_set_huge_pages(int on)

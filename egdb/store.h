@@ -122,8 +122,10 @@ int egst_add_mapped(egst_registry *r, const char *dir, const egix_slice *s, int 
 
 /*
  * egst_set_huge_pages - whether egst_add_mapped asks the kernel for 2 MB
- * pages for the files it maps from now on (store.c, advise_huge): on by
- * default; bench/egdb_pages.c turns it off for its same-run baseline.
+ * pages for the files it maps from now on (MADV_HUGEPAGE). Off by
+ * default: measured on 7-piece files it gained nothing and made first
+ * reads from disk twice as slow (store.c says how it was measured).
+ * bench/egdb_pages.c compares both ways in one run.
  */
 void egst_set_huge_pages(int on);
 
