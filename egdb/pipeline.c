@@ -22,6 +22,7 @@
 
 #define MARK_MAGIC "checkers egdb unit 1"
 #define VERIFIED_MAGIC "checkers egdb unit verified 1"
+#define CHECKING_MAGIC "checkers egdb unit checking 1"
 
 /*
  * Rates of this project's 2-core machine, in positions a second on 2
@@ -362,23 +363,18 @@ verified_text(const char *dir, const egpl_unit *u, const egix_slice *sl, char **
     return 0;
 }
 
-/* Written once the unit's 2-bit files pass the check (stage 1). */
+/* Written once the unit's 2-bit files pass the check (stage 1): text is
+ * verified_text's, taken before the check. */
 static int
-write_verified(const char *dir, const egpl_unit *u, const egix_slice *sl, char *err, size_t errlen)
+write_verified(const char *dir, const egpl_unit *u, const char *text, size_t n, char *err,
+               size_t errlen)
 {
     char path[4096];
     if (verified_path(dir, u, path, sizeof path) != 0) {
         snprintf(err, errlen, "database path too long: %s", dir);
         return EGDB_EINVAL;
     }
-    char *text;
-    size_t n;
-    int rc = verified_text(dir, u, sl, &text, &n, err, errlen);
-    if (rc != 0)
-        return rc;
-    rc = write_unit_file(dir, path, text, n, err, errlen);
-    free(text);
-    return rc;
+    return write_unit_file(dir, path, text, n, err, errlen);
 }
 
 /* 1 when the unit's mark of an earlier run is there and every 2-bit file
@@ -410,6 +406,173 @@ verified_before(const char *dir, const egpl_unit *u, const egix_slice *sl)
     }
     free(mark);
     return same;
+}
+
+/*
+ * The check's progress within a unit (pipeline.h, RESUMING):
+ * "<dir>/units/<KKMM>.checking" holds CHECKING_MAGIC, the unit's
+ * verified_text (each 2-bit file's size and digest when the check began)
+ * and the line "checked", written atomically before the check starts;
+ * then the name of each slice whose every position the check found
+ * right, appended as each is finished. A run that finds the file with
+ * the same text skips the slices it names: their check is a pure function
+ * of the unit's bytes, which the text pins, and of smaller units' files,
+ * never rewritten. A torn last line (power lost during an append) names
+ * no slice and is ignored.
+ */
+typedef struct checking {
+    int fd;                   /* the .checking file, for appends; -1 when it failed */
+    const egix_slice *slices; /* the slices being checked, by list index */
+} checking;
+
+static int
+checking_path(const char *dir, const egpl_unit *u, char *buf, size_t len)
+{
+    char name[EGPL_NAME_MAX];
+    egpl_unit_name(u, name);
+    return snprintf(buf, len, "%s/units/%s.checking", dir, name) < (int)len ? 0 : EGDB_EINVAL;
+}
+
+/* egvf_verify_slices' slice_done: one line, one write (the record is a
+ * help, never a need: a failed append costs a check again, nothing
+ * else). */
+static void
+checking_append(size_t i, void *arg)
+{
+    checking *c = arg;
+    char line[EGIX_NAME_MAX + 1];
+    egix_slice_name(&c->slices[i], line, EGIX_NAME_MAX);
+    size_t n = strlen(line);
+    line[n++] = '\n';
+    if (c->fd >= 0 && write(c->fd, line, n) != (ssize_t)n) {
+        close(c->fd);
+        c->fd = -1;
+    }
+}
+
+/* Marks in done[] (the unit's slices, u->begin-based) those an earlier
+ * run's .checking file names, when its text is `text`; returns how many.
+ * Otherwise (no file, another text) writes a fresh one and returns 0;
+ * -1 when it cannot be written (the check then runs without a record). */
+static long
+checking_read(const char *dir, const egpl_unit *u, const egix_slice *sl, const char *text,
+              size_t tlen, unsigned char *done)
+{
+    char path[4096], why[512];
+    if (checking_path(dir, u, path, sizeof path) != 0)
+        return -1;
+    size_t n = u->end - u->begin;
+    size_t hlen = strlen(CHECKING_MAGIC) + 1 + tlen + strlen("checked\n");
+    char *head = malloc(hlen + 1);
+    if (!head)
+        return -1;
+    snprintf(head, hlen + 1, "%s\n%.*schecked\n", CHECKING_MAGIC, (int)tlen, text);
+    long found = 0;
+    FILE *f = fopen(path, "r");
+    size_t cap = hlen + n * (EGIX_NAME_MAX + 1);
+    char *old = f ? malloc(cap + 1) : NULL;
+    size_t got = old ? fread(old, 1, cap + 1, f) : 0;
+    if (f)
+        fclose(f);
+    if (old && got <= cap && got >= hlen && !memcmp(old, head, hlen)) {
+        /* complete lines only, each a slice of the unit */
+        for (size_t at = hlen; at < got;) {
+            char *nl = memchr(old + at, '\n', got - at);
+            if (!nl)
+                break;
+            size_t len = (size_t)(nl - (old + at));
+            for (size_t i = 0; i < n && len == EGIX_NAME_MAX - 1; i++) {
+                char sname[EGIX_NAME_MAX];
+                egix_slice_name(&sl[u->begin + i], sname, sizeof sname);
+                if (!done[i] && !memcmp(sname, old + at, len)) {
+                    done[i] = 1;
+                    found++;
+                    break;
+                }
+            }
+            at += len + 1;
+        }
+    } else if (write_unit_file(dir, path, head, hlen, why, sizeof why) != 0) {
+        found = -1;
+    }
+    free(old);
+    free(head);
+    return found;
+}
+
+/*
+ * Stage 1 of unit u when no mark says it passed: the check of the slices
+ * an earlier run's .checking file does not name, recording each slice
+ * as it is finished; when all pass, the mark (.verified) replaces the
+ * record. *checked: the positions checked by this run.
+ */
+static int
+check_unit(const char *dir, const egst_registry *reg, const egpl_unit *u, const egix_slice *sl,
+           const egst_slice **list, int threads, volatile int *stop, egdb_progress_fn progress,
+           void *arg, uint64_t *checked, char *err, size_t errlen)
+{
+    size_t n = u->end - u->begin;
+    char *text = NULL;
+    size_t tlen = 0;
+    int rc = verified_text(dir, u, sl, &text, &tlen, err, errlen);
+    if (rc != 0)
+        return rc;
+    unsigned char *done = calloc(n ? n : 1, 1);
+    const egst_slice **todo = malloc((n ? n : 1) * sizeof *todo);
+    egix_slice *todo_sl = malloc((n ? n : 1) * sizeof *todo_sl);
+    if (!done || !todo || !todo_sl) {
+        rc = EGDB_ENOMEM;
+        goto out;
+    }
+    long reused = checking_read(dir, u, sl, text, tlen, done);
+    size_t m = 0;
+    uint64_t reused_positions = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (done[i]) {
+            reused_positions += list[i]->size;
+            continue;
+        }
+        todo_sl[m] = sl[u->begin + i];
+        todo[m++] = list[i];
+    }
+    if (reused > 0 && progress) {
+        /* static: as the verify-reused message in egpl_stage */
+        static char msg[200];
+        char name[EGPL_NAME_MAX];
+        egpl_unit_name(u, name);
+        snprintf(msg, sizeof msg,
+                 "2-bit files: %ld of %zu slices (%" PRIu64 " positions) checked in an earlier "
+                 "run (units/%s.checking), the same bytes",
+                 reused, n, reused_positions, name);
+        egdb_progress pr = {.slice = msg,
+                            .phase = "verify",
+                            .npieces = sl[u->begin].nbk + sl[u->begin].nwk + sl[u->begin].nbm +
+                                       sl[u->begin].nwm,
+                            .resolved = reused_positions,
+                            .positions = u->positions,
+                            .done_total = reused_positions,
+                            .run_total = u->positions};
+        progress(&pr, arg);
+    }
+    char path[4096];
+    checking c = {-1, todo_sl};
+    if (reused >= 0 && checking_path(dir, u, path, sizeof path) == 0)
+        c.fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    *checked = u->positions - reused_positions;
+    rc = egvf_verify_slices(reg, todo, m, threads, stop, progress, arg, checking_append, &c, err,
+                            errlen);
+    if (c.fd >= 0)
+        close(c.fd);
+    if (rc == 0)
+        rc = write_verified(dir, u, text, tlen, err, errlen);
+    if (rc == 0 && checking_path(dir, u, path, sizeof path) == 0)
+        unlink(path); /* the mark says more */
+out:
+    free(text);
+    free(done);
+    free(todo);
+    free(todo_sl);
+    return rc;
 }
 
 /* ---- stages and drops -------------------------------------------------- */
@@ -486,11 +649,11 @@ egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
             progress(&pr, arg);
         }
     } else if (rc == 0) {
-        rc = egvf_verify_slices(reg, list, n, threads, stop, progress, arg, why, sizeof why);
+        uint64_t checked = 0;
+        rc = check_unit(dir, reg, u, sl, list, threads, stop, progress, arg, &checked, why,
+                        sizeof why);
         if (rc == 0)
-            rc = write_verified(dir, u, sl, why, sizeof why);
-        if (rc == 0)
-            log_stage(dir, name, "verify", u->positions, egrun_now() - t0, threads);
+            log_stage(dir, name, "verify", checked, egrun_now() - t0, threads);
     }
     if (rc == 0) {
         /* Only the slices without a compressed file: a run stopped in this

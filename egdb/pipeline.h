@@ -36,7 +36,13 @@
  *      (and of the files of smaller units, staged and never rewritten).
  *      Why: a stop in stage 2 or 3 lost the whole check, 22 minutes for
  *      a unit of 6.7 G positions on 2 cores, where the digests take
- *      seconds;
+ *      seconds. Within the check, "<dir>/units/<KKMM>.checking" holds
+ *      the same text as the mark would (the digests when the check
+ *      began), the line "checked", then each slice's name as the check
+ *      finds all its positions right; a run that finds it with the text
+ *      of the files as they are checks only the slices it does not
+ *      name (a stop in the check of an 8-piece unit lost up to half an
+ *      hour). The mark replaces it;
  *   2. compress: its .cwl files (the same bytes as `egdb compress`),
  *      each read back, decoded and compared with the values it was made
  *      from (compress.c, check_written); those a stopped run finished

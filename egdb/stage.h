@@ -28,13 +28,19 @@
  * successors up in reg, which must hold every slice they can lie in
  * (smaller databases, the unit itself and the slices its promotions and
  * leading-man advances lead to). Progress goes to progress (phase
- * "verify") four times a second when it is not NULL.
+ * "verify") four times a second when it is not NULL. When done is not
+ * NULL, done(i, done_arg) is called once for each slice list[i] every
+ * position of which has been checked and found right, as soon as that is
+ * so (a stopped check has called it for the slices it finished: the
+ * pipeline records them, so that a resumed check skips them). The calls
+ * come from the checking threads, one at a time.
  * RETURN 0, EGDB_EVERIFY (err names the first bad slice, index and FEN)
  * or EGDB_EMISSING (a successor's slice is not loaded).
  */
+typedef void (*egvf_slice_done_fn)(size_t i, void *done_arg);
 int egvf_verify_slices(const egst_registry *reg, const egst_slice *const *list, size_t n,
                        int threads, volatile int *stop, egdb_progress_fn progress, void *arg,
-                       char *err, size_t errlen);
+                       egvf_slice_done_fn done, void *done_arg, char *err, size_t errlen);
 
 /*
  * egvf_set_wins_block_min (verify.c) - the slice size (positions) from

@@ -59,6 +59,12 @@ typedef struct verify_ctx {
     const egst_slice *const *list; /* the slices to check, in order      */
     work_items q;
     _Atomic uint64_t done; /* positions checked */
+    /* Per slice, its chunks not yet checked and found right; the one that
+     * takes it to 0 calls slice_done (egvf_verify_slices), under lock. */
+    _Atomic uint64_t *left;
+    egvf_slice_done_fn slice_done;
+    void *slice_done_arg;
+    pthread_mutex_t done_lock;
 } verify_ctx;
 
 /* What the calling thread reports while workers run (run_threads). */
@@ -371,6 +377,11 @@ verify_worker(void *arg)
         uint64_t bad = verify_range(c->reg, e, b, end, refs);
         if (bad < end)
             record_bad(&c->q.first_bad, (uint64_t)s << 40 | bad);
+        else if (c->left && atomic_fetch_sub(&c->left[s], 1) == 1) {
+            pthread_mutex_lock(&c->done_lock);
+            c->slice_done(s, c->slice_done_arg);
+            pthread_mutex_unlock(&c->done_lock);
+        }
         atomic_fetch_add(&c->done, end - b);
     }
     return NULL;
@@ -387,7 +398,8 @@ value_name(int v)
  * position in list order is reported. */
 static int
 check_list(const egst_registry *reg, const egst_slice *const *list, size_t n, int maxn, int threads,
-           volatile int *stop, egdb_progress_fn progress, void *arg, char *err, size_t errlen)
+           volatile int *stop, egdb_progress_fn progress, void *arg, egvf_slice_done_fn done,
+           void *done_arg, char *err, size_t errlen)
 {
     int rc = 0;
     verify_ctx c;
@@ -399,11 +411,25 @@ check_list(const egst_registry *reg, const egst_slice *const *list, size_t n, in
     c.q.start = malloc((n + 1) * sizeof *c.q.start);
     if (!c.q.start)
         rc = EGDB_ENOMEM;
+    if (rc == 0 && done) {
+        c.left = malloc((n ? n : 1) * sizeof *c.left);
+        if (!c.left)
+            rc = EGDB_ENOMEM;
+        c.slice_done = done;
+        c.slice_done_arg = done_arg;
+        pthread_mutex_init(&c.done_lock, NULL);
+    }
     uint64_t total = 0;
     for (size_t s = 0; rc == 0 && s < n; s++) {
         c.q.start[s] = c.q.nitems;
-        c.q.nitems += (list[s]->size + CHUNK - 1) / CHUNK;
+        uint64_t chunks = (list[s]->size + CHUNK - 1) / CHUNK;
+        c.q.nitems += chunks;
         total += list[s]->size;
+        if (c.left) {
+            atomic_init(&c.left[s], chunks);
+            if (chunks == 0)
+                done(s, done_arg); /* an empty slice: nothing to check */
+        }
     }
     if (rc == 0) {
         items_begin(&c.q);
@@ -441,6 +467,10 @@ check_list(const egst_registry *reg, const egst_slice *const *list, size_t n, in
         }
     }
     free(c.q.start);
+    if (c.left) {
+        pthread_mutex_destroy(&c.done_lock);
+        free(c.left);
+    }
     return rc;
 }
 
@@ -531,7 +561,7 @@ verify_raw(const char *dir, const vfilter *f, int threads, egdb_progress_fn prog
             if (wanted(f, &reg->list[i]->slice))
                 list[n++] = reg->list[i];
         *nchecked = n;
-        rc = check_list(reg, list, n, maxn, threads, NULL, progress, arg, err, errlen);
+        rc = check_list(reg, list, n, maxn, threads, NULL, progress, arg, NULL, NULL, err, errlen);
         free(list);
     }
     return rc;
@@ -539,14 +569,15 @@ verify_raw(const char *dir, const vfilter *f, int threads, egdb_progress_fn prog
 
 int
 egvf_verify_slices(const egst_registry *reg, const egst_slice *const *list, size_t n, int threads,
-                   volatile int *stop, egdb_progress_fn progress, void *arg, char *err,
-                   size_t errlen)
+                   volatile int *stop, egdb_progress_fn progress, void *arg,
+                   egvf_slice_done_fn done, void *done_arg, char *err, size_t errlen)
 {
     int maxn = 0;
     for (size_t i = 0; i < n; i++)
         if (egrun_slice_pieces(&list[i]->slice) > maxn)
             maxn = egrun_slice_pieces(&list[i]->slice);
-    int rc = check_list(reg, list, n, maxn, threads, stop, progress, arg, err, errlen);
+    int rc =
+        check_list(reg, list, n, maxn, threads, stop, progress, arg, done, done_arg, err, errlen);
     if (rc == 0 && stop && *stop) {
         snprintf(err, errlen, "stopped; run again to resume");
         rc = EGDB_EINTERRUPT;

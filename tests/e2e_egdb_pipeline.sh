@@ -163,6 +163,56 @@ check "a changed 2-bit file is refused: exit" 3 $rc
 check "no skip, and the file named" "0 1" "$(grep -c 'checked in an earlier run' "$T/log.u3") $(grep -c "$f" "$T/log.u3" | sed 's/^[1-9][0-9]*$/1/')"
 rm -rf "$T/u"
 
+# ---- 2c. a check stopped inside a unit resumes at the slices it had not finished
+# The check of an 8-piece unit runs up to half an hour; a stop in it lost all
+# of it. units/KKMM.checking (the mark's text when the check began, the line
+# "checked", then each slice as it is finished) lets the next run skip the
+# slices it names, when the text is still that of the files, and only then.
+# Unit 3101 (3 kings and a man against a king, 14 slices) needs 3200 first.
+cp -r "$T/base" "$T/k"
+$C egdb build --pieces 5 --unit 3200 --pipeline --dir "$T/k" >/dev/null 2>&1
+$C egdb build --pieces 5 --unit 3101 --pipeline --dir "$T/k" >/dev/null 2>"$T/log.k1"
+check "unit 3101 built and staged; its record of the check replaced by the mark" "0 1 0" \
+    "$? $(ls "$T/k/units" | grep -c '^3101\.verified$') $(ls "$T/k/units" | grep -c '^3101\.checking$')"
+cp "$T/k/units/3101.verified" "$T/mark3101"
+full=$(awk -F'\t' '$1 == "3101" && $2 == "verify" { print $3; exit }' "$T/k/units/stages.tsv")
+# What a run stopped in the check leaves: three slices finished, a torn line.
+unstage3101() { rm -f "$T/k/units/3101.done" "$T/k/units/3101.verified" "$T/k"/3101.*.cwl "$T/k"/1310.*.cwl; }
+unstage3101
+{
+    echo "checkers egdb unit checking 1"
+    cat "$T/mark3101"
+    echo checked
+    sed -n '3,5p' "$T/mark3101" | cut -f 1
+    printf '13'
+} >"$T/k/units/3101.checking"
+$C egdb build --pieces 5 --unit 3101 --pipeline --dir "$T/k" >/dev/null 2>"$T/log.k2"
+check "resumed: staged" 0 $?
+said=$(grep -o '3 of 14 slices ([0-9]* positions) checked in an earlier run (units/3101.checking), the same bytes' "$T/log.k2" | head -n 1)
+skipped=$(echo "$said" | sed 's/.*(\([0-9]*\) positions).*/\1/')
+part=$(awk -F'\t' '$1 == "3101" && $2 == "verify" { p = $3 } END { print p }' "$T/k/units/stages.tsv")
+check "three slices skipped, the log says so, the rest checked" "1 $full" \
+    "$([ -n "$said" ] && [ "$skipped" -gt 0 ] && echo 1 || echo 0) $((part + ${skipped:-0}))"
+check "the same mark; the record gone" "0 0" \
+    "$(cmp -s "$T/k/units/3101.verified" "$T/mark3101"; echo $?) $(ls "$T/k/units" | grep -c '^3101\.checking$')"
+same=0 differ=0
+for b in $(cd "$T/k" && ls 3101.*.cwl 1310.*.cwl 2>/dev/null); do
+    if cmp -s "$T/k/$b" "$DB/$b"; then same=$((same + 1)); else differ=$((differ + 1)); fi
+done
+check "its compressed files identical to the ordinary build's" "14 0" "$same $differ"
+# A record whose text is not the files' (one digest changed in it): nothing skipped.
+unstage3101
+{
+    echo "checkers egdb unit checking 1"
+    sed '3s/\t[0-9a-f]*$/\t0123456789abcdef/' "$T/mark3101"
+    echo checked
+    sed -n '3,16p' "$T/mark3101" | cut -f 1
+} >"$T/k/units/3101.checking"
+$C egdb build --pieces 5 --unit 3101 --pipeline --dir "$T/k" >/dev/null 2>"$T/log.k3"
+check "a record of other bytes: staged, nothing skipped, every position checked" "0 0 $full" \
+    "$? $(grep -c 'checked in an earlier run' "$T/log.k3") $(awk -F'\t' '$1 == "3101" && $2 == "verify" { p = $3 } END { print p }' "$T/k/units/stages.tsv")"
+rm -rf "$T/k"
+
 # ---- 3. probes and verify -----------------------------------------------------
 for fen in 'B:WK30:BK1,K2,K3,K6' 'W:W30:B1,K2,K3,K6' 'B:W:BK1,K2,K3,K6,K7'; do
     a=$($C egdb probe --db "$T/p" "$fen" 2>&1)
