@@ -3,18 +3,23 @@
  * without 2 MB pages (egst_set_huge_pages: MADV_HUGEPAGE on the mapping;
  * store.c), in the same run: the access of the builder's phase 1 and of
  * the check, whose lookups land at random places of files of up to GBs.
- * Off by default since this bench found no gain on 7-piece files; run it
- * on a folder of 8-piece 2-bit files to decide for them.
+ * Off by default: on 7-piece files this bench found no steady gain once
+ * cached and first reads from disk twice as slow; run it on a folder of
+ * 8-piece 2-bit files to decide for them.
  *
- * EGDB_BENCH_DIR (required) is a folder of 2-bit files (.wld). Without it
- * the bench says so and exits 0, so that `make bench` passes on a machine
- * without a large set. The largest files are taken, up to
- * EGDB_BENCH_PAGES_MB of them (default 4096). Those files must not be
+ * EGDB_PAGES_DIR (required) is a folder of 2-bit files (.wld); its own
+ * variable, not the other benches' EGDB_BENCH_DIR, since this bench drops
+ * the folder's files from the page cache. Without it the bench says so
+ * and exits 0, so that `make bench` passes on a machine without a large
+ * set. The largest files are taken, up to EGDB_PAGES_MB of them (default
+ * 4096; a file larger than what is left is passed over for smaller
+ * ones). Those files must not be
  * mapped by another process (a running build): the bench drops them from
  * the page cache before each round (posix_fadvise), which skips pages
  * another process maps. Copy them to a folder of their own first.
  *
- * Each round maps the files (the advice off, then on, alternating) after
+ * Each round maps the files twice, the advice off and on (which goes
+ * first alternates from round to round), each time after
  * dropping their cache, then reads NREADS random positions twice: the
  * first pass faults the files in from disk (the first reads of a session
  * that resumes a build), the second reads them cached. Reads go in blocks
@@ -100,8 +105,11 @@ pick_files(const char *dir, uint64_t budget, size_t *n)
     qsort(fs, k, sizeof *fs, by_size_desc);
     uint64_t total = 0;
     size_t m = 0;
-    while (m < k && total + fs[m].bytes <= budget)
-        total += fs[m++].bytes;
+    for (size_t i = 0; i < k; i++)
+        if (total + fs[i].bytes <= budget) {
+            total += fs[i].bytes;
+            fs[m++] = fs[i];
+        }
     *n = m;
     return fs;
 }
@@ -123,7 +131,7 @@ static long
 pmd_mapped_kb(void)
 {
     FILE *f = fopen("/proc/self/smaps_rollup", "r");
-    long kb = -1;
+    long kb = 0; /* 0 when the kernel does not say */
     char line[256];
     while (f && fgets(line, sizeof line, f))
         if (sscanf(line, "FilePmdMapped: %ld kB", &kb) == 1)
@@ -159,13 +167,13 @@ cmp_double(const void *a, const void *b)
 int
 main(void)
 {
-    const char *dir = getenv("EGDB_BENCH_DIR");
+    const char *dir = getenv("EGDB_PAGES_DIR");
     if (!dir || !*dir) {
-        printf("egdb_pages: set EGDB_BENCH_DIR to a folder of 2-bit files (not mapped by a "
+        printf("egdb_pages: set EGDB_PAGES_DIR to a folder of 2-bit files (not mapped by a "
                "running build) to run; skipped\n");
         return 0;
     }
-    const char *mb = getenv("EGDB_BENCH_PAGES_MB");
+    const char *mb = getenv("EGDB_PAGES_MB");
     uint64_t budget = (uint64_t)(mb ? strtoull(mb, NULL, 10) : 4096) << 20;
     size_t n = 0;
     file *fs = pick_files(dir, budget, &n);
@@ -196,6 +204,10 @@ main(void)
         }
     for (size_t i = 0; i < n; i++)
         positions += r.list[i]->size;
+    if (positions == 0) {
+        fprintf(stderr, "egdb_pages: the files of %s hold no positions\n", dir);
+        return 1;
+    }
     uint32_t *which = malloc(NREADS * sizeof *which);
     uint64_t *idx = malloc(NREADS * sizeof *idx);
     if (!which || !idx)
@@ -215,7 +227,8 @@ main(void)
     long pmd[2] = {0, 0};
     uint64_t sum[2] = {0, 0};
     for (int round = 0; round < ROUNDS; round++)
-        for (int on = 0; on < 2; on++) {
+        for (int k = 0; k < 2; k++) {
+            const int on = k ^ (round & 1); /* which goes first alternates */
             drop_cache(fs, n);
             egst_set_huge_pages(on);
             if (egst_registry_init(&r) != 0)

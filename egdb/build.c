@@ -41,7 +41,8 @@
  * iteration): a pass re-examines every unresolved position, including
  * every draw, once per round, and some slices need over a hundred rounds;
  * with counts each position is expanded once forward (phase 1) and once
- * backward (when resolved), and a round only scans one byte a position.
+ * backward (when resolved), and a round only scans a position's value
+ * byte (four positions a word).
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -65,6 +66,10 @@
 #define FLAG_ROUND(r) ((uint8_t)(4u << ((r)&1)))
 #define CHUNK_MAX 8192 /* positions per work item handed to a thread */
 #define CHUNK_MIN 256
+
+/* phase2_range reads four cells as one word and picks their value bytes
+ * by position: that layout is little-endian's. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "phase2_range's word scan");
 
 /* ---- types ------------------------------------------------------------ */
 
@@ -399,7 +404,7 @@ phase2_range(void *ctx, int m, uint64_t begin, uint64_t end)
     egix_cursor cur;
     egix_cursor_init(&cur);
     /* The value bytes of four cells in a word (little-endian: bytes 0,
-     * 2, 4, 6). */
+     * 2, 4, 6; the assertion at the top of the file). */
     const uint64_t word_flags = 0x0001000100010001ull * cur_flag;
     for (uint64_t i = begin; i < end; i++) {
         /* Most positions are not in the frontier, in late rounds almost

@@ -358,12 +358,12 @@ check_written(const char *dir, const egix_slice *s, const uint8_t *v, uint64_t s
     if (d->h.positions != size) {
         snprintf(err, errlen, "%s: holds %" PRIu64 " positions after writing, not %" PRIu64,
                  d->path, d->h.positions, size);
-        rc = EGDB_ECORRUPT;
+        rc = EGDB_EVERIFY;
     }
     for (uint32_t g = 0; g < d->npages && rc == 0; g++) {
         if (egdc_decode(d, g, (uint8_t *)words) != 0) {
             snprintf(err, errlen, "%s: page %u does not decode after writing", d->path, g);
-            rc = EGDB_ECORRUPT;
+            rc = EGDB_EVERIFY;
             break;
         }
         uint64_t first = (uint64_t)g << d->h.page_shift;

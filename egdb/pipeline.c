@@ -614,10 +614,11 @@ egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
         return EGDB_ENOMEM;
     char name[EGPL_NAME_MAX], why[1024];
     egpl_unit_name(u, name);
-    int rc = 0;
+    int rc = 0, loaded = 1;
     for (size_t i = 0; i < n && rc == 0; i++) {
         list[i] = egst_find(reg, &sl[u->begin + i]);
         if (!list[i]) {
+            loaded = 0;
             char sname[EGIX_NAME_MAX];
             egix_slice_name(&sl[u->begin + i], sname, sizeof sname);
             snprintf(err, errlen, "unit %s: slice %s is not loaded", name, sname);
@@ -699,7 +700,7 @@ egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
                  "stopped in unit %s's %s stage; finished slices are kept, run again "
                  "to resume",
                  name, stage);
-    else if (rc != 0 && rc != EGDB_EMISSING)
+    else if (rc != 0 && loaded) /* else err says which slice is not loaded */
         snprintf(err, errlen, "unit %s, %s: %s", name, stage, why);
     free(list);
     return rc;

@@ -215,8 +215,8 @@ registry_push(egst_registry *r, egst_slice *e)
  *     largest 36 MB), two runs: cached, x1.44 and x1.02 (medians); the
  *     first pass, which reads the files in from disk, x0.52 and x0.48:
  *     each fault then reads 2 MB.
- * So no gain on the files of 7 pieces, and first reads twice as slow:
- * off. The 8-piece files (up to hundreds of MB each, GBs read at random
+ * So no steady gain on the files of 7 pieces once cached, and first
+ * reads twice as slow: off. The 8-piece files (up to hundreds of MB each, GBs read at random
  * by a unit's phase 1) are where it could pay; the bench says so once a
  * folder of them exists.
  */
