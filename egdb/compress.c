@@ -453,6 +453,40 @@ range_bits(const uint8_t *v, uint64_t b, uint64_t end, run *runs, const uint8_t 
     return runs_bits(runs, nr, block_seed(runs, nr), len);
 }
 
+/* A kept position of compress_slice's walk waiting for its places in the
+ * other king orders. */
+#define WALK_BLOCK 64
+typedef struct pending {
+    uint64_t j[EGIX_NORDERS]; /* its index in each order tried (0: unused) */
+    unsigned v;               /* its 2-bit value */
+} pending;
+
+/* Writes the n pending values into the orders tried, in walk order. Two
+ * kept positions on one index would mix their values, so each index of
+ * an order is written at most once (and none past the end). */
+static int
+place_pending(const egix_slice *s, uint64_t size, const int try[EGIX_NORDERS],
+              uint8_t *vals[EGIX_NORDERS], const pending *pend, int n, char *err, size_t errlen)
+{
+    for (int k = 0; k < n; k++)
+        for (int o = 1; o < EGIX_NORDERS; o++) {
+            if (!try[o])
+                continue;
+            uint64_t j = pend[k].j[o];
+            if (j >= size || vals[o][j >> 2] >> ((j & 3) * 2) & 3) {
+                char name[EGIX_NAME_MAX];
+                egix_slice_name(s, name, sizeof name);
+                snprintf(err, errlen,
+                         "slice %s: king order %d gives index %" PRIu64
+                         " to two positions or past the end",
+                         name, o, j);
+                return EGDB_EVERIFY;
+            }
+            vals[o][j >> 2] |= (uint8_t)(pend[k].v << ((j & 3) * 2));
+        }
+    return 0;
+}
+
 /*
  * Compresses one loaded slice into <dir>/<name>.cwl: lays its values out
  * in each king order (index.h, KING ORDERS), keeps the order whose runs
@@ -506,6 +540,8 @@ compress_slice(compress_job *job, const egst_slice *e, const egst_header *wh, sl
     egix_cursor cur;
     egix_cursor_init(&cur);
     uint64_t kept = 0, first_j[EGIX_NORDERS] = {0}; /* first_j: for EGCP_FAULT_COLLIDE */
+    pending pend[WALK_BLOCK];
+    int npend = 0;
     for (uint64_t i = 0; i < e->size; i++) {
         if ((i & (PROGRESS_STEP - 1)) == PROGRESS_STEP - 1) {
             atomic_fetch_add(&job->done, PROGRESS_STEP);
@@ -537,30 +573,31 @@ compress_slice(compress_job *job, const egst_slice *e, const egst_header *wh, sl
             continue;
         unsigned v = (unsigned)egst_value(e, i);
         vals[0][i >> 2] |= (uint8_t)(v << ((i & 3) * 2));
+        /* Its place in the other orders, written a block later: in a slice
+         * with many kings one men placement spans MBs of an order, so each
+         * place is a cache miss, which the block's prefetches overlap. */
+        pend[npend].v = v;
         for (int o = 1; o < EGIX_NORDERS; o++) {
             if (!try[o])
                 continue;
-            /* Two kept positions on one index would mix their values:
-             * each index of an order is written at most once. */
             uint64_t j = egix_index(tabs[o], &p);
             if (test_fault == EGCP_FAULT_COLLIDE && kept == 1)
                 j = first_j[o];
             if (kept == 0)
                 first_j[o] = j;
-            if (j >= e->size || vals[o][j >> 2] >> ((j & 3) * 2) & 3) {
-                char name[EGIX_NAME_MAX];
-                egix_slice_name(&e->slice, name, sizeof name);
-                snprintf(err, errlen,
-                         "slice %s: king order %d gives index %" PRIu64
-                         " to two positions or past the end",
-                         name, o, j);
-                rc = EGDB_EVERIFY;
-                goto out;
-            }
-            vals[o][j >> 2] |= (uint8_t)(v << ((j & 3) * 2));
+            pend[npend].j[o] = j;
+            if (j < e->size)
+                __builtin_prefetch(&vals[o][j >> 2], 1);
         }
         kept++;
+        if (++npend == WALK_BLOCK) {
+            if ((rc = place_pending(&e->slice, e->size, try, vals, pend, npend, err, errlen)) != 0)
+                goto out;
+            npend = 0;
+        }
     }
+    if ((rc = place_pending(&e->slice, e->size, try, vals, pend, npend, err, errlen)) != 0)
+        goto out;
     double best = 0;
     uint64_t best_freq[EGCD_NSYM];
     for (int o = 0; o < EGIX_NORDERS; o++) {
