@@ -126,6 +126,21 @@ drop_cache(const file *fs, size_t n)
     }
 }
 
+/* Maps the n files of fs into a new registry r, in their order. */
+static int
+map_all(egst_registry *r, const char *dir, const file *fs, size_t n)
+{
+    char err[512];
+    if (egst_registry_init(r) != 0)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (egst_add_mapped(r, dir, &fs[i].slice, 0, err, sizeof err) != 0) {
+            fprintf(stderr, "egdb_pages: %s\n", err);
+            return -1;
+        }
+    return 0;
+}
+
 /* kB of file pages this process maps with 2 MB entries. */
 static long
 pmd_mapped_kb(void)
@@ -194,14 +209,8 @@ main(void)
 
     /* The positions: a file in proportion to its size, then an index. */
     egst_registry r;
-    char err[512];
-    if (egst_registry_init(&r) != 0)
+    if (map_all(&r, dir, fs, n) != 0)
         return 1;
-    for (size_t i = 0; i < n; i++)
-        if (egst_add_mapped(&r, dir, &fs[i].slice, 0, err, sizeof err) != 0) {
-            fprintf(stderr, "egdb_pages: %s\n", err);
-            return 1;
-        }
     for (size_t i = 0; i < n; i++)
         positions += r.list[i]->size;
     if (positions == 0) {
@@ -231,13 +240,8 @@ main(void)
             const int on = k ^ (round & 1); /* which goes first alternates */
             drop_cache(fs, n);
             egst_set_huge_pages(on);
-            if (egst_registry_init(&r) != 0)
+            if (map_all(&r, dir, fs, n) != 0)
                 return 1;
-            for (size_t i = 0; i < n; i++)
-                if (egst_add_mapped(&r, dir, &fs[i].slice, 0, err, sizeof err) != 0) {
-                    fprintf(stderr, "egdb_pages: %s\n", err);
-                    return 1;
-                }
             t[on][0][round] = pass(&r, which, idx, &sum[on]);
             t[on][1][round] = pass(&r, which, idx, &sum[on]);
             pmd[on] = pmd_mapped_kb();

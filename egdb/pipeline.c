@@ -281,12 +281,19 @@ write_mark(const char *dir, const egpl_unit *u, const egix_slice *sl, char *err,
 
 /* ---- the verified mark (pipeline.h, RESUMING) ---------------------------- */
 
+/* "<dir>/units/<KKMM>.<suffix>" of unit u into buf. */
 static int
-verified_path(const char *dir, const egpl_unit *u, char *buf, size_t len)
+unit_path(const char *dir, const egpl_unit *u, const char *suffix, char *buf, size_t len)
 {
     char name[EGPL_NAME_MAX];
     egpl_unit_name(u, name);
-    return snprintf(buf, len, "%s/units/%s.verified", dir, name) < (int)len ? 0 : EGDB_EINVAL;
+    return snprintf(buf, len, "%s/units/%s.%s", dir, name, suffix) < (int)len ? 0 : EGDB_EINVAL;
+}
+
+static int
+verified_path(const char *dir, const egpl_unit *u, char *buf, size_t len)
+{
+    return unit_path(dir, u, "verified", buf, len);
 }
 
 /* XXH3-64 of the whole file at path, and its size. */
@@ -428,9 +435,7 @@ typedef struct checking {
 static int
 checking_path(const char *dir, const egpl_unit *u, char *buf, size_t len)
 {
-    char name[EGPL_NAME_MAX];
-    egpl_unit_name(u, name);
-    return snprintf(buf, len, "%s/units/%s.checking", dir, name) < (int)len ? 0 : EGDB_EINVAL;
+    return unit_path(dir, u, "checking", buf, len);
 }
 
 /* egvf_verify_slices' slice_done: one line, one write (the record is a
