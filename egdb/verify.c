@@ -338,9 +338,36 @@ verify_range(const egst_registry *reg, const egst_slice *e, uint64_t b, uint64_t
             }
             eng_movelist l;
             int n = eng_generate(&cur.pos, &l, ENG_DUPS_MERGE);
+            /* A king's quiet move keeps the men, so the successors of the
+             * king moves share a slice and the men part of their index
+             * (found at the first of them); each adds its king part, as
+             * the builder's phase 2 indexes un-moves. Other moves, and a
+             * side left without pieces, go through egst_locate. */
+            const uint32_t kings = cur.pos.stm == ENG_BLACK ? cur.pos.bk : cur.pos.wk;
+            const egst_slice *ke = NULL;
+            uint64_t kmen = 0;
+            int kstate = 0; /* 0: not yet, 1: ke and kmen set, -1: egst_locate */
             for (int k = 0; k < n; k++) {
                 eng_pos c;
                 eng_make(&cur.pos, &l.m[k], &c);
+                if (l.m[k].njumps == 0 && (kings >> l.m[k].from & 1u) && kstate >= 0) {
+                    const eng_pos f = eng_canonical(&c);
+                    if (kstate == 0) {
+                        egix_slice ks;
+                        kstate = -1;
+                        if ((f.bm | f.bk) != 0 && egix_slice_of(&f, &ks) == 0 &&
+                            (ke = egst_find(reg, &ks)) != NULL) {
+                            kmen = egix_index_men(ke->table, &f);
+                            kstate = 1;
+                        }
+                    }
+                    if (kstate == 1) {
+                        const uint64_t idx = kmen + egix_index_kings(ke->table, &f);
+                        __builtin_prefetch(&ke->data[idx >> 2]);
+                        refs[nrefs++] = (egst_ref){.e = ke, .idx = idx, .direct = 0};
+                        continue;
+                    }
+                }
                 refs[nrefs++] = egst_locate(reg, &c);
             }
             nitems++;
