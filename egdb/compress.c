@@ -581,10 +581,12 @@ compress_slice(compress_job *job, const egst_slice *e, const egst_header *wh, sl
             if (!try[o])
                 continue;
             uint64_t j = egix_index(tabs[o], &p);
-            if (test_fault == EGCP_FAULT_COLLIDE && kept == 1)
-                j = first_j[o];
-            if (kept == 0)
-                first_j[o] = j;
+            if (test_fault == EGCP_FAULT_COLLIDE) {
+                if (kept == 1)
+                    j = first_j[o];
+                else if (kept == 0)
+                    first_j[o] = j;
+            }
             pend[npend].j[o] = j;
             if (j < e->size)
                 __builtin_prefetch(&vals[o][j >> 2], 1);

@@ -415,6 +415,30 @@ verified_before(const char *dir, const egpl_unit *u, const egix_slice *sl)
     return same;
 }
 
+/* Tells progress (when not NULL) that `done` of unit u's positions were
+ * checked in an earlier run; `how` ends the line ("2-bit files: ..."). */
+static void
+report_checked_before(egdb_progress_fn progress, void *arg, const egpl_unit *u,
+                      const egix_slice *sl, uint64_t done, const char *how)
+{
+    if (!progress)
+        return;
+    /* static: a progress callback may keep the name it was given (the
+     * command line's compares it with the next); one build runs in a
+     * process */
+    static char msg[200];
+    snprintf(msg, sizeof msg, "2-bit files: %s", how);
+    egdb_progress pr = {.slice = msg,
+                        .phase = "verify",
+                        .npieces = sl[u->begin].nbk + sl[u->begin].nwk + sl[u->begin].nbm +
+                                   sl[u->begin].nwm,
+                        .resolved = done,
+                        .positions = u->positions,
+                        .done_total = done,
+                        .run_total = u->positions};
+    progress(&pr, arg);
+}
+
 /*
  * The check's progress within a unit (pipeline.h, RESUMING):
  * "<dir>/units/<KKMM>.checking" holds CHECKING_MAGIC, the unit's
@@ -428,8 +452,8 @@ verified_before(const char *dir, const egpl_unit *u, const egix_slice *sl)
  * no slice and is ignored.
  */
 typedef struct checking {
-    int fd;                   /* the .checking file, for appends; -1 when it failed */
-    const egix_slice *slices; /* the slices being checked, by list index */
+    int fd;                          /* the .checking file, for appends; -1 when it failed */
+    const egst_slice *const *slices; /* the slices being checked, by list index */
 } checking;
 
 static int
@@ -446,7 +470,7 @@ checking_append(size_t i, void *arg)
 {
     checking *c = arg;
     char line[EGIX_NAME_MAX + 1];
-    egix_slice_name(&c->slices[i], line, EGIX_NAME_MAX);
+    egix_slice_name(&c->slices[i]->slice, line, EGIX_NAME_MAX);
     size_t n = strlen(line);
     line[n++] = '\n';
     if (c->fd >= 0 && write(c->fd, line, n) != (ssize_t)n) {
@@ -524,8 +548,7 @@ check_unit(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
         return rc;
     unsigned char *done = calloc(n ? n : 1, 1);
     const egst_slice **todo = malloc((n ? n : 1) * sizeof *todo);
-    egix_slice *todo_sl = malloc((n ? n : 1) * sizeof *todo_sl);
-    if (!done || !todo || !todo_sl) {
+    if (!done || !todo) {
         rc = EGDB_ENOMEM;
         goto out;
     }
@@ -537,30 +560,19 @@ check_unit(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
             reused_positions += list[i]->size;
             continue;
         }
-        todo_sl[m] = sl[u->begin + i];
         todo[m++] = list[i];
     }
-    if (reused > 0 && progress) {
-        /* static: as the verify-reused message in egpl_stage */
-        static char msg[200];
-        char name[EGPL_NAME_MAX];
+    if (reused > 0) {
+        char name[EGPL_NAME_MAX], how[160];
         egpl_unit_name(u, name);
-        snprintf(msg, sizeof msg,
-                 "2-bit files: %ld of %zu slices (%" PRIu64 " positions) checked in an earlier "
-                 "run (units/%s.checking), the same bytes",
+        snprintf(how, sizeof how,
+                 "%ld of %zu slices (%" PRIu64 " positions) checked in an earlier run "
+                 "(units/%s.checking), the same bytes",
                  reused, n, reused_positions, name);
-        egdb_progress pr = {.slice = msg,
-                            .phase = "verify",
-                            .npieces = sl[u->begin].nbk + sl[u->begin].nwk + sl[u->begin].nbm +
-                                       sl[u->begin].nwm,
-                            .resolved = reused_positions,
-                            .positions = u->positions,
-                            .done_total = reused_positions,
-                            .run_total = u->positions};
-        progress(&pr, arg);
+        report_checked_before(progress, arg, u, sl, reused_positions, how);
     }
     char path[4096];
-    checking c = {-1, todo_sl};
+    checking c = {-1, todo};
     if (reused >= 0 && checking_path(dir, u, path, sizeof path) == 0)
         c.fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
     *checked = u->positions - reused_positions;
@@ -576,7 +588,6 @@ out:
     free(text);
     free(done);
     free(todo);
-    free(todo_sl);
     return rc;
 }
 
@@ -635,25 +646,10 @@ egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
     if (rc == 0 && verified_before(dir, u, sl)) {
         log_stage(dir, name, "verify-reused", u->positions, 0.0, threads);
         /* the check passed in an earlier run on these very bytes */
-        if (progress) {
-            /* static: a progress callback may keep the name it was given
-             * (the command line's compares it with the next); one build
-             * runs in a process */
-            static char msg[160];
-            snprintf(msg, sizeof msg,
-                     "2-bit files: checked in an earlier run (units/%s.verified), the same "
-                     "bytes",
-                     name);
-            egdb_progress pr = {.slice = msg,
-                                .phase = "verify",
-                                .npieces = sl[u->begin].nbk + sl[u->begin].nwk + sl[u->begin].nbm +
-                                           sl[u->begin].nwm,
-                                .resolved = u->positions,
-                                .positions = u->positions,
-                                .done_total = u->positions,
-                                .run_total = u->positions};
-            progress(&pr, arg);
-        }
+        char how[120];
+        snprintf(how, sizeof how, "checked in an earlier run (units/%s.verified), the same bytes",
+                 name);
+        report_checked_before(progress, arg, u, sl, u->positions, how);
     } else if (rc == 0) {
         uint64_t checked = 0;
         rc = check_unit(dir, reg, u, sl, list, threads, stop, progress, arg, &checked, why,

@@ -321,6 +321,18 @@ egst_locate(const egst_registry *r, const eng_pos *p)
     return ref;
 }
 
+const egst_slice *
+egst_locate_men(const egst_registry *r, const eng_pos *c, uint64_t *men)
+{
+    egix_slice s;
+    if ((c->bm | c->bk) == 0 || egix_slice_of(c, &s) != 0)
+        return NULL;
+    const egst_slice *e = egst_find(r, &s);
+    if (e)
+        *men = egix_index_men(e->table, c);
+    return e;
+}
+
 int
 egst_probe(const egst_registry *r, const eng_pos *p)
 {

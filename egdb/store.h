@@ -173,6 +173,18 @@ typedef struct egst_ref {
 /* The reference of position p (any side to move), its byte prefetched. */
 egst_ref egst_locate(const egst_registry *r, const eng_pos *p);
 
+/*
+ * egst_locate_men - for canonical position c (Black to move, as
+ * eng_canonical gives it): its loaded slice, and in *men the men part of
+ * its index (egix_index_men). Both are those of every position that
+ * differs from c by its kings only, which is found at
+ * *men + egix_index_kings(slice->table, q): a side's king moves, located
+ * once for all of them (the check of 2-bit files, verify.c).
+ * RETURN the slice, or NULL when c has a side without pieces or its slice
+ * is not loaded (egst_locate answers those).
+ */
+const egst_slice *egst_locate_men(const egst_registry *r, const eng_pos *c, uint64_t *men);
+
 /* The value a reference points at: egst_probe's answer. */
 static inline int
 egst_ref_value(const egst_ref *r)

@@ -352,15 +352,8 @@ verify_range(const egst_registry *reg, const egst_slice *e, uint64_t b, uint64_t
                 eng_make(&cur.pos, &l.m[k], &c);
                 if (l.m[k].njumps == 0 && (kings >> l.m[k].from & 1u) && kstate >= 0) {
                     const eng_pos f = eng_canonical(&c);
-                    if (kstate == 0) {
-                        egix_slice ks;
-                        kstate = -1;
-                        if ((f.bm | f.bk) != 0 && egix_slice_of(&f, &ks) == 0 &&
-                            (ke = egst_find(reg, &ks)) != NULL) {
-                            kmen = egix_index_men(ke->table, &f);
-                            kstate = 1;
-                        }
-                    }
+                    if (kstate == 0)
+                        kstate = (ke = egst_locate_men(reg, &f, &kmen)) != NULL ? 1 : -1;
                     if (kstate == 1) {
                         const uint64_t idx = kmen + egix_index_kings(ke->table, &f);
                         __builtin_prefetch(&ke->data[idx >> 2]);
