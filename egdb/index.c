@@ -1181,7 +1181,24 @@ egix_seek(const egix_table *t, egix_cursor *c, uint64_t i)
     if (men != c->men) {
         uint32_t bm, wm;
 
-        men_unrank(t, men, &bm, &wm);
+        if (t->off != NULL) {
+            /* Seeks in index order (the builders' later passes, whose
+             * marked positions of a men-only slice are each another
+             * placement) mostly stay in the black set held: then neither
+             * its search in the offsets nor White's free squares. */
+            if (men - c->blo >= c->bspan) {
+                uint64_t br = find_black(t, men);
+
+                c->blo = t->off[br];
+                c->bspan = t->off[br + 1] - c->blo;
+                c->bset = t->bset[br];
+                c->wfree = white_free(t, c->bset, &c->wbase, NULL);
+            }
+            bm = c->bset;
+            wm = rev32(pdep32(colex_unrank(men - c->blo + c->wbase, t->nwm), c->wfree));
+        } else {
+            men_unrank(t, men, &bm, &wm);
+        }
         c->men = men;
         c->pos.bm = bm;
         c->pos.wm = wm;

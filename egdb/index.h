@@ -412,6 +412,11 @@ typedef struct egix_cursor {
     uint32_t cb;    /* black kings compressed to the squares of kfree     */
                     /* (Gray order: the outer kings on the snake squares)  */
     uint32_t cw;    /* white kings compressed to kfree minus black kings  */
+    /* When both sides have men: the black-man set last unranked, so that
+     * a seek to another men placement of the same black set unranks the
+     * white men only (blo, bspan: its range of men ranks; bspan 0: none). */
+    uint64_t blo, bspan, wbase;
+    uint32_t bset, wfree;
 } egix_cursor;
 
 /*

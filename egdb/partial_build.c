@@ -83,6 +83,7 @@ typedef struct pair_work {
     _Atomic uint64_t changed, marks, evaluations, completed, captures, exits;
     _Atomic int missing;
     _Atomic int damaged; /* a compressed block read for an exit failed */
+    _Atomic int nomem;   /* a thread's buffers could not be allocated  */
 } pair_work;
 
 /* One build run: options, the loaded slices, the chosen materials, and
@@ -103,28 +104,6 @@ typedef struct run_state {
                             kept only compressed, to be read through
                             the prober (cdb)                        */
 } run_state;
-
-/* ---- exits ------------------------------------------------------------ */
-
-/*
- * The bound of an exit c (Black to move) as pwl_db_lookup gives it from
- * the loaded slices, or else, for a material that is not being built and
- * is complete only as compressed files, its exact value through the
- * prober (which resolves a capture position by playing its captures).
- * -1 when nothing knows it, -2 when a compressed block is damaged (an
- * error, never LW).
- */
-static int
-exit_lookup(const pair_work *w, const eng_pos *c, egix_slice *s)
-{
-    int b = pwl_db_lookup(w->db, c, s);
-    if (b >= 0 || !w->cdb || w->chosen[pwl_slice_mat_key(s)] || !egdb_covers(w->cdb, c))
-        return b;
-    int v = egdb_probe(w->cdb, c);
-    if (v > 0)
-        return bound_of_egdb[v];
-    return v == EGDB_ECORRUPT || v == EGDB_EIO ? -2 : -1;
-}
 
 /* ---- the iteration ------------------------------------------------------ */
 
@@ -176,61 +155,6 @@ move_stays(const eng_pos *p, const eng_move *mv, int lead_row)
     return (p->bk & (1u << mv->from)) || (to_row < 7 && to_row <= lead_row);
 }
 
-/*
- * Marks the predecessors inside the pair of position x (member m) dirty
- * in bitmap `dst` of the other member, unless they are completed. As in
- * build.c: White moved last in x, so work on xf = flip(x), where the
- * pieces that moved are Black's and White is to move; a predecessor's
- * stored form is xf with one black piece moved back, Black to move.
- * Kings un-move in any direction; men only backwards (towards lower
- * squares) and only when Black's leading row stays the same - an un-move
- * that changes it, or un-crowns a king, leads to a slice with other
- * ranks or material, which depends on this pair, not the reverse.
- * Predecessors with a capture are generated too (their move to x is not
- * legal, captures being compulsory), but they are completed in the first
- * pass and skipped. Returns the number of bits set.
- */
-static uint64_t
-mark_preds(pair_work *w, int m, const eng_pos *x, _Atomic uint64_t *dst)
-{
-    const int pm = other_member(w, m);
-    const eng_pos xf = eng_flip(x);
-    const uint32_t empty = ~(xf.bm | xf.wm | xf.bk | xf.wk);
-    uint64_t marks = 0;
-    eng_pos q[4 * 2 * ENG_MAX_PIECES]; /* 4 un-moves a king, 2 a man */
-    uint32_t un[4 * ENG_MAX_PIECES];
-    int nq = 0;
-    /* Kings: any diagonal step to an empty square (run.h). */
-    int nu = egrun_king_unmoves(xf.bk, empty, un);
-    for (int k = 0; k < nu; k++) {
-        q[nq] = xf;
-        q[nq].bk ^= un[k];
-        nq++;
-    }
-    /* Men: one step back, keeping Black's leading row (run.h). */
-    nu = egrun_man_unmoves(xf.bm, empty, un);
-    for (int k = 0; k < nu; k++) {
-        q[nq] = xf;
-        q[nq].bm = un[k];
-        nq++;
-    }
-    for (int k = 0; k < nq; k++) {
-        q[k].stm = ENG_BLACK;
-        uint64_t j = egix_index(w->tab[pm], &q[k]);
-        /* A racing update of this byte is harmless: if it is completing
-         * the position, a stray mark costs one skipped evaluation; if it
-         * is not, the mark is needed anyway. */
-        uint8_t b = atomic_load_explicit(&w->val[pm][j], memory_order_relaxed);
-        if (eng_pval_completed((eng_pval)(b & VAL_MASK)))
-            continue;
-        /* Bit already set by another successor: counted once. */
-        uint64_t bit = (uint64_t)1 << (j & 63);
-        uint64_t old = atomic_fetch_or_explicit(&dst[j >> 6], bit, memory_order_relaxed);
-        marks += !(old & bit);
-    }
-    return marks;
-}
-
 /* What one call of first_range or pass_range counts, kept by the
  * calling thread and added to the pair's atomics once at its end
  * (add_counts): an atomic add a counter a chunk, not one a position. */
@@ -249,25 +173,197 @@ add_counts(pair_work *w, const range_counts *n)
     atomic_fetch_add(&w->marks, n->marks);
 }
 
+/*
+ * Marks waiting to be set. A mark lands on a random byte of the other
+ * member (is the predecessor completed?) and a random word of its
+ * bitmap: two cache misses, and the OR is a locked instruction, which
+ * lets no later load start before it. Marked one at a time, a profile
+ * of the 7-piece 0043 build put 27% of the time in marking, most of it
+ * on those two accesses. So the predecessors of several positions are
+ * indexed first and both places prefetched, then the marks are set
+ * (build.c batches its updates the same way). Marks are read by the
+ * next pass, so when they land within this one changes nothing; a
+ * predecessor completed in between is skipped either way.
+ */
+#define MARK_BATCH 512
+#define MARK_MAX (4 * ENG_MAX_PIECES) /* un-moves of one position: 4 a piece */
+
+typedef struct mark_batch {
+    int n;
+    uint64_t j[MARK_BATCH]; /* predecessor index in the other member */
+} mark_batch;
+
+/* Sets the waiting marks in dst (a bitmap of member pm), counting the
+ * bits that were not set yet, and empties the batch. */
+static void
+flush_marks(pair_work *w, int pm, _Atomic uint64_t *dst, mark_batch *mb, range_counts *n)
+{
+    for (int k = 0; k < mb->n; k++) {
+        const uint64_t j = mb->j[k];
+        /* A racing update of this byte is harmless: if it is completing
+         * the position, a stray mark costs one skipped evaluation; if it
+         * is not, the mark is needed anyway. */
+        uint8_t b = atomic_load_explicit(&w->val[pm][j], memory_order_relaxed);
+        if (eng_pval_completed((eng_pval)(b & VAL_MASK)))
+            continue;
+        /* Bit already set by another successor: counted once. Most
+         * predecessors are marked by several successors, so the bit is
+         * read first: the locked OR, which stalls later loads, only for a
+         * bit still clear (two threads racing there are still told apart
+         * by the OR's old value). */
+        uint64_t bit = (uint64_t)1 << (j & 63);
+        if (atomic_load_explicit(&dst[j >> 6], memory_order_relaxed) & bit)
+            continue;
+        uint64_t old = atomic_fetch_or_explicit(&dst[j >> 6], bit, memory_order_relaxed);
+        n->marks += !(old & bit);
+    }
+    mb->n = 0;
+}
+
+static inline void
+queue_mark(pair_work *w, int pm, _Atomic uint64_t *dst, mark_batch *mb, uint64_t j)
+{
+    __builtin_prefetch((const void *)&w->val[pm][j]);
+    __builtin_prefetch((const void *)&dst[j >> 6], 1);
+    mb->j[mb->n++] = j;
+}
+
+/*
+ * Queues the marks of the predecessors inside the pair of position x
+ * (member m), for bitmap `dst` of the other member; flush_marks skips
+ * those that are completed. As in build.c: White moved last in x, so
+ * work on xf = flip(x), where the pieces that moved are Black's and
+ * White is to move; a predecessor's stored form is xf with one black
+ * piece moved back, Black to move. Kings un-move in any direction; men
+ * only backwards (towards lower squares) and only when Black's leading
+ * row stays the same - an un-move that changes it, or un-crowns a king,
+ * leads to a slice with other ranks or material, which depends on this
+ * pair, not the reverse. Predecessors with a capture are marked too
+ * (their move to x is not legal, captures being compulsory), but they
+ * are completed in the first pass and skipped. A king un-move keeps the
+ * men, so their part of the index is computed once (egix_index_men) and
+ * each un-move adds its king part.
+ */
+static void
+queue_preds(pair_work *w, int m, const eng_pos *x, _Atomic uint64_t *dst, mark_batch *mb,
+            range_counts *n)
+{
+    const int pm = other_member(w, m);
+    const egix_table *ptab = w->tab[pm];
+    if (mb->n > MARK_BATCH - MARK_MAX)
+        flush_marks(w, pm, dst, mb, n);
+    eng_pos xf = eng_flip(x);
+    xf.stm = ENG_BLACK;
+    const uint32_t empty = ~(xf.bm | xf.wm | xf.bk | xf.wk);
+    uint32_t un[4 * ENG_MAX_PIECES];
+    /* Kings: any diagonal step to an empty square (run.h). */
+    int nu = egrun_king_unmoves(xf.bk, empty, un);
+    if (nu > 0) {
+        const uint64_t men_base = egix_index_men(ptab, &xf);
+        for (int k = 0; k < nu; k++) {
+            eng_pos q = xf;
+            q.bk ^= un[k];
+            queue_mark(w, pm, dst, mb, men_base + egix_index_kings(ptab, &q));
+        }
+    }
+    /* Men: one step back, keeping Black's leading row (run.h). */
+    nu = egrun_man_unmoves(xf.bm, empty, un);
+    for (int k = 0; k < nu; k++) {
+        eng_pos q = xf;
+        q.bm = un[k];
+        queue_mark(w, pm, dst, mb, egix_index(ptab, &q));
+    }
+}
+
 /* Stores byte b, of value v, for position i (p) of member m, counts it
- * when v is completed, and with `mark` marks its predecessors in dst for
- * the next pass. Only the calling thread writes this byte in this pass
- * (its index or bitmap word is in the thread's chunk), which is why a
- * relaxed store suffices. */
+ * when v is completed, and with `mark` queues the marks of its
+ * predecessors for the next pass. Only the calling thread writes this
+ * byte in this pass (its index or bitmap word is in the thread's chunk),
+ * which is why a relaxed store suffices. */
 static void
 settle(pair_work *w, int m, uint64_t i, const eng_pos *p, uint8_t b, eng_pval v, int mark,
-       _Atomic uint64_t *dst, range_counts *n)
+       _Atomic uint64_t *dst, mark_batch *mb, range_counts *n)
 {
     atomic_store_explicit(&w->val[m][i], b, memory_order_relaxed);
     n->completed += eng_pval_completed(v) ? 1 : 0;
     if (mark)
-        n->marks += mark_preds(w, m, p, dst);
+        queue_preds(w, m, p, dst, mb, n);
 }
+
+/* The per-call buffers of first_range and pass_range: a few hundred kB,
+ * too much for a thread's stack. NULL (and w->nomem set) when out of
+ * memory: the pair then fails with EGDB_ENOMEM. */
+typedef struct range_bufs {
+    mark_batch marks;
+    pwl_ref refs[4096];   /* first pass: exits of a block              */
+    eng_pos succ[4096];   /* first pass: the exit positions themselves  */
+    uint64_t inner[4096]; /* later passes: successor indices in the pair */
+} range_bufs;
+
+#define FP_BLOCK 64 /* positions of a block, both passes              */
+#define FP_REFS 4096
+
+static range_bufs *
+bufs_alloc(pair_work *w)
+{
+    range_bufs *r = malloc(sizeof *r);
+    if (!r)
+        atomic_store(&w->nomem, 1);
+    else
+        r->marks.n = 0;
+    return r;
+}
+
+/*
+ * The bound of an exit that no loaded slice holds (pwl_db_locate gave
+ * -1): for a material that is not being built and is complete only as
+ * compressed files, its exact value through the prober (which resolves
+ * a capture position by playing its captures); otherwise LW, "we have no
+ * information about their values" (seed 000, 2.3) - unless the slice is
+ * one being built, which the build order must have loaded (w->missing).
+ * A damaged compressed block is an error, never LW (w->damaged; the pair
+ * is thrown away).
+ */
+static int
+exit_unknown(pair_work *w, const eng_pos *c, range_counts *cnt)
+{
+    egix_slice s;
+    egix_slice_of(c, &s);
+    const int chosen = w->chosen[pwl_slice_mat_key(&s)];
+    if (w->cdb && !chosen && egdb_covers(w->cdb, c)) {
+        int v = egdb_probe(w->cdb, c);
+        if (v > 0)
+            return bound_of_egdb[v];
+        if (v == EGDB_ECORRUPT || v == EGDB_EIO) {
+            atomic_store(&w->damaged, 1);
+            return ENG_LW;
+        }
+    }
+    if (chosen)
+        atomic_store(&w->missing, 1);
+    cnt->exits++;
+    return ENG_LW;
+}
+
+/* One position of a first-pass block. */
+typedef struct fp_item {
+    int kind;        /* FP_NONE (no move), FP_CAPTURE or FP_QUIET       */
+    unsigned inside; /* quiet: the moves that stay in the pair         */
+    int ref0, nref;  /* its exits' references, in move order           */
+} fp_item;
+
+enum { FP_NONE, FP_CAPTURE, FP_QUIET };
 
 /*
  * First pass over positions [begin, end) of member m: the value of the
  * paper's first pass from the all-uTT start, with every move leaving the
- * pair looked up once (see the file comment).
+ * pair looked up once (see the file comment). A range is walked with a
+ * cursor (only the kings are unranked from one position to the next)
+ * in blocks of FP_BLOCK positions: first every position's moves are
+ * generated and the places of its exits found and prefetched (they lie
+ * at random places of finished files), then the bounds are read in move
+ * order with the same early stop at a sure win, so the values and the
+ * counts are those of one position at a time.
  */
 static void
 first_range(void *ctx, int m, uint64_t begin, uint64_t end)
@@ -277,75 +373,141 @@ first_range(void *ctx, int m, uint64_t begin, uint64_t end)
     const int pm = other_member(w, m);
     _Atomic uint64_t *dst = w->dirty[0][pm];
     range_counts cnt = {0};
-    for (uint64_t i = begin; i < end; i++) {
-        eng_pos p;
-        eng_movelist l;
-        egix_unindex(w->tab[m], i, &p);
-        /* Duplicate capture routes are one move (ENG_DUPS_MERGE), as in
-         * every database of the project; they would not change a max. */
-        int n = eng_generate(&p, &l, ENG_DUPS_MERGE);
-        eng_pval v, ext = ENG_PV_LL; /* LL: the identity of Table 2's max */
-        unsigned byte_ext;
-        int inside = 0;
-        if (n == 0) {
-            v = ENG_PV_LL; /* no move: lost */
-            byte_ext = 0;
-        } else {
+    range_bufs *rb = bufs_alloc(w);
+    if (!rb)
+        return;
+    fp_item items[FP_BLOCK];
+    eng_pos pos[FP_BLOCK];
+    egix_cursor cur;
+    egix_cursor_init(&cur);
+    if (begin < end)
+        egix_seek(w->tab[m], &cur, begin);
+    for (uint64_t b0 = begin; b0 < end;) {
+        int nitems = 0, nrefs = 0;
+        while (b0 + (uint64_t)nitems < end && nitems < FP_BLOCK &&
+               nrefs <= FP_REFS - ENG_MAX_MOVES) {
+            if (b0 + (uint64_t)nitems != begin)
+                egix_next(w->tab[m], &cur);
+            const eng_pos *p = &cur.pos;
+            fp_item *it = &items[nitems];
+            pos[nitems++] = *p;
+            /* Duplicate capture routes are one move (ENG_DUPS_MERGE), as
+             * in every database of the project; they would not change a
+             * max. */
+            eng_movelist l;
+            int n = eng_generate(p, &l, ENG_DUPS_MERGE);
+            it->ref0 = nrefs;
+            it->inside = 0;
+            if (n == 0) {
+                it->kind = FP_NONE;
+                it->nref = 0;
+                continue;
+            }
             /* Captures are compulsory, so eng_generate returned only
-             * captures or only non-captures. Every capture leaves the pair
-             * (fewer pieces): a capture position is completed right here,
-             * exact when the smaller databases are complete. A non-capture
-             * either stays (counted, valued later) or leaves by a promotion
-             * or a new leading row (looked up now). The loop stops at a
-             * sure win: nothing can beat WW. */
-            int capture = l.m[0].njumps > 0;
-            for (int k = 0; k < n && ext != ENG_PV_WW; k++) {
-                if (!capture && move_stays(&p, &l.m[k], lead_row)) {
-                    inside++;
+             * captures or only non-captures. Every capture leaves the
+             * pair (fewer pieces). A non-capture either stays (counted,
+             * valued later) or leaves by a promotion or a new leading
+             * row (looked up). */
+            const int capture = l.m[0].njumps > 0;
+            it->kind = capture ? FP_CAPTURE : FP_QUIET;
+            for (int k = 0; k < n; k++) {
+                if (!capture && move_stays(p, &l.m[k], lead_row)) {
+                    it->inside++;
                     continue;
                 }
-                eng_pos c, cc;
+                eng_pos c;
                 egix_slice s;
-                eng_make(&p, &l.m[k], &c);
-                cc = eng_flip(&c);
-                int b = exit_lookup(w, &cc, &s);
-                if (b == -2) {
-                    atomic_store(&w->damaged, 1);
-                    b = ENG_LW; /* the pair is thrown away */
-                } else if (b < 0) {
-                    /* No database: "Such positions are given the value LW"
-                     * (seed 000, 2.3) - unless the slice is one being
-                     * built, which the build order must have loaded. */
-                    if (w->chosen[pwl_slice_mat_key(&s)])
-                        atomic_store(&w->missing, 1);
-                    b = ENG_LW;
-                    cnt.exits++;
-                }
-                ext = eng_pval_max(ext, eng_pval_neg(eng_pval_of_bound((eng_bound)b)));
+                eng_make(p, &l.m[k], &c);
+                rb->succ[nrefs] = eng_flip(&c);
+                rb->refs[nrefs] = pwl_db_locate(w->db, &rb->succ[nrefs], &s);
+                pwl_ref_prefetch(&rb->refs[nrefs]);
+                nrefs++;
             }
-            if (capture) {
-                v = ext;
-                byte_ext = EXT_CAPTURE;
-                cnt.captures++;
-            } else {
-                /* Moves inside the pair are uTT now, and neg(uTT) = uTT. A
-                 * win among the exits was found before all moves were
-                 * counted, but then the value is WW whatever they are. */
-                v = inside ? eng_pval_max(ext, ENG_PV_UTT) : ext;
-                byte_ext = ext;
-            }
+            it->nref = nrefs - it->ref0;
         }
-        /* The predecessors assumed uTT for this position. */
-        settle(w, m, i, &p, (uint8_t)(v | byte_ext << EXT_SHIFT), v, v != ENG_PV_UTT, dst, &cnt);
+        for (int t = 0; t < nitems; t++) {
+            const fp_item *it = &items[t];
+            eng_pval v, ext = ENG_PV_LL; /* LL: the identity of Table 2's max */
+            unsigned byte_ext;
+            if (it->kind == FP_NONE) {
+                v = ENG_PV_LL; /* no move: lost */
+                byte_ext = 0;
+            } else {
+                /* Nothing can beat WW: the bounds are read up to the
+                 * first sure win. */
+                for (int k = it->ref0; k < it->ref0 + it->nref && ext != ENG_PV_WW; k++) {
+                    int b = pwl_ref_bound(&rb->refs[k]);
+                    if (b < 0)
+                        b = exit_unknown(w, &rb->succ[k], &cnt);
+                    ext = eng_pval_max(ext, eng_pval_neg(eng_pval_of_bound((eng_bound)b)));
+                }
+                if (it->kind == FP_CAPTURE) {
+                    /* A capture position is completed right here, exact
+                     * when the smaller databases are complete. */
+                    v = ext;
+                    byte_ext = EXT_CAPTURE;
+                    cnt.captures++;
+                } else {
+                    /* Moves inside the pair are uTT now, and neg(uTT) =
+                     * uTT; with a win among the exits the value is WW
+                     * whatever they are. */
+                    v = it->inside ? eng_pval_max(ext, ENG_PV_UTT) : ext;
+                    byte_ext = ext;
+                }
+            }
+            /* The predecessors assumed uTT for this position. */
+            settle(w, m, b0 + (uint64_t)t, &pos[t], (uint8_t)(v | byte_ext << EXT_SHIFT), v,
+                   v != ENG_PV_UTT, dst, &rb->marks, &cnt);
+        }
+        b0 += (uint64_t)nitems;
     }
+    flush_marks(w, pm, dst, &rb->marks, &cnt);
+    free(rb);
     add_counts(w, &cnt);
+}
+
+/* One position of a later pass's block. */
+typedef struct ps_item {
+    uint64_t i;     /* its index in member m                         */
+    uint8_t b;      /* its byte when the pass reached it             */
+    int ref0, nref; /* its moves inside the pair: rb->inner[ref0..]  */
+    eng_pos p;
+} ps_item;
+
+/* Evaluates a block: each position gets max(exits, max over its moves
+ * inside the pair of neg(current value)); a change queues the marks of
+ * its predecessors for the next pass. */
+static void
+pass_block(pair_work *w, int m, const ps_item *items, int nitems, range_bufs *rb,
+           _Atomic uint64_t *nxt, range_counts *cnt)
+{
+    const int pm = other_member(w, m);
+    for (int t = 0; t < nitems; t++) {
+        const ps_item *it = &items[t];
+        const eng_pval v = (eng_pval)(it->b & VAL_MASK);
+        eng_pval r = (eng_pval)(it->b >> EXT_SHIFT);
+        for (int k = it->ref0; k < it->ref0 + it->nref && r != ENG_PV_WW; k++) {
+            uint8_t cb = atomic_load_explicit(&w->val[pm][rb->inner[k]], memory_order_relaxed);
+            r = eng_pval_max(r, eng_pval_neg((eng_pval)(cb & VAL_MASK)));
+        }
+        if (r == v)
+            continue; /* nothing new: the predecessors stay as they are */
+        /* The exit nibble is kept. */
+        cnt->changed++;
+        settle(w, m, it->i, &it->p, (uint8_t)((it->b & ~VAL_MASK) | r), r, 1, nxt, &rb->marks, cnt);
+    }
 }
 
 /*
  * One later pass over bitmap words [begin, end) of member m: each marked
- * position that is not completed gets max(exits, max over its moves
- * inside the pair of neg(current value)); a change marks its
- * predecessors for the next pass.
+ * position that is not completed is re-evaluated (pass_block). Marked
+ * positions come in index order: a cursor unranks them (only the kings
+ * when the men stay), and they are taken in blocks of FP_BLOCK, whose
+ * successors inside the pair are indexed and prefetched before any is
+ * read. A king move keeps the men, so its successors share the men part
+ * of their index. Values are read and written in place, so a block may
+ * see values of the same pass, as any iteration order allows (see the
+ * proof above).
  */
 static void
 pass_range(void *ctx, int m, uint64_t begin, uint64_t end)
@@ -353,46 +515,93 @@ pass_range(void *ctx, int m, uint64_t begin, uint64_t end)
     pair_work *w = ctx;
     const int lead_row = w->slice[m].rb;
     const int pm = other_member(w, m);
-    _Atomic uint64_t *cur = w->dirty[w->parity][m];
+    const egix_table *ptab = w->tab[pm];
+    _Atomic uint64_t *cur_map = w->dirty[w->parity][m];
     _Atomic uint64_t *nxt = w->dirty[w->parity ^ 1][pm];
     range_counts cnt = {0};
+    range_bufs *rb = bufs_alloc(w);
+    if (!rb)
+        return;
+    ps_item items[FP_BLOCK];
+    int nitems = 0, nrefs = 0;
+    egix_cursor cur;
+    egix_cursor_init(&cur);
     for (uint64_t k = begin; k < end; k++) {
-        uint64_t bits = atomic_load_explicit(&cur[k], memory_order_relaxed);
+        uint64_t bits = atomic_load_explicit(&cur_map[k], memory_order_relaxed);
         if (!bits)
             continue;
         /* Only this thread touches word k of the current bitmap (marks go
          * to the other parity), so it is cleared for the pass after next. */
-        atomic_store_explicit(&cur[k], 0, memory_order_relaxed);
+        atomic_store_explicit(&cur_map[k], 0, memory_order_relaxed);
         for (; bits; bits &= bits - 1) {
             uint64_t i = (k << 6) | (uint64_t)__builtin_ctzll(bits);
             uint8_t b = atomic_load_explicit(&w->val[m][i], memory_order_relaxed);
-            eng_pval v = (eng_pval)(b & VAL_MASK);
-            if (eng_pval_completed(v))
+            if (eng_pval_completed((eng_pval)(b & VAL_MASK)))
                 continue;
             cnt.evaluations++;
-            eng_pos p;
-            eng_movelist l;
-            egix_unindex(w->tab[m], i, &p);
-            int n = eng_generate(&p, &l, ENG_DUPS_MERGE);
-            eng_pval r = (eng_pval)(b >> EXT_SHIFT);
-            for (int t = 0; t < n && r != ENG_PV_WW; t++) {
-                if (!move_stays(&p, &l.m[t], lead_row))
-                    continue; /* an exit, already in r */
-                eng_pos c, cf;
-                eng_make(&p, &l.m[t], &c);
-                cf = eng_flip(&c);
-                uint64_t j = egix_index(w->tab[pm], &cf);
-                uint8_t cb = atomic_load_explicit(&w->val[pm][j], memory_order_relaxed);
-                r = eng_pval_max(r, eng_pval_neg((eng_pval)(cb & VAL_MASK)));
+            if (nitems == FP_BLOCK || nrefs > FP_REFS - ENG_MAX_MOVES) {
+                pass_block(w, m, items, nitems, rb, nxt, &cnt);
+                nitems = nrefs = 0;
             }
-            if (r == v)
-                continue; /* nothing new: the predecessors stay as they are */
-            /* The exit nibble is kept. */
-            cnt.changed++;
-            settle(w, m, i, &p, (uint8_t)((b & ~VAL_MASK) | r), r, 1, nxt, &cnt);
+            egix_seek(w->tab[m], &cur, i);
+            ps_item *it = &items[nitems++];
+            it->i = i;
+            it->b = b;
+            it->p = cur.pos;
+            it->ref0 = nrefs;
+            eng_movelist l;
+            int n = eng_generate(&it->p, &l, ENG_DUPS_MERGE);
+            uint64_t men_base = 0;
+            int have_men = 0;
+            for (int t = 0; t < n; t++) {
+                if (!move_stays(&it->p, &l.m[t], lead_row))
+                    continue; /* an exit, already in the byte */
+                eng_pos c, cf;
+                eng_make(&it->p, &l.m[t], &c);
+                cf = eng_flip(&c);
+                uint64_t j;
+                if (it->p.bk & (1u << l.m[t].from)) {
+                    if (!have_men) {
+                        men_base = egix_index_men(ptab, &cf);
+                        have_men = 1;
+                    }
+                    j = men_base + egix_index_kings(ptab, &cf);
+                } else {
+                    j = egix_index(ptab, &cf);
+                }
+                __builtin_prefetch((const void *)&w->val[pm][j]);
+                rb->inner[nrefs++] = j;
+            }
+            it->nref = nrefs - it->ref0;
         }
     }
+    pass_block(w, m, items, nitems, rb, nxt, &cnt);
+    flush_marks(w, pm, nxt, &rb->marks, &cnt);
+    free(rb);
     add_counts(w, &cnt);
+}
+
+/*
+ * Asks for transparent huge pages (2 MB) for a working array: the passes
+ * read and write it at random places, and with 4 kB pages a pair of
+ * hundreds of MB misses the TLB on nearly every access (build.c asks
+ * for its pair's bytes the same way). Called before the first touch:
+ * the kernel here gives huge pages on request only, and only to pages
+ * not yet touched. A hint only: its failure changes nothing.
+ */
+static void
+advise_huge(void *p, size_t len)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t e = ((uintptr_t)p + len) & ~(huge - 1);
+    if (e > a)
+        (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)len;
+#endif
 }
 
 /* ---- writing ------------------------------------------------------------ */
@@ -510,11 +719,14 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
             rc = EGDB_ENOMEM;
             goto out;
         }
+        advise_huge((void *)w.val[m], w.size[m]);
+        for (int par = 0; par < 2; par++)
+            advise_huge((void *)w.dirty[par][m], w.words[m] * sizeof(uint64_t));
         /* Everything starts at uTT (seed 000: "the initialized unknown
          * value is now uTT"): what the first pass reads for a position it
-         * has not reached yet. */
-        for (uint64_t i = 0; i < w.size[m]; i++)
-            atomic_init(&w.val[m][i], ENG_PV_UTT);
+         * has not reached yet. No thread runs yet, and an atomic byte is
+         * a byte. */
+        memset((void *)w.val[m], ENG_PV_UTT, w.size[m]);
     }
     uint64_t positions = w.size[0] + (nmem == 2 ? w.size[1] : 0);
     size_t pair_bytes = (size_t)positions + (size_t)(w.words[0] + w.words[1]) * 16;
@@ -529,6 +741,11 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
     egrun_par_for(&w, first_range, w.nmem, w.size, CHUNK_POS, positions, threads);
     double t2 = egrun_now();
     rs->stats->seconds_first += t2 - t1;
+    if (atomic_load(&w.nomem)) {
+        snprintf(err, errlen, "out of memory for the first pass's buffers");
+        rc = EGDB_ENOMEM;
+        goto out;
+    }
     if (atomic_load(&w.missing)) {
         char name[EGIX_NAME_MAX];
         egix_slice_name(&w.slice[0], name, sizeof name);
@@ -557,6 +774,13 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
         atomic_store(&w.marks, 0);
         atomic_store(&w.changed, 0);
         egrun_par_for(&w, pass_range, w.nmem, w.words, CHUNK_WORDS, positions, threads);
+        if (atomic_load(&w.nomem)) {
+            /* A range was skipped, its marks unread: the pair is not
+             * at its fixed point. */
+            snprintf(err, errlen, "out of memory for a pass's buffers");
+            rc = EGDB_ENOMEM;
+            goto out;
+        }
         passes++;
         w.parity ^= 1;
         report_progress(rs, &w, "passes", passes, atomic_load(&w.completed), 0);

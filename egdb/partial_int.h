@@ -111,6 +111,67 @@ int pwl_list_names(const char *dir, const char *ext, char ***out, size_t *n, cha
 void pwl_free_names(char **v, size_t n);
 
 /*
+ * Where the bound of a Black-to-move position lies in the loaded slices
+ * (pwl_db_locate), so that a builder can find the places of many
+ * successors, prefetch them, and read them afterwards (pwl_ref_bound):
+ * reads at random places of large files are the first pass's misses.
+ */
+enum { PWL_REF_DIRECT, PWL_REF_PARTIAL, PWL_REF_COMPLETE };
+typedef struct pwl_ref {
+    int kind;            /* PWL_REF_*                                     */
+    int direct;          /* DIRECT: the bound (>= 0), or -1: not loaded   */
+    const uint8_t *data; /* PARTIAL: 4-bit codes; COMPLETE: 2-bit values  */
+    uint64_t idx;        /* PARTIAL / COMPLETE: the index in data          */
+} pwl_ref;
+
+/*
+ * pwl_db_locate - the place of c's bound (c a valid placement, as the
+ * builder's successors always are); *s receives the slice. A side to
+ * move without pieces is lost by the rules (no file holds these, as in
+ * egst_probe); a slice loaded neither as partial nor as complete gives
+ * DIRECT -1.
+ */
+static inline pwl_ref
+pwl_db_locate(const egpt_db *db, const eng_pos *c, egix_slice *s)
+{
+    if ((c->bm | c->bk) == 0)
+        return (pwl_ref){.kind = PWL_REF_DIRECT, .direct = ENG_LL};
+    egix_slice_of(c, s);
+    size_t k = egst_key(s);
+    const pslice *e = db->by_key[k];
+    if (e)
+        return (pwl_ref){.kind = PWL_REF_PARTIAL, .data = e->data, .idx = egix_index(e->table, c)};
+    const egst_slice *x = db->reg.by_key[k];
+    if (x)
+        return (pwl_ref){.kind = PWL_REF_COMPLETE, .data = x->data, .idx = egix_index(x->table, c)};
+    return (pwl_ref){.kind = PWL_REF_DIRECT, .direct = -1};
+}
+
+/* Asks for the byte of r's bound ahead of pwl_ref_bound. */
+static inline void
+pwl_ref_prefetch(const pwl_ref *r)
+{
+    if (r->kind == PWL_REF_PARTIAL)
+        __builtin_prefetch(&r->data[r->idx >> 1]);
+    else if (r->kind == PWL_REF_COMPLETE)
+        __builtin_prefetch(&r->data[r->idx >> 2]);
+}
+
+/* The bound at r: >= 0, or -1 (not loaded). */
+static inline int
+pwl_ref_bound(const pwl_ref *r)
+{
+    switch (r->kind) {
+    case PWL_REF_PARTIAL:
+        return pwl_nibble_get(r->data, r->idx);
+    case PWL_REF_COMPLETE:
+        return bound_of_egdb[(r->data[r->idx >> 2] >> ((r->idx & 3) * 2)) & 3];
+    default:
+        return r->direct;
+    }
+}
+
+/*
  * The bound of a Black-to-move position c from the loaded slices: >= 0,
  * or -1 when its slice is loaded neither as partial nor as complete.
  * *s receives the slice. c must be a valid placement (the builder's
@@ -119,19 +180,8 @@ void pwl_free_names(char **v, size_t n);
 static inline int
 pwl_db_lookup(const egpt_db *db, const eng_pos *c, egix_slice *s)
 {
-    /* The side to move has no piece: lost by the rules (no file holds
-     * these, as in egst_probe). */
-    if ((c->bm | c->bk) == 0)
-        return ENG_LL;
-    egix_slice_of(c, s);
-    size_t k = egst_key(s);
-    const pslice *e = db->by_key[k];
-    if (e)
-        return pwl_nibble_get(e->data, egix_index(e->table, c));
-    const egst_slice *x = db->reg.by_key[k];
-    if (x)
-        return bound_of_egdb[egst_value(x, egix_index(x->table, c))];
-    return -1;
+    pwl_ref r = pwl_db_locate(db, c, s);
+    return pwl_ref_bound(&r);
 }
 
 #endif /* EGDB_PARTIAL_INT_H */

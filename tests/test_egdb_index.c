@@ -734,12 +734,14 @@ walk_cursor(const egix_table *t, uint64_t begin, uint64_t len, uint64_t *rng)
         egix_next(t, &c);
         check_cursor(t, &c, i);
     }
-    /* Seeks: a step of 0..63 either way (mostly the same men), then a
-     * jump anywhere. */
+    /* Seeks: a step of 0..63 either way (mostly the same men), a step
+     * forward of up to 4,095 (another men placement, often of the same
+     * black men: the cursor keeps their set), then a jump anywhere. */
     for (int k = 0; k < 200; k++) {
-        uint64_t i = c.index, d = rng_below(rng, 64);
+        uint64_t i = c.index, d = rng_below(rng, k % 4 == 2 ? 4096 : 64);
 
         i = (k % 4 == 3)                    ? rng_next(rng) % size
+            : k % 4 == 2                    ? (i + d < size ? i + d : i)
             : (rng_below(rng, 2) && i >= d) ? i - d
                                             : (i + d < size ? i + d : i);
         egix_seek(t, &c, i);
