@@ -1065,6 +1065,20 @@ egix_index(const egix_table *t, const eng_pos *p)
 }
 
 uint64_t
+egix_men_rank(const egix_table *t, const eng_pos *p)
+{
+    return men_rank(t, p);
+}
+
+uint64_t
+egix_index_at_men(const egix_table *t, uint64_t men, const eng_pos *p)
+{
+    if (t->order != EGIX_ORDER_COLEX)
+        return men * (t->ckb * t->ckw) + gray_kings(t, men, p, ~(p->bm | p->wm));
+    return men * (t->ckb * t->ckw) + kings_rank(t, p);
+}
+
+uint64_t
 egix_index_men(const egix_table *t, const eng_pos *p)
 {
     return men_rank(t, p) * (t->ckb * t->ckw);

@@ -462,6 +462,18 @@ void egix_next(const egix_table *t, egix_cursor *c);
 uint64_t egix_index_men(const egix_table *t, const eng_pos *p);
 
 /*
+ * egix_men_rank - the rank of p's men placement (black and white men)
+ * among the slice's: the same in every king order of the slice, so a
+ * caller that needs p's index in several orders ranks the men once.
+ * egix_index_at_men - egix_index(t, p) in t's order, given
+ * men = egix_men_rank(u, p) for any table u of the same slice:
+ * men * C(kings) + the rank of p's kings in t's order (which in a Gray
+ * order depends on men). Same precondition as egix_index.
+ */
+uint64_t egix_men_rank(const egix_table *t, const eng_pos *p);
+uint64_t egix_index_at_men(const egix_table *t, uint64_t men, const eng_pos *p);
+
+/*
  * egix_index_kings - the king part of egix_index(t, p): the ranks of the
  * black kings among the squares free of men and of the white kings
  * among those left, C(32-m-nbk, nwk) * bkr + wkr. Reads only the table's
