@@ -544,6 +544,8 @@ compress_slice(compress_job *job, const egst_slice *e, const egst_header *wh, sl
     uint64_t kept = 0, first_j[EGIX_NORDERS] = {0}; /* first_j: for EGCP_FAULT_COLLIDE */
     pending pend[WALK_BLOCK];
     int npend = 0;
+    uint32_t rank_bm = UINT32_MAX, rank_wm = UINT32_MAX; /* the men of `men` (none yet) */
+    uint64_t men = 0;
     for (uint64_t i = 0; i < e->size; i++) {
         if ((i & (PROGRESS_STEP - 1)) == PROGRESS_STEP - 1) {
             atomic_fetch_add(&job->done, PROGRESS_STEP);
@@ -563,7 +565,15 @@ compress_slice(compress_job *job, const egst_slice *e, const egst_header *wh, sl
          * order, and the other orders below add only their king part
          * (egix_index_at_men is egix_index with the men ranked apart; a
          * men-heavy unit's compression spent 29% in egix_index). */
-        const uint64_t men = egix_men_rank(e->table, &p);
+        if (p.bm != rank_bm || p.wm != rank_wm) {
+            /* The rank depends on the men only: found again whenever
+             * they differ from the last position's (a men placement
+             * spans all its king placements, hundreds in a unit with
+             * two kings). */
+            rank_bm = p.bm;
+            rank_wm = p.wm;
+            men = egix_men_rank(e->table, &p);
+        }
         if (egix_index_at_men(e->table, men, &p) != i) {
             char name[EGIX_NAME_MAX];
             egix_slice_name(&e->slice, name, sizeof name);
