@@ -562,16 +562,15 @@ compress_slice(compress_job *job, const egst_slice *e, const egst_header *wh, sl
          * what decides a position's fate below (dropped or kept, and its
          * place in the other orders) is that index's position: with
          * check_written this is what makes the file's values the 2-bit
-         * file's (see there). */
-        /* The men are ranked once: their rank is the same in every king
-         * order, and the other orders below add only their king part
-         * (egix_index_at_men is egix_index with the men ranked apart; a
-         * men-heavy unit's compression spent 29% in egix_index). */
+         * file's (see there). The index is egix_index with the men ranked
+         * apart (egix_men_rank, egix_index_at_men): the men's rank is the
+         * same in every king order, so the other orders below add only
+         * their king part (a men-heavy unit's compression spent 29% in
+         * egix_index), and it is a function of the men alone, found again
+         * whenever they differ from the last position's (a men placement
+         * spans all its king placements, hundreds in a unit with two
+         * kings). */
         if (p->bm != rank_bm || p->wm != rank_wm) {
-            /* The rank depends on the men only: found again whenever
-             * they differ from the last position's (a men placement
-             * spans all its king placements, hundreds in a unit with
-             * two kings). */
             rank_bm = p->bm;
             rank_wm = p->wm;
             men = egix_men_rank(e->table, p);

@@ -428,7 +428,10 @@ typedef struct egix_cursor {
  * NOTES
  *   When i has the men part of the index c held (the same men
  *   placement), only the kings are unranked: no offset-table search,
- *   no division beyond one, no white-men unranking. Thread-safe on
+ *   no division beyond one, no white-men unranking. When i is another
+ *   men placement of the black men the cursor holds (with men on both
+ *   sides), only the white men and the kings are unranked: no search
+ *   in the offsets (the builders' later passes seek so). Thread-safe on
  *   distinct cursors.
  */
 void egix_seek(const egix_table *t, egix_cursor *c, uint64_t i);

@@ -290,18 +290,22 @@ settle(pair_work *w, int m, uint64_t i, const eng_pos *p, uint8_t b, eng_pval v,
         queue_preds(w, m, p, dst, mb, n);
 }
 
-/* The per-call buffers of first_range and pass_range: a few hundred kB,
- * too much for a thread's stack. NULL (and w->nomem set) when out of
- * memory: the pair then fails with EGDB_ENOMEM. */
+#define BLK_POS 64    /* positions of a block, in both kinds of pass     */
+#define BLK_REFS 4096 /* successor references of a block                 */
+
+/* The per-call buffers of first_range and pass_range: too much for a
+ * thread's stack. NULL (and w->nomem set) when out of memory: the pair
+ * then fails with EGDB_ENOMEM. */
 typedef struct range_bufs {
     mark_batch marks;
-    pwl_ref refs[4096];   /* first pass: exits of a block              */
-    eng_pos succ[4096];   /* first pass: the exit positions themselves  */
-    uint64_t inner[4096]; /* later passes: successor indices in the pair */
+    union {
+        struct {
+            pwl_ref refs[BLK_REFS]; /* exits of a block                  */
+            eng_pos succ[BLK_REFS]; /* the exit positions themselves      */
+        } first;
+        uint64_t inner[BLK_REFS]; /* later passes: successor indices in the pair */
+    } u;
 } range_bufs;
-
-#define FP_BLOCK 64 /* positions of a block, both passes              */
-#define FP_REFS 4096
 
 static range_bufs *
 bufs_alloc(pair_work *w)
@@ -359,7 +363,7 @@ enum { FP_NONE, FP_CAPTURE, FP_QUIET };
  * paper's first pass from the all-uTT start, with every move leaving the
  * pair looked up once (see the file comment). A range is walked with a
  * cursor (only the kings are unranked from one position to the next)
- * in blocks of FP_BLOCK positions: first every position's moves are
+ * in blocks of BLK_POS positions: first every position's moves are
  * generated and the places of its exits found and prefetched (they lie
  * at random places of finished files), then the bounds are read in move
  * order with the same early stop at a sure win, so the values and the
@@ -376,16 +380,16 @@ first_range(void *ctx, int m, uint64_t begin, uint64_t end)
     range_bufs *rb = bufs_alloc(w);
     if (!rb)
         return;
-    fp_item items[FP_BLOCK];
-    eng_pos pos[FP_BLOCK];
+    fp_item items[BLK_POS];
+    eng_pos pos[BLK_POS];
     egix_cursor cur;
     egix_cursor_init(&cur);
     if (begin < end)
         egix_seek(w->tab[m], &cur, begin);
     for (uint64_t b0 = begin; b0 < end;) {
         int nitems = 0, nrefs = 0;
-        while (b0 + (uint64_t)nitems < end && nitems < FP_BLOCK &&
-               nrefs <= FP_REFS - ENG_MAX_MOVES) {
+        while (b0 + (uint64_t)nitems < end && nitems < BLK_POS &&
+               nrefs <= BLK_REFS - ENG_MAX_MOVES) {
             if (b0 + (uint64_t)nitems != begin)
                 egix_next(w->tab[m], &cur);
             const eng_pos *p = &cur.pos;
@@ -418,9 +422,9 @@ first_range(void *ctx, int m, uint64_t begin, uint64_t end)
                 eng_pos c;
                 egix_slice s;
                 eng_make(p, &l.m[k], &c);
-                rb->succ[nrefs] = eng_flip(&c);
-                rb->refs[nrefs] = pwl_db_locate(w->db, &rb->succ[nrefs], &s);
-                pwl_ref_prefetch(&rb->refs[nrefs]);
+                rb->u.first.succ[nrefs] = eng_flip(&c);
+                rb->u.first.refs[nrefs] = pwl_db_locate(w->db, &rb->u.first.succ[nrefs], &s);
+                pwl_ref_prefetch(&rb->u.first.refs[nrefs]);
                 nrefs++;
             }
             it->nref = nrefs - it->ref0;
@@ -436,9 +440,9 @@ first_range(void *ctx, int m, uint64_t begin, uint64_t end)
                 /* Nothing can beat WW: the bounds are read up to the
                  * first sure win. */
                 for (int k = it->ref0; k < it->ref0 + it->nref && ext != ENG_PV_WW; k++) {
-                    int b = pwl_ref_bound(&rb->refs[k]);
+                    int b = pwl_ref_bound(&rb->u.first.refs[k]);
                     if (b < 0)
-                        b = exit_unknown(w, &rb->succ[k], &cnt);
+                        b = exit_unknown(w, &rb->u.first.succ[k], &cnt);
                     ext = eng_pval_max(ext, eng_pval_neg(eng_pval_of_bound((eng_bound)b)));
                 }
                 if (it->kind == FP_CAPTURE) {
@@ -470,7 +474,7 @@ first_range(void *ctx, int m, uint64_t begin, uint64_t end)
 typedef struct ps_item {
     uint64_t i;     /* its index in member m                         */
     uint8_t b;      /* its byte when the pass reached it             */
-    int ref0, nref; /* its moves inside the pair: rb->inner[ref0..]  */
+    int ref0, nref; /* its moves inside the pair: rb->u.inner[ref0..]  */
     eng_pos p;
 } ps_item;
 
@@ -487,7 +491,7 @@ pass_block(pair_work *w, int m, const ps_item *items, int nitems, range_bufs *rb
         const eng_pval v = (eng_pval)(it->b & VAL_MASK);
         eng_pval r = (eng_pval)(it->b >> EXT_SHIFT);
         for (int k = it->ref0; k < it->ref0 + it->nref && r != ENG_PV_WW; k++) {
-            uint8_t cb = atomic_load_explicit(&w->val[pm][rb->inner[k]], memory_order_relaxed);
+            uint8_t cb = atomic_load_explicit(&w->val[pm][rb->u.inner[k]], memory_order_relaxed);
             r = eng_pval_max(r, eng_pval_neg((eng_pval)(cb & VAL_MASK)));
         }
         if (r == v)
@@ -502,7 +506,7 @@ pass_block(pair_work *w, int m, const ps_item *items, int nitems, range_bufs *rb
  * One later pass over bitmap words [begin, end) of member m: each marked
  * position that is not completed is re-evaluated (pass_block). Marked
  * positions come in index order: a cursor unranks them (only the kings
- * when the men stay), and they are taken in blocks of FP_BLOCK, whose
+ * when the men stay), and they are taken in blocks of BLK_POS, whose
  * successors inside the pair are indexed and prefetched before any is
  * read. A king move keeps the men, so its successors share the men part
  * of their index. Values are read and written in place, so a block may
@@ -519,10 +523,9 @@ pass_range(void *ctx, int m, uint64_t begin, uint64_t end)
     _Atomic uint64_t *cur_map = w->dirty[w->parity][m];
     _Atomic uint64_t *nxt = w->dirty[w->parity ^ 1][pm];
     range_counts cnt = {0};
-    range_bufs *rb = bufs_alloc(w);
-    if (!rb)
-        return;
-    ps_item items[FP_BLOCK];
+    range_bufs *rb = NULL; /* allocated at the first position to evaluate:
+                              in late passes most ranges have none */
+    ps_item items[BLK_POS];
     int nitems = 0, nrefs = 0;
     egix_cursor cur;
     egix_cursor_init(&cur);
@@ -539,7 +542,9 @@ pass_range(void *ctx, int m, uint64_t begin, uint64_t end)
             if (eng_pval_completed((eng_pval)(b & VAL_MASK)))
                 continue;
             cnt.evaluations++;
-            if (nitems == FP_BLOCK || nrefs > FP_REFS - ENG_MAX_MOVES) {
+            if (!rb && !(rb = bufs_alloc(w)))
+                return; /* the pair fails (w->nomem) */
+            if (nitems == BLK_POS || nrefs > BLK_REFS - ENG_MAX_MOVES) {
                 pass_block(w, m, items, nitems, rb, nxt, &cnt);
                 nitems = nrefs = 0;
             }
@@ -570,14 +575,16 @@ pass_range(void *ctx, int m, uint64_t begin, uint64_t end)
                     j = egix_index(ptab, &cf);
                 }
                 __builtin_prefetch((const void *)&w->val[pm][j]);
-                rb->inner[nrefs++] = j;
+                rb->u.inner[nrefs++] = j;
             }
             it->nref = nrefs - it->ref0;
         }
     }
-    pass_block(w, m, items, nitems, rb, nxt, &cnt);
-    flush_marks(w, pm, nxt, &rb->marks, &cnt);
-    free(rb);
+    if (rb) {
+        pass_block(w, m, items, nitems, rb, nxt, &cnt);
+        flush_marks(w, pm, nxt, &rb->marks, &cnt);
+        free(rb);
+    }
     add_counts(w, &cnt);
 }
 

@@ -118,10 +118,11 @@ void pwl_free_names(char **v, size_t n);
  */
 enum { PWL_REF_DIRECT, PWL_REF_PARTIAL, PWL_REF_COMPLETE };
 typedef struct pwl_ref {
-    int kind;            /* PWL_REF_*                                     */
-    int direct;          /* DIRECT: the bound (>= 0), or -1: not loaded   */
-    const uint8_t *data; /* PARTIAL: 4-bit codes; COMPLETE: 2-bit values  */
-    uint64_t idx;        /* PARTIAL / COMPLETE: the index in data          */
+    int kind;            /* PWL_REF_*                                    */
+    int direct;          /* DIRECT: the bound (>= 0), or -1: not loaded  */
+    const uint8_t *data; /* PARTIAL: the slice's 4-bit codes             */
+    const egst_slice *x; /* COMPLETE: the slice                          */
+    uint64_t idx;        /* PARTIAL / COMPLETE: the index in the slice    */
 } pwl_ref;
 
 /*
@@ -143,7 +144,7 @@ pwl_db_locate(const egpt_db *db, const eng_pos *c, egix_slice *s)
         return (pwl_ref){.kind = PWL_REF_PARTIAL, .data = e->data, .idx = egix_index(e->table, c)};
     const egst_slice *x = db->reg.by_key[k];
     if (x)
-        return (pwl_ref){.kind = PWL_REF_COMPLETE, .data = x->data, .idx = egix_index(x->table, c)};
+        return (pwl_ref){.kind = PWL_REF_COMPLETE, .x = x, .idx = egix_index(x->table, c)};
     return (pwl_ref){.kind = PWL_REF_DIRECT, .direct = -1};
 }
 
@@ -154,7 +155,7 @@ pwl_ref_prefetch(const pwl_ref *r)
     if (r->kind == PWL_REF_PARTIAL)
         __builtin_prefetch(&r->data[r->idx >> 1]);
     else if (r->kind == PWL_REF_COMPLETE)
-        __builtin_prefetch(&r->data[r->idx >> 2]);
+        __builtin_prefetch(&r->x->data[r->idx >> 2]);
 }
 
 /* The bound at r: >= 0, or -1 (not loaded). */
@@ -165,7 +166,7 @@ pwl_ref_bound(const pwl_ref *r)
     case PWL_REF_PARTIAL:
         return pwl_nibble_get(r->data, r->idx);
     case PWL_REF_COMPLETE:
-        return bound_of_egdb[(r->data[r->idx >> 2] >> ((r->idx & 3) * 2)) & 3];
+        return bound_of_egdb[egst_value(r->x, r->idx)];
     default:
         return r->direct;
     }
