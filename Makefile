@@ -67,7 +67,8 @@ BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 BENCH_BY_HAND := bench/hard.sh bench/load.sh bench/scaling.sh bench/ghiorder.sh bench/leafnums.sh \
                  bench/dfpnrate.sh bench/prove_vs_solve.sh bench/egdb_build7.sh \
                  bench/kill-manager.sh bench/partial-9-10.sh bench/level-2-8.sh bench/prove_lib.sh \
-                 bench/egdb_damage8.sh bench/egdb-stats-8.sh bench/egdb_partial_speed.sh
+                 bench/egdb_damage8.sh bench/egdb-stats-8.sh bench/egdb_partial_speed.sh \
+                 bench/egdb_bench_lib.sh
 
 ALL_SRCS := $(foreach m,$(MODULES),$(call MOD_SRCS,$(m))) $(CLI_SRCS) $(TEST_SRCS) $(TOOL_SRCS) \
             $(BENCH_SRCS)

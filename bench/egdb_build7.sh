@@ -20,7 +20,7 @@
 #   ROUNDS    pairs of runs (A B); default 2.   THREADS: default 2.
 #   PAUSE_PATTERN  a process (pgrep -f) to pause with SIGSTOP during each timed run and resume
 #             with SIGCONT right after (a trap resumes it on any exit); default the long
-#             build of /work/egdb-data; empty: pause nothing.
+#             build ("egdb build --pieces"); empty: pause nothing.
 #
 # How one material is built alone: `checkers egdb build --pieces 7` keeps every complete
 # slice and builds the missing ones in build order. The targets' files are removed before
@@ -38,41 +38,14 @@ TARGETS=${TARGETS:-5200 5110}
 STOP_AFTER=${STOP_AFTER:-5110.10}
 ROUNDS=${ROUNDS:-2}
 THREADS=${THREADS:-2}
-PAUSE_PATTERN=${PAUSE_PATTERN-egdb build --pieces 7 --dir /work/egdb-data}
+PAUSE_PATTERN=${PAUSE_PATTERN-egdb build --pieces}
 
-# ---- the process to pause, always resumed ----------------------------------
-PAUSED=""
-if [ -n "$PAUSE_PATTERN" ]; then
-    PAUSED=$(pgrep -f -- "$PAUSE_PATTERN" | tr '\n' ' ' || true)
-fi
-resume() {
-    if [ -n "$PAUSED" ]; then kill -CONT $PAUSED 2>/dev/null || true; fi
-}
-pause() {
-    if [ -n "$PAUSED" ]; then kill -STOP $PAUSED 2>/dev/null || true; fi
-}
-trap resume EXIT
-trap 'resume; exit 130' INT TERM
-
-# ---- the scratch folder -----------------------------------------------------
-mkdir -p "$WORK"
-n16=0
-for f in "$DB16"/*.wld; do
-    name=$(basename "$f" .wld)
-    d=${name:0:4}
-    pieces=0
-    for k in 0 1 2 3; do
-        c=${d:$k:1}
-        case $c in a) c=10 ;; b) c=11 ;; c) c=12 ;; esac
-        pieces=$((pieces + c))
-    done
-    if [ "$pieces" -le 6 ]; then
-        [ -e "$WORK/$name.wld" ] || ln -s "$f" "$WORK/$name.wld"
-        n16=$((n16 + 1))
-    fi
-done
-if [ "$n16" -lt 4219 ]; then
-    echo "egdb_build7: $DB16 holds $n16 slices of 1-6 pieces, not the 4219 of a complete set" >&2
+# ---- the process to pause (always resumed), the 1-6 set linked ------------
+. "$(dirname "$0")/egdb_bench_lib.sh"
+bench_pause_setup "$PAUSE_PATTERN"
+link_complete "$DB16" "$WORK" 6
+if [ "$LINKED" -lt 4219 ]; then
+    echo "egdb_build7: $DB16 holds $LINKED slices of 1-6 pieces, not the 4219 of a complete set" >&2
     exit 1
 fi
 

@@ -35,32 +35,13 @@ ROUNDS=${ROUNDS:-2}
 THREADS=${THREADS:-2}
 PAUSE_PATTERN=${PAUSE_PATTERN-egdb build --pieces}
 
-PAUSED=""
-if [ -n "$PAUSE_PATTERN" ]; then
-    PAUSED=$(pgrep -f -- "$PAUSE_PATTERN" | tr '\n' ' ' || true)
-fi
-resume() { if [ -n "$PAUSED" ]; then kill -CONT $PAUSED 2>/dev/null || true; fi; }
-pause() { if [ -n "$PAUSED" ]; then kill -STOP $PAUSED 2>/dev/null || true; fi; }
-trap resume EXIT
-trap 'resume; exit 130' INT TERM
+. "$(dirname "$0")/egdb_bench_lib.sh"
+bench_pause_setup "$PAUSE_PATTERN"
 
 # ---- the scratch folder: links to the complete slices of up to PIECES pieces -------
 mkdir -p "$WORK/ref"
-n=0
-for f in "$DB"/*.wld; do
-    name=$(basename "$f" .wld)
-    d=${name:0:4}
-    pieces=0
-    for k in 0 1 2 3; do
-        c=${d:$k:1}
-        case $c in a) c=10 ;; b) c=11 ;; c) c=12 ;; esac
-        pieces=$((pieces + c))
-    done
-    if [ "$pieces" -le "$PIECES" ]; then
-        [ -e "$WORK/$name.wld" ] || ln -s "$f" "$WORK/$name.wld"
-        n=$((n + 1))
-    fi
-done
+link_complete "$DB" "$WORK" "$PIECES"
+n=$LINKED
 if [ "$n" -eq 0 ]; then
     echo "egdb_partial_speed: $DB holds no complete slice of up to $PIECES pieces" >&2
     exit 1
