@@ -864,8 +864,19 @@ egdb_estimate(const char *dir, const egdb_build_opts *o, egdb_cost *e, char *err
                 egix_size(&sl[i], &sz);
                 if (n < o->npieces)
                     mapped_lower += raw_bytes(sz);
-                if (egst_file_ok(dir, &sl[i]))
+                if (egst_file_ok(dir, &sl[i])) {
+                    /* Built, but compressed only at the end of a run (the
+                     * command's last step): one that stopped before then
+                     * left it to compress. Stop 55's resumed 1-7 build
+                     * announced 0.05 h of compression for its last slices
+                     * and then compressed all 37.4 G positions. A unit
+                     * task leaves that to the cluster build's last job. */
+                    if (!o->unit && !egcp_compressed_ok(dir, &sl[i])) {
+                        e->stage_positions_compress += sz;
+                        added += (uint64_t)((double)sz / EST_POS_PER_BYTE);
+                    }
                     continue;
+                }
                 e->positions += sz;
                 e->slices++;
                 added += raw_bytes(sz) + (uint64_t)((double)sz / EST_POS_PER_BYTE);
