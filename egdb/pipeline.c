@@ -547,8 +547,9 @@ check_unit(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
     if (rc != 0)
         return rc;
     unsigned char *done = calloc(n ? n : 1, 1);
-    const egst_slice **todo = malloc((n ? n : 1) * sizeof *todo);
-    if (!done || !todo) {
+    /* the slices not checked in an earlier run (the record names those) */
+    const egst_slice **unchecked = malloc((n ? n : 1) * sizeof *unchecked);
+    if (!done || !unchecked) {
         rc = EGDB_ENOMEM;
         goto out;
     }
@@ -560,7 +561,7 @@ check_unit(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
             reused_positions += list[i]->size;
             continue;
         }
-        todo[m++] = list[i];
+        unchecked[m++] = list[i];
     }
     if (reused > 0) {
         char name[EGPL_NAME_MAX], how[160];
@@ -572,12 +573,12 @@ check_unit(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
         report_checked_before(progress, arg, u, sl, reused_positions, how);
     }
     char path[4096];
-    checking c = {-1, todo};
+    checking c = {.fd = -1, .slices = unchecked}; /* no record open yet */
     if (reused >= 0 && checking_path(dir, u, path, sizeof path) == 0)
         c.fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
     *checked = u->positions - reused_positions;
-    rc = egvf_verify_slices(reg, todo, m, threads, stop, progress, arg, checking_append, &c, err,
-                            errlen);
+    rc = egvf_verify_slices(reg, unchecked, m, threads, stop, progress, arg, checking_append, &c,
+                            err, errlen);
     if (c.fd >= 0)
         close(c.fd);
     if (rc == 0)
@@ -587,7 +588,7 @@ check_unit(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
 out:
     free(text);
     free(done);
-    free(todo);
+    free(unchecked);
     return rc;
 }
 
