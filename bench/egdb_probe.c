@@ -167,7 +167,7 @@ main(void)
            (double)total / 4e6, memory_latency((size_t)(total / 4)));
 
     egdb_compress_stats cst;
-    egdb_compress_opts co = {npieces, 2, 1, NULL, NULL};
+    egdb_compress_opts co = {npieces, 2, 1, NULL, NULL, NULL};
     double tc = bench_now();
     if (egdb_compress(dir, &co, &cst, err, sizeof err) != 0) {
         fprintf(stderr, "compress: %s\n", err);

@@ -52,7 +52,8 @@ static const char egdb_help[] =
     "         write the compressed form (.cwl) of every built slice that lacks\n"
     "         one (build does this at its end); probing prefers it. Capture\n"
     "         positions, and unless --no-threats threatened-capture positions,\n"
-    "         keep no value and are resolved by a small search when probed\n"
+    "         keep no value and are resolved by a small search when probed.\n"
+    "         Ctrl-C stops it after the slices in hand; run it again to resume\n"
     "  probe  --db DIR [--moves] [--cache MB] FEN...\n"
     "         print FEN<TAB>win|loss|draw for the side to move; --moves adds the\n"
     "         value of each legal move (for the side that makes it); exit status\n"
@@ -385,10 +386,17 @@ egdb_build_cmd(const egdb_args *a)
         /* Built before; a run stopped during compression resumes it here. */
         egdb_compress_stats cst;
         progress_state ps = {.tty = isatty(2)};
-        egdb_compress_opts co = {(int)a->pieces, (int)a->threads, !a->no_threats, on_progress, &ps};
+        egdb_compress_opts co = {(int)a->pieces, (int)a->threads, !a->no_threats, on_progress, &ps,
+                                 &stop_flag};
+        signal(SIGINT, on_signal);
+        signal(SIGTERM, on_signal);
         rc = egdb_compress(a->dir, &co, &cst, err, sizeof err);
         if (ps.tty && ps.last_len)
             fprintf(stderr, "\n");
+        if (rc == EGDB_EINTERRUPT) {
+            fprintf(stderr, "checkers egdb build: compress: %s\n", err);
+            return CLI_EXIT_FAIL;
+        }
         if (rc != 0) {
             fprintf(stderr, "checkers egdb build: compress: %s (%s)\n", err, ck_strerror(rc));
             return CLI_EXIT_FAIL;
@@ -485,11 +493,16 @@ egdb_build_cmd(const egdb_args *a)
      * already have it are skipped, so this is resumable too). */
     egdb_compress_stats cst;
     progress_state cps = {.tty = ps.tty};
-    egdb_compress_opts co = {(int)a->pieces, (int)a->threads, !a->no_threats, on_progress, &cps};
+    egdb_compress_opts co = {(int)a->pieces, (int)a->threads, !a->no_threats, on_progress,
+                             &cps,           &stop_flag};
     double tc = cli_now();
     rc = egdb_compress(a->dir, &co, &cst, err, sizeof err);
     if (cps.tty && cps.last_len)
         fprintf(stderr, "\n");
+    if (rc == EGDB_EINTERRUPT) {
+        fprintf(stderr, "checkers egdb build: compress: %s\n", err);
+        return CLI_EXIT_FAIL;
+    }
     if (rc != 0) {
         fprintf(stderr, "checkers egdb build: compress: %s (%s)\n", err, ck_strerror(rc));
         return CLI_EXIT_FAIL;
@@ -524,12 +537,22 @@ egdb_compress_cmd(const egdb_args *a)
     char err[512];
     egdb_compress_stats st;
     progress_state ps = {.tty = isatty(2)};
-    egdb_compress_opts o = {a->pieces > 0 ? (int)a->pieces : EGDB_MAX_PIECES, (int)a->threads,
-                            !a->no_threats, on_progress, &ps};
+    egdb_compress_opts o = {a->pieces > 0 ? (int)a->pieces : EGDB_MAX_PIECES,
+                            (int)a->threads,
+                            !a->no_threats,
+                            on_progress,
+                            &ps,
+                            &stop_flag};
     double t0 = cli_now();
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
     int rc = egdb_compress(a->dir, &o, &st, err, sizeof err);
     if (ps.tty && ps.last_len)
         fprintf(stderr, "\n");
+    if (rc == EGDB_EINTERRUPT) {
+        fprintf(stderr, "checkers egdb compress: %s\n", err);
+        return CLI_EXIT_FAIL;
+    }
     if (rc != 0) {
         fprintf(stderr, "checkers egdb compress: %s (%s)\n", err, ck_strerror(rc));
         return CLI_EXIT_FAIL;

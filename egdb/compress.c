@@ -846,9 +846,10 @@ egcp_compressed_ok(const char *dir, const egix_slice *s)
  * o->threads threads, a slice at a time each; the figures go to *st. */
 static int
 compress_list(const char *dir, const egst_slice *const *list, size_t n, const egdb_compress_opts *o,
-              volatile int *stop, egdb_compress_stats *st, char *err, size_t errlen)
+              egdb_compress_stats *st, char *err, size_t errlen)
 {
     int rc = 0, threads = o->threads;
+    volatile int *stop = o->stop;
     compress_job j;
     memset(&j, 0, sizeof j);
     j.dir = dir;
@@ -877,7 +878,7 @@ compress_list(const char *dir, const egst_slice *const *list, size_t n, const eg
     compress_worker(&j);
     for (int t = 0; t < started; t++)
         pthread_join(tid[t], NULL);
-    if (!atomic_load(&j.failed))
+    if (!atomic_load(&j.failed) && !(stop && *stop))
         report_progress(&j, &list[n - 1]->slice, 1);
     pthread_mutex_destroy(&j.err_lock);
     pthread_mutex_destroy(&j.sum_lock);
@@ -894,11 +895,10 @@ compress_list(const char *dir, const egst_slice *const *list, size_t n, const eg
 
 int
 egcp_compress_slices(const char *dir, const egst_slice *const *list, size_t n,
-                     const egdb_compress_opts *o, volatile int *stop, egdb_compress_stats *st,
-                     char *err, size_t errlen)
+                     const egdb_compress_opts *o, egdb_compress_stats *st, char *err, size_t errlen)
 {
     memset(st, 0, sizeof *st);
-    return n ? compress_list(dir, list, n, o, stop, st, err, errlen) : 0;
+    return n ? compress_list(dir, list, n, o, st, err, errlen) : 0;
 }
 
 static int
@@ -937,8 +937,7 @@ compress_locked(const char *dir, const egdb_compress_opts *o, egdb_compress_stat
             break; /* nothing built with this many pieces */
     }
     if (rc == 0 && reg.n > 0)
-        rc = compress_list(dir, (const egst_slice *const *)reg.list, reg.n, o, NULL, st, err,
-                           errlen);
+        rc = compress_list(dir, (const egst_slice *const *)reg.list, reg.n, o, st, err, errlen);
     egst_registry_free(&reg);
     return rc;
 }

@@ -416,6 +416,9 @@ typedef struct egdb_compress_opts {
     int threats;               /* also drop threatened-capture positions (codec.h) */
     egdb_progress_fn progress; /* may be NULL; phase "compress" (egdb_progress)    */
     void *progress_arg;
+    volatile int *stop; /* NULL, or set (a signal handler) to stop after the
+                           slices in hand: EGDB_EINTERRUPT, and a run again
+                           compresses only the slices left (same bytes)    */
 } egdb_compress_opts;
 
 /* What egdb_compress did (this call only). */
@@ -434,7 +437,8 @@ typedef struct egdb_compress_stats {
  * slice of 1..npieces in dir that has a build file and no valid
  * compressed file yet, on o->threads threads. Each file is written to a
  * temporary name and renamed. Takes the directory's lock (egdb_build).
- * RETURN 0, EGDB_EBUSY, or a negative code with err naming the file.
+ * RETURN 0, EGDB_EBUSY, EGDB_EINTERRUPT when o->stop was set (the files
+ * finished are kept), or a negative code with err naming the file.
  */
 int egdb_compress(const char *dir, const egdb_compress_opts *o, egdb_compress_stats *st, char *err,
                   size_t errlen);

@@ -672,14 +672,14 @@ egpl_stage(const char *dir, const egst_registry *reg, const egpl_unit *u, const 
                 uncompressed[nt++] = list[i];
             else
                 kept[nkept++] = list[i];
-        egdb_compress_opts co = {0, threads, threats, progress, arg};
+        egdb_compress_opts co = {0, threads, threats, progress, arg, stop};
         egdb_compress_stats st;
         uint64_t to_compress = 0; /* positions of the slices compressed here */
         for (size_t i = 0; i < nt; i++)
             to_compress += uncompressed[i]->size;
         t0 = egrun_now();
         if (nt > 0)
-            rc = egcp_compress_slices(dir, uncompressed, nt, &co, stop, &st, why, sizeof why);
+            rc = egcp_compress_slices(dir, uncompressed, nt, &co, &st, why, sizeof why);
         if (rc == 0 && nt > 0)
             log_stage(dir, name, "compress", to_compress, egrun_now() - t0, threads);
     }

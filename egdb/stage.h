@@ -54,15 +54,15 @@ void egvf_set_wins_block_min(uint64_t positions);
 /*
  * egcp_compress_slices (compress.c) - writes the compressed file (.cwl,
  * codec.h) of each of the n loaded 2-bit slices of list into dir, as
- * egdb_compress does (same bytes), with o->threads threads, o->threats
- * and o->progress; o->npieces is not used. The caller holds the
+ * egdb_compress does (same bytes), with o->threads threads, o->threats,
+ * o->progress and o->stop; o->npieces is not used. The caller holds the
  * directory's lock.
  * RETURN 0 and the figures in *st, or a negative code with err naming
  * the file.
  */
 int egcp_compress_slices(const char *dir, const egst_slice *const *list, size_t n,
-                         const egdb_compress_opts *o, volatile int *stop, egdb_compress_stats *st,
-                         char *err, size_t errlen);
+                         const egdb_compress_opts *o, egdb_compress_stats *st, char *err,
+                         size_t errlen);
 
 /*
  * egcp_set_fault (compress.c) - for tests only: makes every compression

@@ -9,8 +9,9 @@
 # the builder is), checks that some but not all files are there, resumes,
 # and compares every file with an uninterrupted build (cmp); a second build
 # started meanwhile is refused (the directory's lock), and the lock dies
-# with the killed build (the resume takes it). Cost: two
-# 5-piece builds, about 20 s each on 2 cores.
+# with the killed build (the resume takes it). Then a compression of the
+# same files is stopped by SIGINT and resumed to the same bytes. Cost: two
+# 5-piece builds, about 20 s each on 2 cores, and one compression, 20 s.
 set -u
 C=${CHECKERS:-bin/checkers}
 fail=0
@@ -96,6 +97,45 @@ done
 check "resumed files identical to uninterrupted, build and compressed (cmp)" 0 $differ
 check "compressed files" $N5 "$(ls "$T/c" | grep -c '\.cwl$')"
 rm -rf "$T/c"
+
+# ---- Ctrl-C during the compression, resume, compare ----------------------------
+# One thread over the 1-5 build files (about 20 s): SIGINT once some
+# compressed files exist. The command stops after the slice in hand (a
+# background job starts with SIGINT ignored, so only the command's own
+# handler can stop it), keeps what it finished, and a second run
+# compresses the rest to the same bytes as the build's own compression.
+
+mkdir "$T/e" && cp "$T"/b/*.wld "$T/e/"
+ncwl() { ls "$1" 2>/dev/null | grep -c '\.cwl$'; }
+$C egdb compress --db "$T/e" --threads 1 >"$T/e.out" 2>"$T/e.err" &
+bg=$!
+i=0
+while [ $i -lt 600 ]; do
+    [ "$(ncwl "$T/e")" -gt 20 ] && break
+    kill -0 "$bg" 2>/dev/null || break
+    sleep 0.2 2>/dev/null || sleep 1
+    i=$((i + 1))
+done
+kill -INT "$bg" 2>/dev/null
+wait "$bg" 2>/dev/null
+rc=$?
+bg=
+stopped=$(ncwl "$T/e")
+check "Ctrl-C stops the compression (exit 1)" 1 $rc
+check "the compression says how to resume" 1 "$(grep -c 'stopped; run again to resume' "$T/e.err")"
+[ "$stopped" -gt 20 ] && [ "$stopped" -lt $N5 ]
+yes_ "stopped mid-compression ($stopped of $N5 compressed files)" $? "$stopped files"
+check "no temporary file left" 0 "$(ls "$T/e" | grep -c '\.tmp$')"
+$C egdb compress --db "$T/e" >"$T/e.out" 2>"$T/e.err"
+check "resumed compression exit" 0 $?
+check "resumed compression did the rest" "compressed $((N5 - stopped)) slices" \
+    "$(grep -o '^compressed [0-9]* slices' "$T/e.out")"
+differ=0
+for f in "$T"/b/*.cwl; do
+    cmp -s "$f" "$T/e/${f##*/}" || { differ=$((differ + 1)); echo "     differs: ${f##*/}"; }
+done
+check "resumed compression identical to the build's (cmp)" 0 $differ
+rm -rf "$T/e"
 
 # ---- verify, then corrupt one byte ----------------------------------------
 

@@ -102,7 +102,7 @@ setup(void **state)
     if (run(cmd) != 0)
         return -1;
     egdb_compress_stats cs;
-    egdb_compress_opts co = {f->pieces, 2, 1, NULL, NULL};
+    egdb_compress_opts co = {f->pieces, 2, 1, NULL, NULL, NULL};
     if (egdb_compress(f->dir, &co, &cs, err, sizeof err) != 0) {
         fprintf(stderr, "compress: %s\n", err);
         return -1;
@@ -796,7 +796,7 @@ test_verify_wrong_value(void **state)
     snprintf(cmd, sizeof cmd, "rm %s/2200.00.cwl", d);
     assert_int_equal(run(cmd), 0);
     egdb_compress_stats cs;
-    egdb_compress_opts co = {f->pieces, 2, 1, NULL, NULL};
+    egdb_compress_opts co = {f->pieces, 2, 1, NULL, NULL, NULL};
     assert_int_equal(egdb_compress(d, &co, &cs, err, sizeof err), 0);
     assert_int_equal(cs.slices, 1);
     snprintf(cmd, sizeof cmd, "cp %s/2200.00.wld %s/", f->dir, d);
@@ -843,7 +843,7 @@ test_compress_faults(void **state)
         {EGCP_FAULT_READBACK, "the value read back differs from the one written"},
     };
     egdb_compress_stats cs;
-    egdb_compress_opts co = {3, 1, 1, NULL, NULL};
+    egdb_compress_opts co = {3, 1, 1, NULL, NULL, NULL};
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         egcp_set_fault(cases[k].fault);
         err[0] = 0;
@@ -879,6 +879,71 @@ test_compress_faults(void **state)
     run(cmd);
 }
 
+/* The progress function of test_compress_stop: asks the run to stop at
+ * its first report, and keeps how many slices were finished then. */
+typedef struct stop_probe {
+    volatile int stop;
+    size_t reports, done_at_stop;
+} stop_probe;
+
+static void
+stop_at_first_report(const egdb_progress *p, void *arg)
+{
+    stop_probe *sp = arg;
+    if (sp->reports++ == 0) {
+        sp->done_at_stop = p->pair_no;
+        sp->stop = 1;
+    }
+}
+
+/*
+ * A compression asked to stop (as the command's SIGINT handler does) ends
+ * after the slices in hand with EGDB_EINTERRUPT, keeps the files it
+ * finished and no temporary file; run again, it compresses only the
+ * slices left, and every file is byte-identical to the fixture's
+ * uninterrupted run. One thread on the fixture's build files: the first
+ * report comes a quarter second into a run of several seconds.
+ */
+static void
+test_compress_stop(void **state)
+{
+    fixture *f = *state;
+    char d[256], err[512], cmd[1024];
+    assert_true(test_tmpdir(d, sizeof d, "test_egdb_compress_stop"));
+    snprintf(cmd, sizeof cmd, "cp %s/*.wld %s/", f->dir, d);
+    assert_int_equal(run(cmd), 0);
+    stop_probe sp;
+    memset(&sp, 0, sizeof sp);
+    egdb_compress_stats cs, cs2;
+    egdb_compress_opts co = {f->pieces, 1, 1, stop_at_first_report, &sp, &sp.stop};
+    int rc = egdb_compress(d, &co, &cs, err, sizeof err);
+    printf("# stopped: %s; %" PRIu64 " slices compressed, %zu done at the request\n", err,
+           cs.slices, sp.done_at_stop);
+    assert_int_equal(rc, EGDB_EINTERRUPT);
+    assert_non_null(strstr(err, "run again to resume"));
+    /* The slice in hand when the flag was set is finished, no other. */
+    assert_true(cs.slices >= sp.done_at_stop && cs.slices <= sp.done_at_stop + 1);
+    assert_true(cs.slices > 0);
+    snprintf(cmd, sizeof cmd, "test $(ls %s | grep -c '\\.cwl$') -eq %" PRIu64, d, cs.slices);
+    assert_int_equal(run(cmd), 0);
+    snprintf(cmd, sizeof cmd, "ls %s | grep -q '\\.tmp$'", d);
+    if (run(cmd) == 0)
+        fail_msg("a temporary file left in %s", d);
+    egdb_compress_opts again = {f->pieces, 2, 1, NULL, NULL, NULL};
+    assert_int_equal(egdb_compress(d, &again, &cs2, err, sizeof err), 0);
+    assert_true(cs2.slices > 0);
+    snprintf(cmd, sizeof cmd, "test $(ls %s | grep -c '\\.cwl$') -eq %" PRIu64, d,
+             cs.slices + cs2.slices);
+    assert_int_equal(run(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             "cd %s && n=0; for c in *.cwl; do cmp -s $c %s/$c || n=$((n+1)); done; "
+             "test $n -eq 0 && test $(ls | grep -c '\\.cwl$') -eq $(ls %s | grep -c '\\.cwl$')",
+             d, f->dir, f->dir);
+    assert_int_equal(run(cmd), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", d);
+    run(cmd);
+}
+
 int
 main(void)
 {
@@ -898,6 +963,7 @@ main(void)
         cmocka_unit_test(test_truncated_and_version),
         cmocka_unit_test(test_forged_header),
         cmocka_unit_test(test_compress_faults),
+        cmocka_unit_test(test_compress_stop),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
