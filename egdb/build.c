@@ -213,16 +213,7 @@ phase1_refs(pair_work *w, const eng_pos *p, int lead_row, p1_item *it, egst_ref 
 static void
 advise_huge_pages(pair_work *w, int m)
 {
-#ifdef MADV_HUGEPAGE
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    uintptr_t a = ((uintptr_t)w->cell[m] + huge - 1) & ~(huge - 1);
-    uintptr_t e = ((uintptr_t)w->cell[m] + 2 * (uintptr_t)w->size[m]) & ~(huge - 1);
-    if (e > a)
-        (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
-#else
-    (void)w;
-    (void)m;
-#endif
+    egrun_advise_huge(w->cell[m], 2 * (size_t)w->size[m]);
 }
 
 static void

@@ -588,29 +588,6 @@ pass_range(void *ctx, int m, uint64_t begin, uint64_t end)
     add_counts(w, &cnt);
 }
 
-/*
- * Asks for transparent huge pages (2 MB) for a working array: the passes
- * read and write it at random places, and with 4 kB pages a pair of
- * hundreds of MB misses the TLB on nearly every access (build.c asks
- * for its pair's bytes the same way). Called before the first touch:
- * the kernel here gives huge pages on request only, and only to pages
- * not yet touched. A hint only: its failure changes nothing.
- */
-static void
-advise_huge(void *p, size_t len)
-{
-#ifdef MADV_HUGEPAGE
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-    uintptr_t e = ((uintptr_t)p + len) & ~(huge - 1);
-    if (e > a)
-        (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)len;
-#endif
-}
-
 /* ---- writing ------------------------------------------------------------ */
 
 /*
@@ -726,9 +703,9 @@ build_pair(run_state *rs, const egix_slice *members, int nmem, char *err, size_t
             rc = EGDB_ENOMEM;
             goto out;
         }
-        advise_huge((void *)w.val[m], w.size[m]);
+        egrun_advise_huge((void *)w.val[m], w.size[m]);
         for (int par = 0; par < 2; par++)
-            advise_huge((void *)w.dirty[par][m], w.words[m] * sizeof(uint64_t));
+            egrun_advise_huge((void *)w.dirty[par][m], w.words[m] * sizeof(uint64_t));
         /* Everything starts at uTT (seed 000: "the initialized unknown
          * value is now uTT"): what the first pass reads for a position it
          * has not reached yet. No thread runs yet, and an atomic byte is

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <stdatomic.h>
@@ -230,4 +231,19 @@ egrun_lock_unit(const char *dir, const char *name, int fds[2], char *err, size_t
         return EGDB_EIO;
     }
     return 0;
+}
+
+void
+egrun_advise_huge(void *p, size_t len)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t e = ((uintptr_t)p + len) & ~(huge - 1);
+    if (e > a)
+        (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)len;
+#endif
 }

@@ -148,6 +148,19 @@ void egrun_par_for(void *ctx, egrun_range_fn fn, int nmem, const uint64_t units[
                    uint64_t work, int threads);
 
 /*
+ * egrun_advise_huge - asks for transparent huge pages (2 MB) for the
+ * whole 2 MB pages inside [p, p + len): a builder's working array read
+ * and written at random, where with 4 kB pages nearly every access also
+ * misses the TLB (the builders' and the compression's profiles put most
+ * of such loops' time on their prefetches, waiting for page walks). This
+ * machine's kernel gives them on request only (transparent_hugepage =
+ * madvise), and only to pages not yet touched: call it before the first
+ * write (calloc's large blocks are fresh mappings). A hint only: its
+ * failure changes nothing.
+ */
+void egrun_advise_huge(void *p, size_t len);
+
+/*
  * egrun_report - fills p->slice, p->npieces and p->elapsed from slice s
  * and the run's clock, and passes p to the caller's function, at most
  * four times a second unless force is set. The caller fills the rest.
