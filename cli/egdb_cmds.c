@@ -38,9 +38,11 @@ static const char egdb_help[] =
     "  build  --pieces N --unit KKMM --dir DIR [--pipeline]\n"
     "         one unit, as a task of a cluster build (docs/slurm.md): the\n"
     "         smaller databases and the units it promotes into must be there\n"
-    "  units  --pieces N [--split S]\n"
+    "  units  --pieces N [--split S] [--dir DIR]\n"
     "         the units of N pieces in build order: pieces, men, KKMM, slices,\n"
-    "         positions (units with as many men never depend on each other)\n"
+    "         positions (units with as many men never depend on each other);\n"
+    "         with --dir, where each stands in DIR (-, started K/N, built,\n"
+    "         done) and a summary of the build so far\n"
     "  build  --only MATERIALS --dir DIR [--threads T]\n"
     "         build only these materials (\"KKMM\" = black kings, white kings,\n"
     "         black men, white men, comma-separated, twins implied) as a\n"
@@ -835,14 +837,38 @@ egdb_units_cmd(const egdb_args *a)
         free(sl);
         return CLI_EXIT_FAIL;
     }
+    /* With --dir, where each unit stands there (a sixth column) and a
+     * summary on stderr: what a build of many hours has done so far. */
+    static const char *const state_name[] = {"-", "started", "built", "done"};
+    size_t units = 0, done = 0;
+    uint64_t positions = 0, positions_done = 0;
     for (size_t i = 0; i < nu; i++) {
         if (splits && !(splits >> u[i].split & 1u))
             continue;
         char name[EGPL_NAME_MAX];
         egpl_unit_name(&u[i], name);
-        printf("%ld\t%d\t%s\t%zu\t%" PRIu64 "\n", a->pieces, u[i].nbm + u[i].nwm, name,
+        printf("%ld\t%d\t%s\t%zu\t%" PRIu64, a->pieces, u[i].nbm + u[i].nwm, name,
                u[i].end - u[i].begin, u[i].positions);
+        if (a->dir) {
+            size_t built = 0;
+            int st = egpl_unit_state(a->dir, &u[i], sl, &built);
+            if (st == EGPL_STARTED)
+                printf("\tstarted %zu/%zu", built, u[i].end - u[i].begin);
+            else
+                printf("\t%s", state_name[st]);
+            units++;
+            positions += u[i].positions;
+            if (st == EGPL_DONE) {
+                done++;
+                positions_done += u[i].positions;
+            }
+        }
+        printf("\n");
     }
+    if (a->dir)
+        fprintf(stderr, "%s: %zu of %zu units done, %.2f G of %.2f G positions (%.1f%%)\n", a->dir,
+                done, units, (double)positions_done / 1e9, (double)positions / 1e9,
+                positions ? 100.0 * (double)positions_done / (double)positions : 0.0);
     free(u);
     free(sl);
     return CLI_EXIT_OK;

@@ -224,6 +224,24 @@ egpl_staged(const char *dir, const egpl_unit *u, const egix_slice *sl)
     return ok;
 }
 
+int
+egpl_unit_state(const char *dir, const egpl_unit *u, const egix_slice *sl, size_t *built)
+{
+    size_t n = 0;
+    for (size_t i = u->begin; i < u->end; i++) {
+        char path[4096];
+        struct stat st;
+        if ((egst_path(dir, &sl[i], path, sizeof path) == 0 && stat(path, &st) == 0) ||
+            egcp_compressed_ok(dir, &sl[i]))
+            n++;
+    }
+    if (built)
+        *built = n;
+    if (n == u->end - u->begin && egpl_staged(dir, u, sl))
+        return EGPL_DONE;
+    return n == 0 ? EGPL_NONE : n < u->end - u->begin ? EGPL_STARTED : EGPL_BUILT;
+}
+
 /* Writes text to path, a file of "<dir>/units" (made if missing):
  * atomically, a temporary file, fsync, rename (the marks of RESUMING). */
 static int

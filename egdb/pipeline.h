@@ -134,6 +134,22 @@ int egpl_parse_splits(const char *s, int npieces, unsigned *mask, char *err, siz
 /* Whether unit u (slices sl[u->begin .. u->end)) is staged in dir. */
 int egpl_staged(const char *dir, const egpl_unit *u, const egix_slice *sl);
 
+/* Where unit u stands in dir (egpl_unit_state), for `egdb units --dir`. */
+enum {
+    EGPL_NONE,    /* none of its slices built                            */
+    EGPL_STARTED, /* some of its slice pairs built                       */
+    EGPL_BUILT,   /* every slice built (2-bit or compressed), not marked */
+    EGPL_DONE     /* staged: checked, compressed, compared and marked    */
+};
+
+/*
+ * egpl_unit_state - EGPL_DONE when egpl_staged, else by how many of the
+ * unit's slices dir holds, as a 2-bit file or a valid compressed one
+ * (*built; may be NULL). A look at the files only: nothing is read
+ * beyond their headers, so it answers at once beside a running build.
+ */
+int egpl_unit_state(const char *dir, const egpl_unit *u, const egix_slice *sl, size_t *built);
+
 /*
  * egpl_stage - stages 1-4 above for unit u, whose 2-bit files are
  * loaded in reg with every file their successors can lie in.

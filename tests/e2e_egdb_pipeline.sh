@@ -100,6 +100,21 @@ grep -q "nothing to do" "$T/out.again" && echo "ok   it says so" || {
     fail=1
 }
 
+# Where each unit stands (`egdb units --dir`): all ten done here; in a folder
+# of the 1-4 files, none; with unit 4100's two 2-bit files of the ordinary
+# build copied in, 4100 built (not staged), and with one of 3110's fourteen,
+# 3110 started 1/14.
+$C egdb units --pieces 5 --split 4v1 --dir "$T/p" >"$T/units.p" 2>"$T/units.p.err"
+check "egdb units --dir: every unit done" "0 10 10" \
+    "$? $(wc -l <"$T/units.p") $(awk -F'\t' '$6 == "done"' "$T/units.p" | wc -l)"
+check "egdb units --dir: the summary" 1 "$(grep -c ': 10 of 10 units done, .*(100.0%)$' "$T/units.p.err")"
+mkdir "$T/s" && cp "$T"/base/* "$T/s/" && cp "$DB/4100.00.wld" "$DB/1400.00.wld" "$DB/3110.70.wld" "$T/s/"
+$C egdb units --pieces 5 --split 4v1 --dir "$T/s" >"$T/units.s" 2>"$T/units.s.err"
+check "egdb units --dir: built, started, the rest not" "built|started 1/14|8" \
+    "$(awk -F'\t' '$3 == "4100" { a = $6 } $3 == "3110" { b = $6 } $6 == "-" { n++ } END { print a "|" b "|" n }' "$T/units.s")"
+check "egdb units --dir: nothing done" 1 "$(grep -c ': 0 of 10 units done' "$T/units.s.err")"
+rm -rf "$T/s"
+
 # Progress in a log: each unit's verify and compress log their tenths, not the
 # first unit's only (an 8-piece unit once ran an hour without a line).
 cp -r "$T/base" "$T/q"
