@@ -228,13 +228,8 @@ int
 egpl_unit_state(const char *dir, const egpl_unit *u, const egix_slice *sl, size_t *built)
 {
     size_t n = 0;
-    for (size_t i = u->begin; i < u->end; i++) {
-        char path[4096];
-        struct stat st;
-        if ((egst_path(dir, &sl[i], path, sizeof path) == 0 && stat(path, &st) == 0) ||
-            egcp_compressed_ok(dir, &sl[i]))
-            n++;
-    }
+    for (size_t i = u->begin; i < u->end; i++)
+        n += egst_file_ok(dir, &sl[i]) || egcp_compressed_ok(dir, &sl[i]);
     if (built)
         *built = n;
     if (n == u->end - u->begin && egpl_staged(dir, u, sl))

@@ -137,16 +137,16 @@ int egpl_staged(const char *dir, const egpl_unit *u, const egix_slice *sl);
 /* Where unit u stands in dir (egpl_unit_state), for `egdb units --dir`. */
 enum {
     EGPL_NONE,    /* none of its slices built                            */
-    EGPL_STARTED, /* some of its slice pairs built                       */
+    EGPL_STARTED, /* some of its slices built                            */
     EGPL_BUILT,   /* every slice built (2-bit or compressed), not marked */
     EGPL_DONE     /* staged: checked, compressed, compared and marked    */
 };
 
 /*
  * egpl_unit_state - EGPL_DONE when egpl_staged, else by how many of the
- * unit's slices dir holds, as a 2-bit file or a valid compressed one
- * (*built; may be NULL). A look at the files only: nothing is read
- * beyond their headers, so it answers at once beside a running build.
+ * unit's slices dir holds, as a 2-bit file with a valid header
+ * (egst_file_ok) or a valid compressed one (*built; may be NULL). A look at the files only: nothing
+ * is read beyond their headers, so it answers at once beside a running build.
  */
 int egpl_unit_state(const char *dir, const egpl_unit *u, const egix_slice *sl, size_t *built);
 
