@@ -96,6 +96,15 @@ on_signal(int sig)
     signal(SIGTERM, SIG_DFL);
 }
 
+/* From here on, SIGINT and SIGTERM set stop_flag (on_signal): the long
+ * commands stop after the work in hand and say how to resume. */
+static void
+catch_stop_signals(void)
+{
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+}
+
 static void
 human_count(uint64_t n, char *buf, size_t len)
 {
@@ -322,8 +331,7 @@ egdb_partial_build_cmd(const egdb_args *a)
     progress_state ps = {.tty = isatty(2)};
     egpt_opts o = {mats, n, (int)a->threads, on_progress, &ps, &stop_flag};
     egpt_stats st;
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
+    catch_stop_signals();
     int rc = egpt_build(a->dir, &o, &st, err, sizeof err);
     if (ps.tty)
         fprintf(stderr, "\n");
@@ -390,8 +398,7 @@ egdb_build_cmd(const egdb_args *a)
         progress_state ps = {.tty = isatty(2)};
         egdb_compress_opts co = {(int)a->pieces, (int)a->threads, !a->no_threats, on_progress, &ps,
                                  &stop_flag};
-        signal(SIGINT, on_signal);
-        signal(SIGTERM, on_signal);
+        catch_stop_signals();
         rc = egdb_compress(a->dir, &co, &cst, err, sizeof err);
         if (ps.tty && ps.last_len)
             fprintf(stderr, "\n");
@@ -470,8 +477,7 @@ egdb_build_cmd(const egdb_args *a)
     progress_state ps = {.tty = isatty(2)};
     o.progress_arg = &ps;
     egdb_build_stats st;
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
+    catch_stop_signals();
     rc = egdb_build(a->dir, &o, &st, err, sizeof err);
     if (ps.tty)
         fprintf(stderr, "\n");
@@ -546,8 +552,7 @@ egdb_compress_cmd(const egdb_args *a)
                             &ps,
                             &stop_flag};
     double t0 = cli_now();
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
+    catch_stop_signals();
     int rc = egdb_compress(a->dir, &o, &st, err, sizeof err);
     if (ps.tty && ps.last_len)
         fprintf(stderr, "\n");
