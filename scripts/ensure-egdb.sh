@@ -21,7 +21,7 @@ case $n in
 5) t="about a minute on 2 idle cores" ;;
 6) t="about 10 minutes on 2 cores (2.5 billion positions; 28 MB compressed)" ;;
 7) t="about 2.3 hours on 2 cores and 10 GB of disk, then 1.4 hours of verification (34.8 billion positions; docs/egdb.md)" ;;
-8) t="the 1-7 set, then 4v4 (111.4 billion positions, about 11 hours on 2 cores and 13 GB more disk at the peak) and the other splits (about 30 hours more); docs/egdb.md, \"Eight pieces\"" ;;
+8) t="the 1-7 set, then 4v4 (111.4 billion positions, about 10 hours on 2 cores and 16 GB more disk at the peak) and the other splits (about 30 hours more); docs/egdb.md, \"Eight pieces\"" ;;
 *) t="many hours" ;;
 esac
 echo "== building the 1-$n piece endgame databases into $dir: $t."
