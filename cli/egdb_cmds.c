@@ -42,7 +42,8 @@ static const char egdb_help[] =
     "         the units of N pieces in build order: pieces, men, KKMM, slices,\n"
     "         positions (units with as many men never depend on each other);\n"
     "         with --dir, where each stands in DIR (-, started K/N, built,\n"
-    "         done) and a summary of the build so far\n"
+    "         checking K/N, compressing K/N, compressed, done) and a summary\n"
+    "         of the build so far\n"
     "  build  --only MATERIALS --dir DIR [--threads T]\n"
     "         build only these materials (\"KKMM\" = black kings, white kings,\n"
     "         black men, white men, comma-separated, twins implied) as a\n"
@@ -844,7 +845,8 @@ egdb_units_cmd(const egdb_args *a)
     }
     /* With --dir, where each unit stands there (a sixth column) and a
      * summary on stderr: what a build of many hours has done so far. */
-    static const char *const state_name[] = {"-", "started", "built", "done"};
+    static const char *const state_name[] = {"-",           "started",    "built", "checking",
+                                             "compressing", "compressed", "done"};
     size_t units = 0, done = 0;
     uint64_t positions = 0, positions_done = 0;
     for (size_t i = 0; i < nu; i++) {
@@ -855,10 +857,10 @@ egdb_units_cmd(const egdb_args *a)
         printf("%ld\t%d\t%s\t%zu\t%" PRIu64, a->pieces, u[i].nbm + u[i].nwm, name,
                u[i].end - u[i].begin, u[i].positions);
         if (a->dir) {
-            size_t built = 0;
-            int st = egpl_unit_state(a->dir, &u[i], sl, &built);
-            if (st == EGPL_STARTED)
-                printf("\tstarted %zu/%zu", built, u[i].end - u[i].begin);
+            size_t count = 0;
+            int st = egpl_unit_state(a->dir, &u[i], sl, &count);
+            if (st == EGPL_STARTED || st == EGPL_CHECKING || st == EGPL_COMPRESSING)
+                printf("\t%s %zu/%zu", state_name[st], count, u[i].end - u[i].begin);
             else
                 printf("\t%s", state_name[st]);
             units++;

@@ -224,19 +224,6 @@ egpl_staged(const char *dir, const egpl_unit *u, const egix_slice *sl)
     return ok;
 }
 
-int
-egpl_unit_state(const char *dir, const egpl_unit *u, const egix_slice *sl, size_t *built)
-{
-    size_t n = 0;
-    for (size_t i = u->begin; i < u->end; i++)
-        n += egst_file_ok(dir, &sl[i]) || egcp_compressed_ok(dir, &sl[i]);
-    if (built)
-        *built = n;
-    if (n == u->end - u->begin && egpl_staged(dir, u, sl))
-        return EGPL_DONE;
-    return n == 0 ? EGPL_NONE : n < u->end - u->begin ? EGPL_STARTED : EGPL_BUILT;
-}
-
 /* Writes text to path, a file of "<dir>/units" (made if missing):
  * atomically, a temporary file, fsync, rename (the marks of RESUMING). */
 static int
@@ -473,6 +460,79 @@ static int
 checking_path(const char *dir, const egpl_unit *u, char *buf, size_t len)
 {
     return unit_path(dir, u, "checking", buf, len);
+}
+
+/* The slices of unit u that its record of the check (units/KKMM.checking)
+ * names as checked: its complete lines after "checked", each naming a
+ * slice of the unit once (checking_read's reading, without matching the
+ * record's text against the 2-bit files). -1 when there is no record. */
+static long
+checking_count(const char *dir, const egpl_unit *u, const egix_slice *sl)
+{
+    char path[4096], line[256];
+    if (checking_path(dir, u, path, sizeof path) != 0)
+        return -1;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = u->end - u->begin;
+    unsigned char *seen = calloc(n ? n : 1, 1);
+    long found = 0;
+    int after = 0;
+    while (seen && fgets(line, sizeof line, f)) {
+        size_t len = strlen(line);
+        if (len == 0 || line[len - 1] != '\n')
+            break; /* a torn last line */
+        line[len - 1] = '\0';
+        if (!after) {
+            after = !strcmp(line, "checked");
+            continue;
+        }
+        for (size_t i = 0; i < n; i++) {
+            char sname[EGIX_NAME_MAX];
+            egix_slice_name(&sl[u->begin + i], sname, sizeof sname);
+            if (!seen[i] && !strcmp(sname, line)) {
+                seen[i] = 1;
+                found++;
+                break;
+            }
+        }
+    }
+    fclose(f);
+    free(seen);
+    return found;
+}
+
+int
+egpl_unit_state(const char *dir, const egpl_unit *u, const egix_slice *sl, size_t *count)
+{
+    const size_t total = u->end - u->begin;
+    size_t n = 0, compressed = 0;
+    for (size_t i = u->begin; i < u->end; i++) {
+        const int cwl = egcp_compressed_ok(dir, &sl[i]);
+        compressed += (size_t)cwl;
+        n += egst_file_ok(dir, &sl[i]) || cwl;
+    }
+    size_t dummy;
+    if (!count)
+        count = &dummy;
+    *count = n;
+    if (n < total)
+        return n == 0 ? EGPL_NONE : EGPL_STARTED;
+    if (egpl_staged(dir, u, sl))
+        return EGPL_DONE;
+    char path[4096];
+    struct stat st;
+    if (verified_path(dir, u, path, sizeof path) == 0 && stat(path, &st) == 0) {
+        *count = compressed;
+        return compressed < total ? EGPL_COMPRESSING : EGPL_COMPRESSED;
+    }
+    long checked = checking_count(dir, u, sl);
+    if (checked >= 0) {
+        *count = (size_t)checked;
+        return EGPL_CHECKING;
+    }
+    return EGPL_BUILT;
 }
 
 /* egvf_verify_slices' slice_done: one line, one write (the record is a

@@ -134,21 +134,33 @@ int egpl_parse_splits(const char *s, int npieces, unsigned *mask, char *err, siz
 /* Whether unit u (slices sl[u->begin .. u->end)) is staged in dir. */
 int egpl_staged(const char *dir, const egpl_unit *u, const egix_slice *sl);
 
-/* Where unit u stands in dir (egpl_unit_state), for `egdb units --dir`. */
+/* Where unit u stands in dir (egpl_unit_state), for `egdb units --dir`,
+ * in the order a build takes a unit through. */
 enum {
-    EGPL_NONE,    /* none of its slices built                            */
-    EGPL_STARTED, /* some of its slices built                            */
-    EGPL_BUILT,   /* every slice built (2-bit or compressed), not marked */
-    EGPL_DONE     /* staged: checked, compressed, compared and marked    */
+    EGPL_NONE,        /* none of its slices built                          */
+    EGPL_STARTED,     /* some of its slices built                          */
+    EGPL_BUILT,       /* every slice built (2-bit or compressed), no stage  */
+    EGPL_CHECKING,    /* its check under way (a record of the check)        */
+    EGPL_COMPRESSING, /* checked, some slices compressed (maybe none)       */
+    EGPL_COMPRESSED,  /* checked and every slice compressed, not marked     */
+    EGPL_DONE         /* staged: checked, compressed, compared and marked   */
 };
 
 /*
- * egpl_unit_state - EGPL_DONE when egpl_staged, else by how many of the
- * unit's slices dir holds, as a 2-bit file with a valid header
- * (egst_file_ok) or a valid compressed one (*built; may be NULL). A look at the files only: nothing
- * is read beyond their headers, so it answers at once beside a running build.
+ * egpl_unit_state - EGPL_DONE when egpl_staged. Otherwise by how many of
+ * the unit's slices dir holds, as a 2-bit file with a valid header
+ * (egst_file_ok) or a valid compressed one: none, some (*count: how many)
+ * or all; when all, by its stage records (units/KKMM.checking,
+ * units/KKMM.verified, RESUMING above): checking (*count: the slices the
+ * record names as checked), compressing (*count: the slices with a valid
+ * compressed file) or compressed. count may be NULL. A look at the files
+ * only: nothing is read beyond their headers and the records, so it
+ * answers at once beside a running build. The records are not matched
+ * against the 2-bit files' digests here (the build does that, reading
+ * them all): a stale record shows as its stage until the build replaces
+ * it.
  */
-int egpl_unit_state(const char *dir, const egpl_unit *u, const egix_slice *sl, size_t *built);
+int egpl_unit_state(const char *dir, const egpl_unit *u, const egix_slice *sl, size_t *count);
 
 /*
  * egpl_stage - stages 1-4 above for unit u, whose 2-bit files are

@@ -113,6 +113,22 @@ $C egdb units --pieces 5 --split 4v1 --dir "$T/s" >"$T/units.s" 2>"$T/units.s.er
 check "egdb units --dir: built, started, the rest not" "built|started 1/14|8" \
     "$(awk -F'\t' '$3 == "4100" { a = $6 } $3 == "3110" { b = $6 } $6 == "-" { n++ } END { print a "|" b "|" n }' "$T/units.s")"
 check "egdb units --dir: nothing done" 1 "$(grep -c ': 0 of 10 units done' "$T/units.s.err")"
+# Unit 4100 through its stages, as the records and files a build leaves say
+# (names only: the records' digests are the build's to match).
+state4100() {
+    $C egdb units --pieces 5 --split 4v1 --dir "$T/s" 2>/dev/null | awk -F'\t' '$3 == "4100" { print $6 }'
+}
+mkdir -p "$T/s/units"
+printf 'checkers egdb unit checking 1\nchecked\n' >"$T/s/units/4100.checking"
+check "egdb units --dir: a record of the check naming no slice" "checking 0/2" "$(state4100)"
+printf '1400.00\n4100.00\n4100.00\n3110.70\n4100.0' >>"$T/s/units/4100.checking"
+check "egdb units --dir: the slices it names, once each, a torn line not" "checking 2/2" "$(state4100)"
+: >"$T/s/units/4100.verified"
+check "egdb units --dir: checked, none compressed" "compressing 0/2" "$(state4100)"
+cp "$DB/4100.00.cwl" "$T/s/"
+check "egdb units --dir: checked, one compressed" "compressing 1/2" "$(state4100)"
+cp "$DB/1400.00.cwl" "$T/s/"
+check "egdb units --dir: checked, both compressed, not marked" "compressed" "$(state4100)"
 rm -rf "$T/s"
 
 # Progress in a log: each unit's verify and compress log their tenths, not the
