@@ -462,44 +462,64 @@ checking_path(const char *dir, const egpl_unit *u, char *buf, size_t len)
     return unit_path(dir, u, "checking", buf, len);
 }
 
+/* Marks in done[] (the unit's slices, u->begin-based) the slices that
+ * the complete lines of buf[at..got) name, each once; a torn last line
+ * (no newline) names none. RETURN how many it marked. */
+static long
+mark_checked(const char *buf, size_t at, size_t got, const egpl_unit *u, const egix_slice *sl,
+             unsigned char *done)
+{
+    const size_t n = u->end - u->begin;
+    long found = 0;
+    while (at < got) {
+        const char *nl = memchr(buf + at, '\n', got - at);
+        if (!nl)
+            break;
+        size_t len = (size_t)(nl - (buf + at));
+        for (size_t i = 0; i < n && len == EGIX_NAME_MAX - 1; i++) {
+            char sname[EGIX_NAME_MAX];
+            egix_slice_name(&sl[u->begin + i], sname, sizeof sname);
+            if (!done[i] && !memcmp(sname, buf + at, len)) {
+                done[i] = 1;
+                found++;
+                break;
+            }
+        }
+        at += len + 1;
+    }
+    return found;
+}
+
 /* The slices of unit u that its record of the check (units/KKMM.checking)
- * names as checked: its complete lines after "checked", each naming a
- * slice of the unit once (checking_read's reading, without matching the
- * record's text against the 2-bit files). -1 when there is no record. */
+ * names as checked: mark_checked on the lines after its "checked" line,
+ * as checking_read reads them, without matching the record's text
+ * against the 2-bit files. -1 when there is no record. */
 static long
 checking_count(const char *dir, const egpl_unit *u, const egix_slice *sl)
 {
-    char path[4096], line[256];
+    char path[4096];
     if (checking_path(dir, u, path, sizeof path) != 0)
         return -1;
     FILE *f = fopen(path, "r");
     if (!f)
         return -1;
-    size_t n = u->end - u->begin;
-    unsigned char *seen = calloc(n ? n : 1, 1);
-    long found = 0;
-    int after = 0;
-    while (seen && fgets(line, sizeof line, f)) {
-        size_t len = strlen(line);
-        if (len == 0 || line[len - 1] != '\n')
-            break; /* a torn last line */
-        line[len - 1] = '\0';
-        if (!after) {
-            after = !strcmp(line, "checked");
-            continue;
-        }
-        for (size_t i = 0; i < n; i++) {
-            char sname[EGIX_NAME_MAX];
-            egix_slice_name(&sl[u->begin + i], sname, sizeof sname);
-            if (!seen[i] && !strcmp(sname, line)) {
-                seen[i] = 1;
-                found++;
-                break;
-            }
-        }
-    }
+    /* the magic, the unit's line and a line a slice (verified_text: a
+     * name, a size and a digest), "checked", then a name a slice */
+    const size_t n = u->end - u->begin, cap = 256 + n * (64 + EGIX_NAME_MAX + 1);
+    char *buf = malloc(cap + 1);
+    unsigned char *done = calloc(n ? n : 1, 1);
+    size_t got = buf ? fread(buf, 1, cap, f) : 0;
     fclose(f);
-    free(seen);
+    long found = 0;
+    if (buf && done) {
+        buf[got] = '\0';
+        const char *head = strstr(buf, "\nchecked\n");
+        if (head)
+            found =
+                mark_checked(buf, (size_t)(head - buf) + strlen("\nchecked\n"), got, u, sl, done);
+    }
+    free(buf);
+    free(done);
     return found;
 }
 
@@ -577,23 +597,7 @@ checking_read(const char *dir, const egpl_unit *u, const egix_slice *sl, const c
     if (f)
         fclose(f);
     if (old && got <= cap && got >= hlen && !memcmp(old, head, hlen)) {
-        /* complete lines only, each a slice of the unit */
-        for (size_t at = hlen; at < got;) {
-            char *nl = memchr(old + at, '\n', got - at);
-            if (!nl)
-                break;
-            size_t len = (size_t)(nl - (old + at));
-            for (size_t i = 0; i < n && len == EGIX_NAME_MAX - 1; i++) {
-                char sname[EGIX_NAME_MAX];
-                egix_slice_name(&sl[u->begin + i], sname, sizeof sname);
-                if (!done[i] && !memcmp(sname, old + at, len)) {
-                    done[i] = 1;
-                    found++;
-                    break;
-                }
-            }
-            at += len + 1;
-        }
+        found = mark_checked(old, hlen, got, u, sl, done);
     } else if (write_unit_file(dir, path, head, hlen, why, sizeof why) != 0) {
         found = -1;
     }
