@@ -36,13 +36,6 @@
 
 #define MAX_ROUNDS 15
 
-static int
-cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Maps every .wld file of dir into r. RETURN the number, or -1. */
 static long
 map_dir(egst_registry *r, const char *dir)
@@ -187,7 +180,7 @@ main(void)
         printf("  round %d: %.2f s, %.2f M positions a second\n", k + 1, secs[k],
                (double)positions / secs[k] / 1e6);
     }
-    qsort(secs, (size_t)rounds, sizeof *secs, cmp_double);
+    qsort(secs, (size_t)rounds, sizeof *secs, bench_cmp_double);
     double med = secs[rounds / 2];
     printf("egdb_check: median %.2f s, %.2f M positions a second\n", med,
            (double)positions / med / 1e6);
