@@ -225,9 +225,25 @@ on_progress(const egdb_progress *p, void *arg)
         ps->last_len = n;
         fflush(stderr);
     } else if (!strcmp(p->phase, "write")) {
-        fprintf(stderr, "%s %s pair %zu/%zu: %" PRIu64 " positions; total %.1f%%, %.1fs elapsed\n",
+        /* A log of an hours-long build says how long is left, from this
+         * run's positions a second so far (a pipelined build's elapsed
+         * time includes its units' stages); none before 1% is done, when
+         * the small slices' rate says little. */
+        char left[48] = "";
+        if (frac >= 0.01 && frac < 1.0) {
+            if (eta >= 5400)
+                snprintf(left, sizeof left, ", about %.1f h left to build at this run's rate",
+                         eta / 3600);
+            else if (eta >= 90)
+                snprintf(left, sizeof left, ", about %.0f min left to build at this run's rate",
+                         eta / 60);
+            else
+                snprintf(left, sizeof left, ", about %.0f s left to build at this run's rate", eta);
+        }
+        fprintf(stderr,
+                "%s %s pair %zu/%zu: %" PRIu64 " positions; total %.1f%%, %.1fs elapsed%s\n",
                 p->phase, p->slice, p->pair_no, p->pair_count, p->positions, 100.0 * frac,
-                p->elapsed);
+                p->elapsed, left);
     }
 }
 
