@@ -229,7 +229,7 @@ on_progress(const egdb_progress *p, void *arg)
          * run's positions a second so far (a pipelined build's elapsed
          * time includes its units' stages); none before 1% is done, when
          * the small slices' rate says little. */
-        char left[48] = "";
+        char left[80] = "";
         if (frac >= 0.01 && frac < 1.0) {
             if (eta >= 5400)
                 snprintf(left, sizeof left, ", about %.1f h left to build at this run's rate",
