@@ -727,6 +727,13 @@ build_units(run_state *rs, const egix_slice *sl, const int *pair, egpl_unit *u, 
         if (!u[i].selected)
             continue;
         if (u[i].staged) {
+            /* A cluster task finds its unit staged when another task for
+             * it finished between this one's estimate and its lock (a job
+             * resubmitted while the first still ran). It deletes nothing:
+             * its selection holds no later unit, so needed_later would
+             * say "not needed" of files later tasks still read. */
+            if (o->unit)
+                continue;
             if (!needed_later(u, nu, i)) {
                 /* Left over by a stop between its mark and its drop. */
                 rc = egpl_drop(rs->dir, &rs->reg, &u[i], sl, err, errlen);

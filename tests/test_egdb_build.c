@@ -1942,6 +1942,56 @@ test_pipeline_split(void **state)
     rm_rf(dir);
 }
 
+/* Whether dir holds name. */
+static int
+has_file(const char *dir, const char *name)
+{
+    char p[700];
+    snprintf(p, sizeof p, "%.600s/%.64s", dir, name);
+    return access(p, F_OK) == 0;
+}
+
+/*
+ * A cluster task (o.unit) that finds its unit already staged deletes
+ * nothing. Two tasks for one unit (a job array resubmitted while the first
+ * ran) could both pass the estimate; the second then took the lock, found
+ * the unit staged and, its selection holding no later unit, dropped the
+ * unit's 2-bit files, which the tasks of the units promoting into it read:
+ * they failed with "not built yet", and the unit was marked done. Here the
+ * second task is a second egdb_build of the same unit.
+ */
+static void
+test_unit_task_keeps_files(void **state)
+{
+    ctx *c = g_ctx;
+    char err[1024], dir[400];
+    egdb_build_stats st;
+    (void)state;
+    snprintf(dir, sizeof dir, "%s/task", c->root);
+    copy_wld(c->dir_a, dir);
+    egdb_build_opts o;
+    memset(&o, 0, sizeof o);
+    o.npieces = 5;
+    o.threads = c->threads;
+    o.pipeline = 1;
+    o.unit = "4100";
+    int rc = egdb_build(dir, &o, &st, err, sizeof err);
+    if (rc != 0)
+        printf("# first task: %s\n", err);
+    assert_int_equal(rc, 0);
+    assert_int_equal(st.units_staged, 1);
+    assert_true(has_file(dir, "units/4100.done"));
+    assert_true(has_file(dir, "4100.00.wld") && has_file(dir, "1400.00.wld"));
+    rc = egdb_build(dir, &o, &st, err, sizeof err);
+    if (rc != 0)
+        printf("# second task: %s\n", err);
+    assert_int_equal(rc, 0);
+    assert_int_equal(st.units_staged, 0);
+    assert_int_equal(st.units_dropped, 0);
+    assert_true(has_file(dir, "4100.00.wld") && has_file(dir, "1400.00.wld"));
+    rm_rf(dir);
+}
+
 int
 main(void)
 {
@@ -1951,7 +2001,7 @@ main(void)
         cmocka_unit_test(test_interrupt_resume),  cmocka_unit_test(test_stop_within_pair),
         cmocka_unit_test(test_open_errors),       cmocka_unit_test(test_capture_cycle_successor),
         cmocka_unit_test(test_five_pieces),       cmocka_unit_test(test_pipeline_units),
-        cmocka_unit_test(test_pipeline_split),
+        cmocka_unit_test(test_pipeline_split),    cmocka_unit_test(test_unit_task_keeps_files),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
