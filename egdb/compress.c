@@ -843,8 +843,12 @@ egcp_compressed_ok(const char *dir, const egix_slice *s)
     char err[64];
     uint64_t len;
     egcd_header h;
+    /* The length the header implies, too: a file cut short (a copy of
+     * the folder interrupted, a full disk) keeps a valid header, and the
+     * pipeline, trusting it, deleted the unit's 2-bit files. */
     return egst_read_head(path, hb, sizeof hb, &len, err, sizeof err) == 0 &&
-           egcd_header_decode(hb, &h) == 0 && egix_slice_equal(&h.slice, s);
+           egcd_header_decode(hb, &h) == 0 && egix_slice_equal(&h.slice, s) &&
+           len == EGCD_TABLE_OFFSET + egcd_table_bytes(h.nblocks) + h.data_bytes;
 }
 
 /* Compresses the n slices of list (loaded 2-bit files of dir) on

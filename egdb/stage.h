@@ -87,7 +87,9 @@ enum { EGCP_FAULT_NONE, EGCP_FAULT_CURSOR, EGCP_FAULT_COLLIDE, EGCP_FAULT_READBA
 void egcp_set_fault(int fault);
 
 /* egcp_compressed_ok (compress.c) - whether dir holds the compressed
- * file of slice s with a valid header that names s. */
+ * file of slice s with a valid header that names s, and as long as that
+ * header says (its blocks are not read: a damaged byte inside is found
+ * when its block is decoded, or by egdb verify). */
 int egcp_compressed_ok(const char *dir, const egix_slice *s);
 
 /*

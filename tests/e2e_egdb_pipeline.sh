@@ -11,7 +11,8 @@
 #   2b. a unit whose check passed, staged again, is not checked again when
 #      its 2-bit files are the same bytes, and is when one byte changed; a
 #      stop in its compression keeps the files finished, which are still
-#      compared (one byte changed in one: refused);
+#      compared (one byte changed in one: refused); a staged unit whose
+#      compressed file was cut short is not done, and is staged again;
 #   3. probes: a position of the split answers as the ordinary build, one of
 #      another split is "not in the database" (exit 1), never a value;
 #      `egdb verify` passes, and `egdb verify --only` of one unit;
@@ -193,6 +194,20 @@ rc=$?
 check "a changed 2-bit file is refused: exit" 3 $rc
 check "no skip, and the file named" "0 1" "$(grep -c 'checked in an earlier run' "$T/log.u3") $(grep -c "$f" "$T/log.u3" | sed 's/^[1-9][0-9]*$/1/')"
 rm -rf "$T/u"
+# A staged unit's compressed file cut short (a copy of the folder
+# interrupted) keeps a valid header: the unit is not taken as staged (it
+# was, and a whole build then deleted its 2-bit files), and the next run
+# writes the file again, the same bytes as the ordinary build's.
+cp -r "$T/base" "$T/t"
+$C egdb build --pieces 5 --unit 4100 --pipeline --dir "$T/t" >/dev/null 2>&1
+check "unit 4100 staged" "0 1" "$? $(ls "$T/t/units" | grep -c '^4100\.done$')"
+truncate -s $(($(stat -c %s "$T/t/4100.00.cwl") / 2)) "$T/t/4100.00.cwl"
+check "a cut compressed file: the unit is no longer done" 0 \
+    "$($C egdb units --pieces 5 --split 4v1 --dir "$T/t" | awk '$3 == "4100" && $NF == "done"' | wc -l)"
+$C egdb build --pieces 5 --unit 4100 --pipeline --dir "$T/t" >/dev/null 2>"$T/log.t"
+check "... staged again: exit" 0 $?
+check "... the file written again, the same bytes" 0 "$(cmp -s "$T/t/4100.00.cwl" "$DB/4100.00.cwl"; echo $?)"
+rm -rf "$T/t"
 
 # ---- 2c. a check stopped inside a unit resumes at the slices it had not finished
 # The check of an 8-piece unit runs up to half an hour; a stop in it lost all
