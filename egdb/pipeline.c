@@ -821,7 +821,7 @@ static void
 estimate_units(const char *dir, const egix_slice *sl, egpl_unit *u, size_t nu,
                const egdb_build_opts *o, egdb_cost *e, uint64_t base, uint64_t *peak)
 {
-    uint64_t live = 0, cwl = 0;
+    uint64_t live = 0, cwl = 0, cwl_end = 0; /* cwl_end: without the pipeline */
     e->units_chosen = 0;
     for (size_t i = 0; i < nu; i++) {
         u[i].selected = egpl_selected(o, &u[i]);
@@ -855,8 +855,21 @@ estimate_units(const char *dir, const egix_slice *sl, egpl_unit *u, size_t nu,
             e->units++;
         if (base + live + cwl > *peak)
             *peak = base + live + cwl;
-        if (!o->pipeline)
+        if (!o->pipeline) {
+            /* Compressed at the end (the command's last step; a unit task
+             * leaves it to the cluster build's last job), with every 2-bit
+             * file still there: that is the peak. The estimate left these
+             * files out before stop 58. */
+            for (size_t s = u[i].begin; s < u[i].end && !o->unit; s++) {
+                uint64_t sz = 0;
+                egix_size(&sl[s], &sz);
+                if (!egcp_compressed_ok(dir, &sl[s])) {
+                    cwl_end += (uint64_t)((double)sz / EST_POS_PER_BYTE);
+                    e->stage_positions_compress += sz;
+                }
+            }
             continue;
+        }
         e->stage_positions += u[i].positions;
         cwl += (uint64_t)((double)u[i].positions / EST_POS_PER_BYTE);
         u[i].staged = 1;
@@ -877,7 +890,9 @@ estimate_units(const char *dir, const egix_slice *sl, egpl_unit *u, size_t nu,
         if (live > e->memory_mapped_peak)
             e->memory_mapped_peak = live;
     }
-    e->disk_end += live + cwl;
+    if (base + live + cwl + cwl_end > *peak)
+        *peak = base + live + cwl + cwl_end;
+    e->disk_end = live + cwl + cwl_end; /* the files below (base) are added by the caller */
 }
 
 int

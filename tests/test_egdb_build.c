@@ -1863,6 +1863,17 @@ test_pipeline_split(void **state)
     uint64_t two_two = 0;
     assert_int_equal(egix_count(4, 2, 2, &two_two), 0);
     assert_true(two_two > 0 && cost.stage_positions_compress >= two_two);
+    /* Without the pipeline the split's files are compressed at the end,
+     * every 2-bit file still there: the peak and the end count both (the
+     * compressed files were left out of them before stop 58). */
+    o.pipeline = 0;
+    egdb_cost kept;
+    assert_int_equal(egdb_estimate(dir, &o, &kept, err, sizeof err), 0);
+    assert_int_equal(kept.positions, want);
+    assert_true(kept.stage_positions_compress >= want + two_two);
+    assert_true(kept.disk_end >= want / 4 + want / 40);
+    assert_true(kept.disk_peak >= kept.disk_end);
+    o.pipeline = 1;
 
     stop_state ss;
     memset(&ss, 0, sizeof ss);
