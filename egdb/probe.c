@@ -454,8 +454,13 @@ node_value(const egdb *db, const node *n, probe_diag *d)
     case NODE_LOST:
         return EGDB_LOSS;
     case NODE_RAW:
-        if (n->r)
-            return egst_value(n->r, egix_index(n->r->table, &n->c));
+        if (n->r) {
+            /* A built file holds no unknown (0): one whose checksums were
+             * made to match around a 0 is damaged, never a loss (callers
+             * read 0 as the bound LL, and search as a lost child). */
+            v = egst_value(n->r, egix_index(n->r->table, &n->c));
+            return v == EGDB_UNKNOWN ? EGDB_ECORRUPT : v;
+        }
         if (d && !d->e && !d->missing) {
             d->missing = 1;
             d->pos = n->c;
@@ -463,6 +468,8 @@ node_value(const egdb *db, const node *n, probe_diag *d)
         return EGDB_ENOTFOUND;
     case NODE_KEPT:
         v = egdc_value(n->e, db->cache, n->idx);
+        if (v == EGDB_UNKNOWN)
+            v = EGDB_ECORRUPT; /* as a raw file's (above) */
         if (v < 0 && d && !d->e && !d->missing) {
             d->e = n->e;
             d->idx = n->idx;

@@ -1364,6 +1364,43 @@ test_verify_and_corruption(void **state)
     egvf_set_wins_block_min((uint64_t)1 << 26);
     assert_int_equal(rc, 0);
 
+    /* (d) the first WIN rewritten as 0 (unknown, which no built file
+     * holds), the counts left and the checksums repaired: a probe of it
+     * says damaged, never a value (a 0 passed on was the bound LL, an
+     * exact loss, as a proof's leaf). */
+    memcpy(b, orig, len);
+    uint64_t zi = UINT64_MAX;
+    for (uint64_t i = 0; i < positions && zi == UINT64_MAX; i++)
+        if (((b[HEADER_BYTES + i / 4] >> (2 * (i % 4))) & 3) == EGDB_WIN)
+            zi = i;
+    assert_true(zi != UINT64_MAX);
+    b[HEADER_BYTES + zi / 4] &= (uint8_t) ~(3u << (2 * (zi % 4)));
+    put64(b + 48, XXH3_64bits(b + HEADER_BYTES, len - HEADER_BYTES));
+    put64(b + 56, XXH3_64bits(b, 56));
+    assert_int_equal(write_file(path, b, len), 0);
+    {
+        egix_slice zs = {1, 1, 1, 1, 2, 2};
+        egix_table *zt = NULL;
+        eng_pos zp;
+        assert_int_equal(egix_table_create(&zs, &zt), 0);
+        egix_unindex(zt, zi, &zp);
+        egix_table_destroy(zt);
+        egdb *zdb = NULL;
+        char zerr[256];
+        rc = egdb_open(dir, 0, CACHE_BYTES, &zdb, zerr, sizeof zerr);
+        if (rc == 0) {
+            int zv = egdb_probe(zdb, &zp);
+            printf("# a stored 0 at index %" PRIu64 " of %s: probe %s\n", zi, name,
+                   egdb_strerror(zv));
+            assert_int_equal(zv, EGDB_ECORRUPT);
+            assert_true(egdb_bound(zdb, egdb_scope(zdb), &zp, 0) < 0);
+            egdb_close(zdb);
+        } else {
+            printf("# a stored 0: refused at open: %s\n", zerr);
+            assert_int_equal(rc, EGDB_ECORRUPT);
+        }
+    }
+
     /* Restored, the copy verifies again. */
     assert_int_equal(write_file(path, orig, len), 0);
     rc = egdb_verify(dir, c->threads, NULL, NULL, err, sizeof err);
