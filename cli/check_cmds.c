@@ -196,6 +196,42 @@ cli_proof_args_read(const char *cmd, const char *help, unsigned opts, int argc, 
     return CLI_PROOF_GO;
 }
 
+/*
+ * Whether an invalid check failed for want of databases: the failing
+ * position has no record, the store's proofs rest on databases (their
+ * scope recorded in the store, prover/store.h) that the folder given does
+ * not hold, and they would take that position (a complete count or split,
+ * or a partial bound, beyond what the folder holds). A proof stores
+ * nothing for its database leaves, so with fewer databases such a leaf
+ * reads as a missing proof. The reason goes to why. A store with no scope
+ * recorded (written before stop 58) keeps the plain verdict and the
+ * checker's hint.
+ */
+static int
+beyond_folder(pst_env *st, const egdb *db, const pchk_result *res, char *why, size_t len)
+{
+    int have = db ? egdb_scope(db) : 0, used = 0;
+    char e[256];
+    eng_pos p;
+    pst_record r;
+    if (pst_scope(st, &used, e, sizeof e) != 0 || used == 0 || egdb_scope_within(used, have))
+        return 0;
+    if (eng_parse_fen(res->where, &p, e, sizeof e) != 0 || pst_get(st, &p, &r) != PST_ENOTFOUND)
+        return 0;
+    if (egdb_scope_has(have, &p) || !(egdb_scope_has(used, &p) || (used & EGDB_SCOPE_PARTIAL)))
+        return 0;
+    char u[48], h[48] = "none";
+    egdb_scope_name(used, u, sizeof u);
+    if (db)
+        egdb_scope_name(have, h, sizeof h);
+    snprintf(why, len,
+             "no stored proof here, and the store's proofs were made with the %s databases "
+             "(recorded in the store), which would take it as a leaf; the folder given holds %s: "
+             "check with the databases the proofs were made with",
+             u, h);
+    return 1;
+}
+
 static int
 proof_check_cmd(int argc, char **argv)
 {
@@ -262,6 +298,14 @@ proof_check_cmd(int argc, char **argv)
         pchk_db_root(db, &root, &res);
     if (res.status == PCHK_NOTHING) {
         printf("%s\tnothing stored\n", fen);
+        status = CLI_EXIT_USAGE;
+        goto cleanup;
+    }
+    if (res.status == PCHK_INVALID && beyond_folder(st, db, &res, err, sizeof err)) {
+        /* Not a verdict: the proof rests on databases the folder lacks. */
+        printf("%s\tcannot check\n", fen);
+        printf("failing position: %s\n", res.where);
+        printf("reason: %s\n", err);
         status = CLI_EXIT_USAGE;
         goto cleanup;
     }

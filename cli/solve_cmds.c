@@ -237,6 +237,14 @@ cli_solve(int argc, char **argv)
         return rc == PST_ECORRUPT || rc == PST_EVERSION ? CLI_EXIT_DAMAGED : CLI_EXIT_FAIL;
     }
     int dbp = egdb_scope(db); /* what it holds: complete counts and whole splits */
+    /* The store says which databases its proofs rest on (prover/store.h,
+     * THE DATABASES' SCOPE): a check with fewer then says so. */
+    if (st && (rc = pst_scope_note(st, dbp, err, sizeof err)) != 0) {
+        fprintf(stderr, "checkers solve: %s\n", err);
+        pst_close(st);
+        egdb_close(db);
+        return rc == PST_ECORRUPT ? CLI_EXIT_DAMAGED : CLI_EXIT_FAIL;
+    }
 
     /* A short alpha-beta search orders the value queries (prover.h). */
     int hint = 0;

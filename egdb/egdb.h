@@ -294,6 +294,10 @@ egdb_scope_has(int s, const eng_pos *p)
  * partial bounds is within one with them only). Pure. */
 int egdb_scope_within(int a, int b);
 
+/* The smallest scope that takes every position a or b takes (the partial
+ * flag if either has it). Pure. */
+int egdb_scope_union(int a, int b);
+
 /* "7", "7+4v4,5v3" or "7+4v4+partial" into buf. RETURN 0 or EGDB_EINVAL
  * (too short). */
 int egdb_scope_name(int s, char *buf, size_t len);

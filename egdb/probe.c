@@ -345,6 +345,16 @@ egdb_scope_within(int a, int b)
 }
 
 int
+egdb_scope_union(int a, int b)
+{
+    int na = EGDB_SCOPE_PIECES(a), nb = EGDB_SCOPE_PIECES(b),
+        partial = (a | b) & EGDB_SCOPE_PARTIAL;
+    if (na != nb) /* the larger count takes every position of the smaller's splits */
+        return ((na > nb ? a : b) & ~EGDB_SCOPE_PARTIAL) | partial;
+    return EGDB_SCOPE(na, EGDB_SCOPE_SPLITS(a) | EGDB_SCOPE_SPLITS(b)) | partial;
+}
+
+int
 egdb_scope_name(int scope, char *buf, size_t len)
 {
     int n = EGDB_SCOPE_PIECES(scope), w = snprintf(buf, len, "%d", n);

@@ -55,6 +55,7 @@ typedef struct wrk {
     char token[MGP_TOKEN_MAX + 1];
     egdb *db;
     int db_max, db_pieces;
+    int st_noted; /* the databases' scope last noted in st (pst_scope_note) */
     pst_env *st;
     int st_pieces; /* the piece count of the default store open (-1: --store) */
     ab_ctx *ab;
@@ -339,6 +340,15 @@ solve_thread(void *arg)
     r->bound = ENG_LW;
     r->status = MGP_BUDGET;
     int dbp = w->db ? w->db_pieces : 0;
+    if (w->st && dbp && w->st_noted != dbp) {
+        /* the store says which databases its proofs rest on (store.h,
+         * THE DATABASES' SCOPE), so that a check with fewer tells why */
+        char e[256];
+        if (pst_scope_note(w->st, dbp, e, sizeof e) == 0)
+            w->st_noted = dbp;
+        else
+            logf_("proof store: %s", e);
+    }
     job_dfpn(w, &j, dbp, budget);
     job_score(w, &j, dbp, budget, t0);
     job_collect(w, &j);
@@ -521,6 +531,7 @@ open_default_store(wrk *w)
     if (w->st)
         pst_close(w->st);
     w->st = st;
+    w->st_noted = 0;
     w->st_pieces = w->db_pieces;
     logf_("proof store %s", path);
     return 0;

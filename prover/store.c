@@ -28,6 +28,7 @@
 #include <lmdb.h>
 #include <xxhash.h>
 
+#include "egdb/egdb.h"
 #include "prover/store.h"
 #include "prover/store_lmdb.h"
 
@@ -1573,6 +1574,94 @@ pst_owner_set(pst_env *s, const char *owner, char *err, size_t errlen)
         return PST_EREADONLY;
     }
     return pst_write(s, pst_owner_put, (void *)owner, err, errlen);
+}
+
+static const MDB_val pst_scope_key = {10, (void *)"egdb-scope"};
+
+/* The recorded scope of the store (THE DATABASES' SCOPE) in txn: 0 when
+ * none; MDB_CORRUPTED when the value is not 4 bytes. */
+static int
+pst_scope_get(pst_env *s, MDB_txn *txn, int *scope)
+{
+    MDB_val k = pst_scope_key, v;
+    int rc = mdb_get(txn, s->meta, &k, &v);
+    *scope = 0;
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    if (rc != 0)
+        return rc;
+    if (v.mv_size != 4)
+        return MDB_CORRUPTED;
+    const unsigned char *b = v.mv_data;
+    *scope =
+        (int)((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24);
+    return 0;
+}
+
+static int
+pst_scope_put(pst_env *s, MDB_txn *txn, void *arg, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    int old, rc = pst_scope_get(s, txn, &old);
+    if (rc != 0)
+        return rc;
+    uint32_t u = (uint32_t)egdb_scope_union(old, *(const int *)arg);
+    if ((int)u == old)
+        return 0;
+    unsigned char b[4] = {(unsigned char)u, (unsigned char)(u >> 8), (unsigned char)(u >> 16),
+                          (unsigned char)(u >> 24)};
+    MDB_val k = pst_scope_key, v = {4, b};
+    return mdb_put(txn, s->meta, &k, &v, 0);
+}
+
+int
+pst_scope_note(pst_env *s, int scope, char *err, size_t errlen)
+{
+    int rc = pst_write_refused(s, err, errlen);
+    if (rc != 0)
+        return rc;
+    return pst_write(s, pst_scope_put, &scope, err, errlen);
+}
+
+typedef struct pst_scope_op {
+    pst_env *s;
+    MDB_txn *txn;
+    int scope;
+} pst_scope_op;
+
+static int
+pst_scope_run(void *arg)
+{
+    pst_scope_op *op = arg;
+    return pst_scope_get(op->s, op->txn, &op->scope);
+}
+
+int
+pst_scope(pst_env *s, int *scope, char *err, size_t errlen)
+{
+    *scope = 0;
+    if (atomic_load_explicit(&s->broken, memory_order_relaxed))
+        return pst_broken_fail(s, err, errlen);
+    pst_scope_op op = {.s = s};
+    int rc = pst_read_begin(s, &op.txn);
+    if (rc != 0)
+        return pst_lmdb_fail(s, rc, "beginning a read transaction", err, errlen);
+    char amsg[256];
+    rc = pst_guarded(pst_scope_run, &op, amsg, sizeof amsg);
+    if (rc == PST_ASSERTED) {
+        pst_read_fail(s, op.txn);
+        return pst_damaged_fail(s, "reading the databases' scope", amsg, err, errlen);
+    }
+    pst_read_end(s, op.txn);
+    if (rc == MDB_CORRUPTED) {
+        eng_errf(err, errlen, "%s: damaged store: the databases' scope is malformed", s->path);
+        return PST_ECORRUPT;
+    }
+    if (rc != 0)
+        return pst_lmdb_fail(s, rc, "reading the databases' scope", err, errlen);
+    *scope = op.scope;
+    return 0;
 }
 
 const char *

@@ -68,6 +68,9 @@
  *     "schema"  the text "checkers-proof-store 1". A store without it, or
  *               with another text, is refused (PST_EVERSION) and left
  *               untouched.
+ *     "owner"   the owner label (THE OWNER), when set.
+ *     "egdb-scope"  the databases the proofs rest on (THE DATABASES'
+ *               SCOPE), when a writer noted them.
  *
  * CONCURRENCY AND CRASHES
  *   LMDB serialises writers across processes and commits atomically: a
@@ -227,6 +230,26 @@ int pst_owner(pst_env *env, char *owner, size_t cap, uint64_t *records, char *er
  * or another PST_E* code with err.
  */
 int pst_owner_set(pst_env *env, const char *owner, char *err, size_t errlen);
+
+/*
+ * THE DATABASES' SCOPE
+ *   Meta key "egdb-scope" (4 bytes, little endian): the union
+ *   (egdb_scope_union) of the endgame databases' scopes (egdb/egdb.h:
+ *   complete piece counts, splits of the next count, the partial flag)
+ *   that the writers of the store's proofs said they used. A proof takes
+ *   positions inside its databases as leaves and stores nothing for them,
+ *   so a check with smaller databases finds those positions without a
+ *   record; with the scope recorded, `proof check` tells that apart from
+ *   a proof that is wrong (cli/check_cmds.c). Stores from before stop 58
+ *   have no key: scope 0, "not recorded".
+ *
+ * pst_scope_note - merges scope into the store's recorded one (no write
+ * when it adds nothing). RETURN 0 or a PST_E* code with err.
+ * pst_scope - the recorded scope into *scope (0: none recorded).
+ * RETURN 0 or a PST_E* code with err (PST_ECORRUPT: a malformed value).
+ */
+int pst_scope_note(pst_env *env, int scope, char *err, size_t errlen);
+int pst_scope(pst_env *env, int *scope, char *err, size_t errlen);
 
 /* pst_path - the store's folder, as given to pst_open. */
 const char *pst_path(const pst_env *env);

@@ -264,6 +264,18 @@ $PY "$T/pm.cert" --db "$T/nopwl" >/dev/null 2>"$T/err"
 check "partial: Python without .pwl files: exit 2" 2 $?
 check "partial: Python names the partial file missing" 1 "$(grep -c '\.pwl: .*partial database file' "$T/err")"
 
+#     The store checked without the .pwl files: the store records that
+#     its proofs rest on 3+partial, so a leaf they took reads as "no
+#     stored proof" for want of its file: no verdict (exit 2), both scopes
+#     named, never "invalid". With the files: valid.
+$C proof check --store "$T/pstore" --db "$T/nopwl" "$F" >"$T/c.out" 2>/dev/null
+check "partial: proof check --store without .pwl files: cannot check, exit 2" "2 cannot check" \
+    "$? $(head -n 1 "$T/c.out" | cut -f 2)"
+check "partial: ... naming both scopes" 1 \
+    "$(grep -c '^reason: .*made with the 3+partial databases (recorded in the store).*the folder given holds 3:' "$T/c.out")"
+$C proof check --store "$T/pstore" --db "$P" "$F" >"$T/c.out" 2>/dev/null
+check "partial: proof check --store with them: valid" "0 valid" "$? $(head -n 1 "$T/c.out" | cut -f 2)"
+
 #     A partial leaf's claim made stronger than its file's bound, and one
 #     byte of a listed .pwl file changed: refused by both, named.
 where=$($TAMPER bleaf "$T/pm.cert" "$T/bad.cert")

@@ -17,8 +17,8 @@
 #      another split is "not in the database" (exit 1), never a value;
 #      `egdb verify` passes, and `egdb verify --only` of one unit;
 #   3b. the split's positions as leaves of proofs (solve, prove with two
-#      workers, proof check), and a check with smaller databases refused with
-#      its reason;
+#      workers, proof check), and a check with smaller databases: no verdict
+#      (exit 2), naming the databases the store records and the folder's;
 #   4. one byte changed in a 5-piece compressed file: verify exits 3 naming
 #      the file, and so does verify --only of its material, naming the
 #      a position the damaged block holds, whose probe exits 3 too;
@@ -284,15 +284,17 @@ check "verify --only 0005 (5v0, not built): exit" 3 $?
 # ---- 3b. proofs that take the split's positions as leaves -------------------------
 # The databases 1-4 and the 4v1 split of 5 pieces are the scope "4+4v1": df-pn
 # and the checker take a 4v1 position as a leaf. Checked with the 1-4 pieces
-# alone, the proof is refused with the reason; with the whole 1-5 set it holds.
+# alone, the check gives no verdict (exit 2): the store records the databases
+# its proofs rest on, and the message names both; with the whole 1-5 set it
+# holds.
 F6='B:WK29,K30:BK1,K2,K3,K4'
 $C solve --db "$T/p" --store "$T/s6" "$F6" >"$T/solve6" 2>&1
 check "solve a 4v2 position over 1-4 + 4v1" "0 $F6	win" "$? $(head -n 1 "$T/solve6")"
 $C proof check --store "$T/s6" --db "$T/p" "$F6" >"$T/chk6" 2>&1
 check "proof check with the same databases" "0 1" "$? $(grep -c 'database leaves: [1-9][0-9]* (up to 4+4v1 pieces' "$T/chk6")"
 $C proof check --store "$T/s6" --db "$T/base" "$F6" >"$T/chk6b" 2>&1
-check "proof check with 1-4 only: invalid, saying which databases it needs" "1 1" \
-    "$? $(grep -c 'cover 4 pieces: if the proof was made with 5-piece or partial databases' "$T/chk6b")"
+check "proof check with 1-4 only: cannot check (exit 2, not invalid), naming both scopes" "2 cannot check 1" \
+    "$? $(head -n 1 "$T/chk6b" | cut -f 2) $(grep -c 'made with the 4+4v1 databases (recorded in the store).*the folder given holds 4:' "$T/chk6b")"
 $C proof check --store "$T/s6" --db "$DB" "$F6" >"$T/chk6c" 2>&1
 check "proof check with the whole 1-5 set" 0 $?
 $C prove --fen "$F6" --state "$T/m6" --db "$T/p" --workers 2 --quiet >"$T/m6.out" 2>"$T/m6.err"

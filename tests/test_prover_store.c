@@ -31,6 +31,7 @@
 
 #include "engine/engine.h"
 #include "engine/value.h"
+#include "egdb/egdb.h"
 #include "prover/store.h"
 #include "tests/test_store_util.h"
 #include "tests/test_util.h"
@@ -1441,6 +1442,52 @@ dmg_random_bytes(unsigned char *b, size_t len, size_t psize, void *arg)
  * in the newest page, which would make LMDB fall back to an older state
  * without a word, is refused at open.
  */
+/*
+ * The databases' scope (store.h, THE DATABASES' SCOPE): none at first; each
+ * note merges into the union (egdb_scope_union: the larger piece count
+ * takes the smaller's splits, splits of one count add up, the partial flag
+ * stays); survives a reopen; refused read-only.
+ */
+static void
+test_databases_scope(void **state)
+{
+    (void)state;
+    assert_int_equal(egdb_scope_union(5, 4), 5);
+    assert_int_equal(egdb_scope_union(EGDB_SCOPE(4, 1u << 4), 5), 5);
+    assert_int_equal(egdb_scope_union(EGDB_SCOPE(7, 1u << 4), EGDB_SCOPE(7, 1u << 5)),
+                     EGDB_SCOPE(7, (1u << 4) | (1u << 5)));
+    assert_int_equal(egdb_scope_union(6 | EGDB_SCOPE_PARTIAL, EGDB_SCOPE(7, 1u << 4)),
+                     EGDB_SCOPE(7, 1u << 4) | EGDB_SCOPE_PARTIAL);
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) {
+            const int sc[3] = {4, EGDB_SCOPE(4, 1u << 3) | EGDB_SCOPE_PARTIAL,
+                               EGDB_SCOPE(4, 1u << 4)};
+            int u = egdb_scope_union(sc[a], sc[b]);
+            assert_true(egdb_scope_within(sc[a], u) && egdb_scope_within(sc[b], u));
+            assert_int_equal(u, egdb_scope_union(sc[b], sc[a]));
+        }
+
+    char dir[256], err[512];
+    int sc = -1;
+    new_store_dir(dir, sizeof dir, "pst-scope");
+    pst_env *s = open_rw(dir);
+    assert_int_equal(pst_scope(s, &sc, err, sizeof err), 0);
+    assert_int_equal(sc, 0);
+    assert_int_equal(pst_scope_note(s, 5, err, sizeof err), 0);
+    assert_int_equal(pst_scope_note(s, 4, err, sizeof err), 0); /* within: no change */
+    assert_int_equal(pst_scope(s, &sc, err, sizeof err), 0);
+    assert_int_equal(sc, 5);
+    assert_int_equal(
+        pst_scope_note(s, EGDB_SCOPE(5, 1u << 4) | EGDB_SCOPE_PARTIAL, err, sizeof err), 0);
+    pst_close(s);
+    s = NULL;
+    assert_int_equal(pst_open(dir, PST_RDONLY, &s, err, sizeof err), 0);
+    assert_int_equal(pst_scope(s, &sc, err, sizeof err), 0);
+    assert_int_equal(sc, EGDB_SCOPE(5, 1u << 4) | EGDB_SCOPE_PARTIAL);
+    assert_int_equal(pst_scope_note(s, 6, err, sizeof err), PST_EREADONLY);
+    pst_close(s);
+}
+
 static void
 test_owner_and_meta_ids(void **state)
 {
@@ -2199,6 +2246,7 @@ main(void)
         cmocka_unit_test(test_threads_share_one_env),
         cmocka_unit_test(test_store_inside_callers_env),
         cmocka_unit_test(test_scope_one_transaction),
+        cmocka_unit_test(test_databases_scope),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
