@@ -294,8 +294,12 @@ proof_check_cmd(int argc, char **argv)
         status = rc == PST_ECORRUPT || rc == PST_EIO ? CLI_EXIT_DAMAGED : CLI_EXIT_FAIL;
         goto cleanup;
     }
-    if (state) /* a state whose root the databases hold: that leaf is its proof */
-        pchk_db_root(db, &root, &res);
+    /* a state whose root the databases hold: that leaf is its proof */
+    if (state && (rc = pchk_db_root(db, &root, &res, err, sizeof err)) < 0) {
+        fprintf(stderr, "checkers proof check: %s: %s\n", fen, err);
+        status = rc == PST_ECORRUPT || rc == PST_EIO ? CLI_EXIT_DAMAGED : CLI_EXIT_FAIL;
+        goto cleanup;
+    }
     if (res.status == PCHK_NOTHING) {
         printf("%s\tnothing stored\n", fen);
         status = CLI_EXIT_USAGE;

@@ -89,8 +89,11 @@ cli_summary_get(const char *dir, const char *db_dir, int check, cli_summary *out
         char e[512];
         double t0 = cli_now();
         int rc = pchk_check(cs.st, cs.db, &out->root, &res, e, sizeof e);
-        if (rc == 0) /* a root the databases hold: as `proof check --state` */
-            pchk_db_root(cs.db, &out->root, &res);
+        if (rc == 0) { /* a root the databases hold: as `proof check --state` */
+            int drc = pchk_db_root(cs.db, &out->root, &res, e, sizeof e);
+            if (drc < 0)
+                rc = drc;
+        }
         out->check_seconds = cli_now() - t0;
         if (rc) {
             snprintf(err, errlen, "the checker could not run on %s: %s", dir, e);

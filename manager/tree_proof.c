@@ -279,7 +279,10 @@ mt_check_root(mt_tree *t, char *err, size_t errlen)
     /* a root the databases hold, or with no move, needs no record: its
      * value is the leaf the checker would take it for; a root of a
      * partial database adds its bound to what its record proves */
-    pchk_db_root(t->db, &t->root, &ck);
+    if ((rc = pchk_db_root(t->db, &t->root, &ck, cerr, sizeof cerr)) < 0) {
+        eng_errf(err, errlen, "the checker cannot value the root %s: %s", fen, cerr);
+        return rc == PST_ECORRUPT ? MT_ECORRUPT : MT_ESTORE;
+    }
     if (ck.status == PCHK_NOTHING) {
         eng_movelist ml;
         eng_generate(&t->root, &ml, ENG_DUPS_MERGE);

@@ -661,7 +661,15 @@ pcert_export(pst_env *st, const egdb *db, const char *dbdir, const eng_pos *root
     } else if (rc != 0) {
         eng_errf(err, errlen, "the root's record cannot be read: %s", pst_strerror(rc));
         goto done;
-    } else if (rl.kind == PLEAF_PARTIAL && eng_bound_meet(r.bound, rl.bound) != ENG_BOUND_INVALID) {
+    } else if (rl.kind == PLEAF_PARTIAL && eng_bound_meet(r.bound, rl.bound) == ENG_BOUND_INVALID) {
+        /* both cannot hold (as pchk_db_root says): no certificate */
+        eng_errf(err, errlen,
+                 "the root's stored bound %s and the partial database's bound %s contradict "
+                 "each other (a partial file is wrong)",
+                 eng_bound_name(r.bound), eng_bound_name(rl.bound));
+        rc = PST_ECORRUPT;
+        goto done;
+    } else if (rl.kind == PLEAF_PARTIAL) {
         /* a partial root with a stored proof: both bounds are true, so
          * the claim is their meet; the goals the partial bound answers
          * are sections of the root's 'B' record alone (open_section) */

@@ -592,18 +592,39 @@ pchk_check(pst_env *st, const egdb *db, const eng_pos *root, pchk_result *out, c
 }
 
 int
-pchk_db_root(const egdb *db, const eng_pos *root, pchk_result *out)
+pchk_db_root(const egdb *db, const eng_pos *root, pchk_result *out, char *err, size_t errlen)
 {
     pleaf lf;
-    if (!db || (out->status != PCHK_NOTHING && out->status != PCHK_VALID) ||
-        pleaf_of(db, egdb_scope(db), root, 0, &lf) != 0 || lf.kind == PLEAF_NONE ||
-        (lf.kind == PLEAF_END && !egdb_covers(db, root)))
+    if (!db || (out->status != PCHK_NOTHING && out->status != PCHK_VALID))
+        return 0;
+    int v = pleaf_of(db, egdb_scope(db), root, 0, &lf);
+    if (v < 0) {
+        /* a damaged block is damage, not "nothing stored" */
+        char fen[ENG_FEN_MAX];
+        eng_format_fen(root, fen, sizeof fen);
+        eng_errf(err, errlen, "database probe of the root %s failed: %s", fen, egdb_strerror(v));
+        return v == EGDB_ECORRUPT ? PST_ECORRUPT : v == EGDB_ENOMEM ? PST_ENOMEM : PST_EIO;
+    }
+    if (lf.kind == PLEAF_NONE || (lf.kind == PLEAF_END && !egdb_covers(db, root)))
         return 0; /* (a covered root without a move: the database's leaf, as before) */
     if (out->status == PCHK_VALID) {
         /* a root of a partial database: its bound is known beside its
          * record (both are true, so they meet) */
+        if (lf.kind != PLEAF_PARTIAL)
+            return 0;
         eng_bound m = eng_bound_meet(out->bound, lf.bound);
-        if (lf.kind != PLEAF_PARTIAL || m == ENG_BOUND_INVALID || m == out->bound)
+        if (m == ENG_BOUND_INVALID) {
+            /* both cannot hold: a partial file is wrong, and the proof
+             * may rest on its other bounds: no verdict */
+            char fen[ENG_FEN_MAX];
+            eng_format_fen(root, fen, sizeof fen);
+            eng_errf(err, errlen,
+                     "the root %s: the proof's bound %s and the partial database's bound %s "
+                     "contradict each other (a partial file is wrong)",
+                     fen, eng_bound_name(out->bound), eng_bound_name(lf.bound));
+            return PST_ECORRUPT;
+        }
+        if (m == out->bound)
             return 0;
         out->bound = m;
         out->leaves_partial++;

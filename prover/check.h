@@ -158,11 +158,14 @@ int pchk_check(pst_env *st, const egdb *db, const eng_pos *root, pchk_result *ou
  * partial database (prover/leaf.h) becomes PCHK_VALID with its bound
  * when nothing is stored, and a VALID result meets its bound with that
  * bound (what the root's record proves and what the partial database
- * knows are both true). RETURN 1 when out changed, 0 otherwise. Callers:
- * `proof check --state`, the manager's root check and the frontier's
- * summary, which must agree.
+ * knows are both true). RETURN 1 when out changed, 0 otherwise; with err,
+ * PST_ECORRUPT when the root's probe finds a damaged block or the two
+ * bounds contradict each other (a partial file is wrong: no verdict),
+ * PST_EIO or PST_ENOMEM when the probe fails otherwise. Callers: `proof
+ * check --state`, the manager's root check and the frontier's summary,
+ * which must agree.
  */
-int pchk_db_root(const egdb *db, const eng_pos *root, pchk_result *out);
+int pchk_db_root(const egdb *db, const eng_pos *root, pchk_result *out, char *err, size_t errlen);
 
 /*
  * pchk_check_with - pchk_check over the records of src, telling vis (may

@@ -419,6 +419,9 @@ test_solvers_use_bounds(void **state)
     egix_slice *sl = chosen_slices(&ns);
     uint64_t n = 0, partial_leaves = 0, nodes_with = 0, nodes_without = 0, refused = 0,
              rest_on_partial = 0, ab_proven = 0, unsettled = 0, only_with = 0;
+    eng_pos pp; /* the first position with a partial bound, for the contradiction below */
+    eng_bound pb = ENG_LW;
+    int have_pp = 0;
     for (size_t k = 0; k < ns; k++) {
         egix_table *t;
         assert_int_equal(egix_table_create(&sl[k], &t), 0);
@@ -435,6 +438,11 @@ test_solvers_use_bounds(void **state)
                 assert_int_equal(pleaf_of(pdb, egdb_scope(pdb), &p, 0, &lf), 0);
                 int b = egpt_probe(raw, &p);
                 assert_int_equal(lf.kind, b == ENG_LW ? PLEAF_NONE : PLEAF_PARTIAL);
+                if (lf.kind == PLEAF_PARTIAL && !have_pp) {
+                    have_pp = 1;
+                    pp = p;
+                    pb = lf.bound;
+                }
                 for (int q = 0; q < 4; q++) {
                     eng_question qq = {q & 1 ? !p.stm : p.stm, q & 2 ? ENG_WIN : ENG_DRAW};
                     int a = pleaf_answer(&lf, &qq, p.stm);
@@ -510,6 +518,26 @@ test_solvers_use_bounds(void **state)
     assert_true(n > (getenv("CHECKERS_SANITIZED") ? 25u : 100u));
     assert_true(partial_leaves > 0 && rest_on_partial > 0);
     assert_true(nodes_with < nodes_without);
+    /* A root's proved bound that the partial bound contradicts (both
+     * cannot hold: a partial file is wrong): no verdict, named; one that
+     * agrees is met with it. */
+    assert_true(have_pp);
+    const eng_bound exact[3] = {ENG_LL, ENG_DD, ENG_WW};
+    int contradicted = 0;
+    for (int e = 0; e < 3; e++) {
+        pchk_result v = {.status = PCHK_VALID, .bound = exact[e]};
+        char why[256] = "";
+        int rc = pchk_db_root(pdb, &pp, &v, why, sizeof why);
+        if (eng_bound_meet(exact[e], pb) == ENG_BOUND_INVALID) {
+            assert_int_equal(rc, PST_ECORRUPT);
+            assert_non_null(strstr(why, "contradict"));
+            contradicted++;
+        } else {
+            assert_true(rc >= 0);
+            assert_int_equal(v.bound, exact[e]);
+        }
+    }
+    assert_true(contradicted > 0);
     free(sl);
     ab_free(ab);
     pst_close(st);

@@ -673,15 +673,15 @@ test_database_root(void **state)
      * --state` and the frontier's summary alike; beyond the databases
      * nothing changes. */
     pchk_result n = {.status = PCHK_NOTHING};
-    assert_int_equal(pchk_db_root(f->db4, &p, &n), 1);
+    assert_int_equal(pchk_db_root(f->db4, &p, &n, NULL, 0), 1);
     assert_int_equal(n.status, PCHK_VALID);
     assert_int_equal(n.bound, ENG_DD);
     assert_int_equal(n.leaves_db, 1);
     pchk_result m = {.status = PCHK_NOTHING};
-    assert_int_equal(pchk_db_root(f->db4, &w->root, &m), eng_pieces(&w->root) <= 4);
-    assert_int_equal(pchk_db_root(NULL, &p, &m), 0);
+    assert_int_equal(pchk_db_root(f->db4, &w->root, &m, NULL, 0), eng_pieces(&w->root) <= 4);
+    assert_int_equal(pchk_db_root(NULL, &p, &m, NULL, 0), 0);
     pchk_result v = {.status = PCHK_VALID, .bound = ENG_LW};
-    assert_int_equal(pchk_db_root(f->db4, &p, &v), 0); /* a verdict stands */
+    assert_int_equal(pchk_db_root(f->db4, &p, &v, NULL, 0), 0); /* a verdict stands */
     assert_int_equal(v.bound, ENG_LW);
 }
 
