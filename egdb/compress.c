@@ -274,16 +274,17 @@ put_marks(const run *r, size_t nr, int seed, uint32_t total, const uint8_t len[E
 }
 
 /*
- * Writes "<path>.tmp", reads it back and compares it with what was meant
- * to be written, then renames it: like every file of the module, a .cwl
- * with its final name is complete and checked.
+ * Writes tmp ("<path>.tmp") and reads it back: its bytes must be what was
+ * meant to be written. The caller then checks its values (check_written)
+ * and only then renames it (egst_commit): like every file of the module,
+ * a .cwl with its final name is complete and checked. (Before stop 58 it
+ * was renamed first, so a kill between the two left a final name whose
+ * values no one had read back.)
  */
 static int
-write_file(const char *dir, const char *path, const unsigned char *hdr, const uint8_t *codes,
-           const uint8_t *tb, size_t tb_len, const growbuf *data, char *err, size_t errlen)
+write_file(const char *tmp, const unsigned char *hdr, const uint8_t *codes, const uint8_t *tb,
+           size_t tb_len, const growbuf *data, char *err, size_t errlen)
 {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
     const void *parts[4] = {hdr, codes, tb, data->b ? (const void *)data->b : (const void *)""};
     size_t lens[4] = {EGCD_HEADER_BYTES, EGCD_NSYM, tb_len, data->n};
     uint64_t want = 0;
@@ -315,7 +316,7 @@ write_file(const char *dir, const char *path, const unsigned char *hdr, const ui
         unlink(tmp);
         return EGDB_ECORRUPT;
     }
-    return egst_commit(tmp, path, dir, err, errlen);
+    return 0;
 }
 
 /*
@@ -347,11 +348,11 @@ write_file(const char *dir, const char *path, const unsigned char *hdr, const ui
  * checks the compressed files' values against their successors.
  */
 static int
-check_written(const char *dir, const egix_slice *s, const uint8_t *v, uint64_t size, char *err,
-              size_t errlen)
+check_written(const char *tmp, const char *dir, const egix_slice *s, const uint8_t *v,
+              uint64_t size, char *err, size_t errlen)
 {
     egdc_slice *d = NULL;
-    int rc = egdc_open(dir, s, &d, err, errlen);
+    int rc = egdc_open_file(tmp, dir, s, &d, err, errlen);
     if (rc != 0)
         return rc;
     uint64_t words[(1u << EGCD_PAGE_SHIFT) / 32];
@@ -762,14 +763,17 @@ compress_slice(compress_job *job, const egst_slice *e, const egst_header *wh, sl
     }
     unsigned char hb[EGCD_HEADER_BYTES];
     egcd_header_encode(&h, hb);
-    char path[4096], name[EGIX_NAME_MAX];
+    char path[4096], tmp[4200], name[EGIX_NAME_MAX];
     egix_slice_name(&e->slice, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s.cwl", dir, name);
-    rc = write_file(dir, path, hb, len, tb, tb_len, &data, err, errlen);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    rc = write_file(tmp, hb, len, tb, tb_len, &data, err, errlen);
     if (rc == 0 && test_fault == EGCP_FAULT_READBACK)
         fault_readback(vals[order], e->size);
-    if (rc == 0 && (rc = check_written(dir, &e->slice, v, e->size, err, errlen)) != 0)
-        unlink(path); /* read back wrong: no file under the final name */
+    if (rc == 0 && (rc = check_written(tmp, dir, &e->slice, v, e->size, err, errlen)) != 0)
+        unlink(tmp); /* read back wrong: no file under the final name */
+    if (rc == 0)
+        rc = egst_commit(tmp, path, dir, err, errlen);
     if (rc != 0)
         goto out;
     fig->bytes = EGCD_TABLE_OFFSET + tb_len + data.n;

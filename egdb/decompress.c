@@ -205,6 +205,13 @@ egdc_open(const char *dir, const egix_slice *s, egdc_slice **out, char *err, siz
     char name[EGIX_NAME_MAX], path[4096];
     egix_slice_name(s, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s.cwl", dir, name);
+    return egdc_open_file(path, dir, s, out, err, errlen);
+}
+
+int
+egdc_open_file(const char *path, const char *dir, const egix_slice *s, egdc_slice **out, char *err,
+               size_t errlen)
+{
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));

@@ -52,6 +52,11 @@ typedef struct egdc_slice {
  */
 int egdc_open(const char *dir, const egix_slice *s, egdc_slice **out, char *err, size_t errlen);
 
+/* egdc_open_file - egdc_open of the file at path (the compressor checks
+ * its "<name>.cwl.tmp" so before renaming it); dir only words messages. */
+int egdc_open_file(const char *path, const char *dir, const egix_slice *s, egdc_slice **out,
+                   char *err, size_t errlen);
+
 void egdc_close(egdc_slice *e);
 
 /*
