@@ -34,7 +34,9 @@ static const char egdb_help[] =
     "         it a unit (a material and its twin) at a time: each verified,\n"
     "         compressed, compared, and its 2-bit files deleted once no unit\n"
     "         still to build reads them. The cost (time, peak disk, memory) is\n"
-    "         said first; a build the free disk cannot hold is refused\n"
+    "         said first; a build the free disk cannot hold is refused.\n"
+    "         --estimate: say the cost and whether the disk holds it (exit 1\n"
+    "         when it does not), and build nothing\n"
     "  build  --pieces N --unit KKMM --dir DIR [--pipeline]\n"
     "         one unit, as a task of a cluster build (docs/slurm.md): the\n"
     "         smaller databases and the units it promotes into must be there\n"
@@ -267,6 +269,7 @@ typedef struct egdb_args {
     const char *unit;  /* build: one unit (a cluster task) */
     int pipeline;      /* build: 1 --pipeline, 0 --keep-build-files, -1 default */
     int moves, json;
+    int estimate; /* build: say the cost, build nothing */
     char **rest;
     int nrest;
 } egdb_args;
@@ -315,6 +318,8 @@ parse_args(const char *sub, int argc, char **argv, egdb_args *a, int *help)
             a->pipeline = 1;
         } else if (!strcmp(o, "--keep-build-files")) {
             a->pipeline = 0;
+        } else if (!strcmp(o, "--estimate")) {
+            a->estimate = 1;
         } else if (!strcmp(o, "--only") && i + 1 < argc) {
             a->only = argv[++i];
         } else if (!strcmp(o, "--no-threats")) {
@@ -404,6 +409,11 @@ egdb_build_cmd(const egdb_args *a)
         return rc == EGDB_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
     }
     uint64_t left = c.positions;
+    if (a->estimate && left == 0 && c.units == 0) {
+        printf("%s: estimate only: nothing to build%s\n", a->dir,
+               c.stage_positions_compress ? " (some built slices still to compress)" : "");
+        return CLI_EXIT_OK;
+    }
     if (a->unit && left == 0 && c.units == 0) {
         printf("%s: unit %s of %ld pieces is built%s; nothing to do\n", a->dir, a->unit, a->pieces,
                o.pipeline ? " and staged" : "");
@@ -490,6 +500,12 @@ egdb_build_cmd(const egdb_args *a)
                     "--memory %.2f GB together; finished slices will be read back from disk as "
                     "needed (slower)\n",
                     (double)resident / 1e9, a->memory_gb);
+    }
+    if (a->estimate) {
+        printf("%s: estimate only, nothing built: %" PRIu64 " positions to compute, about %.2f h, "
+               "%s more disk at the peak (%s free)\n",
+               a->dir, left, (c.seconds_build + c.seconds_stages) / 3600, dpeak, dfree);
+        return CLI_EXIT_OK;
     }
     progress_state ps = {.tty = isatty(2)};
     o.progress_arg = &ps;

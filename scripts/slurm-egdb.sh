@@ -46,6 +46,17 @@ mkdir -p "$dir/slurm"
 dir=$(cd "$dir" && pwd)
 c=$(cd "$(dirname "$c")" && pwd)/$(basename "$c")
 
+# The cost first, and a refusal when the folder's disk cannot hold it: the
+# tasks keep their 2-bit files (only the last job deletes), so the peak is
+# every 2-bit file of the build and its compressed files, as a build with
+# --keep-build-files has it.
+# shellcheck disable=SC2086
+"$c" egdb build --pieces "$n_top" ${splits:+--split "$splits"} --keep-build-files --estimate \
+    --dir "$dir" >&2 || {
+    echo "$0: the build does not fit $dir (above); nothing submitted" >&2
+    exit 1
+}
+
 dep=""
 n=$from
 while [ "$n" -le "$n_top" ]; do

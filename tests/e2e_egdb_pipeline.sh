@@ -2,7 +2,8 @@
 # End-to-end: a pipelined build of one split (egdb/pipeline.h), through the
 # command line only, the way an 8-piece build runs, on 5 pieces:
 #   1. a build whose peak disk is more than the disk has is refused before
-#      it starts, naming both figures (a tmpfs of 16 MB; root only);
+#      it starts, naming both figures (a tmpfs of 16 MB; root only), and so
+#      is --estimate; --estimate builds nothing and says the cost;
 #   2. `egdb build --pieces 5 --split 4v1 --pipeline` killed with SIGKILL at
 #      five random moments (each after a random number of its log lines),
 #      then run to the end: its compressed files are byte for byte those of
@@ -53,10 +54,30 @@ if [ "$(id -u)" -eq 0 ] && mkdir "$T/small" && mount -t tmpfs -o size=16m tmpfs 
     *) echo "FAIL the refusal names both figures: $msg"; fail=1 ;;
     esac
     check "nothing was built on the small disk" 0 "$(ls "$T/small" | grep -c '\.cwl$')"
+    # --estimate (the cluster script's check): the same refusal, exit 1
+    msg=$($C egdb build --pieces 5 --split 4v1 --keep-build-files --estimate --dir "$T/small" 2>&1)
+    check "--estimate on the small disk: exit" 1 $?
+    case "$msg" in
+    *"not enough free disk"*) echo "ok   ... it says why" ;;
+    *) echo "FAIL ... it says why: $msg"; fail=1 ;;
+    esac
     umount "$T/small"
 else
     echo "ok   (the disk refusal is checked as root only: skipped)"
 fi
+
+# --estimate says the cost and builds nothing (exit 0 when the disk holds it).
+cp -r "$T/base" "$T/e"
+n0=$(ls "$T/e" | wc -l)
+out=$($C egdb build --pieces 5 --split 4v1 --estimate --dir "$T/e" 2>"$T/log.e")
+check "--estimate: exit 0, nothing written" "0 $n0" "$? $(ls "$T/e" | wc -l)"
+want=$($C egdb units --pieces 5 --split 4v1 2>/dev/null | awk -F '\t' '{ s += $5 } END { print s }')
+case "$out" in
+*"estimate only, nothing built: $want positions to compute"*) echo "ok   ... the 4v1 positions said ($want)" ;;
+*) echo "FAIL ... the 4v1 positions said: $out"; fail=1 ;;
+esac
+grep -q "disk: .* more at the peak" "$T/log.e" && echo "ok   ... and the disk" || { echo "FAIL ... and the disk"; fail=1; }
+rm -rf "$T/e"
 
 # ---- 2. killed at random moments, then resumed --------------------------------
 cp -r "$T/base" "$T/p"
