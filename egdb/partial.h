@@ -271,6 +271,34 @@ int egpt_probe(const egpt_db *db, const eng_pos *p);
 /* Number of partial slices loaded, and positions in them. */
 size_t egpt_slice_count(const egpt_db *db, uint64_t *positions);
 
+/* ---- checking (partial_verify.c) ------------------------------------ */
+
+typedef struct egpt_verify_stats {
+    size_t slices;      /* partial slice files of the folder              */
+    uint64_t positions; /* positions whose bound was checked              */
+    uint64_t skipped;   /* positions a complete file of the folder covers
+                           (their partial bound is never read)            */
+    double seconds;
+} egpt_verify_stats;
+
+/*
+ * egpt_verify - checks every bound of every partial file of dir against
+ * its moves: the stored bound must hold max over moves of -bound(move's
+ * position) (LL without a move), the successors' bounds read as a prober
+ * reads them (egdb_open of dir: exact values of the complete files, the
+ * partial files' bounds, "unknown" where no file is). A bound that claims
+ * more than its moves give is an error. Local, as the complete files'
+ * check is (partial_verify.c says what that does not catch). Slices a
+ * complete file of dir also covers are skipped (counted). On threads
+ * threads; progress (may be NULL) gets phase "verify" after each slice.
+ * RETURN 0 with *st; EGDB_EMISSING (no .pwl in dir), EGDB_EVERIFY (err
+ * names the slice, the index, the FEN, the stored bound and what its
+ * moves give), EGDB_ECORRUPT or EGDB_EIO (a probe or a file failed),
+ * EGDB_ENOMEM.
+ */
+int egpt_verify(const char *dir, int threads, egdb_progress_fn progress, void *arg,
+                egpt_verify_stats *st, char *err, size_t errlen);
+
 /* ---- reporting (egpt_list in partial.c, egpt_report in partial_report.c) */
 
 /*

@@ -234,6 +234,9 @@ P=$T/pdb
 $C egdb build --pieces 3 --dir "$P" >/dev/null 2>&1 &&
     $C egdb build --only 0022,1012,0121 --dir "$P" >/dev/null 2>&1
 check "partial databases built" 0 $?
+$C egdb verify --db "$P" --partial >"$T/pv" 2>/dev/null
+check "egdb verify --partial: every bound held by its moves" "0 1" \
+    "$? $(grep -c 'partial slices, every bound of [1-9][0-9]* positions held by its moves' "$T/pv")"
 F='W:W21,22:B9,10'
 $C solve --db "$P" --store "$T/pstore" --time 120 "$F" >/dev/null 2>&1
 $C proof export --store "$T/pstore" --db "$P" --out "$T/ps.cert" "$F" >"$T/exp" 2>&1

@@ -1051,6 +1051,71 @@ test_parse_materials(void **state)
     assert_int_equal(egpt_parse_materials("", m, 8, &n, err, sizeof err), EGDB_EINVAL);
 }
 
+/*
+ * egpt_verify (partial_verify.c): the built files pass, every position
+ * checked; a copy with one unknown (LW) position rewritten as a win (WW),
+ * its counts and checksums repaired so that it opens, is refused, the
+ * slice named: a bound that claims more than its moves give.
+ */
+static void
+test_verify_bounds(void **state)
+{
+    ctx *c = *state;
+    char err[512], dir[400], cmd[1000], path[600];
+    egpt_verify_stats vs;
+    assert_int_equal(egpt_verify(c->partial, 2, NULL, NULL, &vs, err, sizeof err), 0);
+    egpt_slice_info *v;
+    size_t n;
+    assert_int_equal(egpt_list(c->partial, &v, &n, err, sizeof err), 0);
+    uint64_t all = 0;
+    for (size_t i = 0; i < n; i++)
+        all += v[i].positions;
+    printf("# verify: %zu slices, %" PRIu64 " positions checked, %" PRIu64 " skipped, %.1f s\n",
+           vs.slices, vs.positions, vs.skipped, vs.seconds);
+    assert_int_equal(vs.slices, n);
+    assert_int_equal(vs.positions + vs.skipped, all);
+    assert_true(vs.positions > 0);
+
+    snprintf(dir, sizeof dir, "%s/forged", c->root);
+    snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", c->partial, dir);
+    assert_int_equal(system(cmd), 0);
+    size_t big = 0; /* the slice with the most unknowns */
+    for (size_t i = 1; i < n; i++)
+        if (v[i].count[ENG_LW] > v[big].count[ENG_LW])
+            big = i;
+    assert_true(v[big].count[ENG_LW] > 0);
+    snprintf(path, sizeof path, "%s/%s.pwl", dir, v[big].name);
+    size_t len;
+    uint8_t *b = read_file(path, &len);
+    assert_non_null(b);
+    uint64_t at = UINT64_MAX;
+    for (uint64_t i = 0; i < v[big].positions && at == UINT64_MAX; i++)
+        if ((b[HEADER + i / 2] >> (4 * (i & 1)) & 15) == ENG_LW)
+            at = i;
+    assert_true(at != UINT64_MAX);
+    b[HEADER + at / 2] = (uint8_t)((b[HEADER + at / 2] & ~(15u << (4 * (at & 1)))) |
+                                   (unsigned)ENG_WW << (4 * (at & 1)));
+    put64(b + 24 + 8 * ENG_LW, v[big].count[ENG_LW] - 1);
+    put64(b + 24 + 8 * ENG_WW, v[big].count[ENG_WW] + 1);
+    put64(b + 112, XXH3_64bits(b + HEADER, len - HEADER));
+    put64(b + 120, XXH3_64bits(b, 120));
+    write_file(path, b, len);
+    free(b);
+    egpt_db *db;
+    int orc = egpt_open(dir, 0, &db, err, sizeof err);
+    if (orc != 0)
+        printf("# the forged copy does not open: %s\n", err);
+    assert_int_equal(orc, 0);
+    egpt_close(db);
+    int rc = egpt_verify(dir, 2, NULL, NULL, &vs, err, sizeof err);
+    printf("# forged %s index %" PRIu64 " LW -> WW: %s (%s)\n", v[big].name, at, err,
+           egdb_strerror(rc));
+    assert_int_equal(rc, EGDB_EVERIFY);
+    assert_non_null(strstr(err, "stored WW, but its moves give only"));
+    free(v);
+    rm_rf(dir);
+}
+
 int
 main(void)
 {
@@ -1064,6 +1129,7 @@ main(void)
         cmocka_unit_test(test_report),
         cmocka_unit_test(test_resume),
         cmocka_unit_test(test_corruption),
+        cmocka_unit_test(test_verify_bounds),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
