@@ -225,9 +225,9 @@ beyond_folder(pst_env *st, const egdb *db, const pchk_result *res, char *why, si
     if (db)
         egdb_scope_name(have, h, sizeof h);
     snprintf(why, len,
-             "no stored proof here, and the store's proofs were made with the %s databases "
+             "no stored proof here, and the writers of this store's proofs used the %s databases "
              "(recorded in the store), which would take it as a leaf; the folder given holds %s: "
-             "check with the databases the proofs were made with",
+             "check with those databases for a verdict",
              u, h);
     return 1;
 }

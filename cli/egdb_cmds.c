@@ -384,6 +384,11 @@ egdb_partial_build_cmd(const egdb_args *a)
 static int
 egdb_build_cmd(const egdb_args *a)
 {
+    if (a->only && a->estimate) {
+        fprintf(stderr, "checkers egdb build: --estimate is for the complete databases; a "
+                        "partial build (--only) says its positions when it starts\n");
+        return CLI_EXIT_USAGE;
+    }
     if (a->only && a->dir)
         return egdb_partial_build_cmd(a);
     if (a->pieces < 1 || !a->dir) {
@@ -846,9 +851,9 @@ egdb_verify_cmd(const egdb_args *a)
             fprintf(stderr, "\n");
         if (prc != 0) {
             fprintf(stderr, "checkers egdb verify: FAILED: %s (%s)\n", err, ck_strerror(prc));
-            return prc == EGDB_EVERIFY || prc == EGDB_ENOMEM ? CLI_EXIT_FAIL
-                   : prc == EGDB_EMISSING                    ? CLI_EXIT_USAGE
-                                                             : CLI_EXIT_DAMAGED;
+            /* as the complete files' check: 1 a wrong bound, 3 a file
+             * damaged or missing (no .pwl at all included) */
+            return prc == EGDB_EVERIFY || prc == EGDB_ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_DAMAGED;
         }
         printf("%s: %zu partial slices, every bound of %" PRIu64 " positions held by its moves "
                "(%" PRIu64 " positions a complete file covers, not read) (%.1f s)\n",

@@ -875,8 +875,10 @@ estimate_units(const char *dir, const egix_slice *sl, egpl_unit *u, size_t nu,
         u[i].staged = 1;
         if (base + live + cwl > *peak)
             *peak = base + live + cwl;
-        /* Drops that this unit's staging allows (its own included). */
-        for (size_t v = 0; v <= i; v++) {
+        /* Drops that this unit's staging allows (its own included); a
+         * cluster task (o->unit) deletes nothing (build.c), so its files
+         * stay to the end. */
+        for (size_t v = 0; v <= i && !o->unit; v++) {
             if (!u[v].selected || u[v].dropped || !u[v].staged)
                 continue;
             int needed = 0;

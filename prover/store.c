@@ -1579,19 +1579,25 @@ pst_owner_set(pst_env *s, const char *owner, char *err, size_t errlen)
 static const MDB_val pst_scope_key = {10, (void *)"egdb-scope"};
 
 /* The recorded scope of the store (THE DATABASES' SCOPE) in txn: 0 when
- * none; MDB_CORRUPTED when the value is not 4 bytes. */
+ * none, and when the value is not 4 bytes (a later format, or damage):
+ * then it is a help this program cannot read, never a reason to take the
+ * store for damaged (LMDB damage would stop every writer); *foreign is
+ * set so that it is not overwritten. */
 static int
-pst_scope_get(pst_env *s, MDB_txn *txn, int *scope)
+pst_scope_get(pst_env *s, MDB_txn *txn, int *scope, int *foreign)
 {
     MDB_val k = pst_scope_key, v;
     int rc = mdb_get(txn, s->meta, &k, &v);
     *scope = 0;
+    *foreign = 0;
     if (rc == MDB_NOTFOUND)
         return 0;
     if (rc != 0)
         return rc;
-    if (v.mv_size != 4)
-        return MDB_CORRUPTED;
+    if (v.mv_size != 4) {
+        *foreign = 1;
+        return 0;
+    }
     const unsigned char *b = v.mv_data;
     *scope =
         (int)((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24);
@@ -1603,11 +1609,11 @@ pst_scope_put(pst_env *s, MDB_txn *txn, void *arg, char *err, size_t errlen)
 {
     (void)err;
     (void)errlen;
-    int old, rc = pst_scope_get(s, txn, &old);
+    int old, foreign, rc = pst_scope_get(s, txn, &old, &foreign);
     if (rc != 0)
         return rc;
     uint32_t u = (uint32_t)egdb_scope_union(old, *(const int *)arg);
-    if ((int)u == old)
+    if (foreign || (int)u == old)
         return 0;
     unsigned char b[4] = {(unsigned char)u, (unsigned char)(u >> 8), (unsigned char)(u >> 16),
                           (unsigned char)(u >> 24)};
@@ -1634,7 +1640,8 @@ static int
 pst_scope_run(void *arg)
 {
     pst_scope_op *op = arg;
-    return pst_scope_get(op->s, op->txn, &op->scope);
+    int foreign;
+    return pst_scope_get(op->s, op->txn, &op->scope, &foreign);
 }
 
 int
@@ -1654,10 +1661,6 @@ pst_scope(pst_env *s, int *scope, char *err, size_t errlen)
         return pst_damaged_fail(s, "reading the databases' scope", amsg, err, errlen);
     }
     pst_read_end(s, op.txn);
-    if (rc == MDB_CORRUPTED) {
-        eng_errf(err, errlen, "%s: damaged store: the databases' scope is malformed", s->path);
-        return PST_ECORRUPT;
-    }
     if (rc != 0)
         return pst_lmdb_fail(s, rc, "reading the databases' scope", err, errlen);
     *scope = op.scope;

@@ -245,8 +245,10 @@ int pst_owner_set(pst_env *env, const char *owner, char *err, size_t errlen);
  *
  * pst_scope_note - merges scope into the store's recorded one (no write
  * when it adds nothing). RETURN 0 or a PST_E* code with err.
- * pst_scope - the recorded scope into *scope (0: none recorded).
- * RETURN 0 or a PST_E* code with err (PST_ECORRUPT: a malformed value).
+ * pst_scope - the recorded scope into *scope (0: none recorded, or a
+ * value of another size, which pst_scope_note leaves as it is: a help
+ * this program cannot read is never taken for damage).
+ * RETURN 0 or a PST_E* code with err.
  */
 int pst_scope_note(pst_env *env, int scope, char *err, size_t errlen);
 int pst_scope(pst_env *env, int *scope, char *err, size_t errlen);

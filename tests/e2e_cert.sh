@@ -275,7 +275,7 @@ $C proof check --store "$T/pstore" --db "$T/nopwl" "$F" >"$T/c.out" 2>/dev/null
 check "partial: proof check --store without .pwl files: cannot check, exit 2" "2 cannot check" \
     "$? $(head -n 1 "$T/c.out" | cut -f 2)"
 check "partial: ... naming both scopes" 1 \
-    "$(grep -c '^reason: .*made with the 3+partial databases (recorded in the store).*the folder given holds 3:' "$T/c.out")"
+    "$(grep -c '^reason: .*used the 3+partial databases (recorded in the store).*the folder given holds 3:' "$T/c.out")"
 $C proof check --store "$T/pstore" --db "$P" "$F" >"$T/c.out" 2>/dev/null
 check "partial: proof check --store with them: valid" "0 valid" "$? $(head -n 1 "$T/c.out" | cut -f 2)"
 

@@ -315,7 +315,7 @@ $C proof check --store "$T/s6" --db "$T/p" "$F6" >"$T/chk6" 2>&1
 check "proof check with the same databases" "0 1" "$? $(grep -c 'database leaves: [1-9][0-9]* (up to 4+4v1 pieces' "$T/chk6")"
 $C proof check --store "$T/s6" --db "$T/base" "$F6" >"$T/chk6b" 2>&1
 check "proof check with 1-4 only: cannot check (exit 2, not invalid), naming both scopes" "2 cannot check 1" \
-    "$? $(head -n 1 "$T/chk6b" | cut -f 2) $(grep -c 'made with the 4+4v1 databases (recorded in the store).*the folder given holds 4:' "$T/chk6b")"
+    "$? $(head -n 1 "$T/chk6b" | cut -f 2) $(grep -c 'used the 4+4v1 databases (recorded in the store).*the folder given holds 4:' "$T/chk6b")"
 $C proof check --store "$T/s6" --db "$DB" "$F6" >"$T/chk6c" 2>&1
 check "proof check with the whole 1-5 set" 0 $?
 $C prove --fen "$F6" --state "$T/m6" --db "$T/p" --workers 2 --quiet >"$T/m6.out" 2>"$T/m6.err"

@@ -2023,6 +2023,14 @@ test_unit_task_keeps_files(void **state)
     o.threads = c->threads;
     o.pipeline = 1;
     o.unit = "4100";
+    /* The task keeps its 2-bit files: they are there at the end too (the
+     * estimate dropped them before stop 58). */
+    egdb_cost cost;
+    uint64_t unit_pos = 0;
+    assert_int_equal(egdb_estimate(dir, &o, &cost, err, sizeof err), 0);
+    assert_int_equal(egix_material_size(4, 1, 0, 0, &unit_pos), 0);
+    assert_int_equal(cost.positions, 2 * unit_pos);
+    assert_true(cost.disk_end >= 2 * unit_pos / 4 && cost.disk_peak >= cost.disk_end);
     int rc = egdb_build(dir, &o, &st, err, sizeof err);
     if (rc != 0)
         printf("# first task: %s\n", err);

@@ -1486,6 +1486,34 @@ test_databases_scope(void **state)
     assert_int_equal(sc, EGDB_SCOPE(5, 1u << 4) | EGDB_SCOPE_PARTIAL);
     assert_int_equal(pst_scope_note(s, 6, err, sizeof err), PST_EREADONLY);
     pst_close(s);
+
+    /* A value of another size (a later format): read as "not recorded",
+     * left as it is, and never taken for damage: records are still
+     * written. */
+    MDB_env *env = raw_open(dir);
+    const unsigned char eight[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    raw_put(env, "meta", "egdb-scope", 10, eight, sizeof eight);
+    mdb_env_close(env);
+    s = open_rw(dir);
+    assert_int_equal(pst_scope(s, &sc, err, sizeof err), 0);
+    assert_int_equal(sc, 0);
+    assert_int_equal(pst_scope_note(s, 7, err, sizeof err), 0);
+    eng_pos *ps = gen_positions(5, 1, 1);
+    uint64_t rs = 5;
+    pst_item it = item_make(&ps[0], rec_random(&ps[0], &rs));
+    assert_int_equal(put_items(s, &it, 1, err, sizeof err), 0);
+    free(ps);
+    pst_close(s);
+    env = raw_open(dir);
+    MDB_txn *txn;
+    MDB_dbi meta;
+    MDB_val k = {10, "egdb-scope"}, v;
+    assert_int_equal(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), 0);
+    assert_int_equal(mdb_dbi_open(txn, "meta", 0, &meta), 0);
+    assert_int_equal(mdb_get(txn, meta, &k, &v), 0);
+    assert_int_equal(v.mv_size, sizeof eight);
+    mdb_txn_abort(txn);
+    mdb_env_close(env);
 }
 
 static void
