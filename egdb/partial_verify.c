@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "egdb/db.h"
 #include "egdb/partial.h"
 
 typedef struct pv_job {
@@ -182,12 +183,17 @@ egpt_verify(const char *dir, int threads, egdb_progress_fn progress, void *arg,
         return EGDB_EMISSING;
     }
     egdb *db = NULL;
-    egpt_db *pt = NULL;
-    if ((rc = egdb_open(dir, 0, (size_t)256 << 20, &db, err, errlen)) != 0 ||
-        (rc = egpt_open(dir, 0, &pt, err, errlen)) != 0) {
-        egdb_close(db);
+    if ((rc = egdb_open(dir, 0, (size_t)256 << 20, &db, err, errlen)) != 0) {
         free(info);
         return rc;
+    }
+    /* the handle's own partial files (db.h): loaded and checked once */
+    const egpt_db *pt = db->partial;
+    if (!pt) {
+        snprintf(err, errlen, "%s: its partial files were not loaded", dir);
+        egdb_close(db);
+        free(info);
+        return EGDB_EMISSING;
     }
     pv_job j;
     memset(&j, 0, sizeof j);
@@ -223,7 +229,6 @@ egpt_verify(const char *dir, int threads, egdb_progress_fn progress, void *arg,
     st->positions = atomic_load(&j.done) - st->skipped;
     st->seconds = pv_now() - j.t0;
     rc = j.rc;
-    egpt_close(pt);
     egdb_close(db);
     free(info);
     return rc;
