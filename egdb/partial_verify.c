@@ -22,14 +22,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "egdb/db.h"
 #include "egdb/partial.h"
+#include "egdb/run.h"
 
 typedef struct pv_job {
-    const egdb *db;    /* complete and partial: the successors' bounds */
-    const egpt_db *pt; /* the partial files: the stored bounds        */
+    const egdb *db; /* complete and partial (db->partial: the stored bounds) */
     int scope;
     const egpt_slice_info *info;
     size_t n;
@@ -45,14 +44,6 @@ typedef struct pv_job {
     void *arg;
     double t0;
 } pv_job;
-
-static double
-pv_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void
 pv_fail(pv_job *j, int rc, const char *msg)
@@ -90,21 +81,20 @@ pv_slice(pv_job *j, size_t k)
     int rc = 0;
     egix_cursor cur;
     egix_cursor_init(&cur);
+    egix_seek(t, &cur, 0);
+    if (egdb_scope_has(j->scope, &cur.pos)) {
+        /* a complete file answers for the slice: its bounds are never read */
+        atomic_fetch_add(&j->skipped, size);
+        i = size;
+    }
     for (; i < size && rc == 0; i++) {
         if ((i & 0xffff) == 0 && atomic_load(&j->failed))
             break;
-        if (i == 0)
-            egix_seek(t, &cur, 0);
-        else
+        if (i > 0)
             egix_next(t, &cur);
         eng_pos p = cur.pos;
         p.stm = ENG_BLACK; /* every stored position: Black to move (partial.h) */
-        if (egdb_scope_has(j->scope, &p)) {
-            /* a complete file answers for it: this bound is never read */
-            atomic_fetch_add(&j->skipped, size - i);
-            break;
-        }
-        int s = egpt_probe(j->pt, &p);
+        int s = egpt_probe(j->db->partial, &p);
         eng_movelist l;
         int n = eng_generate(&p, &l, ENG_DUPS_MERGE), b = 0;
         eng_bound w = ENG_LL; /* no move: lost; LL is max's identity */
@@ -148,7 +138,7 @@ pv_slice(pv_job *j, size_t k)
                             .positions = j->total,
                             .done_total = done,
                             .run_total = j->total,
-                            .elapsed = pv_now() - j->t0};
+                            .elapsed = egrun_now() - j->t0};
         j->progress(&pr, j->arg);
         pthread_mutex_unlock(&j->lock);
     }
@@ -188,8 +178,7 @@ egpt_verify(const char *dir, int threads, egdb_progress_fn progress, void *arg,
         return rc;
     }
     /* the handle's own partial files (db.h): loaded and checked once */
-    const egpt_db *pt = db->partial;
-    if (!pt) {
+    if (!db->partial) {
         snprintf(err, errlen, "%s: its partial files were not loaded", dir);
         egdb_close(db);
         free(info);
@@ -198,7 +187,6 @@ egpt_verify(const char *dir, int threads, egdb_progress_fn progress, void *arg,
     pv_job j;
     memset(&j, 0, sizeof j);
     j.db = db;
-    j.pt = pt;
     j.scope = egdb_scope(db);
     j.info = info;
     j.n = n;
@@ -206,7 +194,7 @@ egpt_verify(const char *dir, int threads, egdb_progress_fn progress, void *arg,
     j.errlen = errlen;
     j.progress = progress;
     j.arg = arg;
-    j.t0 = pv_now();
+    j.t0 = egrun_now();
     for (size_t k = 0; k < n; k++)
         j.total += info[k].positions;
     pthread_mutex_init(&j.lock, NULL);
@@ -227,7 +215,7 @@ egpt_verify(const char *dir, int threads, egdb_progress_fn progress, void *arg,
     st->slices = n;
     st->skipped = atomic_load(&j.skipped);
     st->positions = atomic_load(&j.done) - st->skipped;
-    st->seconds = pv_now() - j.t0;
+    st->seconds = egrun_now() - j.t0;
     rc = j.rc;
     egdb_close(db);
     free(info);

@@ -1598,9 +1598,7 @@ pst_scope_get(pst_env *s, MDB_txn *txn, int *scope, int *foreign)
         *foreign = 1;
         return 0;
     }
-    const unsigned char *b = v.mv_data;
-    *scope =
-        (int)((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24);
+    *scope = (int)pst_get32(v.mv_data);
     return 0;
 }
 
@@ -1615,8 +1613,8 @@ pst_scope_put(pst_env *s, MDB_txn *txn, void *arg, char *err, size_t errlen)
     uint32_t u = (uint32_t)egdb_scope_union(old, *(const int *)arg);
     if (foreign || (int)u == old)
         return 0;
-    unsigned char b[4] = {(unsigned char)u, (unsigned char)(u >> 8), (unsigned char)(u >> 16),
-                          (unsigned char)(u >> 24)};
+    uint8_t b[4];
+    pst_put32(b, u);
     MDB_val k = pst_scope_key, v = {4, b};
     return mdb_put(txn, s->meta, &k, &v, 0);
 }
@@ -1632,37 +1630,29 @@ pst_scope_note(pst_env *s, int scope, char *err, size_t errlen)
 
 typedef struct pst_scope_op {
     pst_env *s;
-    MDB_txn *txn;
     int scope;
 } pst_scope_op;
 
 static int
-pst_scope_run(void *arg)
+pst_scope_body(MDB_txn *txn, void *arg, char *err, size_t errlen)
 {
+    (void)err;
+    (void)errlen;
     pst_scope_op *op = arg;
     int foreign;
-    return pst_scope_get(op->s, op->txn, &op->scope, &foreign);
+    return pst_scope_get(op->s, txn, &op->scope, &foreign);
 }
 
 int
 pst_scope(pst_env *s, int *scope, char *err, size_t errlen)
 {
     *scope = 0;
-    if (atomic_load_explicit(&s->broken, memory_order_relaxed))
-        return pst_broken_fail(s, err, errlen);
     pst_scope_op op = {.s = s};
-    int rc = pst_read_begin(s, &op.txn);
-    if (rc != 0)
-        return pst_lmdb_fail(s, rc, "beginning a read transaction", err, errlen);
-    char amsg[256];
-    rc = pst_guarded(pst_scope_run, &op, amsg, sizeof amsg);
-    if (rc == PST_ASSERTED) {
-        pst_read_fail(s, op.txn);
-        return pst_damaged_fail(s, "reading the databases' scope", amsg, err, errlen);
-    }
-    pst_read_end(s, op.txn);
-    if (rc != 0)
+    int rc = pst_txn_read(s, pst_scope_body, &op, err, errlen);
+    if (rc != 0 && !(rc >= PST_ENOSPC && rc <= PST_EIO)) /* the body's LMDB code */
         return pst_lmdb_fail(s, rc, "reading the databases' scope", err, errlen);
+    if (rc != 0)
+        return rc;
     *scope = op.scope;
     return 0;
 }
