@@ -1061,7 +1061,7 @@ static void
 test_verify_bounds(void **state)
 {
     ctx *c = *state;
-    char err[512], dir[400], cmd[1000], path[600];
+    char err[512], dir[400], cmd[2000], path[600];
     egpt_verify_stats vs;
     assert_int_equal(egpt_verify(c->partial, 2, NULL, NULL, &vs, err, sizeof err), 0);
     egpt_slice_info *v;
@@ -1075,6 +1075,16 @@ test_verify_bounds(void **state)
     assert_int_equal(vs.slices, n);
     assert_int_equal(vs.positions + vs.skipped, all);
     assert_true(vs.positions > 0);
+
+    /* Beside a complete 1-4 set every partial slice is covered: skipped. */
+    snprintf(dir, sizeof dir, "%s/covered", c->root);
+    snprintf(cmd, sizeof cmd, "cp -r '%s' '%s' && cp '%s'/*.wld '%s'/", c->partial, dir, c->full,
+             dir);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(egpt_verify(dir, 2, NULL, NULL, &vs, err, sizeof err), 0);
+    assert_int_equal(vs.positions, 0);
+    assert_int_equal(vs.skipped, all);
+    rm_rf(dir);
 
     snprintf(dir, sizeof dir, "%s/forged", c->root);
     snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", c->partial, dir);
